@@ -1,0 +1,80 @@
+// Planner speed: enumeration + validation + costing + ranking of every plan, for growing GPU
+// counts, and the cost model alone (plans per second). Targets (issue 2): every plan for
+// 4,096 GPUs ranked in under 20 ms.
+#include <benchmark/benchmark.h>
+
+#include <stdexcept>
+
+#include "core/profiles.h"
+#include "costmodel/cost_model.h"
+#include "planner/planner.h"
+#include "planner/validate.h"
+
+namespace {
+
+using namespace cpplan;
+
+const ProfileCatalog& catalog() {
+  static const ProfileCatalog c = [] {
+    auto loaded = ProfileCatalog::load({CPPLAN_BENCH_PROFILES});
+    if (!loaded) throw std::runtime_error(loaded.error().message);
+    return std::move(loaded).value();
+  }();
+  return c;
+}
+
+Query flux_query(int gpus) {
+  Query q;
+  q.model = catalog().find_model("flux.1-dev");
+  q.hardware = catalog().find_hardware("h100-sxm");
+  q.gpus = gpus;
+  q.resolution = {1024, 1024};
+  q.steps = 28;
+  q.sequence = *compute_sequence(*q.model, q.resolution, 1, q.model->text_tokens);
+  return q;
+}
+
+void BM_RankAllPlans(benchmark::State& state) {
+  const Query q = flux_query(static_cast<int>(state.range(0)));
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const costmodel::CostModel cost(hw);
+  const planner::Planner planner(cost);
+  std::size_t plans = 0;
+  for (auto _ : state) {
+    auto report = planner.plan(q);
+    plans = report.plans.size();
+    benchmark::DoNotOptimize(report);
+  }
+  state.counters["plans"] = static_cast<double>(plans);
+  state.counters["plans_per_sec"] =
+      benchmark::Counter(static_cast<double>(plans) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_RankAllPlans)->Arg(1)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);
+
+// The cost model alone over every valid plan of a 64-GPU query (the hot loop of sweeps and the GUI).
+void BM_CostModelPredict(benchmark::State& state) {
+  const Query q = flux_query(64);
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const costmodel::CostModel cost(hw);
+  std::vector<Plan> valid;
+  for (const auto& c : planner::enumerate(q.gpus)) {
+    Plan p = planner::make_plan(q, c);
+    if (p.valid()) valid.push_back(p);
+  }
+  for (auto _ : state)
+    for (const Plan& p : valid) benchmark::DoNotOptimize(cost.predict(q, p.config, p.variant));
+  state.counters["plans_per_sec"] =
+      benchmark::Counter(static_cast<double>(valid.size()) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CostModelPredict)->Unit(benchmark::kMicrosecond);
+
+void BM_EnumerateAndValidate(benchmark::State& state) {
+  const Query q = flux_query(static_cast<int>(state.range(0)));
+  for (auto _ : state)
+    for (const auto& c : planner::enumerate(q.gpus)) benchmark::DoNotOptimize(planner::validate(q, c));
+}
+BENCHMARK(BM_EnumerateAndValidate)->Arg(4096)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,23 @@
+#pragma once
+// The local GPU, as nvidia-smi names it, matched to a hardware profile.
+
+#include <optional>
+#include <string>
+
+#include "core/profiles.h"
+
+namespace cpplan::cli {
+
+struct LocalGpu {
+  std::string name;   // as nvidia-smi prints it
+  double memory_mib = 0;
+};
+
+// First GPU nvidia-smi lists, or nothing when it is absent or lists none.
+std::optional<LocalGpu> query_nvidia_smi();
+
+// The profile whose every `match` substring is in the name; among several, the one whose
+// capacity is closest to the GPU's (an RTX 4090 with 24 or 48 GB).
+const HardwareProfile* match_hardware(const ProfileCatalog& catalog, const LocalGpu& gpu);
+
+}  // namespace cpplan::cli

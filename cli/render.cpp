@@ -1,0 +1,284 @@
+#include "cli/render.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <map>
+#include <ostream>
+
+#include "costmodel/cost_model.h"
+
+namespace cpplan::cli {
+
+using nlohmann::json;
+using planner::RankedPlan;
+
+namespace {
+double gib(Bytes b) { return b / kGiB; }
+
+std::string frameworks_text(const RankedPlan& p) {
+  const auto names = p.frameworks.names();
+  return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string query_line(const Query& q) {
+  const ModelProfile& m = *q.model;
+  std::string size = fmt::format("{}x{}", q.resolution.width, q.resolution.height);
+  if (m.video) size += fmt::format(", {} frames", q.frames);
+  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}", m.name, q.gpus, q.hardware->name, size, q.steps,
+                     to_string(q.backend), q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
+                     q.offload_text_encoders ? ", text encoders offloaded" : "");
+}
+
+std::string sequence_line(const Query& q) {
+  const Sequence& s = q.sequence;
+  const ModelProfile& m = *q.model;
+  const double tflop = costmodel::forward_flops(m, s) / 1e12;
+  if (m.text_handling == TextHandling::kJoint)
+    return fmt::format("sequence: {} image + {} text = {} tokens (joint attention); {:.1f} TFLOP per forward pass",
+                       s.image_tokens, s.text_tokens, s.total(), tflop);
+  return fmt::format("sequence: {} {} tokens, cross-attention to {} text tokens; {:.1f} TFLOP per forward pass",
+                     s.image_tokens, m.video ? "video" : "image", s.text_tokens, tflop);
+}
+}  // namespace
+
+json query_json(const Query& q) {
+  return json{{"model", q.model->name},
+              {"hardware", q.hardware->name},
+              {"gpus", q.gpus},
+              {"resolution", {{"width", q.resolution.width}, {"height", q.resolution.height}}},
+              {"frames", q.frames},
+              {"steps", q.steps},
+              {"batch", q.batch},
+              {"attention_backend", to_string(q.backend)},
+              {"offload_text_encoders", q.offload_text_encoders},
+              {"sequence",
+               {{"image_tokens", q.sequence.image_tokens},
+                {"text_tokens", q.sequence.text_tokens},
+                {"total", q.sequence.total()}}}};
+}
+
+json plan_json(const Query& q, const RankedPlan& rp) {
+  const Plan& p = rp.plan;
+  const ParallelConfig& c = p.config;
+  json j{{"label", plan_label(c)},
+         {"ring_degree", c.ring()},
+         {"ulysses_degree", c.ulysses()},
+         {"tp_degree", c.tp()},
+         {"cfg_degree", c.cfg_degree},
+         {"dp_degree", c.dp_degree},
+         {"ulysses_anything", c.context_parallel_config.ulysses_anything},
+         {"ring_anything", c.context_parallel_config.ring_anything},
+         {"cp_variant", to_string(p.variant)},
+         {"valid", p.valid()},
+         {"reasons", p.reasons}};
+  if (rp.predicted) {
+    const costmodel::Prediction& pr = *rp.predicted;
+    json blocks = json::array();
+    for (int i = 0; i < pr.block_count; ++i) {
+      const auto& b = pr.blocks[i];
+      blocks.push_back({{"kind", to_string(b.kind)},
+                        {"count", b.count},
+                        {"gemm_ms", b.gemm_ms},
+                        {"attention_ms", b.attention_ms},
+                        {"memory_bound_ms", b.memory_ms},
+                        {"launch_ms", b.overhead_ms},
+                        {"comm_ms", b.comm_ms},
+                        {"source", costmodel::to_string(b.source)}});
+    }
+    const auto& m = pr.memory;
+    j["fits_memory"] = pr.fits_memory;
+    j["predicted"] = {{"step_ms", pr.step_ms},
+                      {"steps_per_sec", pr.steps_per_sec},
+                      {"image_ms", pr.image_ms},
+                      {"compute_ms", pr.compute_ms},
+                      {"comm_ms", pr.comm_ms},
+                      {"peak_mem_bytes", pr.peak_mem_bytes},
+                      {"text_encode_ms", pr.text_encode_ms},
+                      {"vae_decode_ms", pr.vae_decode_ms},
+                      {"step_tflop", pr.step_flops / 1e12},
+                      {"source", costmodel::to_string(pr.source)},
+                      {"blocks", blocks},
+                      {"memory",
+                       {{"transformer_weights", m.transformer_weights},
+                        {"text_encoder_weights", m.text_encoder_weights},
+                        {"vae_weights", m.vae_weights},
+                        {"activations", m.activations},
+                        {"attention_extra", m.attention_extra},
+                        {"vae_decode", m.vae_decode},
+                        {"runtime_reserved", m.runtime_reserved}}}};
+  } else {
+    j["fits_memory"] = nullptr;
+    j["predicted"] = nullptr;
+  }
+  j["frameworks"] = rp.frameworks.names();
+  (void)q;
+  return j;
+}
+
+json report_json(const Query& q, const planner::PlanReport& r, const RenderOptions& o) {
+  json j = query_json(q);
+  json plans = json::array();
+  for (const RankedPlan& p : r.plans)
+    if (p.plan.valid() || o.all) plans.push_back(plan_json(q, p));
+  j["valid_plans"] = r.valid_count;
+  j["invalid_plans"] = r.invalid_count;
+  j["plans"] = std::move(plans);
+  return j;
+}
+
+void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o) {
+  const HardwareProfile& hw = *q.hardware;
+  fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
+  int fitting = 0;
+  for (const RankedPlan& p : r.plans) fitting += p.plan.valid() && p.predicted->fits_memory;
+  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {} figures\n\n",
+             r.valid_count + r.invalid_count, r.valid_count, fitting, gib(hw.memory_bytes()), r.invalid_count,
+             r.plans.empty() || !r.plans.front().predicted ? "datasheet"
+                                                           : costmodel::to_string(r.plans.front().predicted->source));
+
+  fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {}\n", "rank", "plan", "CP variant", "step ms",
+             "steps/s", "image s", "peak GiB", "fits", "frameworks");
+  int shown = 0;
+  for (const RankedPlan& p : r.plans) {
+    if (!p.plan.valid()) break;
+    if (!o.all && shown >= o.top) break;
+    const auto& pr = *p.predicted;
+    fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {}\n", ++shown,
+               plan_label(p.plan.config), display_name(p.plan.variant), pr.step_ms, pr.steps_per_sec,
+               pr.image_ms / 1e3, gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", frameworks_text(p));
+  }
+  if (shown == 0) fmt::print(out, "      (no valid plan)\n");
+  if (!o.all && r.valid_count > shown) fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", r.valid_count - shown);
+
+  if (r.invalid_count > 0) {
+    if (o.all) {
+      fmt::print(out, "\nrejected ({}):\n", r.invalid_count);
+      for (const RankedPlan& p : r.plans)
+        if (!p.plan.valid())
+          fmt::print(out, "  {} ({}): {}\n", plan_label(p.plan.config), display_name(p.plan.variant),
+                     fmt::join(p.plan.reasons, "; "));
+    } else {
+      // One line per CP variant: how many were rejected, and the reasons of the smallest one.
+      std::map<int, std::pair<int, const RankedPlan*>> by_variant;
+      for (const RankedPlan& p : r.plans) {
+        if (p.plan.valid()) continue;
+        // the example: fewest broken rules (the clearest reason), then the widest CP group
+        auto& slot = by_variant[static_cast<int>(p.plan.variant)];
+        auto key = [](const RankedPlan& x) {
+          return std::make_pair(x.plan.reasons.size(), -x.plan.config.context_parallel_config.degree());
+        };
+        if (slot.first++ == 0 || key(p) < key(*slot.second)) slot.second = &p;
+      }
+      fmt::print(out, "\nrejected ({}; --all lists each):\n", r.invalid_count);
+      for (const auto& [v, entry] : by_variant) {
+        const RankedPlan& p = *entry.second;
+        fmt::print(out, "  {:<17} {:>4} {:<6} e.g. {}: {}\n", display_name(static_cast<CpVariant>(v)), entry.first,
+                   entry.first == 1 ? "plan," : "plans,", plan_label(p.plan.config), fmt::join(p.plan.reasons, "; "));
+      }
+    }
+  }
+
+  if (r.valid_count == 0 || r.plans.empty()) return;
+  const RankedPlan& top = r.plans.front();
+  const auto& pr = *top.predicted;
+  fmt::print(out, "\ntop plan: {} ({}): {:.2f} ms/step = {:.2f} compute + {:.2f} communication; {:.2f} s per image; "
+             "peak {:.1f} of {:.1f} GiB{}\n",
+             plan_label(top.plan.config), display_name(top.plan.variant), pr.step_ms, pr.compute_ms, pr.comm_ms,
+             pr.image_ms / 1e3, gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
+             pr.fits_memory ? "" : " (does NOT fit: try --offload-text-encoders or more GPUs)");
+  using planner::Framework;
+  for (Framework f : {Framework::kDiffusers, Framework::kCacheDit, Framework::kXdit}) {
+    const auto why = planner::unsupported_reason(f, q, top.plan);
+    if (!why.empty()) {
+      fmt::print(out, "{}: cannot run this plan: {}\n", to_string(f), why);
+    } else if (f == Framework::kXdit) {
+      fmt::print(out, "xdit:\n  {}\n", planner::xdit_command(q, top.plan));
+    } else if (f == Framework::kDiffusers) {
+      fmt::print(out, "diffusers:\n");
+      std::string snippet = planner::diffusers_snippet(q, top.plan);
+      std::size_t start = 0;
+      while (start < snippet.size()) {
+        const auto nl = snippet.find('\n', start);
+        fmt::print(out, "  {}\n", snippet.substr(start, nl - start));
+        start = nl == std::string::npos ? snippet.size() : nl + 1;
+      }
+    } else {
+      fmt::print(out, "cache-dit: runs this plan with the diffusers config above\n");
+    }
+  }
+}
+
+void print_check(std::ostream& out, const Query& q, const RankedPlan& p) {
+  fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(q));
+  fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
+  if (!p.plan.valid()) {
+    fmt::print(out, "INVALID:\n");
+    for (const auto& reason : p.plan.reasons) fmt::print(out, "  - {}\n", reason);
+    return;
+  }
+  const auto& pr = *p.predicted;
+  fmt::print(out, "valid: {:.2f} ms/step ({:.2f} steps/s) = {:.2f} compute + {:.2f} communication; {:.2f} s per image\n",
+             pr.step_ms, pr.steps_per_sec, pr.compute_ms, pr.comm_ms, pr.image_ms / 1e3);
+  fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
+             pr.fits_memory ? "fits" : "does NOT fit");
+  fmt::print(out, "frameworks: {}\n", frameworks_text(p));
+}
+
+void print_models(std::ostream& out, const ProfileCatalog& c) {
+  fmt::print(out, "{:<18} {:>7} {:>12} {:>9} {:>11} {:>6}  {:<10} {}\n", "model", "blocks", "heads x dim", "params",
+             "default", "steps", "guidance", "CP split");
+  for (const ModelProfile& m : c.models()) {
+    std::string size = fmt::format("{}x{}", m.default_width, m.default_height);
+    if (m.video) size += fmt::format("x{}", m.default_frames);
+    fmt::print(out, "{:<18} {:>7} {:>12} {:>8.2f}B {:>11} {:>6}  {:<10} {}\n", m.name, m.total_blocks(),
+               fmt::format("{} x {}", m.heads, m.head_dim), m.params / 1e9, size, m.default_steps,
+               to_string(m.guidance), to_string(m.cp_split));
+  }
+}
+
+void print_hardware(std::ostream& out, const ProfileCatalog& c) {
+  fmt::print(out, "{:<14} {:>11} {:>9} {:>10} {:<10} {:>11}  {}\n", "hardware", "bf16 TF/s", "mem GiB", "HBM GB/s",
+             "link", "link GB/s", "description");
+  for (const HardwareProfile& h : c.hardware_profiles())
+    fmt::print(out, "{:<14} {:>11.1f} {:>9.1f} {:>10.0f} {:<10} {:>11.0f}  {}\n", h.name, h.bf16_tflops,
+               h.memory_bytes() / kGiB, h.memory_bandwidth_gbps, to_string(h.link_kind), h.intra_node.bandwidth_gbps,
+               h.description);
+}
+
+json models_json(const ProfileCatalog& c) {
+  json a = json::array();
+  for (const ModelProfile& m : c.models())
+    a.push_back({{"name", m.name},
+                 {"blocks", m.total_blocks()},
+                 {"heads", m.heads},
+                 {"head_dim", m.head_dim},
+                 {"hidden", m.hidden()},
+                 {"ffn_hidden", m.ffn_hidden},
+                 {"params", m.params},
+                 {"video", m.video},
+                 {"default_width", m.default_width},
+                 {"default_height", m.default_height},
+                 {"default_frames", m.default_frames},
+                 {"default_steps", m.default_steps},
+                 {"guidance", to_string(m.guidance)},
+                 {"cp_split", to_string(m.cp_split)},
+                 {"text_tokens", m.text_tokens},
+                 {"pixel_granularity", m.pixel_granularity()}});
+  return a;
+}
+
+json hardware_json(const ProfileCatalog& c) {
+  json a = json::array();
+  for (const HardwareProfile& h : c.hardware_profiles())
+    a.push_back({{"name", h.name},
+                 {"description", h.description},
+                 {"bf16_tflops", h.bf16_tflops},
+                 {"memory_bytes", h.memory_bytes()},
+                 {"memory_bandwidth_gbps", h.memory_bandwidth_gbps},
+                 {"link", to_string(h.link_kind)},
+                 {"link_gbps", h.intra_node.bandwidth_gbps},
+                 {"gpus_per_node", h.gpus_per_node}});
+  return a;
+}
+
+}  // namespace cpplan::cli

@@ -1,0 +1,54 @@
+#pragma once
+// One accelerator kind and the node it sits in: datasheet peaks and the achievable fractions
+// of them before anything is measured. Loaded from profiles/hardware/*.toml.
+
+#include <string>
+#include <vector>
+
+#include "core/parallel_config.h"
+#include "core/units.h"
+
+namespace cpplan {
+
+// nvswitch: all-to-all NVLink through switches; pcie: peer-to-peer over PCIe;
+// pcie_host: PCIe without P2P (traffic staged through host memory); ici: TPU torus links.
+enum class LinkKind { kNvSwitch, kPcie, kPcieHost, kIci };
+
+struct Link {
+  GBps bandwidth_gbps = 0;     // per direction, per device
+  Microseconds latency_us = 0; // alpha of one collective step
+  double efficiency = 0.8;     // achievable busbw / bandwidth
+};
+
+struct HardwareProfile {
+  std::string name;
+  std::string description;
+  std::string source;
+  std::vector<std::string> match;  // substrings of the nvidia-smi name that identify it
+
+  TFlopsPerSec bf16_tflops = 0;    // dense, no sparsity
+  double memory_mib = 0;           // capacity as nvidia-smi reports it
+  double reserved_mib = 0;         // CUDA context, library workspaces, allocator slack
+  GBps memory_bandwidth_gbps = 0;
+
+  LinkKind link_kind = LinkKind::kNvSwitch;
+  Link intra_node;                 // GPU to GPU inside a node
+  Link network;                    // per GPU between nodes
+  int gpus_per_node = 8;
+
+  // Achievable fractions of peak on large shapes; small shapes fall off (see costmodel).
+  double gemm_efficiency = 0.7;
+  double gemm_half_rows = 128;       // rows (tokens) at which GEMM efficiency is half its max
+  double attention_efficiency[kAttentionBackendCount] = {0.4, 0.45, 0.5, 0.35};
+  double attention_half_tokens = 256; // query/key block at which attention efficiency halves
+  double conv_efficiency = 0.4;       // VAE convolutions
+  double memory_efficiency = 0.8;     // achievable / datasheet memory bandwidth
+  Microseconds kernel_launch_us = 5;  // per kernel in eager mode
+
+  Bytes memory_bytes() const { return memory_mib * kMiB; }
+  Bytes usable_bytes() const { return (memory_mib - reserved_mib) * kMiB; }
+};
+
+std::string_view to_string(LinkKind k);
+
+}  // namespace cpplan

@@ -1,0 +1,106 @@
+#pragma once
+// A diffusion-transformer pipeline as the planner and cost model see it: the transformer's
+// blocks and shapes, how text enters attention, how its context-parallel plan splits tokens,
+// the latent geometry, and the resident components (text encoders, VAE). Loaded from
+// profiles/models/*.toml (schema: docs/profiles.md).
+
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace cpplan {
+
+// kDouble: joint attention, separate image/text weights (FLUX double-stream, SD3 joint block).
+// kSingle: joint attention, one weight set over all tokens (FLUX single-stream, CogVideoX).
+// kCross:  self-attention over image/video tokens, cross-attention to text, FFN (Wan, PixArt).
+enum class BlockKind { kDouble, kSingle, kCross };
+
+enum class FfnKind { kGelu, kSwiGlu };       // 2 or 3 weight matrices of D x F
+enum class TextHandling { kJoint, kCross };  // text tokens in the attention sequence, or as K/V
+// How the model's CP plan splits the sequence: image and text separately (FLUX, Qwen-Image,
+// LTX), or image/video tokens only with text kept whole on every rank (Wan; xDiT-style for
+// models without a diffusers plan).
+enum class CpSplit { kImageAndText, kImageOnly };
+enum class Guidance { kNone, kDistilled, kTrueCfg };
+
+struct BlockGroup {
+  BlockKind kind = BlockKind::kSingle;
+  int count = 0;
+  bool image_self_attention = false;  // an extra image-only self-attention (SD3.5-medium 0-12)
+};
+
+struct Component {
+  std::string name;
+  double params = 0;
+  Bytes bytes_per_param = 2;
+};
+
+struct VaeProfile {
+  Component weights;
+  int spatial = 8;   // pixels per latent pixel, per side
+  int temporal = 1;  // frames per latent frame after the first (video VAEs)
+  double decode_gflop_per_pixel = 0;   // decoder FLOPs per output pixel per frame, in GFLOP
+  double decode_bytes_per_pixel = 0;   // live decoder activations per output pixel of a chunk
+};
+
+struct ModelProfile {
+  std::string name;         // profile name, e.g. "flux.1-dev"
+  std::string description;
+  std::string source;       // file it was loaded from (for messages)
+
+  // transformer
+  std::vector<BlockGroup> blocks;
+  int heads = 0;
+  int head_dim = 0;
+  int ffn_hidden = 0;
+  FfnKind ffn_kind = FfnKind::kGelu;
+  double params = 0;              // transformer parameters
+  Bytes bytes_per_param = 2;      // weight dtype (bf16)
+  Bytes bytes_per_activation = 2; // activation dtype (bf16)
+  int patch_spatial = 2;
+  int patch_temporal = 1;
+  int in_channels = 64;           // channels of one latent token (after patchify)
+
+  // text
+  TextHandling text_handling = TextHandling::kJoint;
+  int text_tokens = 512;          // default tokens in attention / cross-attention
+  int max_text_tokens = 512;      // largest the pipeline accepts (Qwen-Image: 1024)
+  std::vector<Component> text_encoders;
+
+  VaeProfile vae;
+  bool video = false;
+
+  // parallel plans
+  CpSplit cp_split = CpSplit::kImageAndText;
+  bool attention_mask = false;    // passes a mask to attention (Ring Anything cannot)
+  bool diffusers_cp_plan = false; // diffusers ships a CP plan for this transformer
+  bool xdit = false;              // xDiT runs this model
+
+  // pipeline
+  int default_width = 1024;
+  int default_height = 1024;
+  int default_frames = 1;
+  int default_steps = 28;
+  Guidance guidance = Guidance::kNone;
+  std::string hf_repo;            // e.g. "black-forest-labs/FLUX.1-dev"
+  std::string pipeline_class;     // e.g. "FluxPipeline"
+  std::string xdit_example;       // xDiT example script, e.g. "examples/flux_example.py"
+
+  int hidden() const { return heads * head_dim; }
+  int pixel_granularity() const { return vae.spatial * patch_spatial; }
+  int total_blocks() const {
+    int n = 0;
+    for (const auto& g : blocks) n += g.count;
+    return n;
+  }
+  // Forward passes per denoising step: true CFG runs a conditional and an unconditional one.
+  int passes_per_step() const { return guidance == Guidance::kTrueCfg ? 2 : 1; }
+};
+
+std::string_view to_string(BlockKind k);
+std::string_view to_string(Guidance g);
+std::string_view to_string(CpSplit s);
+std::string_view to_string(TextHandling t);
+
+}  // namespace cpplan

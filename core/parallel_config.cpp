@@ -1,0 +1,74 @@
+#include "core/parallel_config.h"
+
+#include <array>
+
+namespace cpplan {
+
+namespace {
+constexpr std::array<std::string_view, kCpVariantCount> kVariantNames = {
+    "none", "ring", "ulysses", "unified", "ulysses_anything", "ring_anything"};
+constexpr std::array<std::string_view, kCpVariantCount> kVariantDisplay = {
+    "none", "Ring", "Ulysses", "Unified", "Ulysses Anything", "Ring Anything"};
+constexpr std::array<std::string_view, kAttentionBackendCount> kBackendNames = {
+    "flash", "cudnn", "sage", "native"};
+}  // namespace
+
+CpVariant classify(const ContextParallelConfig& cp) {
+  if (cp.ulysses_anything) return CpVariant::kUlyssesAnything;
+  if (cp.ring_anything) return CpVariant::kRingAnything;
+  const bool ring = cp.ring_degree > 1;
+  const bool ulysses = cp.ulysses_degree > 1;
+  if (ring && ulysses) return CpVariant::kUnified;
+  if (ring) return CpVariant::kRing;
+  if (ulysses) return CpVariant::kUlysses;
+  return CpVariant::kNone;
+}
+
+std::string_view to_string(CpVariant v) { return kVariantNames[static_cast<int>(v)]; }
+std::string_view display_name(CpVariant v) { return kVariantDisplay[static_cast<int>(v)]; }
+
+std::optional<CpVariant> cp_variant_from_string(std::string_view s) {
+  for (int i = 0; i < kCpVariantCount; ++i)
+    if (kVariantNames[i] == s) return static_cast<CpVariant>(i);
+  return std::nullopt;
+}
+
+std::string_view to_string(AttentionBackend b) { return kBackendNames[static_cast<int>(b)]; }
+
+std::optional<AttentionBackend> attention_backend_from_string(std::string_view s) {
+  for (int i = 0; i < kAttentionBackendCount; ++i)
+    if (kBackendNames[i] == s) return static_cast<AttentionBackend>(i);
+  return std::nullopt;
+}
+
+// Plain SDPA does not return the log-sum-exp that Ring needs to merge partial outputs.
+bool returns_lse(AttentionBackend b) { return b != AttentionBackend::kNative; }
+
+std::string_view to_string(RotateMethod m) {
+  return m == RotateMethod::kAllGather ? "allgather" : "alltoall";
+}
+
+std::optional<RotateMethod> rotate_method_from_string(std::string_view s) {
+  if (s == "allgather") return RotateMethod::kAllGather;
+  if (s == "alltoall") return RotateMethod::kAllToAll;
+  return std::nullopt;
+}
+
+std::string plan_label(const ParallelConfig& c) {
+  std::string out;
+  auto add = [&](const char* axis, int degree) {
+    if (degree == 1) return;
+    if (!out.empty()) out += " x ";
+    out += axis;
+    out += ' ';
+    out += std::to_string(degree);
+  };
+  add("ring", c.ring());
+  add("ulysses", c.ulysses());
+  add("tp", c.tp());
+  add("cfg", c.cfg_degree);
+  add("dp", c.dp_degree);
+  return out.empty() ? "single GPU" : out;
+}
+
+}  // namespace cpplan

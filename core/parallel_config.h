@@ -1,0 +1,68 @@
+#pragma once
+// The ecosystem's parallel-configuration vocabulary (diffusers ContextParallelConfig /
+// TensorParallelConfig / ParallelConfig, plus xDiT's cfg and data degrees), see
+// shared/spec/parallelism.md. These are plain values; validity lives in planner/validate.h.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cpplan {
+
+// Only "allgather" is implemented by the reference; "alltoall" is reserved there.
+enum class RotateMethod { kAllGather, kAllToAll };
+
+struct ContextParallelConfig {
+  int ring_degree = 1;     // devices in a Ring Attention group (r)
+  int ulysses_degree = 1;  // devices in a Ulysses all-to-all group (u)
+  bool convert_to_fp32 = true;  // Ring keeps the running output and LSE in fp32
+  RotateMethod rotate_method = RotateMethod::kAllGather;
+  bool ulysses_anything = false;  // uneven all-to-all, heads zero-padded
+  bool ring_anything = false;     // K/V padded to the longest rank, gathered, sliced back
+
+  int degree() const { return ring_degree * ulysses_degree; }
+};
+
+struct TensorParallelConfig {
+  int tp_degree = 1;  // devices each attention/FFN weight is sharded over (t)
+};
+
+// Every axis of a plan. The product of the five degrees is the device count (xDiT rule).
+struct ParallelConfig {
+  ContextParallelConfig context_parallel_config;
+  TensorParallelConfig tensor_parallel_config;
+  int cfg_degree = 1;  // 1 or 2: conditional and unconditional passes on different groups
+  int dp_degree = 1;   // independent replicas, each on its own images of the batch
+
+  int ring() const { return context_parallel_config.ring_degree; }
+  int ulysses() const { return context_parallel_config.ulysses_degree; }
+  int tp() const { return tensor_parallel_config.tp_degree; }
+  long long world_size() const {
+    return 1LL * ring() * ulysses() * tp() * cfg_degree * dp_degree;
+  }
+};
+
+// How attention is split over the context-parallel group.
+enum class CpVariant { kNone, kRing, kUlysses, kUnified, kUlyssesAnything, kRingAnything };
+inline constexpr int kCpVariantCount = 6;
+
+// The variant a config asks for: the anything flags win, then the degrees decide.
+CpVariant classify(const ContextParallelConfig& cp);
+std::string_view to_string(CpVariant v);             // "none", "ring", ... (JSON names)
+std::string_view display_name(CpVariant v);          // "Ring", "Ulysses Anything", ...
+std::optional<CpVariant> cp_variant_from_string(std::string_view s);
+
+// Attention kernels; only those returning the log-sum-exp can run Ring.
+enum class AttentionBackend { kFlash, kCudnn, kSage, kNative };
+inline constexpr int kAttentionBackendCount = 4;
+std::string_view to_string(AttentionBackend b);       // "flash", "cudnn", "sage", "native"
+std::optional<AttentionBackend> attention_backend_from_string(std::string_view s);
+bool returns_lse(AttentionBackend b);
+
+std::string_view to_string(RotateMethod m);           // "allgather", "alltoall"
+std::optional<RotateMethod> rotate_method_from_string(std::string_view s);
+
+// Short human label of the axes, e.g. "ring 2 x ulysses 2", "tp 4", "single GPU".
+std::string plan_label(const ParallelConfig& config);
+
+}  // namespace cpplan

@@ -1,0 +1,36 @@
+#pragma once
+// A query (what the user asks) and a plan (one parallel assignment for it).
+
+#include <string>
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/parallel_config.h"
+#include "core/sequence.h"
+
+namespace cpplan {
+
+// Everything the planner needs besides the parallel config; models and hardware are borrowed
+// from a ProfileCatalog that outlives the query.
+struct Query {
+  const ModelProfile* model = nullptr;
+  const HardwareProfile* hardware = nullptr;
+  int gpus = 1;
+  Resolution resolution;
+  int frames = 1;
+  int steps = 28;
+  int batch = 1;                 // images generated together (split over dp replicas)
+  Sequence sequence;
+  AttentionBackend backend = AttentionBackend::kFlash;
+  bool offload_text_encoders = false;
+};
+
+struct Plan {
+  ParallelConfig config;
+  CpVariant variant = CpVariant::kNone;
+  std::vector<std::string> reasons;  // every violated rule; empty means valid
+  bool valid() const { return reasons.empty(); }
+};
+
+}  // namespace cpplan

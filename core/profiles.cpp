@@ -1,0 +1,489 @@
+#include "core/profiles.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <initializer_list>
+#include <toml++/toml.h>
+
+#include "core/text.h"
+
+namespace cpplan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads fields of one TOML table, remembering the first error with file and dotted field name.
+class Reader {
+ public:
+  Reader(const toml::table& table, std::string file, std::string prefix, std::string* error)
+      : table_(table), file_(std::move(file)), prefix_(std::move(prefix)), error_(error) {}
+
+  bool ok() const { return error_->empty(); }
+  const std::string& file() const { return file_; }
+
+  void fail(std::string_view key, std::string_view value, std::string_view rule) {
+    if (!ok()) return;
+    *error_ = fmt::format("{}: {} = {}: {}", file_, field(key), value, rule);
+  }
+
+  // Rejects keys outside `allowed`, suggesting the closest one (catches typos in hand edits).
+  void only(std::initializer_list<std::string_view> allowed) {
+    std::vector<std::string> names(allowed.begin(), allowed.end());
+    for (const auto& [key, node] : table_) {
+      const std::string k(key.str());
+      if (std::find(names.begin(), names.end(), k) != names.end()) continue;
+      const auto near = closest_names(k, names, 1);
+      fail(k, "...", near.empty() ? "unknown field" : fmt::format("unknown field (did you mean {}?)", near[0]));
+    }
+  }
+
+  // Integer in [lo, hi]; `required` or keeps `out`.
+  template <class T>
+  void integer(std::string_view key, T& out, long long lo, long long hi, bool required = true) {
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    if (!n->is_integer()) return fail(key, describe(*n), "must be an integer");
+    const long long v = n->as_integer()->get();
+    if (v < lo || v > hi) return fail(key, std::to_string(v), fmt::format("must be between {} and {}", lo, hi));
+    out = static_cast<T>(v);
+  }
+
+  // Number (integer or float) in (lo, hi] when lo_open, else [lo, hi].
+  void number(std::string_view key, double& out, double lo, double hi, bool required = true,
+              bool lo_open = false) {
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    if (!n->is_number()) return fail(key, describe(*n), "must be a number");
+    const double v = n->value<double>().value_or(0);
+    if ((lo_open ? v <= lo : v < lo) || v > hi)
+      return fail(key, fmt::format("{}", v),
+                  fmt::format("must be {} {} and at most {}", lo_open ? "above" : "at least", lo, hi));
+    out = v;
+  }
+
+  void boolean(std::string_view key, bool& out, bool required = false) {
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    if (!n->is_boolean()) return fail(key, describe(*n), "must be true or false");
+    out = n->as_boolean()->get();
+  }
+
+  void string(std::string_view key, std::string& out, bool required = true) {
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    if (!n->is_string()) return fail(key, describe(*n), "must be a string");
+    out = n->as_string()->get();
+  }
+
+  // A string that must be one of `choices`; returns its index.
+  template <class E>
+  void choice(std::string_view key, E& out, std::initializer_list<std::string_view> choices,
+              bool required = true) {
+    std::string s;
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    string(key, s);
+    if (!ok()) return;
+    int i = 0;
+    for (auto c : choices) {
+      if (c == s) {
+        out = static_cast<E>(i);
+        return;
+      }
+      ++i;
+    }
+    fail(key, fmt::format("\"{}\"", s),
+         fmt::format("must be one of {}", join_or(std::vector<std::string>(choices.begin(), choices.end()))));
+  }
+
+  // A sub-table, or nullptr (with an error when required).
+  const toml::table* table(std::string_view key, bool required = true) {
+    const toml::node* n = table_.get(key);
+    if (!n) {
+      missing(key, required);
+      return nullptr;
+    }
+    if (!n->is_table()) {
+      fail(key, describe(*n), "must be a table");
+      return nullptr;
+    }
+    return n->as_table();
+  }
+
+  // An array of tables; each element is read by `each(Reader&)`.
+  template <class F>
+  void tables(std::string_view key, bool required, F&& each) {
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    if (!n->is_array()) return fail(key, describe(*n), "must be an array of tables");
+    std::size_t i = 0;
+    for (const auto& element : *n->as_array()) {
+      if (!element.is_table()) return fail(fmt::format("{}[{}]", key, i), describe(element), "must be a table");
+      Reader r(*element.as_table(), file_, fmt::format("{}[{}].", field(key), i), error_);
+      each(r);
+      if (!ok()) return;
+      ++i;
+    }
+  }
+
+  Reader sub(const toml::table& t, std::string_view key) {
+    return Reader(t, file_, field(key) + ".", error_);
+  }
+
+  std::string field(std::string_view key) const { return prefix_ + std::string(key); }
+
+ private:
+  void missing(std::string_view key, bool required) {
+    if (required) fail(key, "(missing)", "is required");
+  }
+  static std::string describe(const toml::node& n) {
+    if (n.is_string()) return fmt::format("\"{}\"", n.as_string()->get());
+    if (n.is_integer()) return std::to_string(n.as_integer()->get());
+    if (n.is_floating_point()) return fmt::format("{}", n.as_floating_point()->get());
+    if (n.is_boolean()) return n.as_boolean()->get() ? "true" : "false";
+    if (n.is_array()) return "[...]";
+    if (n.is_table()) return "{...}";
+    return "?";
+  }
+
+  const toml::table& table_;
+  std::string file_;
+  std::string prefix_;
+  std::string* error_;
+};
+
+constexpr long long kMaxInt = 1LL << 30;
+constexpr double kMaxParams = 1e13;
+
+Result<toml::table> parse_toml(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return Error{fmt::format("{}: not a readable file", path)};
+  try {
+    return toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", path, e.source().begin.line,
+                             e.source().begin.column, e.description())};
+  }
+}
+
+void read_name(Reader& r, const std::string& path, std::string& name) {
+  r.string("name", name);
+  const std::string stem = fs::path(path).stem().string();
+  if (r.ok() && name != stem)
+    r.fail("name", fmt::format("\"{}\"", name), fmt::format("must equal the file name \"{}\"", stem));
+}
+
+Bytes dtype_bytes(Reader& r, std::string_view key, Bytes fallback) {
+  enum class D { kBf16, kFp16, kFp32, kFp8 };
+  D d = fallback == 4 ? D::kFp32 : (fallback == 1 ? D::kFp8 : D::kBf16);
+  r.choice(key, d, {"bf16", "fp16", "fp32", "fp8"}, false);
+  constexpr Bytes kBytes[] = {2, 2, 4, 1};
+  return kBytes[static_cast<int>(d)];
+}
+
+void read_component(Reader& r, Component& c) {
+  r.only({"name", "params", "dtype"});
+  r.string("name", c.name);
+  r.number("params", c.params, 0, kMaxParams, true, true);
+  c.bytes_per_param = dtype_bytes(r, "dtype", 2);
+}
+
+}  // namespace
+
+Result<ModelProfile> load_model_profile(const std::string& path) {
+  auto parsed = parse_toml(path);
+  if (!parsed) return parsed.error();
+  const toml::table& root = *parsed;
+  std::string error;
+  Reader r(root, path, "", &error);
+  ModelProfile m;
+  m.source = path;
+  r.only({"name", "description", "transformer", "text", "vae", "parallel", "pipeline"});
+  read_name(r, path, m.name);
+  r.string("description", m.description, false);
+
+  if (const auto* t = r.table("transformer"); t && r.ok()) {
+    Reader tr = r.sub(*t, "transformer");
+    tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "params", "dtype", "patch_spatial",
+             "patch_temporal", "in_channels", "blocks"});
+    tr.integer("heads", m.heads, 1, 4096);
+    tr.integer("head_dim", m.head_dim, 1, 4096);
+    tr.integer("ffn_hidden", m.ffn_hidden, 1, kMaxInt);
+    tr.choice("ffn", m.ffn_kind, {"gelu", "swiglu"});
+    tr.number("params", m.params, 0, kMaxParams, true, true);
+    m.bytes_per_param = m.bytes_per_activation = dtype_bytes(tr, "dtype", 2);
+    tr.integer("patch_spatial", m.patch_spatial, 1, 64);
+    tr.integer("patch_temporal", m.patch_temporal, 1, 64, false);
+    tr.integer("in_channels", m.in_channels, 1, 1 << 16);
+    tr.tables("blocks", true, [&](Reader& b) {
+      BlockGroup g;
+      b.only({"kind", "count", "image_self_attention"});
+      b.choice("kind", g.kind, {"double", "single", "cross"});
+      b.integer("count", g.count, 1, 10000);
+      b.boolean("image_self_attention", g.image_self_attention);
+      m.blocks.push_back(g);
+    });
+    if (tr.ok() && m.blocks.empty()) tr.fail("blocks", "[]", "needs at least one block group");
+  }
+
+  if (const auto* t = r.table("text"); t && r.ok()) {
+    Reader tx = r.sub(*t, "text");
+    tx.only({"handling", "tokens", "max_tokens", "encoders"});
+    tx.choice("handling", m.text_handling, {"joint", "cross"});
+    tx.integer("tokens", m.text_tokens, 1, 1 << 20);
+    m.max_text_tokens = m.text_tokens;
+    tx.integer("max_tokens", m.max_text_tokens, 1, 1 << 20, false);
+    if (tx.ok() && m.max_text_tokens < m.text_tokens)
+      tx.fail("max_tokens", std::to_string(m.max_text_tokens),
+              fmt::format("must be at least text.tokens = {}", m.text_tokens));
+    tx.tables("encoders", false, [&](Reader& e) {
+      Component c;
+      read_component(e, c);
+      m.text_encoders.push_back(c);
+    });
+  }
+
+  if (const auto* t = r.table("vae"); t && r.ok()) {
+    Reader v = r.sub(*t, "vae");
+    v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel",
+            "decode_bytes_per_pixel"});
+    v.string("name", m.vae.weights.name);
+    v.number("params", m.vae.weights.params, 0, kMaxParams, true, true);
+    m.vae.weights.bytes_per_param = dtype_bytes(v, "dtype", 2);
+    v.integer("spatial", m.vae.spatial, 1, 256);
+    v.integer("temporal", m.vae.temporal, 1, 64, false);
+    v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, true, true);
+    v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, true, true);
+  }
+
+  if (const auto* t = r.table("parallel"); t && r.ok()) {
+    Reader p = r.sub(*t, "parallel");
+    p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit"});
+    p.choice("cp_split", m.cp_split, {"image_and_text", "image_only"});
+    p.boolean("attention_mask", m.attention_mask);
+    p.boolean("diffusers_cp_plan", m.diffusers_cp_plan);
+    p.boolean("xdit", m.xdit);
+  }
+
+  if (const auto* t = r.table("pipeline"); t && r.ok()) {
+    Reader p = r.sub(*t, "pipeline");
+    p.only({"video", "default_width", "default_height", "default_frames", "default_steps",
+            "guidance", "hf_repo", "pipeline_class", "xdit_example"});
+    p.boolean("video", m.video);
+    p.integer("default_width", m.default_width, 1, 16384);
+    p.integer("default_height", m.default_height, 1, 16384);
+    p.integer("default_frames", m.default_frames, 1, 2049, false);
+    p.integer("default_steps", m.default_steps, 1, 10000);
+    p.choice("guidance", m.guidance, {"none", "distilled", "true_cfg"});
+    p.string("hf_repo", m.hf_repo, false);
+    p.string("pipeline_class", m.pipeline_class, false);
+    p.string("xdit_example", m.xdit_example, false);
+  }
+
+  // Cross-field rules.
+  if (r.ok() && m.text_handling == TextHandling::kCross &&
+      std::any_of(m.blocks.begin(), m.blocks.end(),
+                  [](const BlockGroup& g) { return g.kind != BlockKind::kCross; }))
+    r.fail("transformer.blocks", "(kinds)", "text.handling = \"cross\" needs every block kind = \"cross\"");
+  if (r.ok() && m.text_handling == TextHandling::kJoint &&
+      std::any_of(m.blocks.begin(), m.blocks.end(),
+                  [](const BlockGroup& g) { return g.kind == BlockKind::kCross; }))
+    r.fail("transformer.blocks", "(kinds)", "kind = \"cross\" needs text.handling = \"cross\"");
+  const int g = m.vae.spatial * m.patch_spatial;
+  if (r.ok() && (m.default_width % g != 0 || m.default_height % g != 0))
+    r.fail("pipeline.default_width", fmt::format("{}x{}", m.default_width, m.default_height),
+           fmt::format("default size must be a multiple of vae.spatial x transformer.patch_spatial = {}", g));
+  if (r.ok() && !m.video && m.default_frames != 1)
+    r.fail("pipeline.default_frames", std::to_string(m.default_frames), "must be 1 for an image model");
+  if (r.ok() && m.video && (m.default_frames - 1) % (m.vae.temporal * m.patch_temporal) != 0)
+    r.fail("pipeline.default_frames", std::to_string(m.default_frames),
+           "must be 1 + a multiple of vae.temporal x transformer.patch_temporal");
+  if (!r.ok()) return Error{error};
+  return m;
+}
+
+Result<HardwareProfile> load_hardware_profile(const std::string& path) {
+  auto parsed = parse_toml(path);
+  if (!parsed) return parsed.error();
+  const toml::table& root = *parsed;
+  std::string error;
+  Reader r(root, path, "", &error);
+  HardwareProfile h;
+  h.source = path;
+  r.only({"name", "description", "match", "compute", "memory", "interconnect", "network", "efficiency"});
+  read_name(r, path, h.name);
+  r.string("description", h.description, false);
+  if (const toml::node* n = root.get("match"); n && r.ok()) {
+    if (!n->is_array()) r.fail("match", "...", "must be an array of strings");
+    else
+      for (const auto& e : *n->as_array()) {
+        if (!e.is_string()) {
+          r.fail("match", "...", "must be an array of strings");
+          break;
+        }
+        h.match.push_back(e.as_string()->get());
+      }
+  }
+  if (const auto* t = r.table("compute"); t && r.ok()) {
+    Reader c = r.sub(*t, "compute");
+    c.only({"bf16_tflops"});
+    c.number("bf16_tflops", h.bf16_tflops, 0, 1e6, true, true);
+  }
+  if (const auto* t = r.table("memory"); t && r.ok()) {
+    Reader m = r.sub(*t, "memory");
+    m.only({"capacity_mib", "reserved_mib", "bandwidth_gbps"});
+    m.number("capacity_mib", h.memory_mib, 0, 1e8, true, true);
+    m.number("reserved_mib", h.reserved_mib, 0, 1e8);
+    m.number("bandwidth_gbps", h.memory_bandwidth_gbps, 0, 1e6, true, true);
+    if (m.ok() && h.reserved_mib >= h.memory_mib)
+      m.fail("reserved_mib", fmt::format("{}", h.reserved_mib), "must be below capacity_mib");
+  }
+  auto read_link = [&](Reader& l, Link& link) {
+    l.number("bandwidth_gbps", link.bandwidth_gbps, 0, 1e6, true, true);
+    l.number("latency_us", link.latency_us, 0, 1e6);
+    l.number("efficiency", link.efficiency, 0, 1, true, true);
+  };
+  if (const auto* t = r.table("interconnect"); t && r.ok()) {
+    Reader l = r.sub(*t, "interconnect");
+    l.only({"kind", "bandwidth_gbps", "latency_us", "efficiency", "gpus_per_node"});
+    l.choice("kind", h.link_kind, {"nvswitch", "pcie", "pcie_host", "ici"});
+    read_link(l, h.intra_node);
+    l.integer("gpus_per_node", h.gpus_per_node, 1, 1024);
+  }
+  if (const auto* t = r.table("network"); t && r.ok()) {
+    Reader l = r.sub(*t, "network");
+    l.only({"bandwidth_gbps", "latency_us", "efficiency"});
+    read_link(l, h.network);
+  }
+  if (const auto* t = r.table("efficiency"); t && r.ok()) {
+    Reader e = r.sub(*t, "efficiency");
+    e.only({"gemm", "gemm_half_rows", "attention", "attention_half_tokens", "conv", "memory",
+            "kernel_launch_us"});
+    e.number("gemm", h.gemm_efficiency, 0, 1, true, true);
+    e.number("gemm_half_rows", h.gemm_half_rows, 0, 1e6);
+    if (const auto* a = e.table("attention"); a && e.ok()) {
+      Reader ar = e.sub(*a, "attention");
+      ar.only({"flash", "cudnn", "sage", "native"});
+      for (int i = 0; i < kAttentionBackendCount; ++i)
+        ar.number(to_string(static_cast<AttentionBackend>(i)), h.attention_efficiency[i], 0, 1, true, true);
+    }
+    e.number("attention_half_tokens", h.attention_half_tokens, 0, 1e6);
+    e.number("conv", h.conv_efficiency, 0, 1, true, true);
+    e.number("memory", h.memory_efficiency, 0, 1, true, true);
+    e.number("kernel_launch_us", h.kernel_launch_us, 0, 1e4);
+  }
+  if (!r.ok()) return Error{error};
+  return h;
+}
+
+namespace {
+template <class P, class F>
+Result<bool> load_dir(const fs::path& dir, std::deque<P>& into, F&& load) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return true;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".toml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    auto p = load(f.string());
+    if (!p) return p.error();
+    auto same = std::find_if(into.begin(), into.end(), [&](const P& q) { return q.name == p->name; });
+    if (same != into.end()) *same = std::move(p).value();
+    else into.push_back(std::move(p).value());
+  }
+  return true;
+}
+
+template <class P>
+const P* find_named(const std::deque<P>& all, std::string_view name) {
+  for (const auto& p : all)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+template <class P>
+std::vector<std::string> names_of(const std::deque<P>& all) {
+  std::vector<std::string> out;
+  for (const auto& p : all) out.push_back(p.name);
+  return out;
+}
+
+template <class P>
+Result<const P*> find_or_suggest(const std::deque<P>& all, std::string_view name, std::string_view flag) {
+  if (const P* p = find_named(all, name)) return p;
+  const auto names = names_of(all);
+  const auto near = closest_names(name, names);
+  if (!near.empty())
+    return Error{fmt::format("{} = {}: unknown profile; did you mean {}?", flag, name, join_or(near))};
+  return Error{fmt::format("{} = {}: unknown profile; known: {}", flag, name, join_or(names))};
+}
+}  // namespace
+
+Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& directories) {
+  ProfileCatalog c;
+  for (const auto& d : directories) {
+    if (auto r = load_dir(fs::path(d) / "models", c.models_, load_model_profile); !r) return r.error();
+    if (auto r = load_dir(fs::path(d) / "hardware", c.hardware_, load_hardware_profile); !r) return r.error();
+  }
+  if (c.models_.empty() || c.hardware_.empty())
+    return Error{fmt::format("profiles: no model or hardware profiles found in {}",
+                             directories.empty() ? std::string("(no directory)") : join_or(directories))};
+  return c;
+}
+
+const ModelProfile* ProfileCatalog::find_model(std::string_view n) const { return find_named(models_, n); }
+const HardwareProfile* ProfileCatalog::find_hardware(std::string_view n) const { return find_named(hardware_, n); }
+Result<const ModelProfile*> ProfileCatalog::model(std::string_view n) const {
+  return find_or_suggest(models_, n, "--model");
+}
+Result<const HardwareProfile*> ProfileCatalog::hardware(std::string_view n) const {
+  return find_or_suggest(hardware_, n, "--hardware");
+}
+std::vector<std::string> ProfileCatalog::model_names() const { return names_of(models_); }
+std::vector<std::string> ProfileCatalog::hardware_names() const { return names_of(hardware_); }
+
+std::vector<std::string> profile_search_path(const std::vector<std::string>& explicit_dirs,
+                                             const std::string& executable) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  const fs::path exe_dir = fs::path(executable).parent_path();
+  const fs::path installed = exe_dir / ".." / "share" / "cpplan" / "profiles";
+  if (!executable.empty() && fs::is_directory(installed, ec)) dirs.push_back(installed.lexically_normal().string());
+#ifdef CPPLAN_SOURCE_PROFILES
+  else if (fs::is_directory(CPPLAN_SOURCE_PROFILES, ec))
+    dirs.push_back(CPPLAN_SOURCE_PROFILES);
+#endif
+  if (const char* env = std::getenv("CPPLAN_PROFILE_PATH"); env && *env) {
+    std::string_view s(env);
+    while (!s.empty()) {
+      const auto colon = s.find(':');
+      const auto part = s.substr(0, colon);
+      if (!part.empty()) dirs.emplace_back(part);
+      if (colon == std::string_view::npos) break;
+      s.remove_prefix(colon + 1);
+    }
+  }
+  for (const auto& d : explicit_dirs) dirs.push_back(d);
+  return dirs;
+}
+
+std::string_view to_string(BlockKind k) {
+  constexpr std::string_view n[] = {"double", "single", "cross"};
+  return n[static_cast<int>(k)];
+}
+std::string_view to_string(Guidance g) {
+  constexpr std::string_view n[] = {"none", "distilled", "true_cfg"};
+  return n[static_cast<int>(g)];
+}
+std::string_view to_string(CpSplit s) { return s == CpSplit::kImageAndText ? "image_and_text" : "image_only"; }
+std::string_view to_string(TextHandling t) { return t == TextHandling::kJoint ? "joint" : "cross"; }
+std::string_view to_string(LinkKind k) {
+  constexpr std::string_view n[] = {"nvswitch", "pcie", "pcie_host", "ici"};
+  return n[static_cast<int>(k)];
+}
+
+}  // namespace cpplan

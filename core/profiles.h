@@ -1,0 +1,49 @@
+#pragma once
+// Loads and validates the model and hardware profiles (TOML, schema in docs/profiles.md).
+// Every error names the file, the field, its value and the rule.
+
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/result.h"
+
+namespace cpplan {
+
+// Parses one file. `path` is used for reading and in messages; the profile's `name` must equal
+// the file's stem so that names and files cannot disagree.
+Result<ModelProfile> load_model_profile(const std::string& path);
+Result<HardwareProfile> load_hardware_profile(const std::string& path);
+
+// All profiles of a search path. Each directory holds models/*.toml and hardware/*.toml;
+// a later directory's profile replaces an earlier one of the same name.
+class ProfileCatalog {
+ public:
+  static Result<ProfileCatalog> load(const std::vector<std::string>& directories);
+
+  const ModelProfile* find_model(std::string_view name) const;
+  const HardwareProfile* find_hardware(std::string_view name) const;
+  // As find_*, but an unknown name is an error that lists the closest names.
+  Result<const ModelProfile*> model(std::string_view name) const;
+  Result<const HardwareProfile*> hardware(std::string_view name) const;
+
+  const std::deque<ModelProfile>& models() const { return models_; }
+  const std::deque<HardwareProfile>& hardware_profiles() const { return hardware_; }
+  std::vector<std::string> model_names() const;
+  std::vector<std::string> hardware_names() const;
+
+ private:
+  std::deque<ModelProfile> models_;       // deque: pointers handed out stay valid
+  std::deque<HardwareProfile> hardware_;
+};
+
+// The search path, lowest precedence first: the built-in profiles (share/cpplan/profiles beside
+// the installed `executable`, else the source tree's), then CPPLAN_PROFILE_PATH (':'-separated),
+// then `explicit_dirs` (--profiles). Later directories replace profiles of the same name.
+std::vector<std::string> profile_search_path(const std::vector<std::string>& explicit_dirs,
+                                             const std::string& executable);
+
+}  // namespace cpplan

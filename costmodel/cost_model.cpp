@@ -1,0 +1,244 @@
+#include "costmodel/cost_model.h"
+
+#include <algorithm>
+
+#include "costmodel/cp_cost.h"
+
+namespace cpplan::costmodel {
+
+namespace {
+
+// Caching allocator slack over the live activations (PyTorch's block rounding and splitting).
+constexpr double kFragmentation = 1.15;
+// Hidden-sized tensors resident across a block: hidden states, residual, modulation outputs.
+constexpr double kResidentActivations = 4.0;
+// Eager-mode kernels of one block (norms, modulation, projections, RoPE, attention, FFN,
+// gated residuals), counted from the diffusers block forward; collectives add two each.
+constexpr int kKernelsPerBlock[] = {30, 16, 24};  // double, single, cross
+
+double ffn_weights(const ModelProfile& m) {
+  const double d = m.hidden(), f = m.ffn_hidden;
+  return (m.ffn_kind == FfnKind::kSwiGlu ? 3.0 : 2.0) * d * f;
+}
+
+Source worst(Source a, Source b) { return std::min(a, b); }  // datasheet < measured < calibrated
+
+struct Axes {
+  int r, u, t, c, d;
+  explicit Axes(const ParallelConfig& p) : r(p.ring()), u(p.ulysses()), t(p.tp()), c(p.cfg_degree), d(p.dp_degree) {}
+};
+
+// Ranks are laid out tp innermost, then ulysses, ring, cfg, dp (xDiT's tp-sp-cfg-dp order with
+// Ulysses inside Ring), so a group of `ranks` at `stride` leaves the node once its span does.
+CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
+  return {ranks, stride, 1LL * (ranks - 1) * stride >= hw.gpus_per_node};
+}
+
+}  // namespace
+
+double linear_weights_per_token(const ModelProfile& m, BlockKind kind) {
+  const double d = m.hidden();
+  const double attention = 4.0 * d * d;  // q, k, v, out
+  return kind == BlockKind::kCross ? attention + 2.0 * d * d + ffn_weights(m)  // + cross q, out
+                                   : attention + ffn_weights(m);
+}
+
+Bytes MemoryBreakdown::peak() const {
+  const Bytes weights = transformer_weights + text_encoder_weights + vae_weights;
+  return weights + runtime_reserved + std::max(activations, vae_decode);
+}
+
+Flops forward_flops(const ModelProfile& m, const Sequence& s) {
+  const double d = m.hidden();
+  const double img = s.image_tokens, txt = s.text_tokens, seq = s.attention_tokens;
+  Flops total = 0;
+  for (const auto& g : m.blocks) {
+    Flops f = 2.0 * linear_weights_per_token(m, g.kind) * (g.kind == BlockKind::kCross ? img : seq);
+    f += 4.0 * seq * seq * d;
+    if (g.kind == BlockKind::kCross) f += 2.0 * 2.0 * d * d * txt + 4.0 * img * txt * d;
+    if (g.image_self_attention) f += 2.0 * 4.0 * d * d * img + 4.0 * img * img * d;
+    total += f * g.count;
+  }
+  return total;
+}
+
+Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v) const {
+  const ModelProfile& m = *q.model;
+  const HardwareProfile& hw = hw_.profile();
+  const Axes a(pc);
+  const double d = m.hidden(), f = m.ffn_hidden, b = m.bytes_per_activation, wb = m.bytes_per_param;
+  const double txt = static_cast<double>(q.sequence.text_tokens);
+  const bool joint = m.text_handling == TextHandling::kJoint;
+  // Samples in one forward on a rank: true CFG batches both passes unless cfg_degree splits them.
+  const double nb = std::max(1.0, static_cast<double>(m.passes_per_step()) / a.c) *
+                    std::max(1.0, static_cast<double>(q.batch) / a.d);
+
+  const CommGroup tp_group = group(a.t, 1, hw);
+  const CommGroup ulysses_group = group(a.u, a.t, hw);
+  const CommGroup ring_group = group(a.r, a.t * a.u, hw);
+  const CommGroup cp_group = group(a.r * a.u, a.t, hw);
+  const CommGroup cfg_group = group(a.c, a.t * a.u * a.r, hw);
+
+  AttentionInput in;
+  in.image_tokens = static_cast<double>(q.sequence.image_tokens);
+  in.text_tokens = joint ? txt : 0;
+  in.split_text = m.cp_split == CpSplit::kImageAndText;
+  in.heads = m.heads / a.t;
+  in.head_dim = m.head_dim;
+  in.ring = a.r;
+  in.ulysses = a.u;
+  in.elem_bytes = b;
+  in.fp32_merge = pc.context_parallel_config.convert_to_fp32;
+  const CpCostStrategy& strategy = cp_cost_strategy(v);
+  const AttentionCost att = strategy.attention(in);
+  AttentionInput image_only = in;  // SD3.5-medium's extra image-only self-attention
+  image_only.text_tokens = 0;
+  const AttentionCost image_att = strategy.attention(image_only);
+
+  Prediction p;
+  Source source = Source::kDatasheet;
+  auto attention_comm = [&](const AttentionCost& c, BlockCost& out) {
+    for (int i = 0; i < c.comm_count; ++i) {
+      const CommCall& call = c.comm[i];
+      const CommGroup& g = call.axis == CpAxis::kRing ? ring_group : ulysses_group;
+      const Timed t = hw_.collective(call.kind, call.bytes * nb, g);
+      out.comm_ms += t.ms * call.count;
+      out.overhead_ms += 2 * call.count * hw_.launch_us() * 1e-3;
+      out.source = worst(out.source, t.source);
+    }
+  };
+  auto attention_kernel = [&](const AttentionCost& c, BlockCost& out) {
+    const Flops fl = c.flops() * m.head_dim * nb;
+    const Timed t = hw_.attention(fl, c.q_tokens, c.kv_tokens, q.backend);
+    out.flops += fl;
+    out.attention_ms += t.ms;
+    out.overhead_ms += c.calls * hw_.launch_us() * 1e-3;
+    out.memory_ms += hw_.memory(c.merge_bytes * nb).ms;
+    out.source = worst(out.source, t.source);
+  };
+
+  const double tokens = att.tokens;  // local tokens of the most loaded rank
+  Bytes attention_live = 0, ffn_live = 0;
+  for (const BlockGroup& g : m.blocks) {
+    BlockCost bc;
+    bc.kind = g.kind;
+    bc.count = g.count;
+    const bool cross = g.kind == BlockKind::kCross;
+    // GEMMs: TP shards the weights, every rank sees all local tokens.
+    double linear = 2.0 * nb * tokens * linear_weights_per_token(m, g.kind) / a.t;
+    double weights = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind) * wb / a.t;
+    if (cross) {
+      linear += 2.0 * nb * txt * 2.0 * d * d / a.t;  // text K/V projections, whole text on every rank
+      weights += 2.0 * d * d * wb / a.t;
+    }
+    if (g.image_self_attention) {
+      linear += 2.0 * nb * image_att.tokens * 4.0 * d * d / a.t;
+      weights += 4.0 * d * d * wb / a.t;
+    }
+    const Bytes act_bytes = nb * tokens * (4.0 * d + 2.0 * f / a.t) * b;
+    const Timed gemm = hw_.gemm(linear, weights + act_bytes, nb * tokens);
+    bc.flops += linear;
+    bc.gemm_ms = gemm.ms;
+    bc.source = worst(bc.source, gemm.source);
+
+    attention_kernel(att, bc);
+    attention_comm(att, bc);
+    if (g.image_self_attention) {
+      attention_kernel(image_att, bc);
+      attention_comm(image_att, bc);
+    }
+    if (cross) {
+      AttentionCost xa;
+      xa.q_tokens = tokens;
+      xa.kv_tokens = txt;
+      xa.heads = in.heads;
+      attention_kernel(xa, bc);
+    }
+
+    // Memory-bound work per token: two norm+modulate (2 x 2D), q/k norm and RoPE (8D/t),
+    // two gated residual adds (2 x 3D), the FFN activation (2F/t); cross blocks add a norm
+    // and a residual (5D). Read + write of each, in the activation dtype.
+    double elementwise = 10.0 * d + 8.0 * d / a.t + 2.0 * f / a.t + (cross ? 5.0 * d : 0.0);
+    if (g.image_self_attention) elementwise += 6.0 * d;
+    bc.memory_ms += hw_.memory(nb * tokens * elementwise * b).ms;
+    bc.overhead_ms += kKernelsPerBlock[static_cast<int>(g.kind)] * hw_.launch_us() * 1e-3;
+
+    // TP: an all-reduce of the activations after attention and after the FFN (and after
+    // cross-attention / the extra self-attention).
+    if (a.t > 1) {
+      const int reduces = 2 + (cross ? 1 : 0) + (g.image_self_attention ? 1 : 0);
+      const Timed t = hw_.collective(Collective::kAllReduce, nb * tokens * d * b, tp_group);
+      bc.comm_ms += reduces * t.ms;
+      bc.overhead_ms += 2 * reduces * hw_.launch_us() * 1e-3;
+      bc.source = worst(bc.source, t.source);
+    }
+
+    const double scale = g.count;
+    bc.flops *= scale;
+    bc.gemm_ms *= scale;
+    bc.attention_ms *= scale;
+    bc.memory_ms *= scale;
+    bc.overhead_ms *= scale;
+    bc.comm_ms *= scale;
+    p.step_flops += bc.flops;
+    p.compute_ms += bc.compute_ms();
+    p.comm_ms += bc.comm_ms;
+    source = worst(source, bc.source);
+    if (p.block_count < kMaxBlockGroups) p.blocks[p.block_count++] = bc;
+
+    const Bytes qkvo = 4.0 * tokens * d / a.t * b + (cross ? 2.0 * txt * d / a.t * b : 0.0);
+    attention_live = std::max(attention_live, nb * (qkvo + att.transient_bytes));
+    ffn_live = std::max(ffn_live, nb * tokens * f / a.t * b * (m.ffn_kind == FfnKind::kSwiGlu ? 3.0 : 2.0));
+  }
+
+  // Per step: the CP output is gathered over the CP group, CFG gathers the two predictions,
+  // and the scheduler updates the latents (fp32 read/write).
+  const double img = static_cast<double>(q.sequence.image_tokens);
+  const Bytes prediction = img * m.in_channels * b;
+  const Timed gather = hw_.collective(Collective::kAllGather, nb * prediction, cp_group);
+  const Timed cfg = hw_.collective(Collective::kAllGather, a.c * prediction * q.batch / a.d, cfg_group);
+  p.step_comm_extra_ms = gather.ms + cfg.ms;
+  p.comm_ms += p.step_comm_extra_ms;
+  p.compute_ms += hw_.memory(3.0 * img * m.in_channels * 4.0 * q.batch / a.d).ms;
+  p.step_ms = p.compute_ms + p.comm_ms;
+  p.steps_per_sec = p.step_ms > 0 ? 1e3 / p.step_ms : 0;
+
+  // Once per image: text encoding (the negative prompt too under true CFG) and VAE decode.
+  const double prompts = m.passes_per_step() * std::max(1.0, static_cast<double>(q.batch) / a.d);
+  for (const Component& e : m.text_encoders) {
+    const Timed t = hw_.gemm(2.0 * e.params * txt * prompts, e.params * e.bytes_per_param, txt * prompts);
+    p.text_encode_ms += t.ms;
+  }
+  const double frames = m.video ? q.frames : 1;
+  const double pixels = 1.0 * q.resolution.width * q.resolution.height * frames * std::max(1.0, 1.0 * q.batch / a.d);
+  p.vae_decode_ms = hw_.conv(m.vae.decode_gflop_per_pixel * 1e9 * pixels).ms;
+  p.image_ms = p.text_encode_ms + q.steps * p.step_ms + p.vae_decode_ms;
+
+  // Memory per GPU.
+  MemoryBreakdown& mem = p.memory;
+  double sharded = 0;
+  for (const BlockGroup& g : m.blocks) {
+    double per_block = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind);
+    if (g.kind == BlockKind::kCross) per_block += 2.0 * d * d;
+    if (g.image_self_attention) per_block += 4.0 * d * d;
+    sharded += per_block * g.count;
+  }
+  sharded = std::min(sharded, m.params);
+  mem.transformer_weights = (sharded / a.t + (m.params - sharded)) * wb;
+  if (!q.offload_text_encoders)
+    for (const Component& e : m.text_encoders) mem.text_encoder_weights += e.params * e.bytes_per_param;
+  mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
+  const Bytes resident = nb * (tokens * d * kResidentActivations + (joint ? 0.0 : txt * d)) * b;
+  mem.attention_extra = nb * att.transient_bytes;
+  mem.activations = kFragmentation * (resident + std::max(attention_live, ffn_live));
+  const double chunk_frames = m.video ? m.vae.temporal : 1;
+  mem.vae_decode = kFragmentation * m.vae.decode_bytes_per_pixel * q.resolution.width * q.resolution.height *
+                   chunk_frames * std::max(1.0, 1.0 * q.batch / a.d);
+  mem.runtime_reserved = hw.reserved_mib * kMiB;
+  p.peak_mem_bytes = mem.peak();
+  p.fits_memory = p.peak_mem_bytes <= hw.memory_bytes();
+  p.source = source;
+  return p;
+}
+
+}  // namespace cpplan::costmodel

@@ -1,0 +1,76 @@
+#pragma once
+// Analytic cost of one plan: per denoising step, compute per block type from the FLOPs of the
+// local shard over peak x efficiency (roofline with the weight/activation bytes), memory-bound
+// work from bytes over memory bandwidth, collectives as alpha + bytes * factor / busbw, and the
+// peak memory per GPU. See docs/cost-model.md for every formula.
+
+#include <array>
+
+#include "core/plan.h"
+#include "costmodel/hardware_model.h"
+
+namespace cpplan::costmodel {
+
+inline constexpr int kMaxBlockGroups = 4;
+
+// All blocks of one group for one denoising step on the most loaded rank.
+struct BlockCost {
+  BlockKind kind = BlockKind::kSingle;
+  int count = 0;
+  Flops flops = 0;              // local FLOPs (GEMMs + attention)
+  Milliseconds gemm_ms = 0;
+  Milliseconds attention_ms = 0;
+  Milliseconds memory_ms = 0;   // memory-bound elementwise work and LSE merges
+  Milliseconds overhead_ms = 0; // kernel launches
+  Milliseconds comm_ms = 0;     // CP and TP collectives
+  Source source = Source::kDatasheet;
+  Milliseconds compute_ms() const { return gemm_ms + attention_ms + memory_ms + overhead_ms; }
+};
+
+struct MemoryBreakdown {
+  Bytes transformer_weights = 0;  // TP-sharded attention/FFN weights plus replicated rest
+  Bytes text_encoder_weights = 0; // 0 with --offload-text-encoders
+  Bytes vae_weights = 0;
+  Bytes activations = 0;          // transformer phase: resident + largest live layer
+  Bytes attention_extra = 0;      // of which: gathered K/V, full-sequence Q/K/V (per strategy)
+  Bytes vae_decode = 0;           // decoder activations of one chunk
+  Bytes runtime_reserved = 0;     // CUDA context, workspaces
+  Bytes peak() const;
+};
+
+struct Prediction {
+  Milliseconds step_ms = 0;       // one denoising step (all passes of the batch)
+  Milliseconds compute_ms = 0;    // kernels: GEMM + attention + memory-bound + launches
+  Milliseconds comm_ms = 0;       // collectives (no overlap assumed)
+  double steps_per_sec = 0;
+  Milliseconds text_encode_ms = 0;  // once per image
+  Milliseconds vae_decode_ms = 0;   // once per image
+  Milliseconds image_ms = 0;        // text + steps x step + VAE
+  Flops step_flops = 0;             // local FLOPs per step on the most loaded rank
+  Bytes peak_mem_bytes = 0;
+  bool fits_memory = false;
+  MemoryBreakdown memory;
+  std::array<BlockCost, kMaxBlockGroups> blocks{};
+  int block_count = 0;
+  Milliseconds step_comm_extra_ms = 0;  // per step: output gather over CP, CFG all-gather
+  Source source = Source::kDatasheet;   // the least measured input of any term
+};
+
+class CostModel {
+ public:
+  explicit CostModel(const HardwareModel& hw) : hw_(hw) {}
+  // Precondition: the plan is valid for the query (planner::validate).
+  Prediction predict(const Query& q, const ParallelConfig& c, CpVariant v) const;
+
+ private:
+  const HardwareModel& hw_;
+};
+
+// FLOPs of one forward pass of the transformer on one device (no parallelism), as in
+// shared/reference/models.md: linears 2 x weights x tokens, attention 4 x S_q x S_kv x hidden.
+Flops forward_flops(const ModelProfile& m, const Sequence& s);
+
+// Weights per token of the attention and FFN linears of one block (the TP-sharded part).
+double linear_weights_per_token(const ModelProfile& m, BlockKind kind);
+
+}  // namespace cpplan::costmodel

@@ -1,0 +1,79 @@
+#pragma once
+// Cost of one self-attention layer on one rank under a context-parallel variant: the shape of
+// the attention kernel calls, the collectives, and the extra memory. One file per variant in
+// costmodel/strategies/, listed in cp_cost_registry.cpp.
+
+#include <array>
+
+#include "core/parallel_config.h"
+#include "core/units.h"
+#include "costmodel/hardware_model.h"
+
+namespace cpplan::costmodel {
+
+// One self-attention layer for one sample, seen from the most loaded rank.
+struct AttentionInput {
+  double image_tokens = 0;  // S_img of the whole sequence
+  double text_tokens = 0;   // S_txt inside the joint sequence (0 for cross-attention models)
+  bool split_text = true;   // text split with the image (true) or whole on every rank
+  int heads = 0;            // heads per tensor-parallel rank
+  int head_dim = 0;
+  int ring = 1;
+  int ulysses = 1;
+  Bytes elem_bytes = 2;     // activation dtype
+  bool fp32_merge = true;   // convert_to_fp32: Ring's running output and LSE in fp32
+};
+
+enum class CpAxis { kUlysses, kRing };
+
+struct CommCall {
+  Collective kind = Collective::kAllGather;
+  CpAxis axis = CpAxis::kUlysses;
+  Bytes bytes = 0;  // nccl-tests "size" of one call
+  int count = 1;    // calls per layer
+};
+
+struct AttentionCost {
+  double tokens = 0;          // local tokens the projections and elementwise work run on
+  double q_tokens = 0;        // queries per kernel call
+  double kv_tokens = 0;       // keys per kernel call
+  double heads = 0;           // heads per kernel call (Ulysses Anything: including padding)
+  int calls = 1;              // kernel calls per layer (Ring: one per K/V block)
+  Bytes merge_bytes = 0;      // memory traffic of Ring's log-sum-exp merges
+  Bytes transient_bytes = 0;  // live bytes beyond the local Q/K/V/O: gathered K/V, full-sequence QKV
+  std::array<CommCall, 3> comm{};
+  int comm_count = 0;
+
+  Flops flops() const { return 4.0 * q_tokens * kv_tokens * calls * heads; }  // times head_dim by caller
+  void add(CommCall c) { comm[comm_count++] = c; }
+};
+
+class CpCostStrategy {
+ public:
+  virtual ~CpCostStrategy() = default;
+  virtual CpVariant variant() const = 0;
+  virtual AttentionCost attention(const AttentionInput& in) const = 0;
+};
+
+// The strategy for a variant (every CpVariant has one).
+const CpCostStrategy& cp_cost_strategy(CpVariant v);
+
+// Shared arithmetic of the strategies.
+namespace cp {
+inline double ceil_div(double a, double b) { return b <= 1 ? a : static_cast<double>(static_cast<long long>((a + b - 1) / b)); }
+// Local tokens when the split part is divided over n ranks (ceil: the longest rank bounds time).
+inline double split_tokens(const AttentionInput& in, int n) {
+  return ceil_div(in.image_tokens, n) + (in.split_text ? ceil_div(in.text_tokens, n) : 0);
+}
+inline double local_tokens(const AttentionInput& in, int n) {
+  return split_tokens(in, n) + (in.split_text ? 0 : in.text_tokens);
+}
+inline double sequence(const AttentionInput& in) { return in.image_tokens + in.text_tokens; }
+inline double split_sequence(const AttentionInput& in) { return in.image_tokens + (in.split_text ? in.text_tokens : 0); }
+inline Bytes merge_traffic(double q_tokens, double hidden, int blocks, bool fp32, Bytes elem) {
+  // each merge reads the running output and the block's output and writes the result
+  return 3.0 * q_tokens * hidden * (fp32 ? 4.0 : elem) * blocks;
+}
+}  // namespace cp
+
+}  // namespace cpplan::costmodel

@@ -1,0 +1,67 @@
+#pragma once
+// What a kernel or a collective costs on one hardware profile. The analytic model asks this
+// interface only, so measured tables (probes) and calibrated fits can replace the datasheet
+// figures term by term; every answer says where its inputs came from.
+
+#include <string_view>
+
+#include "core/hardware.h"
+#include "core/units.h"
+
+namespace cpplan::costmodel {
+
+enum class Source { kDatasheet, kMeasured, kCalibrated };
+std::string_view to_string(Source s);
+
+enum class Collective { kAllGather, kAllToAll, kAllReduce, kReduceScatter, kSendRecv };
+std::string_view to_string(Collective c);
+// nccl-tests' bus-bandwidth factor: busbw = algbw * factor.
+double busbw_factor(Collective c, int ranks);
+
+// Where the ranks of one collective sit. `crosses_nodes` decides which link bounds it until
+// topology-aware placement supplies per-group bandwidths.
+struct CommGroup {
+  int ranks = 1;
+  int stride = 1;           // distance between consecutive ranks of the group
+  bool crosses_nodes = false;
+};
+
+struct Timed {
+  Milliseconds ms = 0;
+  Source source = Source::kDatasheet;
+};
+
+class HardwareModel {
+ public:
+  virtual ~HardwareModel() = default;
+  // Dense GEMMs of `flops` that read/write `bytes` with `rows` rows (tokens): roofline.
+  virtual Timed gemm(Flops flops, Bytes bytes, double rows) const = 0;
+  // Attention kernel calls of `flops` in total, each over `q_tokens` x `kv_tokens`.
+  virtual Timed attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const = 0;
+  // Memory-bound work (norms, modulation, RoPE, activations, residuals, merges).
+  virtual Timed memory(Bytes bytes) const = 0;
+  // VAE convolutions.
+  virtual Timed conv(Flops flops) const = 0;
+  // One collective whose nccl-tests "size" is `bytes` (t = alpha + bytes * factor / busbw).
+  virtual Timed collective(Collective c, Bytes bytes, const CommGroup& group) const = 0;
+  virtual Microseconds launch_us() const = 0;
+  virtual const HardwareProfile& profile() const = 0;
+};
+
+// Datasheet peaks times the profile's achievable efficiencies.
+class DatasheetModel final : public HardwareModel {
+ public:
+  explicit DatasheetModel(const HardwareProfile& hw) : hw_(hw) {}
+  Timed gemm(Flops flops, Bytes bytes, double rows) const override;
+  Timed attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const override;
+  Timed memory(Bytes bytes) const override;
+  Timed conv(Flops flops) const override;
+  Timed collective(Collective c, Bytes bytes, const CommGroup& group) const override;
+  Microseconds launch_us() const override { return hw_.kernel_launch_us; }
+  const HardwareProfile& profile() const override { return hw_; }
+
+ private:
+  const HardwareProfile& hw_;
+};
+
+}  // namespace cpplan::costmodel

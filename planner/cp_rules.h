@@ -1,0 +1,40 @@
+#pragma once
+// Validity rules of one context-parallel variant (shared/spec/parallelism.md). One file per
+// variant in planner/strategies/, listed in cp_rules_registry.cpp.
+
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+
+namespace cpplan::planner {
+
+class CpRules {
+ public:
+  virtual ~CpRules() = default;
+  virtual CpVariant variant() const = 0;
+  // Enumeration: whether the variant is a candidate for these degrees.
+  virtual bool candidate(int ring, int ulysses) const = 0;
+  // Sets the variant's flags (anything modes) on a config that has the degrees.
+  virtual void configure(ContextParallelConfig& cp) const { (void)cp; }
+  // Appends a message for every rule of this variant that the plan breaks.
+  virtual void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const = 0;
+};
+
+const CpRules& cp_rules(CpVariant v);
+const std::vector<const CpRules*>& all_cp_rules();
+
+// Shared checks used by several variants.
+namespace rules {
+// `degree_name = degree: must divide image tokens = S` (and text tokens when the model's CP
+// plan splits text too).
+void require_even_split(const Query& q, std::string_view degree_name, int degree, std::vector<std::string>& reasons);
+// The Ulysses head rule: (heads / tp_degree) % ulysses_degree == 0.
+void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons);
+// Ring needs the attention kernel's log-sum-exp.
+void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons);
+// Uneven splits still need one token of each split part per rank.
+void require_token_per_rank(const Query& q, std::string_view degree_name, int degree, std::vector<std::string>& reasons);
+}  // namespace rules
+
+}  // namespace cpplan::planner

@@ -1,0 +1,128 @@
+#include "planner/frameworks.h"
+
+#include <fmt/format.h>
+
+namespace cpplan::planner {
+
+std::string_view to_string(Framework f) {
+  constexpr std::string_view n[] = {"diffusers", "xdit", "cache-dit"};
+  return n[static_cast<int>(f)];
+}
+
+std::vector<std::string> FrameworkSet::names() const {
+  std::vector<std::string> out;
+  for (int i = 0; i < kFrameworkCount; ++i)
+    if (has(static_cast<Framework>(i))) out.emplace_back(to_string(static_cast<Framework>(i)));
+  return out;
+}
+
+std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p) {
+  const ParallelConfig& c = p.config;
+  const bool cp = c.ring() * c.ulysses() > 1;
+  const bool anything = p.variant == CpVariant::kUlyssesAnything || p.variant == CpVariant::kRingAnything;
+  const ModelProfile& m = *q.model;
+  if (!p.valid()) return "the plan is invalid";
+  switch (f) {
+    case Framework::kDiffusers:
+      if (cp && !m.diffusers_cp_plan) return "diffusers has no context-parallel plan for this transformer";
+      if (cp && c.tp() > 1) return "diffusers refuses context and tensor parallelism together";
+      if (c.cfg_degree > 1) return "diffusers has no CFG parallelism";
+      return {};
+    case Framework::kCacheDit:
+      // cache-dit builds on diffusers' parallelism hooks and adds Ulysses x TP hybrids.
+      if (cp && !m.diffusers_cp_plan) return "cache-dit has no context-parallel plan for this transformer";
+      if (c.cfg_degree > 1) return "cache-dit has no CFG parallelism";
+      return {};
+    case Framework::kXdit:
+      if (!m.xdit) return "xDiT has no pipeline for this model";
+      if (anything) return "xDiT needs even splits (no anything modes)";
+      if (c.tp() > 1) return "xDiT does not offer tensor parallelism for this pipeline";
+      return {};
+  }
+  return {};
+}
+
+FrameworkSet frameworks_for(const Query& q, const Plan& p) {
+  FrameworkSet s;
+  for (int i = 0; i < kFrameworkCount; ++i)
+    if (unsupported_reason(static_cast<Framework>(i), q, p).empty()) s.add(static_cast<Framework>(i));
+  return s;
+}
+
+namespace {
+std::string_view diffusers_backend(AttentionBackend b) {
+  constexpr std::string_view n[] = {"flash", "_native_cudnn", "sage", "native"};
+  return n[static_cast<int>(b)];
+}
+
+std::string config_expression(const Plan& p) {
+  const ParallelConfig& c = p.config;
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  std::vector<std::string> args;
+  if (cp.ring_degree > 1) args.push_back(fmt::format("ring_degree={}", cp.ring_degree));
+  if (cp.ulysses_degree > 1) args.push_back(fmt::format("ulysses_degree={}", cp.ulysses_degree));
+  if (cp.ulysses_anything) args.emplace_back("ulysses_anything=True");
+  if (cp.ring_anything) args.emplace_back("ring_anything=True");
+  if (!cp.convert_to_fp32) args.emplace_back("convert_to_fp32=False");
+  const std::string cp_expr = fmt::format("ContextParallelConfig({})", fmt::join(args, ", "));
+  const std::string tp_expr = fmt::format("TensorParallelConfig(tp_degree={})", c.tp());
+  const bool has_cp = cp.degree() > 1, has_tp = c.tp() > 1;
+  if (has_cp && has_tp)
+    return fmt::format("ParallelConfig(context_parallel_config={}, tensor_parallel_config={})", cp_expr, tp_expr);
+  if (has_tp) return tp_expr;
+  if (has_cp) return cp_expr;
+  return {};
+}
+
+std::string imports(const Plan& p) {
+  const ParallelConfig& c = p.config;
+  std::vector<std::string> names;
+  const bool has_cp = c.context_parallel_config.degree() > 1, has_tp = c.tp() > 1;
+  if (has_cp && has_tp) names.emplace_back("ParallelConfig");
+  if (has_cp) names.emplace_back("ContextParallelConfig");
+  if (has_tp) names.emplace_back("TensorParallelConfig");
+  return names.empty() ? std::string() : ", " + fmt::format("{}", fmt::join(names, ", "));
+}
+}  // namespace
+
+std::string diffusers_snippet(const Query& q, const Plan& p) {
+  const ModelProfile& m = *q.model;
+  const std::string pipeline = m.pipeline_class.empty() ? "DiffusionPipeline" : m.pipeline_class;
+  const std::string repo = m.hf_repo.empty() ? "<path to " + m.name + ">" : m.hf_repo;
+  const std::string config = config_expression(p);
+  const int group = p.config.ring() * p.config.ulysses() * p.config.tp();
+  std::string s;
+  s += fmt::format("# torchrun --nproc-per-node {} run.py\n", group);
+  s += "import torch\nimport torch.distributed as dist\n";
+  s += fmt::format("from diffusers import {}{}\n", pipeline, imports(p));
+  if (m.video) s += "from diffusers.utils import export_to_video\n";
+  s += "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n";
+  s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16).to(\"cuda\")\n", pipeline, repo);
+  s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
+  if (!config.empty()) s += fmt::format("pipe.transformer.enable_parallelism(config={})\n", config);
+  const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
+  s += fmt::format(
+      "out = pipe(\"a photo of a cat\", height={}, width={}{}, num_inference_steps={},\n"
+      "           generator=torch.Generator().manual_seed(0))  # same seed on every rank\n",
+      q.resolution.height, q.resolution.width, frames, q.steps);
+  s += "if rank == 0:\n";
+  s += m.video ? "    export_to_video(out.frames[0], \"output.mp4\", fps=16)\n" : "    out.images[0].save(\"output.png\")\n";
+  s += "dist.destroy_process_group()\n";
+  return s;
+}
+
+std::string xdit_command(const Query& q, const Plan& p) {
+  const ModelProfile& m = *q.model;
+  const ParallelConfig& c = p.config;
+  std::string s = fmt::format("torchrun --nproc_per_node={} {} --model {} --height {} --width {}", q.gpus,
+                              m.xdit_example.empty() ? "<xDiT example for " + m.name + ">" : m.xdit_example,
+                              m.hf_repo.empty() ? m.name : m.hf_repo, q.resolution.height, q.resolution.width);
+  if (m.video) s += fmt::format(" --num_frames {}", q.frames);
+  s += fmt::format(" --num_inference_steps {} --ulysses_degree {} --ring_degree {}", q.steps, c.ulysses(), c.ring());
+  if (c.cfg_degree == 2) s += " --use_cfg_parallel";
+  if (c.dp_degree > 1) s += fmt::format(" --data_parallel_degree {}", c.dp_degree);
+  s += " --prompt \"a photo of a cat\"";
+  return s;
+}
+
+}  // namespace cpplan::planner

@@ -1,0 +1,47 @@
+#pragma once
+// Enumerates every ring x ulysses x tp x cfg x dp factorization of the GPU count (with and
+// without each anything mode where it applies), validates each, costs the valid ones and ranks
+// them: valid and fitting first, then valid but out of memory, each by predicted step time;
+// invalid plans last, with their reasons.
+
+#include <optional>
+#include <vector>
+
+#include "core/plan.h"
+#include "costmodel/cost_model.h"
+#include "planner/frameworks.h"
+
+namespace cpplan::planner {
+
+struct PlannerOptions {
+  bool allow_anything = true;  // enumerate Ulysses Anything and Ring Anything
+  bool keep_invalid = true;    // keep invalid plans (with reasons) in the result
+};
+
+struct RankedPlan {
+  Plan plan;
+  std::optional<costmodel::Prediction> predicted;  // set for valid plans
+  FrameworkSet frameworks;                         // external frameworks that can run it
+};
+
+struct PlanReport {
+  std::vector<RankedPlan> plans;  // ranked
+  int valid_count = 0;
+  int invalid_count = 0;
+};
+
+// Every candidate config for `gpus` devices, in a stable order.
+std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options = {});
+
+class Planner {
+ public:
+  explicit Planner(const costmodel::CostModel& cost) : cost_(cost) {}
+  // One config: verdict, prediction (when valid), frameworks.
+  RankedPlan evaluate(const Query& q, const ParallelConfig& c) const;
+  PlanReport plan(const Query& q, const PlannerOptions& options = {}) const;
+
+ private:
+  const costmodel::CostModel& cost_;
+};
+
+}  // namespace cpplan::planner

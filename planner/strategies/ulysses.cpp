@@ -1,0 +1,17 @@
+// Ulysses (u > 1, r = 1): every split length divisible by u, heads per TP rank divisible by u.
+#include "planner/cp_rules.h"
+
+namespace cpplan::planner {
+namespace {
+class UlyssesRules final : public CpRules {
+ public:
+  CpVariant variant() const override { return CpVariant::kUlysses; }
+  bool candidate(int ring, int ulysses) const override { return ulysses > 1 && ring == 1; }
+  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
+    rules::require_even_split(q, "ulysses_degree", c.ulysses(), reasons);
+    rules::require_heads_divisible(q, c, reasons);
+  }
+};
+}  // namespace
+const CpRules& ulysses_rules() { static const UlyssesRules r; return r; }
+}  // namespace cpplan::planner

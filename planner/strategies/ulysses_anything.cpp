@@ -1,0 +1,37 @@
+// Ulysses Anything (u > 1, ulysses_anything=True): r must be 1; no divisibility needed; heads
+// are zero-padded to a multiple of u with the limit pad < (heads + pad) / u.
+#include <fmt/format.h>
+
+#include "planner/cp_rules.h"
+
+namespace cpplan::planner {
+namespace {
+class UlyssesAnythingRules final : public CpRules {
+ public:
+  CpVariant variant() const override { return CpVariant::kUlyssesAnything; }
+  bool candidate(int ring, int ulysses) const override { return ulysses > 1 && ring == 1; }
+  void configure(ContextParallelConfig& cp) const override { cp.ulysses_anything = true; }
+  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
+    const int u = c.ulysses(), r = c.ring();
+    if (r != 1)
+      reasons.push_back(fmt::format(
+          "ring_degree = {}: ulysses_anything needs ring_degree = 1 (anything modes do not combine with Unified)", r));
+    if (u <= 1) {
+      reasons.push_back(fmt::format("ulysses_degree = {}: ulysses_anything needs ulysses_degree > 1", u));
+      return;
+    }
+    rules::require_token_per_rank(q, "ulysses_degree", u, reasons);
+    const int t = c.tp();
+    if (t < 1 || q.model->heads % t != 0) return;  // the TP rule reports it
+    const int heads = q.model->heads / t;
+    const int pad = (u - heads % u) % u;
+    if (pad * u >= heads + pad)
+      reasons.push_back(fmt::format(
+          "ulysses_degree = {}: ulysses_anything pads {} heads{} to {}, and the padding {} must be less than one "
+          "rank's share {} / {} = {}",
+          u, heads, t > 1 ? " per TP rank" : "", heads + pad, pad, heads + pad, u, (heads + pad) / u));
+  }
+};
+}  // namespace
+const CpRules& ulysses_anything_rules() { static const UlyssesAnythingRules r; return r; }
+}  // namespace cpplan::planner

@@ -1,0 +1,21 @@
+// Unified / USP (r > 1 and u > 1, so >= 4 devices): lengths divisible by r*u (the sequence is
+// split over the flattened CP mesh), heads per TP rank divisible by u, an LSE backend.
+#include <fmt/format.h>
+
+#include "planner/cp_rules.h"
+
+namespace cpplan::planner {
+namespace {
+class UnifiedRules final : public CpRules {
+ public:
+  CpVariant variant() const override { return CpVariant::kUnified; }
+  bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses > 1; }
+  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
+    rules::require_even_split(q, "ring_degree x ulysses_degree", c.ring() * c.ulysses(), reasons);
+    rules::require_heads_divisible(q, c, reasons);
+    rules::require_lse_backend(q, c, reasons);
+  }
+};
+}  // namespace
+const CpRules& unified_rules() { static const UnifiedRules r; return r; }
+}  // namespace cpplan::planner

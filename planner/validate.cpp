@@ -1,0 +1,77 @@
+#include "planner/validate.h"
+
+#include <fmt/format.h>
+
+#include "planner/cp_rules.h"
+
+namespace cpplan::planner {
+
+namespace {
+
+void degrees_at_least_one(const ParallelConfig& c, std::vector<std::string>& reasons) {
+  const std::pair<const char*, int> degrees[] = {{"ring_degree", c.ring()},   {"ulysses_degree", c.ulysses()},
+                                                 {"tp_degree", c.tp()},       {"cfg_degree", c.cfg_degree},
+                                                 {"dp_degree", c.dp_degree}};
+  for (const auto& [name, value] : degrees)
+    if (value < 1) reasons.push_back(fmt::format("{} = {}: must be at least 1", name, value));
+}
+
+void tensor_parallel(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
+  const int t = c.tp();
+  if (t <= 1) return;
+  const ModelProfile& m = *q.model;
+  // Column/row sharding splits heads and the FFN's hidden dimension across ranks.
+  if (m.heads % t != 0) reasons.push_back(fmt::format("tp_degree = {}: must divide num_heads = {}", t, m.heads));
+  if (m.ffn_hidden % t != 0)
+    reasons.push_back(fmt::format("tp_degree = {}: must divide ffn_hidden = {}", t, m.ffn_hidden));
+}
+
+void cfg_parallel(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
+  const int cfg = c.cfg_degree;
+  if (cfg < 1) return;
+  if (cfg > 2) {
+    reasons.push_back(fmt::format("cfg_degree = {}: must be 1 or 2 (a conditional and an unconditional pass)", cfg));
+  } else if (cfg == 2 && q.model->guidance != Guidance::kTrueCfg) {
+    reasons.push_back(fmt::format("cfg_degree = 2: {} {}; there is no second pass to split", q.model->name,
+                                  q.model->guidance == Guidance::kDistilled
+                                      ? "is guidance-distilled (one pass per step)"
+                                      : "runs without guidance (one pass per step)"));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
+  std::vector<std::string> reasons;
+  degrees_at_least_one(c, reasons);
+  if (!reasons.empty()) return reasons;  // the other rules divide by the degrees
+
+  if (c.world_size() != q.gpus)
+    reasons.push_back(fmt::format(
+        "ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = {}: must equal the GPU count {}",
+        c.world_size(), q.gpus));
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  if (cp.ulysses_anything && cp.ring_anything)
+    reasons.push_back("ulysses_anything and ring_anything: mutually exclusive; choose one");
+  if (cp.rotate_method == RotateMethod::kAllToAll)
+    reasons.push_back("rotate_method = alltoall: reserved in the reference, not implemented; use allgather");
+
+  cp_rules(classify(cp)).validate(q, c, reasons);
+  tensor_parallel(q, c, reasons);
+  cfg_parallel(q, c, reasons);
+  if (q.batch % c.dp_degree != 0)
+    reasons.push_back(fmt::format(
+        "dp_degree = {}: must divide the batch = {} (each replica generates its own images; see --batch)",
+        c.dp_degree, q.batch));
+  return reasons;
+}
+
+Plan make_plan(const Query& q, const ParallelConfig& c) {
+  Plan p;
+  p.config = c;
+  p.variant = classify(c.context_parallel_config);
+  p.reasons = validate(q, c);
+  return p;
+}
+
+}  // namespace cpplan::planner

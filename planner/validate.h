@@ -1,0 +1,19 @@
+#pragma once
+// Whether a parallel config can run a query, with every broken rule as a message naming the
+// field, its value and the rule (shared/spec/parallelism.md).
+
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+
+namespace cpplan::planner {
+
+// Every violated rule, in a stable order: degrees, device count, mode flags, the variant's own
+// rules, tensor, CFG and data parallelism. Empty when the plan is valid.
+std::vector<std::string> validate(const Query& q, const ParallelConfig& c);
+
+// The config, its variant and its verdict.
+Plan make_plan(const Query& q, const ParallelConfig& c);
+
+}  // namespace cpplan::planner

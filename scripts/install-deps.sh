@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package cpplan needs to build, test and benchmark. Idempotent:
+# packages already present are left alone; apt-get update runs once, only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libeigen3-dev libboost-graph-dev      # costmodel (least squares), planner (topology graphs)
+  libtomlplusplus-dev                   # profile files (TOML)
+  nlohmann-json3-dev                    # JSON output
+  libcli11-dev                          # command-line parsing
+  libfmt-dev                            # formatting
+  libsqlite3-dev                        # the measurement store
+  catch2                                # tests (Catch2 v2)
+  libbenchmark-dev                      # bench/ (Google Benchmark)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+echo "install-deps: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,150 @@
+// The cpplan command: output of the main job, exit codes, and one clear line for bad input.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_cli.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::test::run_cli;
+
+namespace {
+std::string data_dir() { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data"; }
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+}  // namespace
+
+TEST_CASE("the main job ranks only the anything modes and their hybrids at 1008x1008", "[cli][recommend]") {
+  const auto r = run_cli({"--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["sequence"]["image_tokens"] == 3969);
+  CHECK(j["sequence"]["text_tokens"] == 512);
+  CHECK(j["sequence"]["total"] == 4481);
+  REQUIRE(j["plans"].size() == j["valid_plans"].get<std::size_t>());
+  REQUIRE(!j["plans"].empty());
+  double last = 0;
+  for (const auto& p : j["plans"]) {
+    const std::string v = p["cp_variant"];
+    CHECK((v == "ulysses_anything" || v == "ring_anything" || v == "none"));
+    if (v == "none") CHECK(p["tp_degree"].get<int>() > 1);  // a TP plan, not a CP variant
+    CHECK(p["valid"] == true);
+    CHECK(p["predicted"]["step_ms"].get<double>() >= last);  // ranked
+    last = p["predicted"]["step_ms"].get<double>();
+  }
+}
+
+TEST_CASE("the human table names the rejected Ring, Ulysses and Unified plans with reasons", "[cli][recommend]") {
+  const auto r = run_cli({"--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm"});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("3969 image + 512 text = 4481 tokens"));
+  CHECK_THAT(r.out, Catch::Contains("Ulysses Anything"));
+  CHECK_THAT(r.out, Catch::Contains("Ring Anything"));
+  CHECK_THAT(r.out, Catch::Contains("ring_degree = 4: must divide image tokens = 3969"));
+  CHECK_THAT(r.out, Catch::Contains("ulysses_degree = 4: must divide image tokens = 3969"));
+  CHECK_THAT(r.out, Catch::Contains("ring_degree x ulysses_degree = 4: must divide image tokens = 3969"));
+  CHECK_THAT(r.out, Catch::Contains("ContextParallelConfig(ulysses_degree=4, ulysses_anything=True)"));
+  CHECK_THAT(r.out, Catch::Contains("xdit: cannot run this plan"));
+}
+
+TEST_CASE("--all lists every rejected plan and adds invalid plans to the JSON", "[cli][recommend]") {
+  const auto r = run_cli({"--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--json", "--all"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["plans"].size() == j["valid_plans"].get<std::size_t>() + j["invalid_plans"].get<std::size_t>());
+  bool seen_invalid = false;
+  for (const auto& p : j["plans"]) {
+    if (p["valid"] == false) {
+      seen_invalid = true;
+      CHECK(!p["reasons"].empty());
+      CHECK(p["predicted"].is_null());
+    } else {
+      CHECK_FALSE(seen_invalid);  // valid plans first
+    }
+  }
+  CHECK(seen_invalid);
+}
+
+TEST_CASE("check exits 0 for a valid plan and 3 for an invalid one", "[cli][check]") {
+  const auto ok = run_cli({"check", "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--ulysses", "4",
+                           "--ulysses-anything", "--json"});
+  REQUIRE(ok.code == 0);
+  const auto j = nlohmann::json::parse(ok.out);
+  CHECK(j["cp_variant"] == "ulysses_anything");
+  CHECK(j["valid"] == true);
+  CHECK(j["predicted"]["step_ms"].get<double>() > 0);
+
+  const auto bad = run_cli({"check", "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--ring", "2",
+                            "--ulysses", "2"});
+  CHECK(bad.code == 3);
+  CHECK_THAT(bad.out, Catch::Contains("ring_degree x ulysses_degree = 4: must divide image tokens = 3969"));
+}
+
+TEST_CASE("list prints every profile", "[cli][list]") {
+  const auto models = run_cli({"list", "models", "--json"});
+  REQUIRE(models.code == 0);
+  CHECK(nlohmann::json::parse(models.out).size() == 15);
+  const auto hw = run_cli({"list", "hardware"});
+  REQUIRE(hw.code == 0);
+  CHECK_THAT(hw.out, Catch::Contains("h200-sxm"));
+  CHECK_THAT(hw.out, Catch::Contains("rtx4090-48g"));
+}
+
+TEST_CASE("no --hardware and no local GPU plans for h100-sxm with a one-line note", "[cli][hardware]") {
+  // The test machines have no GPU; where nvidia-smi finds one, this case does not apply.
+  const auto r = run_cli({"--gpus", "2", "--json"});
+  REQUIRE(r.code == 0);
+  if (r.err.empty()) return;
+  CHECK(lines(r.err) == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("note: "));
+  CHECK(nlohmann::json::parse(r.out)["hardware"] == "h100-sxm");
+}
+
+TEST_CASE("bad input gets one line naming the field, value and rule, and a non-zero exit", "[cli][bad_input]") {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--gpus", "0"}, 3, "--gpus = 0: must be between 1 and"},
+      {{"--gpus", "-4"}, 3, "--gpus = -4: must be between 1 and"},
+      {{"--gpus", "abc"}, 3, "--gpus = abc: must be an integer"},
+      {{"--gpus", "2.5"}, 3, "--gpus = 2.5: must be an integer"},
+      {{"--gpus", "99999999999"}, 3, "--gpus = 99999999999: must be between 1 and"},
+      {{"--res", "1024x1024"}, 3, "--gpus: required"},
+      {{"--gpus", "4", "--res", "1024"}, 3, "--res = 1024: must be WIDTHxHEIGHT"},
+      {{"--gpus", "4", "--res", "0x1024"}, 3, "--res = 0x1024: width and height must be positive"},
+      {{"--gpus", "4", "--res", "99999x99999"}, 3, "--res = 99999x99999: width and height must be at most"},
+      {{"--gpus", "4", "--res", "1000x1000"}, 3, "nearest valid sizes: 992x992 or 1008x1008"},
+      {{"--gpus", "4", "--model", "flux1-dev"}, 3, "--model = flux1-dev: unknown profile; did you mean flux.1-dev"},
+      {{"--gpus", "4", "--hardware", "h100"}, 3, "--hardware = h100: unknown profile; did you mean h100-sxm"},
+      {{"--gpus", "4", "--hardware", "../../x"}, 3, "--hardware = ../../x: unknown profile"},
+      {{"--gpus", "4", "--attention-backend", "xformers"}, 3, "--attention-backend = xformers: must be flash"},
+      {{"--gpus", "4", "--steps", "0"}, 3, "--steps = 0: must be between 1 and"},
+      {{"--gpus", "4", "--model", "wan2.1-t2v-14b", "--frames", "80"}, 3, "nearest: 77 or 81"},
+      {{"--gpus", "4", "--frames", "5"}, 3, "--frames = 5: flux.1-dev generates images"},
+      {{"--gpus", "4", "--text-tokens", "5000"}, 3, "--text-tokens = 5000: must be between 1 and 512"},
+      {{"--gpus", "4", "--top", "0"}, 3, "--top = 0: must be between 1 and"},
+      {{"--gpus", "4", "--profiles", data_dir() + "/profiles-broken-catalog"}, 3, "heads"},
+      {{"check", "--gpus", "4", "--ring", "x"}, 3, "--ring = x: must be an integer"},
+      {{"check", "--gpus", "4", "--rotate-method", "ring"}, 3, "--rotate-method = ring: must be allgather"},
+      {{"list", "gpus"}, 3, "list gpus: must be models or hardware"},
+      {{"--gpus", "4", "--bogus"}, 2, "--bogus"},
+      {{"frobnicate"}, 2, "frobnicate"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    if (std::find(args.begin(), args.end(), "--hardware") == args.end() && args.front() != "list" &&
+        args.front() != "frobnicate") {
+      args.push_back("--hardware");
+      args.push_back("h100-sxm");
+    }
+    INFO("cpplan " << fmt::format("{}", fmt::join(args, " ")));
+    const auto r = run_cli(args);
+    CHECK(r.code == c.code);
+    CHECK(lines(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+    CHECK(r.out.empty());
+  }
+}

@@ -1,0 +1,45 @@
+#include "tests/support/fixtures.h"
+
+#include <stdexcept>
+
+namespace cpplan::test {
+
+std::string profiles_dir() { return CPPLAN_TEST_PROFILES; }
+
+const ProfileCatalog& catalog() {
+  static const ProfileCatalog c = [] {
+    auto loaded = ProfileCatalog::load({profiles_dir()});
+    if (!loaded) throw std::runtime_error(loaded.error().message);
+    return std::move(loaded).value();
+  }();
+  return c;
+}
+
+Query make_query(const std::string& model, int gpus, int width, int height, int frames, const std::string& hardware) {
+  Query q;
+  q.model = catalog().find_model(model);
+  q.hardware = catalog().find_hardware(hardware);
+  if (!q.model || !q.hardware) throw std::runtime_error("unknown test profile " + model + " / " + hardware);
+  q.gpus = gpus;
+  q.resolution = {width > 0 ? width : q.model->default_width, height > 0 ? height : q.model->default_height};
+  q.frames = frames > 0 ? frames : q.model->default_frames;
+  q.steps = q.model->default_steps;
+  auto seq = compute_sequence(*q.model, q.resolution, q.frames, q.model->text_tokens);
+  if (!seq) throw std::runtime_error(seq.error().message);
+  q.sequence = *seq;
+  return q;
+}
+
+ParallelConfig config(int ring, int ulysses, int tp, int cfg, int dp, bool ulysses_anything, bool ring_anything) {
+  ParallelConfig c;
+  c.context_parallel_config.ring_degree = ring;
+  c.context_parallel_config.ulysses_degree = ulysses;
+  c.context_parallel_config.ulysses_anything = ulysses_anything;
+  c.context_parallel_config.ring_anything = ring_anything;
+  c.tensor_parallel_config.tp_degree = tp;
+  c.cfg_degree = cfg;
+  c.dp_degree = dp;
+  return c;
+}
+
+}  // namespace cpplan::test
