@@ -4,6 +4,7 @@
 // work from bytes over memory bandwidth, collectives as alpha + bytes * factor / busbw, and the
 // peak memory per GPU. See docs/cost-model.md for every formula.
 
+#include <algorithm>
 #include <array>
 
 #include "core/plan.h"
@@ -21,10 +22,12 @@ struct BlockCost {
   Milliseconds gemm_ms = 0;
   Milliseconds attention_ms = 0;
   Milliseconds memory_ms = 0;   // memory-bound elementwise work and LSE merges
-  Milliseconds overhead_ms = 0; // kernel launches
+  Milliseconds overhead_ms = 0; // CPU time to launch the kernels
   Milliseconds comm_ms = 0;     // CP and TP collectives
   Source source = Source::kDatasheet;
-  Milliseconds compute_ms() const { return gemm_ms + attention_ms + memory_ms + overhead_ms; }
+  // Eager mode launches asynchronously: the GPU waits on the CPU only when its kernels are
+  // shorter than their launches.
+  Milliseconds compute_ms() const { return std::max(gemm_ms + attention_ms + memory_ms, overhead_ms); }
 };
 
 struct MemoryBreakdown {
@@ -40,7 +43,7 @@ struct MemoryBreakdown {
 
 struct Prediction {
   Milliseconds step_ms = 0;       // one denoising step (all passes of the batch)
-  Milliseconds compute_ms = 0;    // kernels: GEMM + attention + memory-bound + launches
+  Milliseconds compute_ms = 0;    // kernels: GEMM + attention + memory-bound (or launches, if longer)
   Milliseconds comm_ms = 0;       // collectives (no overlap assumed)
   double steps_per_sec = 0;
   Milliseconds text_encode_ms = 0;  // once per image
