@@ -137,7 +137,7 @@ ParallelConfig check_config(const Args& a) {
   cp.ring_anything = a.ring_anything;
   cp.convert_to_fp32 = !a.no_fp32;
   const auto rotate = rotate_method_from_string(a.rotate);
-  if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather or alltoall", a.rotate)};
+  if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
   cp.rotate_method = *rotate;
   return c;
 }
@@ -165,7 +165,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   check->add_option("--dp", a.dp, "dp_degree");
   check->add_flag("--ulysses-anything", a.ulysses_anything, "ulysses_anything=True");
   check->add_flag("--ring-anything", a.ring_anything, "ring_anything=True");
-  check->add_option("--rotate-method", a.rotate, "allgather (alltoall is reserved)");
+  check->add_option("--rotate-method", a.rotate, "allgather | p2p (alltoall is reserved)");
   check->add_flag("--no-fp32", a.no_fp32, "convert_to_fp32=False");
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
   list->fallthrough();

@@ -68,6 +68,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
          {"dp_degree", c.dp_degree},
          {"ulysses_anything", c.context_parallel_config.ulysses_anything},
          {"ring_anything", c.context_parallel_config.ring_anything},
+         {"rotate_method", to_string(c.context_parallel_config.rotate_method)},
          {"cp_variant", to_string(p.variant)},
          {"valid", p.valid()},
          {"reasons", p.reasons}};
@@ -96,6 +97,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                       {"text_encode_ms", pr.text_encode_ms},
                       {"vae_decode_ms", pr.vae_decode_ms},
                       {"step_tflop", pr.step_flops / 1e12},
+                      {"comm_bytes", pr.comm_bytes},
                       {"source", costmodel::to_string(pr.source)},
                       {"blocks", blocks},
                       {"memory",

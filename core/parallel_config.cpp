@@ -45,12 +45,14 @@ std::optional<AttentionBackend> attention_backend_from_string(std::string_view s
 bool returns_lse(AttentionBackend b) { return b != AttentionBackend::kNative; }
 
 std::string_view to_string(RotateMethod m) {
-  return m == RotateMethod::kAllGather ? "allgather" : "alltoall";
+  constexpr std::string_view n[] = {"allgather", "alltoall", "p2p"};
+  return n[static_cast<int>(m)];
 }
 
 std::optional<RotateMethod> rotate_method_from_string(std::string_view s) {
   if (s == "allgather") return RotateMethod::kAllGather;
   if (s == "alltoall") return RotateMethod::kAllToAll;
+  if (s == "p2p") return RotateMethod::kP2P;
   return std::nullopt;
 }
 

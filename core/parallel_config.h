@@ -9,8 +9,10 @@
 
 namespace cpplan {
 
-// Only "allgather" is implemented by the reference; "alltoall" is reserved there.
-enum class RotateMethod { kAllGather, kAllToAll };
+// How Ring Attention moves K/V: "allgather" (the reference: gather every block once) or "p2p"
+// (cpplan's send/recv ring: the next block's transfer overlaps the current block's attention and
+// only two K/V blocks are live). "alltoall" is reserved in the reference and not implemented.
+enum class RotateMethod { kAllGather, kAllToAll, kP2P };
 
 struct ContextParallelConfig {
   int ring_degree = 1;     // devices in a Ring Attention group (r)
@@ -59,7 +61,7 @@ std::string_view to_string(AttentionBackend b);       // "flash", "cudnn", "sage
 std::optional<AttentionBackend> attention_backend_from_string(std::string_view s);
 bool returns_lse(AttentionBackend b);
 
-std::string_view to_string(RotateMethod m);           // "allgather", "alltoall"
+std::string_view to_string(RotateMethod m);           // "allgather", "alltoall", "p2p"
 std::optional<RotateMethod> rotate_method_from_string(std::string_view s);
 
 // Short human label of the axes, e.g. "ring 2 x ulysses 2", "tp 4", "single GPU".

@@ -89,6 +89,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   in.ulysses = a.u;
   in.elem_bytes = b;
   in.fp32_merge = pc.context_parallel_config.convert_to_fp32;
+  in.ring_p2p = pc.context_parallel_config.rotate_method == RotateMethod::kP2P;
   const CpCostStrategy& strategy = cp_cost_strategy(v);
   const AttentionCost att = strategy.attention(in);
   AttentionInput image_only = in;  // SD3.5-medium's extra image-only self-attention
@@ -97,16 +98,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
 
   Prediction p;
   Source source = Source::kDatasheet;
-  auto attention_comm = [&](const AttentionCost& c, BlockCost& out) {
-    for (int i = 0; i < c.comm_count; ++i) {
-      const CommCall& call = c.comm[i];
-      const CommGroup& g = call.axis == CpAxis::kRing ? ring_group : ulysses_group;
-      const Timed t = hw_.collective(call.kind, call.bytes * nb, g);
-      out.comm_ms += t.ms * call.count;
-      out.overhead_ms += 2 * call.count * hw_.launch_us() * 1e-3;
-      out.source = worst(out.source, t.source);
-    }
-  };
+  Bytes layer_bytes = 0;  // bytes sent per rank (size x busbw factor), summed below per step
   auto attention_kernel = [&](const AttentionCost& c, BlockCost& out) {
     const Flops fl = c.flops() * m.head_dim * nb;
     const Timed t = hw_.attention(fl, c.q_tokens, c.kv_tokens, q.backend);
@@ -115,6 +107,22 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     out.overhead_ms += c.calls * hw_.launch_us() * 1e-3;
     out.memory_ms += hw_.memory(c.merge_bytes * nb).ms;
     out.source = worst(out.source, t.source);
+    return t.ms;
+  };
+  // Collectives of one attention; those that overlap the attention kernels cost only what
+  // they take beyond them.
+  auto attention_comm = [&](const AttentionCost& c, Milliseconds attention_ms, BlockCost& out) {
+    Milliseconds overlapped = 0;
+    for (int i = 0; i < c.comm_count; ++i) {
+      const CommCall& call = c.comm[i];
+      const CommGroup& g = call.axis == CpAxis::kRing ? ring_group : ulysses_group;
+      const Timed t = hw_.collective(call.kind, call.bytes * nb, g);
+      (call.overlapped ? overlapped : out.comm_ms) += t.ms * call.count;
+      layer_bytes += call.bytes * nb * busbw_factor(call.kind, g.ranks) * call.count;
+      out.overhead_ms += 2 * call.count * hw_.launch_us() * 1e-3;
+      out.source = worst(out.source, t.source);
+    }
+    out.comm_ms += std::max(0.0, overlapped - attention_ms);
   };
 
   const double tokens = att.tokens;  // local tokens of the most loaded rank
@@ -141,12 +149,9 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     bc.gemm_ms = gemm.ms;
     bc.source = worst(bc.source, gemm.source);
 
-    attention_kernel(att, bc);
-    attention_comm(att, bc);
-    if (g.image_self_attention) {
-      attention_kernel(image_att, bc);
-      attention_comm(image_att, bc);
-    }
+    layer_bytes = 0;
+    attention_comm(att, attention_kernel(att, bc), bc);
+    if (g.image_self_attention) attention_comm(image_att, attention_kernel(image_att, bc), bc);
     if (cross) {
       AttentionCost xa;
       xa.q_tokens = tokens;
@@ -169,6 +174,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
       const int reduces = 2 + (cross ? 1 : 0) + (g.image_self_attention ? 1 : 0);
       const Timed t = hw_.collective(Collective::kAllReduce, nb * tokens * d * b, tp_group);
       bc.comm_ms += reduces * t.ms;
+      layer_bytes += reduces * nb * tokens * d * b * busbw_factor(Collective::kAllReduce, a.t);
       bc.overhead_ms += 2 * reduces * hw_.launch_us() * 1e-3;
       bc.source = worst(bc.source, t.source);
     }
@@ -181,6 +187,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     bc.overhead_ms *= scale;
     bc.comm_ms *= scale;
     p.step_flops += bc.flops;
+    p.comm_bytes += layer_bytes * scale;
     p.compute_ms += bc.compute_ms();
     p.comm_ms += bc.comm_ms;
     source = worst(source, bc.source);
@@ -198,6 +205,8 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   const Timed gather = hw_.collective(Collective::kAllGather, nb * prediction, cp_group);
   const Timed cfg = hw_.collective(Collective::kAllGather, a.c * prediction * q.batch / a.d, cfg_group);
   p.step_comm_extra_ms = gather.ms + cfg.ms;
+  p.comm_bytes += nb * prediction * busbw_factor(Collective::kAllGather, cp_group.ranks) +
+                  a.c * prediction * q.batch / a.d * busbw_factor(Collective::kAllGather, a.c);
   p.comm_ms += p.step_comm_extra_ms;
   p.compute_ms += hw_.memory(3.0 * img * m.in_channels * 4.0 * q.batch / a.d).ms;
   p.step_ms = p.compute_ms + p.comm_ms;

@@ -50,6 +50,7 @@ struct Prediction {
   Milliseconds vae_decode_ms = 0;   // once per image
   Milliseconds image_ms = 0;        // text + steps x step + VAE
   Flops step_flops = 0;             // local FLOPs per step on the most loaded rank
+  Bytes comm_bytes = 0;             // bytes sent per rank per step (nccl-tests size x busbw factor)
   Bytes peak_mem_bytes = 0;
   bool fits_memory = false;
   MemoryBreakdown memory;

@@ -22,6 +22,7 @@ struct AttentionInput {
   int ulysses = 1;
   Bytes elem_bytes = 2;     // activation dtype
   bool fp32_merge = true;   // convert_to_fp32: Ring's running output and LSE in fp32
+  bool ring_p2p = false;    // rotate_method p2p: K/V blocks passed around the ring
 };
 
 enum class CpAxis { kUlysses, kRing };
@@ -31,6 +32,7 @@ struct CommCall {
   CpAxis axis = CpAxis::kUlysses;
   Bytes bytes = 0;  // nccl-tests "size" of one call
   int count = 1;    // calls per layer
+  bool overlapped = false;  // runs concurrently with the layer's attention kernels
 };
 
 struct AttentionCost {

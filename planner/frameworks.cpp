@@ -27,11 +27,13 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p) 
       if (cp && !m.diffusers_cp_plan) return "diffusers has no context-parallel plan for this transformer";
       if (cp && c.tp() > 1) return "diffusers refuses context and tensor parallelism together";
       if (c.cfg_degree > 1) return "diffusers has no CFG parallelism";
+      if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "diffusers' Ring only all-gathers K/V";
       return {};
     case Framework::kCacheDit:
       // cache-dit builds on diffusers' parallelism hooks and adds Ulysses x TP hybrids.
       if (cp && !m.diffusers_cp_plan) return "cache-dit has no context-parallel plan for this transformer";
       if (c.cfg_degree > 1) return "cache-dit has no CFG parallelism";
+      if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "cache-dit's Ring only all-gathers K/V";
       return {};
     case Framework::kXdit:
       if (!m.xdit) return "xDiT has no pipeline for this model";

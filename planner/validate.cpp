@@ -54,7 +54,10 @@ std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
   if (cp.ulysses_anything && cp.ring_anything)
     reasons.push_back("ulysses_anything and ring_anything: mutually exclusive; choose one");
   if (cp.rotate_method == RotateMethod::kAllToAll)
-    reasons.push_back("rotate_method = alltoall: reserved in the reference, not implemented; use allgather");
+    reasons.push_back("rotate_method = alltoall: reserved in the reference, not implemented; use allgather or p2p");
+  if (cp.rotate_method == RotateMethod::kP2P && (cp.ring_degree <= 1 || cp.ring_anything))
+    reasons.push_back(fmt::format("rotate_method = p2p: needs a Ring or Unified plan without ring_anything{}",
+                                  cp.ring_anything ? " (Ring Anything gathers padded K/V)" : " (ring_degree > 1)"));
 
   cp_rules(classify(cp)).validate(q, c, reasons);
   tensor_parallel(q, c, reasons);

@@ -20,10 +20,17 @@ class Ring final : public CpCostStrategy {
     // Ring Anything pads every rank's K/V to the longest local length before gathering.
     const double gathered = anything_ ? r * cp::split_tokens(in, r) : cp::split_sequence(in);
     c.kv_tokens = cp::sequence(in) / r;  // padding is sliced off before attention
-    c.add({Collective::kAllGather, CpAxis::kRing, 2.0 * gathered * hidden * in.elem_bytes, 1});
     c.merge_bytes = cp::merge_traffic(c.q_tokens, hidden, r, in.fp32_merge, in.elem_bytes);
     const Bytes acc = in.fp32_merge ? 4.0 : in.elem_bytes;
-    c.transient_bytes = 2.0 * gathered * hidden * in.elem_bytes + c.q_tokens * (hidden + in.heads) * acc;
+    const Bytes block = 2.0 * cp::split_tokens(in, r) * hidden * in.elem_bytes;  // one rank's K and V
+    if (in.ring_p2p && !anything_) {
+      // r-1 send/recv steps, each hidden behind the attention of the block in hand; two blocks live.
+      c.add({Collective::kSendRecv, CpAxis::kRing, block, r - 1, true});
+      c.transient_bytes = 2.0 * block + c.q_tokens * (hidden + in.heads) * acc;
+    } else {
+      c.add({Collective::kAllGather, CpAxis::kRing, 2.0 * gathered * hidden * in.elem_bytes, 1});
+      c.transient_bytes = 2.0 * gathered * hidden * in.elem_bytes + c.q_tokens * (hidden + in.heads) * acc;
+    }
     return c;
   }
 

@@ -18,9 +18,10 @@ class Unified final : public CpCostStrategy {
     c.kv_tokens = cp::sequence(in) / r;
     c.add({Collective::kAllToAll, CpAxis::kUlysses, cp::split_tokens(in, u * r) * hidden * in.elem_bytes, 4});
     const Bytes gathered = cp::split_sequence(in) * (hidden / u) * in.elem_bytes;
-    c.add({Collective::kAllGather, CpAxis::kRing, 2.0 * gathered, 1});
+    if (in.ring_p2p) c.add({Collective::kSendRecv, CpAxis::kRing, 2.0 * gathered / r, r - 1, true});
+    else c.add({Collective::kAllGather, CpAxis::kRing, 2.0 * gathered, 1});
     c.merge_bytes = cp::merge_traffic(c.q_tokens, hidden / u, r, in.fp32_merge, in.elem_bytes);
-    c.transient_bytes = 3.0 * c.q_tokens * (hidden / u) * in.elem_bytes + 2.0 * gathered +
+    c.transient_bytes = 3.0 * c.q_tokens * (hidden / u) * in.elem_bytes + (in.ring_p2p ? 4.0 / r : 2.0) * gathered +
                         c.q_tokens * (hidden / u) * (in.fp32_merge ? 4.0 : in.elem_bytes);
     return c;
   }
