@@ -47,7 +47,7 @@ TEST_CASE("the human table names the rejected Ring, Ulysses and Unified plans wi
   CHECK_THAT(r.out, Catch::Contains("xdit: cannot run this plan"));
 }
 
-TEST_CASE("--all lists every rejected plan and adds invalid plans to the JSON", "[cli][recommend]") {
+TEST_CASE("the --all flag lists every rejected plan and adds invalid plans to the JSON", "[cli][recommend]") {
   const auto r = run_cli({"--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--json", "--all"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);

@@ -1,0 +1,374 @@
+// Profile loading: every built-in profile loads with the facts of shared/reference/*.md, and
+// every error names the file, the field, its value and the rule (docs/profiles.md).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/profiles.h"
+#include "core/text.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::test::catalog;
+
+namespace {
+namespace fs = std::filesystem;
+
+fs::path data_dir() { return fs::path(CPPLAN_TEST_PROFILES).parent_path() / "tests" / "data"; }
+std::string broken_model(const std::string& stem) {
+  return (data_dir() / "profiles-broken" / "models" / (stem + ".toml")).string();
+}
+std::string broken_hardware(const std::string& stem) {
+  return (data_dir() / "profiles-broken" / "hardware" / (stem + ".toml")).string();
+}
+
+// The loader's error for a model file that must not load.
+std::string model_error(const std::string& path) {
+  auto m = cpplan::load_model_profile(path);
+  INFO(path);
+  REQUIRE_FALSE(m.ok());
+  return m.error().message;
+}
+std::string hardware_error(const std::string& path) {
+  auto h = cpplan::load_hardware_profile(path);
+  INFO(path);
+  REQUIRE_FALSE(h.ok());
+  return h.error().message;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+}  // namespace
+
+TEST_CASE("All 15 built-in models and 7 hardware profiles load", "[core][profiles]") {
+  const auto models = catalog().model_names();
+  const auto hardware = catalog().hardware_names();
+  CHECK(models.size() == 15);
+  CHECK(hardware.size() == 7);
+  for (const char* name : {"cogvideox-5b", "flux-tiny", "flux.1-dev", "flux.1-schnell", "flux.2-dev", "hunyuanvideo",
+                           "ltx-video-2b", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
+                           "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b"}) {
+    INFO(name);
+    CHECK(contains(models, name));
+  }
+  for (const char* name : {"a100-sxm-80g", "h100-sxm", "h200-sxm", "l20", "l40s", "rtx4090", "rtx4090-48g"}) {
+    INFO(name);
+    CHECK(contains(hardware, name));
+  }
+}
+
+TEST_CASE("FLUX.1-dev's profile holds the reference architecture", "[core][profiles]") {
+  const cpplan::ModelProfile* m = catalog().find_model("flux.1-dev");
+  REQUIRE(m != nullptr);
+  CHECK(m->heads == 24);
+  CHECK(m->head_dim == 128);
+  CHECK(m->hidden() == 3072);
+  CHECK(m->ffn_hidden == 12288);
+  CHECK(m->ffn_kind == cpplan::FfnKind::kGelu);
+  CHECK(m->params == 11901408320.0);
+  CHECK(m->bytes_per_param == 2);
+  REQUIRE(m->blocks.size() == 2);
+  CHECK(m->blocks[0].kind == cpplan::BlockKind::kDouble);
+  CHECK(m->blocks[0].count == 19);
+  CHECK(m->blocks[1].kind == cpplan::BlockKind::kSingle);
+  CHECK(m->blocks[1].count == 38);
+  CHECK(m->total_blocks() == 57);
+  CHECK(m->text_handling == cpplan::TextHandling::kJoint);
+  CHECK(m->text_tokens == 512);
+  CHECK(m->max_text_tokens == 512);  // defaults to text.tokens
+  REQUIRE(m->text_encoders.size() == 2);
+  CHECK(m->text_encoders[0].params == 4762310656.0);
+  CHECK(m->text_encoders[1].params == 123060480.0);
+  CHECK(m->pixel_granularity() == 16);
+  CHECK(m->cp_split == cpplan::CpSplit::kImageAndText);
+  CHECK(m->guidance == cpplan::Guidance::kDistilled);
+  CHECK(m->passes_per_step() == 1);
+  CHECK(m->default_steps == 28);
+  CHECK(m->diffusers_cp_plan);
+  CHECK(m->xdit);
+  CHECK_FALSE(m->video);
+  CHECK(m->hf_repo == "black-forest-labs/FLUX.1-dev");
+  CHECK(m->pipeline_class == "FluxPipeline");
+}
+
+TEST_CASE("Other built-in models carry their distinguishing facts", "[core][profiles]") {
+  const auto& c = catalog();
+  const auto* wan = c.find_model("wan2.1-t2v-14b");
+  REQUIRE(wan);
+  CHECK(wan->hidden() == 40 * 128);
+  CHECK(wan->text_handling == cpplan::TextHandling::kCross);
+  CHECK(wan->cp_split == cpplan::CpSplit::kImageOnly);
+  CHECK(wan->guidance == cpplan::Guidance::kTrueCfg);
+  CHECK(wan->passes_per_step() == 2);
+  CHECK(wan->video);
+  CHECK(wan->vae.temporal == 4);
+  CHECK(wan->default_frames == 81);
+
+  const auto* qwen = c.find_model("qwen-image");
+  REQUIRE(qwen);
+  CHECK(qwen->attention_mask);
+  CHECK(qwen->text_tokens == 512);
+  CHECK(qwen->max_text_tokens == 1024);
+
+  const auto* flux2 = c.find_model("flux.2-dev");
+  REQUIRE(flux2);
+  CHECK(flux2->ffn_kind == cpplan::FfnKind::kSwiGlu);
+  CHECK(flux2->hidden() == 6144);
+  CHECK_FALSE(flux2->xdit);
+
+  const auto* medium = c.find_model("sd3.5-medium");
+  REQUIRE(medium);
+  REQUIRE(medium->blocks.size() == 2);
+  CHECK(medium->blocks[0].image_self_attention);
+  CHECK(medium->blocks[0].count == 13);
+  CHECK_FALSE(medium->blocks[1].image_self_attention);
+  CHECK(medium->total_blocks() == 24);
+
+  const auto* ltx = c.find_model("ltx-video-2b");
+  REQUIRE(ltx);
+  CHECK(ltx->pixel_granularity() == 32);  // VAE 32 x patch 1
+  CHECK(ltx->vae.temporal == 8);
+
+  const auto* schnell = c.find_model("flux.1-schnell");
+  REQUIRE(schnell);
+  CHECK(schnell->guidance == cpplan::Guidance::kNone);
+  CHECK(schnell->text_tokens == 256);
+}
+
+TEST_CASE("Hardware profiles carry the datasheet figures", "[core][profiles]") {
+  const auto* h100 = catalog().find_hardware("h100-sxm");
+  REQUIRE(h100);
+  CHECK(h100->bf16_tflops == 989);
+  CHECK(h100->memory_mib == 81559);
+  CHECK(h100->reserved_mib == 1536);
+  CHECK(h100->memory_bytes() == 81559.0 * 1024 * 1024);
+  CHECK(h100->usable_bytes() == (81559.0 - 1536) * 1024 * 1024);
+  CHECK(h100->link_kind == cpplan::LinkKind::kNvSwitch);
+  CHECK(h100->intra_node.bandwidth_gbps == 450);
+  CHECK(h100->intra_node.efficiency == 0.85);
+  CHECK(h100->gpus_per_node == 8);
+  CHECK(h100->attention_efficiency[static_cast<int>(cpplan::AttentionBackend::kCudnn)] == 0.55);
+  CHECK(contains(h100->match, "H100"));
+
+  const auto* rtx = catalog().find_hardware("rtx4090");
+  REQUIRE(rtx);
+  CHECK(rtx->link_kind == cpplan::LinkKind::kPcieHost);
+  CHECK(rtx->memory_mib == 24564);
+  CHECK(cpplan::to_string(rtx->link_kind) == "pcie_host");
+}
+
+TEST_CASE("A profile's name must match its file", "[core][profiles]") {
+  for (const auto& m : catalog().models()) {
+    INFO(m.source);
+    CHECK(std::filesystem::path(m.source).stem().string() == m.name);
+  }
+  const std::string path = broken_model("name-mismatch");
+  CHECK(model_error(path) == path + ": name = \"flux-tiny\": must equal the file name \"name-mismatch\"");
+}
+
+TEST_CASE("The valid test profiles load, and the broken ones differ from them in one place", "[core][profiles]") {
+  auto m = cpplan::load_model_profile((data_dir() / "profiles-valid" / "models" / "test-model.toml").string());
+  INFO((m.ok() ? std::string() : m.error().message));
+  REQUIRE(m.ok());
+  CHECK(m->heads == 12);
+  CHECK(m->hidden() == 192);
+  auto h = cpplan::load_hardware_profile((data_dir() / "profiles-valid" / "hardware" / "test-gpu.toml").string());
+  INFO((h.ok() ? std::string() : h.error().message));
+  REQUIRE(h.ok());
+  CHECK(h->intra_node.bandwidth_gbps == 100);
+  CHECK(h->intra_node.latency_us == 10);
+  CHECK(h->intra_node.efficiency == 1.0);
+  CHECK(h->network.bandwidth_gbps == 10);
+}
+
+TEST_CASE("Model loader errors name the file, the field, the value and the rule", "[core][profiles][errors]") {
+  SECTION("a missing required field") {
+    const auto path = broken_model("missing-heads");
+    CHECK(model_error(path) == path + ": transformer.heads = (missing): is required");
+  }
+  SECTION("a field of the wrong type") {
+    const auto path = broken_model("wrong-type");
+    CHECK(model_error(path) == path + ": transformer.heads = \"12\": must be an integer");
+  }
+  SECTION("an out-of-range value") {
+    const auto path = broken_model("out-of-range");
+    CHECK(model_error(path) == path + ": transformer.heads = 0: must be between 1 and 4096");
+  }
+  SECTION("an out-of-range count inside an array of tables names its index") {
+    const auto path = broken_model("block-count");
+    CHECK(model_error(path) == path + ": transformer.blocks[1].count = 0: must be between 1 and 10000");
+  }
+  SECTION("a non-positive parameter count") {
+    const auto path = broken_model("negative-params");
+    CHECK_THAT(model_error(path),
+               Catch::StartsWith(path + ": transformer.params = -1: must be above 0 and at most"));
+  }
+  SECTION("an unknown key suggests the closest one") {
+    const auto path = broken_model("unknown-key");
+    CHECK(model_error(path) == path + ": transformer.hedas = ...: unknown field (did you mean heads?)");
+  }
+  SECTION("an unknown table suggests the closest one") {
+    const auto path = broken_model("unknown-table");
+    CHECK(model_error(path) == path + ": pipline = ...: unknown field (did you mean pipeline?)");
+  }
+  SECTION("a choice outside the allowed names lists them") {
+    const auto path = broken_model("bad-choice");
+    CHECK(model_error(path) == path + ": transformer.ffn = \"relu\": must be one of gelu or swiglu");
+  }
+  SECTION("invalid TOML syntax names the line") {
+    const auto path = broken_model("bad-syntax");
+    const std::string message = model_error(path);
+    // the broken line is line 7 ("head_dim = = 16")
+    CHECK_THAT(message, Catch::StartsWith(path + ":7:"));
+    CHECK_THAT(message, Catch::Contains("invalid TOML"));
+  }
+  SECTION("cross text handling needs cross blocks") {
+    const auto path = broken_model("cross-joint");
+    CHECK(model_error(path) ==
+          path + ": transformer.blocks = (kinds): text.handling = \"cross\" needs every block kind = \"cross\"");
+  }
+  SECTION("a cross block needs cross text handling") {
+    const auto path = broken_model("joint-cross");
+    CHECK(model_error(path) == path + ": transformer.blocks = (kinds): kind = \"cross\" needs text.handling = \"cross\"");
+  }
+  SECTION("the default size must be on the model's grid") {
+    const auto path = broken_model("off-grid-default");
+    CHECK(model_error(path) ==
+          path + ": pipeline.default_width = 1000x256: default size must be a multiple of vae.spatial x "
+                 "transformer.patch_spatial = 16");
+  }
+  SECTION("an image model has one frame") {
+    const auto path = broken_model("image-frames");
+    CHECK(model_error(path) == path + ": pipeline.default_frames = 5: must be 1 for an image model");
+  }
+  SECTION("max_tokens below tokens") {
+    const auto path = broken_model("max-below-tokens");
+    CHECK(model_error(path) == path + ": text.max_tokens = 8: must be at least text.tokens = 16");
+  }
+  SECTION("a file that does not exist") {
+    const auto path = broken_model("no-such-file");
+    CHECK(model_error(path) == path + ": not a readable file");
+  }
+}
+
+TEST_CASE("Hardware loader errors name the file, the field, the value and the rule", "[core][profiles][errors]") {
+  SECTION("a missing required field") {
+    const auto path = broken_hardware("hw-missing-bandwidth");
+    CHECK(hardware_error(path) == path + ": interconnect.bandwidth_gbps = (missing): is required");
+  }
+  SECTION("an out-of-range efficiency") {
+    const auto path = broken_hardware("hw-efficiency-range");
+    CHECK(hardware_error(path) == path + ": interconnect.efficiency = 1.5: must be above 0 and at most 1");
+  }
+  SECTION("an unknown key suggests the closest one") {
+    const auto path = broken_hardware("hw-unknown-key");
+    CHECK(hardware_error(path) == path + ": memory.capacity_mb = ...: unknown field (did you mean capacity_mib?)");
+  }
+  SECTION("reserved memory not below capacity") {
+    const auto path = broken_hardware("hw-reserved");
+    CHECK(hardware_error(path) == path + ": memory.reserved_mib = 16384: must be below capacity_mib");
+  }
+  SECTION("a link kind outside the allowed names") {
+    const auto path = broken_hardware("hw-bad-kind");
+    CHECK(hardware_error(path) ==
+          path + ": interconnect.kind = \"nvlink\": must be one of nvswitch, pcie, pcie_host or ici");
+  }
+  SECTION("a number given as a string") {
+    const auto path = broken_hardware("hw-wrong-type");
+    CHECK(hardware_error(path) == path + ": compute.bf16_tflops = \"100\": must be a number");
+  }
+  SECTION("match must be an array") {
+    const auto path = broken_hardware("hw-match-type");
+    CHECK(hardware_error(path) == path + ": match = ...: must be an array of strings");
+  }
+}
+
+TEST_CASE("A catalog with a broken file fails with that file's error", "[core][profiles][errors]") {
+  auto c = cpplan::ProfileCatalog::load({(data_dir() / "profiles-broken").string()});
+  REQUIRE_FALSE(c.ok());
+  // models/ is read in sorted order: bad-choice.toml comes first
+  CHECK(c.error().message == broken_model("bad-choice") + ": transformer.ffn = \"relu\": must be one of gelu or swiglu");
+}
+
+TEST_CASE("A catalog without profiles is an error naming the directory", "[core][profiles][errors]") {
+  const std::string missing = (data_dir() / "no-such-directory").string();
+  auto c = cpplan::ProfileCatalog::load({missing});
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().message == "profiles: no model or hardware profiles found in " + missing);
+}
+
+TEST_CASE("A later directory's profile replaces an earlier one of the same name", "[core][profiles]") {
+  auto c = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-override").string()});
+  INFO((c.ok() ? std::string() : c.error().message));
+  REQUIRE(c.ok());
+  CHECK(c->models().size() == 15);  // replaced, not added
+  CHECK(c->hardware_profiles().size() == 7);
+  const auto* flux = c->find_model("flux.1-dev");
+  REQUIRE(flux);
+  CHECK(flux->default_steps == 50);  // the override's value; the built-in says 28
+  CHECK_THAT(flux->source, Catch::Contains("profiles-override"));
+  CHECK(catalog().find_model("flux.1-dev")->default_steps == 28);
+
+  // In the other order the built-in wins.
+  auto reversed = cpplan::ProfileCatalog::load({(data_dir() / "profiles-override").string(), CPPLAN_TEST_PROFILES});
+  REQUIRE(reversed.ok());
+  CHECK(reversed->find_model("flux.1-dev")->default_steps == 28);
+}
+
+TEST_CASE("find_* returns null and model()/hardware() suggest the closest names for an unknown name",
+          "[core][profiles]") {
+  CHECK(catalog().find_model("flux1-dev") == nullptr);
+  CHECK(catalog().find_hardware("h100") == nullptr);
+
+  auto ok = catalog().model("flux.1-dev");
+  REQUIRE(ok.ok());
+  CHECK((*ok)->name == "flux.1-dev");
+
+  auto m = catalog().model("flux1-dev");
+  REQUIRE_FALSE(m.ok());
+  CHECK_THAT(m.error().message, Catch::StartsWith("--model = flux1-dev: unknown profile; did you mean flux.1-dev"));
+
+  auto h = catalog().hardware("h100");
+  REQUIRE_FALSE(h.ok());
+  CHECK_THAT(h.error().message, Catch::StartsWith("--hardware = h100: unknown profile; did you mean h100-sxm"));
+
+  // Nothing close: the message lists every known name.
+  auto far = catalog().hardware("zzzzzzzzzzzz");
+  REQUIRE_FALSE(far.ok());
+  CHECK_THAT(far.error().message, Catch::StartsWith("--hardware = zzzzzzzzzzzz: unknown profile; known: "));
+  CHECK_THAT(far.error().message, Catch::Contains("h100-sxm") && Catch::Contains("rtx4090-48g"));
+}
+
+TEST_CASE("edit_distance counts insertions, deletions and substitutions", "[core][text]") {
+  CHECK(cpplan::edit_distance("", "") == 0);
+  CHECK(cpplan::edit_distance("flux", "flux") == 0);
+  CHECK(cpplan::edit_distance("", "abc") == 3);
+  CHECK(cpplan::edit_distance("abc", "") == 3);
+  CHECK(cpplan::edit_distance("kitten", "sitting") == 3);  // k->s, e->i, +g
+  CHECK(cpplan::edit_distance("flux1-dev", "flux.1-dev") == 1);  // +.
+  CHECK(cpplan::edit_distance("flux1-dev", "flux.2-dev") == 2);  // +., 1->2
+  CHECK(cpplan::edit_distance("hedas", "heads") == 2);           // two substitutions
+}
+
+TEST_CASE("closest_names ranks by distance, accepts prefixes and drops far names", "[core][text]") {
+  const std::vector<std::string> names = {"flux.2-dev", "flux.1-dev", "flux.1-schnell", "wan2.1-t2v-14b"};
+  // threshold max(2, 9 / 3) = 3: flux.1-dev (1), flux.2-dev (2); schnell and wan are far
+  CHECK(cpplan::closest_names("flux1-dev", names) == std::vector<std::string>{"flux.1-dev", "flux.2-dev"});
+  CHECK(cpplan::closest_names("flux1-dev", names, 1) == std::vector<std::string>{"flux.1-dev"});
+  // a prefix counts as distance 1
+  CHECK(cpplan::closest_names("wan", names) == std::vector<std::string>{"wan2.1-t2v-14b"});
+  CHECK(cpplan::closest_names("zzzzzz", names).empty());
+  CHECK(cpplan::join_or({}) == "");
+  CHECK(cpplan::join_or({"a"}) == "a");
+  CHECK(cpplan::join_or({"a", "b"}) == "a or b");
+  CHECK(cpplan::join_or({"a", "b", "c"}) == "a, b or c");
+}
+
+TEST_CASE("Explicit --profiles directories come last in the search path, so they win", "[core][profiles]") {
+  const auto dirs = cpplan::profile_search_path({"/tmp/my-profiles"}, "");
+  REQUIRE_FALSE(dirs.empty());
+  CHECK(dirs.back() == "/tmp/my-profiles");
+}

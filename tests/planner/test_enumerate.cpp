@@ -1,0 +1,214 @@
+// Enumeration of every ring x ulysses x tp x cfg x dp factorization (with the anything variants)
+// and the ranking of plans: valid and fitting, valid out of memory, invalid.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "planner/planner.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::CpVariant;
+using cpplan::planner::enumerate;
+using cpplan::planner::PlannerOptions;
+using cpplan::planner::PlanReport;
+using cpplan::planner::RankedPlan;
+using cpplan::test::make_query;
+
+namespace {
+std::map<CpVariant, int> count_by_variant(const std::vector<cpplan::ParallelConfig>& configs) {
+  std::map<CpVariant, int> n;
+  for (const auto& c : configs) ++n[cpplan::classify(c.context_parallel_config)];
+  return n;
+}
+
+PlanReport plan(const cpplan::Query& q, const PlannerOptions& options = {}) {
+  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
+  const cpplan::costmodel::CostModel cost(hw);
+  const cpplan::planner::Planner planner(cost);
+  return planner.plan(q, options);
+}
+
+int tier(const RankedPlan& p) { return !p.plan.valid() ? 2 : (p.predicted->fits_memory ? 0 : 1); }
+
+// Tiers never go back, and within the valid tiers the step time never decreases.
+void check_ranked(const PlanReport& r) {
+  for (std::size_t i = 0; i < r.plans.size(); ++i) {
+    const RankedPlan& p = r.plans[i];
+    INFO("plan " << i << ": " << cpplan::plan_label(p.plan.config));
+    CHECK(p.predicted.has_value() == p.plan.valid());
+    CHECK(p.plan.variant == cpplan::classify(p.plan.config.context_parallel_config));
+    if (i == 0) continue;
+    const RankedPlan& prev = r.plans[i - 1];
+    CHECK(tier(prev) <= tier(p));
+    if (tier(prev) == tier(p) && tier(p) < 2) CHECK(prev.predicted->step_ms <= p.predicted->step_ms);
+  }
+}
+}  // namespace
+
+TEST_CASE("enumerate(4) lists 23 configs: 15 factorizations with their variants", "[planner][enumerate]") {
+  // Ordered factorizations of 4 = 2^2 into (r, u, t, c, d): C(2 + 4, 4) = 15.
+  // By (r, u), with the t x c x d factorizations of the rest:
+  //   (1,1): 6 x 1 (none)            = 6
+  //   (2,1): 3 x 2 (Ring, Ring Anything) = 6      (4,1): 1 x 2 = 2
+  //   (1,2): 3 x 2 (Ulysses, Ulysses Anything) = 6 (1,4): 1 x 2 = 2
+  //   (2,2): 1 x 1 (Unified)         = 1
+  // = 23
+  const auto all = enumerate(4);
+  CHECK(all.size() == 23);
+  const auto by = count_by_variant(all);
+  CHECK(by.at(CpVariant::kNone) == 6);
+  CHECK(by.at(CpVariant::kRing) == 4);
+  CHECK(by.at(CpVariant::kRingAnything) == 4);
+  CHECK(by.at(CpVariant::kUlysses) == 4);
+  CHECK(by.at(CpVariant::kUlyssesAnything) == 4);
+  CHECK(by.at(CpVariant::kUnified) == 1);
+
+  std::set<std::tuple<int, int, int, int, int, bool, bool>> distinct;
+  for (const auto& c : all) {
+    INFO(cpplan::plan_label(c));
+    CHECK(c.world_size() == 4);
+    const auto& cp = c.context_parallel_config;
+    distinct.insert({c.ring(), c.ulysses(), c.tp(), c.cfg_degree, c.dp_degree, cp.ulysses_anything, cp.ring_anything});
+    // the flags only where they apply
+    if (cp.ulysses_anything) CHECK((c.ulysses() > 1 && c.ring() == 1));
+    if (cp.ring_anything) CHECK((c.ring() > 1 && c.ulysses() == 1));
+  }
+  CHECK(distinct.size() == all.size());
+}
+
+TEST_CASE("allow_anything = false leaves one config per factorization", "[planner][enumerate]") {
+  PlannerOptions options;
+  options.allow_anything = false;
+  const auto plain = enumerate(4, options);
+  CHECK(plain.size() == 15);
+  for (const auto& c : plain) {
+    CHECK(c.world_size() == 4);
+    CHECK_FALSE(c.context_parallel_config.ulysses_anything);
+    CHECK_FALSE(c.context_parallel_config.ring_anything);
+  }
+}
+
+TEST_CASE("enumerate(8) and the edge cases", "[planner][enumerate]") {
+  // 8 = 2^3 into 5 factors: C(7, 4) = 35 factorizations. With r = 2^a, u = 2^b the rest has
+  // C(3 - a - b + 2, 2) factorizations; variants 1 for a = b = 0, 2 for exactly one of a, b > 0,
+  // 1 for both: 10 + 2 x (6 + 6 + 3 + 3 + 1 + 1) + 3 + 1 + 1 = 55.
+  CHECK(enumerate(8).size() == 55);
+  PlannerOptions plain;
+  plain.allow_anything = false;
+  CHECK(enumerate(8, plain).size() == 35);
+  for (const auto& c : enumerate(8)) CHECK(c.world_size() == 8);
+  // 1 GPU: the single trivial config.
+  const auto one = enumerate(1);
+  REQUIRE(one.size() == 1);
+  CHECK(cpplan::plan_label(one[0]) == "single GPU");
+  // 3 GPUs (prime): 5 placements of the 3, ring and ulysses with two variants each: 3 + 2 + 2 = 7.
+  CHECK(enumerate(3).size() == 7);
+  CHECK(enumerate(0).empty());
+  CHECK(enumerate(-4).empty());
+}
+
+TEST_CASE("enumerate is stable: the same order on every call", "[planner][enumerate]") {
+  const auto a = enumerate(8);
+  const auto b = enumerate(8);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(cpplan::plan_label(a[i]) == cpplan::plan_label(b[i]));
+    CHECK(cpplan::classify(a[i].context_parallel_config) == cpplan::classify(b[i].context_parallel_config));
+  }
+}
+
+TEST_CASE("Planning FLUX.1-dev at 1008x1008 on 4 GPUs: 5 valid plans, Ulysses Anything first", "[planner][plan]") {
+  // Valid (c = d = 1, since FLUX.1-dev is distilled and the batch is 1): tp 4; ring 2 x tp 2 and
+  // ring 4 as Ring Anything; ulysses 2 x tp 2 and ulysses 4 as Ulysses Anything. Everything
+  // else breaks a rule: 23 - 5 = 18 invalid.
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  const auto r = plan(q);
+  CHECK(r.valid_count == 5);
+  CHECK(r.invalid_count == 18);
+  REQUIRE(r.plans.size() == 23);
+  check_ranked(r);
+  for (int i = 0; i < 5; ++i) CHECK(r.plans[i].plan.valid());
+  for (std::size_t i = 5; i < r.plans.size(); ++i) {
+    CHECK_FALSE(r.plans[i].plan.valid());
+    CHECK_FALSE(r.plans[i].plan.reasons.empty());
+  }
+  const auto& top = r.plans.front();
+  CHECK(top.plan.variant == CpVariant::kUlyssesAnything);
+  CHECK(cpplan::plan_label(top.plan.config) == "ulysses 4");
+  CHECK(top.predicted->fits_memory);
+  CHECK(top.predicted->step_ms > 0);
+}
+
+TEST_CASE("Planning FLUX.1-dev at 1024x1024 on 4 GPUs: 10 valid plans", "[planner][plan]") {
+  // c = d = 1: tp 4; ring 2 x tp 2 (Ring, Ring Anything); ulysses 2 x tp 2 (Ulysses, Ulysses
+  // Anything); ring 4 (2 variants); ulysses 4 (2 variants); ring 2 x ulysses 2 = 10.
+  const auto r = plan(make_query("flux.1-dev", 4));
+  CHECK(r.valid_count == 10);
+  CHECK(r.invalid_count == 13);
+  check_ranked(r);
+}
+
+TEST_CASE("Plan options: without invalid plans, and without the anything variants", "[planner][plan]") {
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  PlannerOptions valid_only;
+  valid_only.keep_invalid = false;
+  const auto v = plan(q, valid_only);
+  CHECK(v.valid_count == 5);
+  CHECK(v.invalid_count == 18);  // still counted
+  CHECK(v.plans.size() == 5);
+  check_ranked(v);
+
+  PlannerOptions plain;
+  plain.allow_anything = false;
+  const auto p = plan(q, plain);
+  // only tp 4 survives at 1008x1008 without the anything modes
+  CHECK(p.valid_count == 1);
+  CHECK(p.invalid_count == 14);
+  REQUIRE(p.plans.size() == 15);
+  CHECK(cpplan::plan_label(p.plans.front().plan.config) == "tp 4");
+}
+
+TEST_CASE("Valid plans that do not fit rank after those that fit and before invalid ones", "[planner][plan][memory]") {
+  // FLUX.2-dev on 1 x RTX 4090 (24 GB): 64 GB of transformer alone; the single config is valid
+  // but out of memory.
+  const auto alone = plan(make_query("flux.2-dev", 1, 1024, 1024, 0, "rtx4090"));
+  REQUIRE(alone.plans.size() == 1);
+  CHECK(alone.valid_count == 1);
+  CHECK(alone.plans[0].plan.valid());
+  CHECK_FALSE(alone.plans[0].predicted->fits_memory);
+
+  // FLUX.2-dev on 4 x RTX 4090: nothing fits, so every valid plan is in tier 1, then the invalid.
+  const auto four = plan(make_query("flux.2-dev", 4, 1024, 1024, 0, "rtx4090"));
+  check_ranked(four);
+  CHECK(four.valid_count > 0);
+  for (const auto& p : four.plans)
+    if (p.plan.valid()) CHECK_FALSE(p.predicted->fits_memory);
+  CHECK(tier(four.plans.front()) == 1);
+  CHECK(tier(four.plans.back()) == 2);
+
+  // FLUX.1-dev on 4 x H100 fits everywhere: the valid plans are all tier 0.
+  const auto fits = plan(make_query("flux.1-dev", 4));
+  for (int i = 0; i < fits.valid_count; ++i) CHECK(tier(fits.plans[i]) == 0);
+}
+
+TEST_CASE("evaluate gives one config its verdict, prediction and frameworks", "[planner][plan]") {
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
+  const cpplan::costmodel::CostModel cost(hw);
+  const cpplan::planner::Planner planner(cost);
+
+  const auto bad = planner.evaluate(q, cpplan::test::config(4, 1));
+  CHECK_FALSE(bad.plan.valid());
+  CHECK_FALSE(bad.predicted.has_value());
+  CHECK(bad.frameworks.bits == 0u);
+  CHECK(bad.plan.reasons == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
+
+  const auto good = planner.evaluate(q, cpplan::test::config(4, 1, 1, 1, 1, false, true));
+  CHECK(good.plan.valid());
+  REQUIRE(good.predicted.has_value());
+  CHECK(good.predicted->step_ms == Approx(good.predicted->compute_ms + good.predicted->comm_ms));
+  CHECK(good.frameworks.has(cpplan::planner::Framework::kDiffusers));
+  CHECK_FALSE(good.frameworks.has(cpplan::planner::Framework::kXdit));
+}

@@ -1,0 +1,202 @@
+// Which external frameworks can run a plan, and the configuration cpplan prints for them
+// (shared/spec/parallelism.md, "The ecosystem's API surface").
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "planner/frameworks.h"
+#include "planner/validate.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::planner::Framework;
+using cpplan::planner::frameworks_for;
+using cpplan::planner::make_plan;
+using cpplan::planner::unsupported_reason;
+using cpplan::test::config;
+using cpplan::test::make_query;
+using Names = std::vector<std::string>;
+
+namespace {
+// A valid plan for the query (fails the test otherwise).
+cpplan::Plan valid_plan(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
+  cpplan::Plan p = make_plan(q, c);
+  INFO(cpplan::plan_label(c) << ": " << (p.reasons.empty() ? std::string() : p.reasons.front()));
+  REQUIRE(p.valid());
+  return p;
+}
+}  // namespace
+
+TEST_CASE("Framework names", "[planner][frameworks]") {
+  CHECK(cpplan::planner::to_string(Framework::kDiffusers) == "diffusers");
+  CHECK(cpplan::planner::to_string(Framework::kXdit) == "xdit");
+  CHECK(cpplan::planner::to_string(Framework::kCacheDit) == "cache-dit");
+  cpplan::planner::FrameworkSet s;
+  CHECK(s.names().empty());
+  s.add(Framework::kCacheDit);
+  s.add(Framework::kDiffusers);
+  CHECK(s.has(Framework::kDiffusers));
+  CHECK_FALSE(s.has(Framework::kXdit));
+  CHECK(s.names() == Names{"diffusers", "cache-dit"});
+}
+
+TEST_CASE("Every framework runs plain Ulysses on FLUX.1-dev", "[planner][frameworks]") {
+  const auto q = make_query("flux.1-dev", 4);
+  const auto p = valid_plan(q, config(1, 4));
+  CHECK(frameworks_for(q, p).names() == Names{"diffusers", "xdit", "cache-dit"});
+  CHECK(unsupported_reason(Framework::kDiffusers, q, p).empty());
+  CHECK(unsupported_reason(Framework::kXdit, q, p).empty());
+  CHECK(unsupported_reason(Framework::kCacheDit, q, p).empty());
+}
+
+TEST_CASE("diffusers refuses CP and TP together but cache-dit runs the hybrid", "[planner][frameworks][diffusers]") {
+  const auto q = make_query("flux.1-dev", 4);
+  const auto p = valid_plan(q, config(1, 2, 2));
+  CHECK(unsupported_reason(Framework::kDiffusers, q, p) == "diffusers refuses context and tensor parallelism together");
+  CHECK(unsupported_reason(Framework::kCacheDit, q, p).empty());
+  CHECK(unsupported_reason(Framework::kXdit, q, p) == "xDiT does not offer tensor parallelism for this pipeline");
+  CHECK(frameworks_for(q, p).names() == Names{"cache-dit"});
+  // TP alone is fine for diffusers.
+  const auto tp = valid_plan(q, config(1, 1, 4));
+  CHECK(unsupported_reason(Framework::kDiffusers, q, tp).empty());
+}
+
+TEST_CASE("Only xDiT runs CFG parallelism", "[planner][frameworks][cfg]") {
+  const auto q = make_query("wan2.1-t2v-14b", 4);
+  const auto p = valid_plan(q, config(1, 2, 1, 2));
+  CHECK(unsupported_reason(Framework::kDiffusers, q, p) == "diffusers has no CFG parallelism");
+  CHECK(unsupported_reason(Framework::kCacheDit, q, p) == "cache-dit has no CFG parallelism");
+  CHECK(unsupported_reason(Framework::kXdit, q, p).empty());
+  CHECK(frameworks_for(q, p).names() == Names{"xdit"});
+}
+
+TEST_CASE("xDiT refuses the anything modes and models it has no pipeline for", "[planner][frameworks][xdit]") {
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  const auto ua = valid_plan(q, config(1, 4, 1, 1, 1, true));
+  const auto ra = valid_plan(q, config(4, 1, 1, 1, 1, false, true));
+  CHECK(unsupported_reason(Framework::kXdit, q, ua) == "xDiT needs even splits (no anything modes)");
+  CHECK(unsupported_reason(Framework::kXdit, q, ra) == "xDiT needs even splits (no anything modes)");
+  CHECK(frameworks_for(q, ua).names() == Names{"diffusers", "cache-dit"});
+
+  const auto flux2 = make_query("flux.2-dev", 4);
+  const auto p = valid_plan(flux2, config(1, 4));
+  CHECK(unsupported_reason(Framework::kXdit, flux2, p) == "xDiT has no pipeline for this model");
+  CHECK(frameworks_for(flux2, p).names() == Names{"diffusers", "cache-dit"});
+}
+
+TEST_CASE("Only xDiT runs Ring with p2p K/V rotation", "[planner][frameworks][ring]") {
+  const auto q = make_query("flux.1-dev", 4);
+  auto c = config(4, 1);
+  c.context_parallel_config.rotate_method = cpplan::RotateMethod::kP2P;
+  const auto p = valid_plan(q, c);
+  CHECK(unsupported_reason(Framework::kDiffusers, q, p) == "diffusers' Ring only all-gathers K/V");
+  CHECK(unsupported_reason(Framework::kCacheDit, q, p) == "cache-dit's Ring only all-gathers K/V");
+  CHECK(frameworks_for(q, p).names() == Names{"xdit"});
+}
+
+TEST_CASE("Models without a diffusers CP plan run CP only in xDiT", "[planner][frameworks]") {
+  const auto q = make_query("sd3.5-large", 2);
+  const auto p = valid_plan(q, config(1, 2));
+  CHECK(unsupported_reason(Framework::kDiffusers, q, p) ==
+        "diffusers has no context-parallel plan for this transformer");
+  CHECK(unsupported_reason(Framework::kCacheDit, q, p) ==
+        "cache-dit has no context-parallel plan for this transformer");
+  CHECK(frameworks_for(q, p).names() == Names{"xdit"});
+}
+
+TEST_CASE("No framework runs an invalid plan", "[planner][frameworks]") {
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  const auto p = make_plan(q, config(4, 1));
+  REQUIRE_FALSE(p.valid());
+  for (auto f : {Framework::kDiffusers, Framework::kXdit, Framework::kCacheDit})
+    CHECK(unsupported_reason(f, q, p) == "the plan is invalid");
+  CHECK(frameworks_for(q, p).bits == 0u);
+}
+
+TEST_CASE("The diffusers snippet for the 1008x1008 top plan enables Ulysses Anything", "[planner][frameworks][snippet]") {
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  const auto p = valid_plan(q, config(1, 4, 1, 1, 1, true));
+  const std::string s = cpplan::planner::diffusers_snippet(q, p);
+  CHECK_THAT(s, Catch::StartsWith("# torchrun --nproc-per-node 4 run.py\n"));
+  CHECK_THAT(s, Catch::Contains("from diffusers import FluxPipeline, ContextParallelConfig\n"));
+  CHECK_THAT(s, Catch::Contains(
+                    "pipe = FluxPipeline.from_pretrained(\"black-forest-labs/FLUX.1-dev\", torch_dtype=torch.bfloat16)"));
+  CHECK_THAT(s, Catch::Contains("pipe.transformer.set_attention_backend(\"flash\")"));
+  CHECK_THAT(s, Catch::Contains(
+                    "pipe.transformer.enable_parallelism(config=ContextParallelConfig(ulysses_degree=4, "
+                    "ulysses_anything=True))"));
+  CHECK_THAT(s, Catch::Contains("height=1008, width=1008, num_inference_steps=28"));
+  CHECK_THAT(s, Catch::Contains("out.images[0].save(\"output.png\")"));
+  CHECK_THAT(s, !Catch::Contains("num_frames"));
+}
+
+TEST_CASE("Snippets spell out each config form", "[planner][frameworks][snippet]") {
+  const auto flux = make_query("flux.1-dev", 4);
+  SECTION("Ring Anything") {
+    const auto s = cpplan::planner::diffusers_snippet(
+        make_query("flux.1-dev", 4, 1008, 1008), valid_plan(make_query("flux.1-dev", 4, 1008, 1008),
+                                                            config(4, 1, 1, 1, 1, false, true)));
+    CHECK_THAT(s, Catch::Contains("ContextParallelConfig(ring_degree=4, ring_anything=True)"));
+  }
+  SECTION("Unified") {
+    const auto s = cpplan::planner::diffusers_snippet(flux, valid_plan(flux, config(2, 2)));
+    CHECK_THAT(s, Catch::Contains("ContextParallelConfig(ring_degree=2, ulysses_degree=2)"));
+  }
+  SECTION("CP with TP uses ParallelConfig") {
+    const auto s = cpplan::planner::diffusers_snippet(flux, valid_plan(flux, config(1, 2, 2)));
+    CHECK_THAT(s, Catch::Contains("from diffusers import FluxPipeline, ParallelConfig, ContextParallelConfig, "
+                                  "TensorParallelConfig\n"));
+    CHECK_THAT(s, Catch::Contains("enable_parallelism(config=ParallelConfig(context_parallel_config="
+                                  "ContextParallelConfig(ulysses_degree=2), tensor_parallel_config="
+                                  "TensorParallelConfig(tp_degree=2)))"));
+  }
+  SECTION("TP alone") {
+    const auto s = cpplan::planner::diffusers_snippet(flux, valid_plan(flux, config(1, 1, 4)));
+    CHECK_THAT(s, Catch::Contains("enable_parallelism(config=TensorParallelConfig(tp_degree=4))"));
+  }
+  SECTION("convert_to_fp32 off is written out") {
+    auto c = config(4, 1);
+    c.context_parallel_config.convert_to_fp32 = false;
+    const auto s = cpplan::planner::diffusers_snippet(flux, valid_plan(flux, c));
+    CHECK_THAT(s, Catch::Contains("ContextParallelConfig(ring_degree=4, convert_to_fp32=False)"));
+  }
+  SECTION("a single GPU enables nothing") {
+    const auto one = make_query("flux.1-dev", 1);
+    const auto s = cpplan::planner::diffusers_snippet(one, valid_plan(one, config(1, 1)));
+    CHECK_THAT(s, !Catch::Contains("enable_parallelism"));
+    CHECK_THAT(s, Catch::Contains("from diffusers import FluxPipeline\n"));
+  }
+  SECTION("the cuDNN backend uses diffusers' name") {
+    auto q = flux;
+    q.backend = cpplan::AttentionBackend::kCudnn;
+    const auto s = cpplan::planner::diffusers_snippet(q, valid_plan(q, config(1, 4)));
+    CHECK_THAT(s, Catch::Contains("set_attention_backend(\"_native_cudnn\")"));
+  }
+  SECTION("video models pass frames and export a video") {
+    const auto wan = make_query("wan2.1-t2v-14b", 4);
+    const auto s = cpplan::planner::diffusers_snippet(wan, valid_plan(wan, config(1, 4)));
+    CHECK_THAT(s, Catch::Contains("from diffusers.utils import export_to_video"));
+    CHECK_THAT(s, Catch::Contains("height=480, width=832, num_frames=81, num_inference_steps=50"));
+    CHECK_THAT(s, Catch::Contains("export_to_video(out.frames[0], \"output.mp4\""));
+  }
+}
+
+TEST_CASE("The xDiT command names the degrees", "[planner][frameworks][xdit]") {
+  const auto q = make_query("flux.1-dev", 4);
+  const std::string cmd = cpplan::planner::xdit_command(q, valid_plan(q, config(1, 4)));
+  CHECK(cmd ==
+        "torchrun --nproc_per_node=4 examples/flux_example.py --model black-forest-labs/FLUX.1-dev --height 1024 "
+        "--width 1024 --num_inference_steps 28 --ulysses_degree 4 --ring_degree 1 --prompt \"a photo of a cat\"");
+  CHECK_THAT(cmd, Catch::Contains("--ulysses_degree 4 --ring_degree 1"));
+
+  const std::string unified = cpplan::planner::xdit_command(q, valid_plan(q, config(2, 2)));
+  CHECK_THAT(unified, Catch::Contains("--ulysses_degree 2 --ring_degree 2"));
+
+  // Wan with CFG parallelism and data parallelism on 8 GPUs, batch 2.
+  auto wan = make_query("wan2.1-t2v-14b", 8);
+  wan.batch = 2;
+  const std::string w = cpplan::planner::xdit_command(wan, valid_plan(wan, config(1, 2, 1, 2, 2)));
+  CHECK_THAT(w, Catch::StartsWith("torchrun --nproc_per_node=8 examples/wan_example.py --model "
+                                  "Wan-AI/Wan2.1-T2V-14B-Diffusers --height 480 --width 832 --num_frames 81"));
+  CHECK_THAT(w, Catch::Contains("--ulysses_degree 2 --ring_degree 1 --use_cfg_parallel --data_parallel_degree 2"));
+}
