@@ -126,6 +126,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   };
 
   const double tokens = att.tokens;  // local tokens of the most loaded rank
+  const double text_local = !joint ? 0.0 : (in.split_text ? cp::ceil_div(txt, a.r * a.u) : txt);
   Bytes attention_live = 0, ffn_live = 0;
   for (const BlockGroup& g : m.blocks) {
     BlockCost bc;
@@ -168,15 +169,25 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     bc.memory_ms += hw_.memory(nb * tokens * elementwise * b).ms;
     bc.overhead_ms += kKernelsPerBlock[static_cast<int>(g.kind)] * hw_.launch_us() * 1e-3;
 
-    // TP: an all-reduce of the activations after attention and after the FFN (and after
-    // cross-attention / the extra self-attention).
+    // TP: every row-parallel projection ends in an all-reduce of its tokens' activations.
+    // Double blocks: attention out and FFN out per stream (image, text); single blocks: one,
+    // their output projection fuses attention and MLP; cross blocks: self-attention,
+    // cross-attention and FFN; SD3.5-medium's extra image self-attention adds one.
     if (a.t > 1) {
-      const int reduces = 2 + (cross ? 1 : 0) + (g.image_self_attention ? 1 : 0);
-      const Timed t = hw_.collective(Collective::kAllReduce, nb * tokens * d * b, tp_group);
-      bc.comm_ms += reduces * t.ms;
-      layer_bytes += reduces * nb * tokens * d * b * busbw_factor(Collective::kAllReduce, a.t);
-      bc.overhead_ms += 2 * reduces * hw_.launch_us() * 1e-3;
-      bc.source = worst(bc.source, t.source);
+      auto all_reduce = [&](int count, double on_tokens) {
+        if (count == 0 || on_tokens <= 0) return;
+        const Timed t = hw_.collective(Collective::kAllReduce, nb * on_tokens * d * b, tp_group);
+        bc.comm_ms += count * t.ms;
+        layer_bytes += count * nb * on_tokens * d * b * busbw_factor(Collective::kAllReduce, a.t);
+        bc.overhead_ms += 2 * count * hw_.launch_us() * 1e-3;
+        bc.source = worst(bc.source, t.source);
+      };
+      if (g.kind == BlockKind::kDouble) {
+        all_reduce(2 + (g.image_self_attention ? 1 : 0), tokens - text_local);
+        all_reduce(2, text_local);
+      } else {
+        all_reduce(cross ? 3 : 1, tokens);
+      }
     }
 
     const double scale = g.count;
@@ -202,10 +213,12 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   // and the scheduler updates the latents (fp32 read/write).
   const double img = static_cast<double>(q.sequence.image_tokens);
   const Bytes prediction = img * m.in_channels * b;
-  const Timed gather = hw_.collective(Collective::kAllGather, nb * prediction, cp_group);
+  // The CP output gather pads every rank's share to the longest (equal shapes for all-gather).
+  const Bytes gathered = cp::ceil_div(img, a.r * a.u) * a.r * a.u * m.in_channels * b;
+  const Timed gather = hw_.collective(Collective::kAllGather, nb * gathered, cp_group);
   const Timed cfg = hw_.collective(Collective::kAllGather, a.c * prediction * q.batch / a.d, cfg_group);
   p.step_comm_extra_ms = gather.ms + cfg.ms;
-  p.comm_bytes += nb * prediction * busbw_factor(Collective::kAllGather, cp_group.ranks) +
+  p.comm_bytes += nb * gathered * busbw_factor(Collective::kAllGather, cp_group.ranks) +
                   a.c * prediction * q.batch / a.d * busbw_factor(Collective::kAllGather, a.c);
   p.comm_ms += p.step_comm_extra_ms;
   p.compute_ms += hw_.memory(3.0 * img * m.in_channels * 4.0 * q.batch / a.d).ms;

@@ -327,9 +327,9 @@ TEST_CASE("comm_bytes counts the bytes each rank sends per step", "[costmodel][c
   // Ulysses 2: 57 x 4 x 14,155,776 x 1/2 + the output gather 524,288 x 1/2 = 1,614,020,608
   const auto u2 = predict(make_query("flux.1-dev", 2), hw, config(1, 2));
   CHECK(u2.comm_bytes == Approx(1614020608.0).epsilon(1e-12));
-  // TP 2: 57 x 2 all-reduces of 28,311,552 x 2 x 1/2 = 3,227,516,928
+  // TP 2: (19 x 2 + 38 x 1) all-reduces of 28,311,552 x 2 x 1/2 = 2,151,677,952
   const auto tp2 = predict(make_query("flux.1-dev", 2), hw, config(1, 1, 2));
-  CHECK(tp2.comm_bytes == Approx(3227516928.0).epsilon(1e-12));
+  CHECK(tp2.comm_bytes == Approx(2151677952.0).epsilon(1e-12));
   // One GPU sends nothing.
   CHECK(predict(make_query("flux.1-dev", 1), hw, config(1, 1)).comm_bytes == 0.0);
 }
@@ -377,17 +377,20 @@ TEST_CASE("A CP group wider than a node uses the network link", "[costmodel][cp]
   CHECK(p.comm_ms == Approx(57 * 4 * a2a + gather).epsilon(1e-9));
 }
 
-TEST_CASE("Tensor parallelism all-reduces twice per double or single block", "[costmodel][tp]") {
+TEST_CASE("Tensor parallelism all-reduces twice per stream of a double block and once per single block",
+          "[costmodel][tp]") {
   const auto hw = round_hardware();
   const auto p = predict(make_query("flux.1-dev", 2), hw, config(1, 1, 2));
-  // all-reduce of 4608 x 3072 x 2 = 28,311,552 bytes on 2 ranks (factor 1):
-  //   0.01 + 0.28311552 = 0.29311552 ms
-  const double reduce = 0.01 + 28311552.0 / 100e9 * 1e3;
+  // Double blocks: image stream 4096 x 3072 x 2 = 25,165,824 bytes, text 512 x 3072 x 2 = 3,145,728,
+  // each after attention and after the FFN; on 2 ranks (factor 1), alpha 0.01 ms, 100 GB/s.
+  const double image = 0.01 + 25165824.0 / 100e9 * 1e3, text = 0.01 + 3145728.0 / 100e9 * 1e3;
+  // Single blocks: one all-reduce of 4608 x 3072 x 2 = 28,311,552 bytes (fused projection).
+  const double single = 0.01 + 28311552.0 / 100e9 * 1e3;
   REQUIRE(p.block_count == 2);
-  CHECK(p.blocks[0].comm_ms == Approx(19 * 2 * reduce).epsilon(1e-9));
-  CHECK(p.blocks[1].comm_ms == Approx(38 * 2 * reduce).epsilon(1e-9));
+  CHECK(p.blocks[0].comm_ms == Approx(19 * 2 * (image + text)).epsilon(1e-9));
+  CHECK(p.blocks[1].comm_ms == Approx(38 * single).epsilon(1e-9));
   CHECK(p.step_comm_extra_ms == 0.0);  // no CP group, no CFG group
-  CHECK(p.comm_ms == Approx(114 * reduce).epsilon(1e-9));  // 33.41516928 ms
+  CHECK(p.comm_ms == Approx(38 * (image + text) + 38 * single).epsilon(1e-9));
 }
 
 TEST_CASE("Tensor parallelism all-reduces three times per cross block", "[costmodel][tp]") {
@@ -403,12 +406,13 @@ TEST_CASE("SD3.5-medium's extra self-attention adds a third all-reduce to its fi
   const auto hw = round_hardware();
   const auto p = predict(make_query("sd3.5-medium", 2), hw, config(1, 1, 2));
   // 2 samples x 4429 tokens x 1536 x 2 bytes = 27,211,776: 0.01 + 0.27211776 ms;
-  // 13 blocks x 3 + 11 blocks x 2 = 61 all-reduces
-  const double reduce = 0.01 + 27211776.0 / 100e9 * 1e3;
+  // Per stream: image 4096 x 1536 x 2 bytes x 2 samples (true CFG) = 25,165,824, text 333 tokens
+  // (kept whole) = 2,045,952. Blocks 0-12: 3 image + 2 text all-reduces; 13-23: 2 + 2.
+  const double image = 0.01 + 25165824.0 / 100e9 * 1e3, text = 0.01 + 2045952.0 / 100e9 * 1e3;
   REQUIRE(p.block_count == 2);
-  CHECK(p.blocks[0].comm_ms == Approx(13 * 3 * reduce).epsilon(1e-9));
-  CHECK(p.blocks[1].comm_ms == Approx(11 * 2 * reduce).epsilon(1e-9));
-  CHECK(p.comm_ms == Approx(61 * reduce).epsilon(1e-9));
+  CHECK(p.blocks[0].comm_ms == Approx(13 * (3 * image + 2 * text)).epsilon(1e-9));
+  CHECK(p.blocks[1].comm_ms == Approx(11 * (2 * image + 2 * text)).epsilon(1e-9));
+  CHECK(p.comm_ms == Approx(61 * image + 48 * text).epsilon(1e-9));
 }
 
 TEST_CASE("CFG parallelism all-gathers the prediction once per step, and only with cfg 2", "[costmodel][cfg]") {

@@ -1,0 +1,124 @@
+#include "cli/args.h"
+
+#include <charconv>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "cli/detect.h"
+
+namespace cpplan::cli {
+
+
+
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size())
+    throw InvalidInput{fmt::format("{} = {}: must be an integer", flag, text)};
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw InvalidInput{fmt::format("{} = {}: must be between {} and {}", flag, text, lo, hi)};
+  return v;
+}
+
+void add_query_options(CLI::App& app, Args& a) {
+  app.add_option("--gpus", a.gpus, "number of GPUs to spread one job over");
+  app.add_option("--res", a.res, "WIDTHxHEIGHT in pixels (default: the model's)");
+  app.add_option("--frames", a.frames, "frames, video models (default: the model's)");
+  app.add_option("--model", a.model, "model profile (cpplan list models)");
+  app.add_option("--hardware", a.hardware, "hardware profile (default: the local GPU, else h100-sxm)");
+  app.add_option("--steps", a.steps, "denoising steps (default: the model's)");
+  app.add_option("--attention-backend", a.backend, "flash | cudnn | sage | native");
+  app.add_option("--batch", a.batch, "images generated together (split over dp replicas)");
+  app.add_option("--text-tokens", a.text_tokens, "text tokens (default: the model's)");
+  app.add_flag("--offload-text-encoders", a.offload, "keep text encoders off the GPU");
+  app.add_option("--profiles", a.profiles, "extra profile directory (models/, hardware/); repeatable");
+  app.add_flag("--json", a.json, "machine-readable output");
+}
+
+
+Context build_query(const Args& a, const std::string& exe, std::ostream& err) {
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  if (!catalog) throw InvalidInput{catalog.error().message};
+  Context ctx{std::move(catalog).value(), {}, false};
+  Query& q = ctx.query;
+  if (a.gpus.empty()) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
+  q.gpus = parse_int("--gpus", a.gpus, 1, kMaxGpus);
+  auto model = ctx.catalog.model(a.model);
+  if (!model) throw InvalidInput{model.error().message};
+  q.model = *model;
+  const ModelProfile& m = *q.model;
+
+  if (a.res.empty()) {
+    q.resolution = {m.default_width, m.default_height};
+  } else {
+    auto res = parse_resolution(a.res);
+    if (!res) throw InvalidInput{res.error().message};
+    q.resolution = *res;
+  }
+  q.frames = a.frames.empty() ? m.default_frames : parse_int("--frames", a.frames, 1, 100000);
+  q.steps = a.steps.empty() ? m.default_steps : parse_int("--steps", a.steps, 1, 100000);
+  q.batch = parse_int("--batch", a.batch, 1, 65536);
+  const int text = a.text_tokens.empty() ? m.text_tokens : parse_int("--text-tokens", a.text_tokens, 1, 1 << 20);
+  const auto backend = attention_backend_from_string(a.backend);
+  if (!backend)
+    throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
+  q.backend = *backend;
+  q.offload_text_encoders = a.offload;
+  auto seq = compute_sequence(m, q.resolution, q.frames, text);
+  if (!seq) throw InvalidInput{seq.error().message};
+  q.sequence = *seq;
+  // Hardware last: its note about the local GPU should not precede an error in the other flags.
+  if (!a.hardware.empty()) {
+    auto hw = ctx.catalog.hardware(a.hardware);
+    if (!hw) throw InvalidInput{hw.error().message};
+    q.hardware = *hw;
+  } else {
+    const auto gpu = query_nvidia_smi();
+    q.hardware = gpu ? match_hardware(ctx.catalog, *gpu) : nullptr;
+    if (!q.hardware) {
+      auto fallback = ctx.catalog.hardware("h100-sxm");
+      if (!fallback) throw InvalidInput{fallback.error().message};
+      q.hardware = *fallback;
+      ctx.hardware_guessed = true;
+      fmt::print(err, "note: {}; planning for h100-sxm (set --hardware)\n",
+                 gpu ? fmt::format("local GPU \"{}\" matches no hardware profile", gpu->name)
+                     : std::string("no local GPU found by nvidia-smi"));
+    }
+  }
+
+  return ctx;
+}
+
+ParallelConfig plan_config(const Args& a) {
+  ParallelConfig c;
+  auto& cp = c.context_parallel_config;
+  // Degrees below 1 parse here and are reported by the planner's rules, with the others.
+  cp.ring_degree = parse_int("--ring", a.ring, -kMaxGpus, kMaxGpus);
+  cp.ulysses_degree = parse_int("--ulysses", a.ulysses, -kMaxGpus, kMaxGpus);
+  c.tensor_parallel_config.tp_degree = parse_int("--tp", a.tp, -kMaxGpus, kMaxGpus);
+  c.cfg_degree = parse_int("--cfg", a.cfg, -kMaxGpus, kMaxGpus);
+  c.dp_degree = parse_int("--dp", a.dp, -kMaxGpus, kMaxGpus);
+  cp.ulysses_anything = a.ulysses_anything;
+  cp.ring_anything = a.ring_anything;
+  cp.convert_to_fp32 = !a.no_fp32;
+  const auto rotate = rotate_method_from_string(a.rotate);
+  if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
+  cp.rotate_method = *rotate;
+  return c;
+}
+
+
+void add_plan_options(CLI::App& app, Args& a) {
+  app.add_option("--ring", a.ring, "ring_degree");
+  app.add_option("--ulysses", a.ulysses, "ulysses_degree");
+  app.add_option("--tp", a.tp, "tp_degree");
+  app.add_option("--cfg", a.cfg, "cfg_degree");
+  app.add_option("--dp", a.dp, "dp_degree");
+  app.add_flag("--ulysses-anything", a.ulysses_anything, "ulysses_anything=True");
+  app.add_flag("--ring-anything", a.ring_anything, "ring_anything=True");
+  app.add_option("--rotate-method", a.rotate, "allgather | p2p (alltoall is reserved)");
+  app.add_flag("--no-fp32", a.no_fp32, "convert_to_fp32=False");
+}
+
+}  // namespace cpplan::cli

@@ -1,0 +1,54 @@
+#pragma once
+// Flags shared by the cpplan commands, parsed into a Query and a ParallelConfig. Numbers stay
+// text until parsed here, so that a bad value gets one line naming the flag, value and rule.
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/profiles.h"
+
+namespace cpplan::cli {
+
+inline constexpr int kMaxGpus = 1 << 17;
+
+struct Args {
+  std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", batch = "1", text_tokens;
+  bool offload = false;
+  std::vector<std::string> profiles;
+  // recommend
+  std::string top = "10";
+  bool all = false;
+  bool json = false;
+  // check and run: the plan
+  std::string ring = "1", ulysses = "1", tp = "1", cfg = "1", dp = "1", rotate = "allgather";
+  bool ulysses_anything = false, ring_anything = false, no_fp32 = false;
+  // run
+  std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
+  // list
+  std::string what;
+};
+
+// Bad input: the message names the flag, its value and the rule (exit code 3).
+struct InvalidInput {
+  std::string message;
+};
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi);
+
+void add_query_options(CLI::App& app, Args& a);
+void add_plan_options(CLI::App& app, Args& a);
+
+struct Context {
+  ProfileCatalog catalog;
+  Query query;
+  bool hardware_guessed = false;
+};
+
+// The catalog and the query; throws InvalidInput. `exe` locates the installed profiles.
+Context build_query(const Args& a, const std::string& exe, std::ostream& err);
+// The plan flags as a config; throws InvalidInput.
+ParallelConfig plan_config(const Args& a);
+
+}  // namespace cpplan::cli

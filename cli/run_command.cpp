@@ -1,0 +1,365 @@
+#include "cli/run_command.h"
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/render.h"
+#include "costmodel/cost_model.h"
+#include "data/store.h"
+#include "executor/launcher.h"
+#include "executor/npy.h"
+#include "executor/runner.h"
+#include "planner/planner.h"
+#include "planner/validate.h"
+
+namespace cpplan::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+data::HardwareFingerprint cpu_fingerprint() {
+  data::HardwareFingerprint h;
+  h.device_kind = "cpu";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      h.cpu_name = line.substr(line.find(':') + 2);
+      break;
+    }
+  h.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
+  h.torch = TORCH_VERSION;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  h.host = host;
+  return h;
+}
+
+struct Prepared {
+  Context ctx;
+  Plan plan;
+};
+
+Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
+  if (a.device != "cpu") {
+    if (a.device == "cuda")
+      throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA; build against a CUDA LibTorch "
+                         "(README, \"GPU build\")"};
+    throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", a.device)};
+  }
+  ParallelConfig config;
+  if (!a.plan.empty() && a.plan != "best") throw InvalidInput{fmt::format("--plan = {}: must be best", a.plan)};
+  if (a.plan.empty()) {
+    config = plan_config(a);
+    if (a.gpus.empty()) a.gpus = std::to_string(std::max<long long>(1, config.world_size()));
+  } else if (a.gpus.empty()) {
+    a.gpus = a.nproc.empty() ? "1" : a.nproc;
+  }
+  if (a.hardware.empty()) a.hardware = "h100-sxm";  // only names the profile predictions would use; see below
+  Context ctx = build_query(a, exe, err);
+  ctx.query.batch = parse_int("--batch", a.batch, 1, 4096);
+  if (!a.plan.empty()) {
+    const costmodel::DatasheetModel hw(*ctx.query.hardware);
+    const costmodel::CostModel cost(hw);
+    const auto report = planner::Planner(cost).plan(ctx.query, {.allow_anything = true, .keep_invalid = false});
+    if (report.plans.empty()) throw InvalidInput{fmt::format("--plan = best: no valid plan for {} ranks", ctx.query.gpus)};
+    config = report.plans.front().plan.config;
+  }
+  Plan plan = planner::make_plan(ctx.query, config);
+  if (!plan.valid())
+    throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
+                                   fmt::join(plan.reasons, "; "))};
+  return {std::move(ctx), std::move(plan)};
+}
+
+executor::RunSpec make_spec(const Args& a, const Prepared& p) {
+  executor::RunSpec s;
+  s.model = p.ctx.query.model;
+  s.resolution = p.ctx.query.resolution;
+  s.frames = p.ctx.query.frames;
+  s.steps = p.ctx.query.steps;
+  s.batch = p.ctx.query.batch;
+  s.warmup = parse_int("--warmup", a.warmup, 0, 1000);
+  s.seed = static_cast<uint64_t>(parse_int("--seed", a.seed, 0, 1 << 30));
+  s.timeout = std::chrono::seconds(parse_int("--timeout", a.timeout, 1, 86400));
+  s.config = p.plan.config;
+  return s;
+}
+
+json figures_json(const executor::RunFigures& f) {
+  return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
+          {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes}};
+}
+
+executor::RunFigures figures_from_json(const json& j) {
+  executor::RunFigures f;
+  f.step_ms = j.at("step_ms").get<std::vector<double>>();
+  f.compute_ms = j.at("compute_ms");
+  f.comm_ms = j.at("comm_ms");
+  f.bytes_sent = j.at("bytes_sent");
+  f.peak_mem_bytes = j.at("peak_mem_bytes").get<std::vector<double>>();
+  return f;
+}
+
+// Records the run and prints it. `figures` is null for a failed or cancelled run.
+int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, const executor::RunFigures* figures,
+           const std::string& status, const std::string& error, const std::string& started, std::ostream& out,
+           std::ostream& err) {
+  const Query& q = p.ctx.query;
+  const ContextParallelConfig& cp = p.plan.config.context_parallel_config;
+  data::RunRecord r;
+  r.model = q.model->name;
+  r.width = q.resolution.width;
+  r.height = q.resolution.height;
+  r.frames = q.frames;
+  r.steps = spec.steps;
+  r.warmup = spec.warmup;
+  r.dtype = "fp32";
+  r.ring = cp.ring_degree;
+  r.ulysses = cp.ulysses_degree;
+  r.tp = p.plan.config.tp();
+  r.cfg = p.plan.config.cfg_degree;
+  r.dp = p.plan.config.dp_degree;
+  r.ulysses_anything = cp.ulysses_anything;
+  r.ring_anything = cp.ring_anything;
+  r.rotate_method = std::string(to_string(cp.rotate_method));
+  r.convert_to_fp32 = cp.convert_to_fp32;
+  r.attention_backend = "math";
+  r.world_size = static_cast<int>(p.plan.config.world_size());
+  r.seed = static_cast<long long>(spec.seed);
+  r.status = status;
+  r.error = error;
+  r.started_at = started;
+  r.finished_at = now_utc();
+  r.cpplan_version = kVersion;
+  r.run_key = fmt::format("{}|{}x{}x{}|{}|{}|r{}u{}t{}c{}d{}|ua{}ra{}|{}|b{}|s{}", r.model, r.width, r.height,
+                          r.frames, r.steps, r.dtype, r.ring, r.ulysses, r.tp, r.cfg, r.dp, r.ulysses_anything,
+                          r.ring_anything, r.rotate_method, q.batch, r.seed);
+  json measured = nullptr;
+  if (figures) {
+    r.step_ms = figures->median_step_ms();
+    r.step_ms_p10 = figures->percentile_step_ms(0.1);
+    r.step_ms_p90 = figures->percentile_step_ms(0.9);
+    r.steps_per_sec = *r.step_ms > 0 ? 1e3 / *r.step_ms : 0;
+    r.compute_ms = figures->compute_ms;
+    r.comm_ms = figures->comm_ms;
+    r.bytes_sent = figures->bytes_sent;
+    double peak = 0;
+    for (std::size_t i = 0; i < figures->peak_mem_bytes.size(); ++i) {
+      peak = std::max(peak, figures->peak_mem_bytes[i]);
+      r.metrics.emplace_back(fmt::format("rank{}.peak_mem_bytes", i), figures->peak_mem_bytes[i]);
+    }
+    r.peak_mem_bytes = peak;
+    r.step_times_ms = figures->step_ms;
+    measured = {{"step_ms", *r.step_ms},       {"step_ms_p10", *r.step_ms_p10}, {"step_ms_p90", *r.step_ms_p90},
+                {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
+                {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
+  }
+  // The prediction beside the measurement needs a profile of the hardware the run used; a CPU
+  // has none until probes measure it (calibration work), so it is recorded only with --hardware.
+  // The executor runs fp32 on CPU: predict for the same element size.
+  ModelProfile as_run = *q.model;
+  as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  Query run_query = q;
+  run_query.model = &as_run;
+  json predicted = nullptr;
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
+  if (!a.hardware.empty()) {
+    r.predicted_step_ms = prediction.step_ms;
+    r.predicted_steps_per_sec = prediction.steps_per_sec;
+    r.predicted_peak_mem_bytes = prediction.peak_mem_bytes;
+    r.predicted_hardware = q.hardware->name;
+    predicted = {{"hardware", q.hardware->name},
+                 {"step_ms", prediction.step_ms},
+                 {"steps_per_sec", prediction.steps_per_sec},
+                 {"peak_mem_bytes", prediction.peak_mem_bytes}};
+  }
+
+  long long run_id = -1;
+  const std::string db_path = a.db.empty() ? data::Store::default_path() : a.db;
+  auto store = data::Store::open(db_path);
+  if (!store) {
+    fmt::print(err, "cpplan run: {}\n", store.error().message);
+    return kExitInvalid;
+  }
+  auto id = store.value().record_run(cpu_fingerprint(), r);
+  if (!id) {
+    fmt::print(err, "cpplan run: {}\n", id.error().message);
+    return kExitRuntime;
+  }
+  run_id = *id;
+
+  planner::RankedPlan ranked;
+  ranked.plan = p.plan;
+  ranked.predicted = prediction;
+  ranked.frameworks = planner::frameworks_for(q, p.plan);
+  if (a.json) {
+    json j{{"run_id", run_id}, {"status", status}, {"plan", plan_json(q, ranked)}, {"measured", measured},
+           {"predicted", predicted}, {"comm_bytes_predicted", prediction.comm_bytes}, {"db", db_path}};
+    if (!error.empty()) j["error"] = error;
+    out << j.dump(2) << '\n';
+  } else {
+    fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on cpu\n", q.model->name,
+               q.resolution.width, q.resolution.height, q.model->video ? fmt::format("x{}", q.frames) : "",
+               spec.steps, spec.warmup, plan_label(p.plan.config), display_name(p.plan.variant), r.world_size);
+    if (figures) {
+      fmt::print(out,
+                 "measured: {:.2f} ms/step median (p10 {:.2f}, p90 {:.2f}), {:.2f} steps/s; compute {:.2f} + "
+                 "communication {:.2f} ms/step ({:.0f}%); {:.3f} MB sent per rank per step; peak {:.0f} MiB per rank\n",
+                 *r.step_ms, *r.step_ms_p10, *r.step_ms_p90, *r.steps_per_sec, *r.compute_ms, *r.comm_ms,
+                 100.0 * *r.comm_ms / std::max(1e-9, *r.compute_ms + *r.comm_ms), *r.bytes_sent / 1e6,
+                 *r.peak_mem_bytes / kMiB);
+    } else {
+      fmt::print(out, "{}: {}\n", status, error);
+    }
+    if (!predicted.is_null())
+      fmt::print(out, "predicted on {}: {:.2f} ms/step, {:.2f} steps/s, peak {:.1f} GiB\n", q.hardware->name,
+                 prediction.step_ms, prediction.steps_per_sec, prediction.peak_mem_bytes / kGiB);
+    else
+      fmt::print(out, "predicted: no hardware profile of this CPU (pass --hardware to record a datasheet prediction)\n");
+    fmt::print(out, "recorded: run {} in {}\n", run_id, db_path);
+  }
+  if (status == "ok") return kExitOk;
+  if (status == "cancelled") return 130;
+  return kExitRuntime;
+}
+
+// One rank under a launcher: rendezvous through MASTER_ADDR/MASTER_PORT.
+int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& err) {
+  const int rank = parse_int("RANK", env("RANK"), 0, kMaxGpus);
+  const int world = parse_int("WORLD_SIZE", env("WORLD_SIZE"), 1, kMaxGpus);
+  if (world != p.plan.config.world_size())
+    throw InvalidInput{fmt::format("WORLD_SIZE = {}: the plan {} needs {} ranks", world, plan_label(p.plan.config),
+                                   p.plan.config.world_size())};
+  const executor::RunSpec spec = make_spec(a, p);
+  const std::string started = now_utc();
+  executor::RunFigures figures;
+  try {
+    c10d::TCPStoreOptions o;
+    o.port = static_cast<uint16_t>(parse_int("MASTER_PORT", env("MASTER_PORT"), 1, 65535));
+    o.isServer = rank == 0;
+    o.numWorkers = world;
+    o.waitWorkers = true;
+    o.timeout = spec.timeout;
+    const std::string addr = env("MASTER_ADDR").empty() ? "127.0.0.1" : env("MASTER_ADDR");
+    auto store = c10::make_intrusive<c10d::TCPStore>(addr, o);
+    figures = executor::run_rank(spec, store, rank, world);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    msg = msg.substr(0, msg.find('\n'));
+    fmt::print(err, "cpplan run: rank {}: {}\n", rank, msg);
+    return kExitRuntime;
+  }
+  if (rank != 0) return kExitOk;
+  if (!a.save_latents.empty())
+    if (auto w = executor::write_npy(a.save_latents, figures.latents); !w) fmt::print(err, "cpplan run: {}\n", w.error().message);
+  const std::string result_file = env("CPPLAN_RESULT_FILE");
+  if (!result_file.empty()) {  // our launcher records and prints
+    json j = figures_json(figures);
+    j["started_at"] = started;
+    std::ofstream(result_file) << j.dump();
+    return kExitOk;
+  }
+  return finish(a, p, spec, &figures, "ok", "", started, out, err);
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& run, Args& a) {
+  add_plan_options(run, a);
+  run.add_option("--nproc", a.nproc, "local ranks to launch (default: the plan's world size)");
+  run.add_option("--warmup", a.warmup, "untimed forward passes first (default 1)");
+  run.add_option("--seed", a.seed, "weights, noise and text embeddings (default 0)");
+  run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
+  run.add_option("--device", a.device, "cpu | cuda");
+  run.add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
+  run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
+}
+
+int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
+                std::ostream& err) {
+  Prepared p = prepare(a, exe, err);
+  if (!env("RANK").empty()) return worker(a, p, out, err);
+
+  const executor::RunSpec spec = make_spec(a, p);
+  const int world = static_cast<int>(p.plan.config.world_size());
+  const int nproc = a.nproc.empty() ? world : parse_int("--nproc", a.nproc, 1, kMaxGpus);
+  if (nproc != world)
+    throw InvalidInput{fmt::format("--nproc = {}: the plan {} needs {} ranks", nproc, plan_label(p.plan.config), world)};
+  const std::string started = now_utc();
+  if (!a.db.empty()) {  // refuse a foreign database before spending the run
+    auto store = data::Store::open(a.db);
+    if (!store) throw InvalidInput{store.error().message};
+  }
+  if (world == 1) {
+    executor::RunFigures figures;
+    try {
+      figures = executor::run_rank(spec, c10::make_intrusive<c10d::HashStore>(), 0, 1);
+    } catch (const std::exception& e) {
+      std::string msg = e.what();
+      return finish(a, p, spec, nullptr, "failed", msg.substr(0, msg.find('\n')), started, out, err);
+    }
+    if (!a.save_latents.empty())
+      if (auto w = executor::write_npy(a.save_latents, figures.latents); !w) throw InvalidInput{w.error().message};
+    return finish(a, p, spec, &figures, "ok", "", started, out, err);
+  }
+
+  // The local launcher: the same command line for every rank (argv, no shell).
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cpplan-run-{}", getpid());
+  fs::create_directories(dir);
+  const std::string result_file = (dir / "rank0.json").string();
+  std::vector<std::string> rank_argv{exe};
+  for (int i = 1; i < argc; ++i) rank_argv.emplace_back(argv[i]);
+  const auto outcome = executor::launch_local(rank_argv, nproc, {"CPPLAN_RESULT_FILE=" + result_file});
+  executor::RunFigures figures;
+  bool have = false;
+  if (outcome.status == executor::LaunchStatus::kOk) {
+    std::ifstream in(result_file);
+    try {
+      figures = figures_from_json(json::parse(in));
+      have = true;
+    } catch (const std::exception&) {
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (have) return finish(a, p, spec, &figures, "ok", "", started, out, err);
+  const std::string status = outcome.status == executor::LaunchStatus::kCancelled ? "cancelled" : "failed";
+  const std::string why = outcome.reason.empty() ? "rank 0 wrote no result" : outcome.reason;
+  fmt::print(err, "cpplan run: {}: {}\n", status, why);
+  return finish(a, p, spec, nullptr, status, why, started, out, err);
+}
+
+}  // namespace cpplan::cli

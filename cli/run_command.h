@@ -1,0 +1,17 @@
+#pragma once
+// `cpplan run`: runs one plan for real through the executor (as the local launcher, as one rank
+// under torchrun/srun/mpirun, or in-process for one rank), records it in the SQLite store and
+// prints the measurement beside the prediction.
+
+#include <iosfwd>
+
+#include "cli/args.h"
+
+namespace cpplan::cli {
+
+void add_run_options(CLI::App& run, Args& a);
+// argv: the original command line (the launcher starts the ranks with it).
+int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
+                std::ostream& err);
+
+}  // namespace cpplan::cli

@@ -1,0 +1,327 @@
+#include "data/store.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <type_traits>
+
+#include "data/schema.h"
+#include "data/sqlite_handle.h"
+
+namespace cpplan::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The columns of `hardware` and `runs` in one place: binding, reading and the SQL's column lists
+// all walk these, so they cannot disagree. `f(column_name, field)`; the order is the key()'s.
+template <class Hw, class F>
+void hardware_fields(Hw& h, F&& f) {
+  f("device_kind", h.device_kind);
+  f("gpu_name", h.gpu_name);
+  f("gpu_count", h.gpu_count);
+  f("cpu_name", h.cpu_name);
+  f("cpu_count", h.cpu_count);
+  f("driver", h.driver);
+  f("cuda", h.cuda);
+  f("nccl", h.nccl);
+  f("torch", h.torch);
+  f("host", h.host);
+}
+
+template <class Run, class F>
+void run_fields(Run& r, F&& f) {
+  f("run_key", r.run_key);
+  f("model", r.model);
+  f("width", r.width);
+  f("height", r.height);
+  f("frames", r.frames);
+  f("steps", r.steps);
+  f("warmup", r.warmup);
+  f("dtype", r.dtype);
+  f("ring", r.ring);
+  f("ulysses", r.ulysses);
+  f("tp", r.tp);
+  f("cfg", r.cfg);
+  f("dp", r.dp);
+  f("ulysses_anything", r.ulysses_anything);
+  f("ring_anything", r.ring_anything);
+  f("rotate_method", r.rotate_method);
+  f("convert_to_fp32", r.convert_to_fp32);
+  f("attention_backend", r.attention_backend);
+  f("world_size", r.world_size);
+  f("seed", r.seed);
+  f("status", r.status);
+  f("error", r.error);
+  f("started_at", r.started_at);
+  f("finished_at", r.finished_at);
+  f("cpplan_version", r.cpplan_version);
+  f("step_ms", r.step_ms);
+  f("step_ms_p10", r.step_ms_p10);
+  f("step_ms_p90", r.step_ms_p90);
+  f("steps_per_sec", r.steps_per_sec);
+  f("compute_ms", r.compute_ms);
+  f("comm_ms", r.comm_ms);
+  f("peak_mem_bytes", r.peak_mem_bytes);
+  f("bytes_sent", r.bytes_sent);
+  f("predicted_step_ms", r.predicted_step_ms);
+  f("predicted_steps_per_sec", r.predicted_steps_per_sec);
+  f("predicted_peak_mem_bytes", r.predicted_peak_mem_bytes);
+  f("predicted_hardware", r.predicted_hardware);
+}
+
+// "a, b, c" of the columns, each prefixed with `prefix`.
+template <class Fields>
+std::string column_list(Fields&& fields, std::string_view prefix) {
+  std::string out;
+  fields([&](std::string_view name, const auto&) { out += fmt::format("{}{}{}", out.empty() ? "" : ", ", prefix, name); });
+  return out;
+}
+
+template <class Fields>
+std::string placeholders(Fields&& fields) {
+  std::string out;
+  fields([&](std::string_view, const auto&) { out += out.empty() ? "?" : ", ?"; });
+  return out;
+}
+
+const auto kAllHardware = [](auto&& f) { HardwareFingerprint h; hardware_fields(h, f); };
+const auto kAllRun = [](auto&& f) { RunRecord r; run_fields(r, f); };
+
+// Reads the next column into `field`, whatever its type.
+struct ColumnReader {
+  const sql::Statement& stmt;
+  int column;
+  template <class T>
+  void operator()(std::string_view, T& field) {
+    if constexpr (std::is_same_v<T, std::string>) field = stmt.text(column);
+    else if constexpr (std::is_same_v<T, bool>) field = stmt.integer(column) != 0;
+    else if constexpr (std::is_same_v<T, std::optional<double>>) field = stmt.optional_real(column);
+    else field = static_cast<T>(stmt.integer(column));
+    ++column;
+  }
+};
+
+// Why `hw`/`run` cannot be stored, or "".
+std::string invalid(const HardwareFingerprint& hw, const RunRecord& run) {
+  if (hw.device_kind != "cpu" && hw.device_kind != "cuda") {
+    return fmt::format("device_kind = '{}': must be cpu or cuda", hw.device_kind);
+  }
+  if (run.model.empty()) return "model = '': must name the model";
+  if (run.status != "ok" && run.status != "failed" && run.status != "cancelled") {
+    return fmt::format("status = '{}': must be ok, failed or cancelled", run.status);
+  }
+  // SQLite stores NaN as NULL, which would read back as "not measured".
+  std::string why;
+  run_fields(run, [&](std::string_view name, const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::optional<double>>) {
+      if (why.empty() && field && std::isnan(*field)) why = fmt::format("{} = nan: must be a number", name);
+    }
+  });
+  if (!why.empty()) return why;
+  for (std::size_t i = 0; i < run.step_times_ms.size(); ++i) {
+    if (std::isnan(run.step_times_ms[i])) return fmt::format("step_times_ms[{}] = nan: must be a number", i);
+  }
+  for (std::size_t i = 0; i < run.metrics.size(); ++i) {
+    const auto& [name, value] = run.metrics[i];
+    if (name.empty()) return fmt::format("metrics[{}].name = '': must not be empty", i);
+    if (std::isnan(value)) return fmt::format("metrics[{}] '{}' = nan: must be a number", i, name);
+  }
+  return "";
+}
+
+Error closed() { return Error{"cpplan store: used after being moved from"}; }
+
+// A read transaction, so that runs() sees one snapshot even while others write.
+class ReadTransaction {
+ public:
+  ReadTransaction(sqlite3* db, const std::string& path) : db_(db), begun_(sql::exec(db, "BEGIN", path, "cannot begin a read")) {}
+  ~ReadTransaction() {
+    if (begun_ && !sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  const Result<bool>& begun() const { return begun_; }
+
+ private:
+  sqlite3* db_;
+  Result<bool> begun_;
+};
+
+}  // namespace
+
+std::string HardwareFingerprint::key() const {
+  // FNV-1a 64 (http://www.isthe.com/chongo/tech/comp/fnv/): each field's text (numbers in
+  // decimal), then a 0x1f unit separator. Changing the fields or their order changes every key.
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  auto feed = [&hash](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      hash ^= c;
+      hash *= 0x100000001b3ULL;
+    }
+    hash ^= 0x1f;
+    hash *= 0x100000001b3ULL;
+  };
+  hardware_fields(*this, [&](std::string_view, const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>) feed(field);
+    else feed(std::to_string(field));
+  });
+  return fmt::format("{:016x}", hash);
+}
+
+void Store::Closer::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+
+Result<Store> Store::open(const std::string& path) {
+  if (path.empty()) return Error{"cpplan store: the database path is empty"};
+  auto probe = schema::probe(path);
+  if (!probe) return probe.error();
+  if (probe->fresh) {
+    const fs::path parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (ec) return Error{fmt::format("{}: cannot create the directory {}: {}", path, parent.string(), ec.message())};
+  }
+  const int flags = SQLITE_OPEN_READWRITE | (probe->fresh ? SQLITE_OPEN_CREATE : 0);
+  auto opened = sql::open(path, flags, path);
+  if (!opened) return opened.error();
+  std::unique_ptr<sqlite3, Closer> db(opened.value().release());
+
+  auto fk = sql::exec(db.get(), "PRAGMA foreign_keys = ON", path, "cannot enable foreign keys");
+  if (!fk) return fk.error();
+  // Migrate before WAL: a new file gets its application_id in the main file, where probe() reads it.
+  auto version = schema::migrate(db.get(), path);
+  if (!version) return version.error();
+  // Switching to WAL needs a moment without other readers; busy_timeout waits, this retries.
+  Result<std::string> mode = std::string();
+  for (int attempt = 0; attempt < sql::kMaxTransactionAttempts; ++attempt) {
+    mode = sql::query_text(db.get(), "PRAGMA journal_mode = WAL", path);
+    if (mode || !sql::busy(db.get())) break;
+    sql::backoff(attempt);
+  }
+  if (!mode) return mode.error();
+  if (*mode != "wal") return Error{fmt::format("{}: cannot switch to WAL (journal_mode stays {})", path, *mode)};
+  auto sync = sql::exec(db.get(), "PRAGMA synchronous = NORMAL", path, "cannot set synchronous");
+  if (!sync) return sync.error();
+  return Store(std::move(db), path, *version);
+}
+
+Result<long long> Store::record_run(const HardwareFingerprint& hw, const RunRecord& run) {
+  if (!db_) return closed();
+  if (const std::string why = invalid(hw, run); !why.empty()) {
+    return Error{fmt::format("{}: cannot record run '{}': {}", path_, run.run_key, why)};
+  }
+  sqlite3* db = db_.get();
+  const std::string key = hw.key();
+  return sql::write_transaction<long long>(db, path_, "cannot record a run", [&]() -> Result<long long> {
+    auto insert_hw = sql::Statement::prepare(
+        db,
+        fmt::format("INSERT INTO hardware (key, {}) VALUES (?, {}) ON CONFLICT (key) DO NOTHING",
+                    column_list(kAllHardware, ""), placeholders(kAllHardware)),
+        path_);
+    if (!insert_hw) return insert_hw.error();
+    insert_hw.value().bind(key);
+    hardware_fields(hw, [&](std::string_view, const auto& field) { insert_hw.value().bind(field); });
+    if (auto done = insert_hw.value().run("cannot add the hardware row"); !done) return done.error();
+
+    auto find_hw = sql::Statement::prepare(db, "SELECT id FROM hardware WHERE key = ?", path_);
+    if (!find_hw) return find_hw.error();
+    if (find_hw.value().bind(key).step() != SQLITE_ROW) return find_hw->error("cannot find the hardware row");
+    const long long hardware_id = find_hw->integer(0);
+
+    auto insert_run = sql::Statement::prepare(
+        db,
+        fmt::format("INSERT INTO runs (hardware_id, {}) VALUES (?, {})", column_list(kAllRun, ""), placeholders(kAllRun)),
+        path_);
+    if (!insert_run) return insert_run.error();
+    insert_run.value().bind(hardware_id);
+    run_fields(run, [&](std::string_view, const auto& field) { insert_run.value().bind(field); });
+    if (auto done = insert_run.value().run("cannot add the run"); !done) return done.error();
+    const long long run_id = sqlite3_last_insert_rowid(db);
+
+    auto insert_metric =
+        sql::Statement::prepare(db, "INSERT INTO run_metrics (run_id, name, step, value) VALUES (?, ?, ?, ?)", path_);
+    if (!insert_metric) return insert_metric.error();
+    sql::Statement& m = insert_metric.value();
+    for (std::size_t i = 0; i < run.step_times_ms.size(); ++i) {
+      m.reset();
+      m.bind(run_id).bind(std::string("step_ms")).bind(static_cast<long long>(i)).bind(run.step_times_ms[i]);
+      if (auto done = m.run("cannot add a step time"); !done) return done.error();
+    }
+    for (const auto& [name, value] : run.metrics) {
+      m.reset();
+      m.bind(run_id).bind(name).bind_null().bind(value);
+      if (auto done = m.run("cannot add a metric"); !done) return done.error();
+    }
+    return run_id;
+  });
+}
+
+Result<std::vector<StoredRun>> Store::runs(const std::string& model_filter) const {
+  if (!db_) return closed();
+  sqlite3* db = db_.get();
+  ReadTransaction tx(db, path_);
+  if (!tx.begun()) return tx.begun().error();
+
+  auto select = sql::Statement::prepare(
+      db,
+      fmt::format("SELECT r.id, {}, {} FROM runs r JOIN hardware h ON h.id = r.hardware_id "
+                  "WHERE ?1 = '' OR r.model = ?1 ORDER BY r.id DESC",
+                  column_list(kAllRun, "r."), column_list(kAllHardware, "h.")),
+      path_);
+  if (!select) return select.error();
+  auto metrics = sql::Statement::prepare(
+      db, "SELECT name, step, value FROM run_metrics WHERE run_id = ? ORDER BY rowid", path_);
+  if (!metrics) return metrics.error();
+
+  std::vector<StoredRun> out;
+  sql::Statement& s = select.value();
+  s.bind(model_filter);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    StoredRun stored;
+    stored.id = s.integer(0);
+    ColumnReader reader{s, 1};
+    run_fields(stored.run, reader);
+    hardware_fields(stored.hardware, reader);
+
+    sql::Statement& m = metrics.value();
+    m.reset();
+    m.bind(stored.id);
+    int mrc;
+    while ((mrc = m.step()) == SQLITE_ROW) {
+      // Step times are 'step_ms' rows with their index; named metrics have no step (schema v1).
+      if (!m.is_null(1) && m.text(0) == "step_ms") stored.run.step_times_ms.push_back(m.real(2));
+      else stored.run.metrics.emplace_back(m.text(0), m.real(2));
+    }
+    if (mrc != SQLITE_DONE) return m.error("cannot read run metrics");
+    out.push_back(std::move(stored));
+  }
+  if (rc != SQLITE_DONE) return s.error("cannot read runs");
+  return out;
+}
+
+Result<std::string> Store::integrity_check() const {
+  if (!db_) return closed();
+  auto check = sql::Statement::prepare(db_.get(), "PRAGMA integrity_check", path_);
+  if (!check) return check.error();
+  std::string report;
+  int rc;
+  while ((rc = check.value().step()) == SQLITE_ROW) {
+    if (!report.empty()) report += '\n';
+    report += check->text(0);
+  }
+  if (rc != SQLITE_DONE) return check->error("cannot check integrity");
+  return report;
+}
+
+std::string Store::default_path() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  // The XDG base-directory spec says to ignore a relative XDG_DATA_HOME.
+  if (xdg != nullptr && xdg[0] == '/') return (fs::path(xdg) / "cpplan" / "cpplan.db").string();
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] != '\0') return (fs::path(home) / ".local" / "share" / "cpplan" / "cpplan.db").string();
+  return "cpplan.db";
+}
+
+}  // namespace cpplan::data

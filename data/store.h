@@ -1,0 +1,119 @@
+#pragma once
+// The measurement store: every benchmark run, what it was measured on, and what the cost model
+// predicted for it, in one SQLite file (schema in data/schema.cpp). Several processes may write
+// to the same file at once (WAL, busy timeout, retried transactions). A file that is not a cpplan
+// database, or one written by a newer cpplan, is refused and left as it was.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+struct sqlite3;
+
+namespace cpplan::data {
+
+// Identifies the machine a run was measured on.
+struct HardwareFingerprint {
+  std::string device_kind;  // "cpu" | "cuda"
+  std::string gpu_name;
+  int gpu_count = 0;
+  std::string cpu_name;
+  int cpu_count = 0;
+  std::string driver, cuda, nccl, torch;  // versions, "" where not applicable
+  std::string host;
+
+  // Stable id: 16 lowercase hex digits of a 64-bit FNV-1a over every field, host included, so
+  // that identical GPUs in two hosts (other topology, cooling, BIOS) are two machines, and a new
+  // driver or torch version is a new machine too.
+  std::string key() const;
+
+  bool operator==(const HardwareFingerprint&) const = default;
+};
+
+// One benchmark run: its configuration, outcome, measurements and the prediction beside them.
+struct RunRecord {
+  std::string run_key;  // caller's identity of the run's configuration (resume/merge); may be ""
+  std::string model;    // must not be empty
+  int width = 0, height = 0, frames = 1, steps = 0, warmup = 0;
+  std::string dtype;
+  int ring = 1, ulysses = 1, tp = 1, cfg = 1, dp = 1;
+  bool ulysses_anything = false, ring_anything = false;
+  std::string rotate_method = "allgather";
+  bool convert_to_fp32 = true;
+  std::string attention_backend;
+  int world_size = 1;
+  long long seed = 0;
+  std::string status;  // "ok" | "failed" | "cancelled"
+  std::string error;   // reason when not ok
+  std::string started_at, finished_at;  // ISO-8601 UTC
+  std::string cpplan_version;
+  // Measured, over the timed steps (median step); absent when not measured. No NaN (SQLite would
+  // store NULL); -0.0 reads back as 0.0 (SQLite keeps integral REALs as integers).
+  std::optional<double> step_ms, step_ms_p10, step_ms_p90, steps_per_sec, compute_ms, comm_ms, peak_mem_bytes,
+      bytes_sent;
+  // The cost model's prediction for the same configuration, and the hardware profile it used.
+  std::optional<double> predicted_step_ms, predicted_steps_per_sec, predicted_peak_mem_bytes;
+  std::string predicted_hardware;
+  std::vector<double> step_times_ms;                     // every timed step, in order
+  std::vector<std::pair<std::string, double>> metrics;  // named extras, e.g. "rank1.peak_mem_bytes"
+
+  bool operator==(const RunRecord&) const = default;
+};
+
+struct StoredRun {
+  long long id = 0;
+  RunRecord run;
+  HardwareFingerprint hardware;
+};
+
+// One open database file. Movable, not copyable; the destructor closes the connection. Use one
+// Store per thread (or per process); open it after fork(), never carry it across.
+class Store {
+ public:
+  // Opens `path`, creating it and its parent directories if missing and bringing an older
+  // schema up to date. Nothing is written until the file is known to be a cpplan database (or
+  // missing, or empty) no newer than this code.
+  static Result<Store> open(const std::string& path);
+
+  // In one transaction: adds the machine (once per key), the run and its metrics. Returns the
+  // run's id. Rejects (writing nothing) an unknown status or device_kind, an empty model or
+  // metric name, and NaN in any number.
+  Result<long long> record_run(const HardwareFingerprint& hw, const RunRecord& run);
+
+  // Every run (or those of `model_filter`, exact match), newest first.
+  Result<std::vector<StoredRun>> runs(const std::string& model_filter = "") const;
+
+  // "ok", or sqlite's findings joined by newlines (PRAGMA integrity_check).
+  Result<std::string> integrity_check() const;
+
+  // The schema version of the file once open() migrated it (PRAGMA user_version).
+  int schema_version() const { return schema_version_; }
+  const std::string& path() const { return path_; }
+
+  // $XDG_DATA_HOME/cpplan/cpplan.db (when set and absolute), else
+  // $HOME/.local/share/cpplan/cpplan.db, else cpplan.db in the working directory.
+  static std::string default_path();
+
+  Store(Store&&) noexcept = default;
+  Store& operator=(Store&&) noexcept = default;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store() = default;
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* db) const;
+  };
+  Store(std::unique_ptr<sqlite3, Closer> db, std::string path, int schema_version)
+      : db_(std::move(db)), path_(std::move(path)), schema_version_(schema_version) {}
+
+  std::unique_ptr<sqlite3, Closer> db_;
+  std::string path_;
+  int schema_version_ = 0;
+};
+
+}  // namespace cpplan::data

@@ -1,0 +1,91 @@
+// Local attention, the log-sum-exp merge, Ring attention and the Ulysses all-to-alls shared by
+// the variants.
+#include <cmath>
+
+#include "executor/attention.h"
+
+namespace cpplan::executor {
+
+std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
+  at::Tensor lse = at::logsumexp(scores, -1);
+  at::Tensor out = at::matmul(at::exp(scores - lse.unsqueeze(-1)), v.to(at::kFloat));
+  return {out, lse};
+}
+
+at::Tensor attention_local(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return attention_with_lse(q, k, v).first.to(q.scalar_type());
+}
+
+namespace {
+// out, lse <- merge of (out, lse) and (o, l): softmax over the union of both key sets.
+void merge(at::Tensor& out, at::Tensor& lse, const at::Tensor& o, const at::Tensor& l, bool fp32) {
+  if (!out.defined()) {
+    out = fp32 ? o : o.to(at::kBFloat16).to(at::kFloat);
+    lse = l;
+    return;
+  }
+  const at::Tensor merged = at::logaddexp(lse, l);
+  out = out * at::exp(lse - merged).unsqueeze(-1) + o * at::exp(l - merged).unsqueeze(-1);
+  if (!fp32) out = out.to(at::kBFloat16).to(at::kFloat);  // convert_to_fp32=False: bf16 accumulator
+  lse = merged;
+}
+}  // namespace
+
+at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, Comm& ring,
+                          const std::vector<int64_t>& lengths, const ContextParallelConfig& cp) {
+  const bool fp32 = cp.convert_to_fp32;
+  at::Tensor out, lse;
+  const int r = ring.size();
+  if (cp.rotate_method == RotateMethod::kP2P) {
+    at::Tensor current = at::stack({k, v}).contiguous();
+    const int me = ring.rank(), next = (me + 1) % r, prev = (me + r - 1) % r;
+    for (int step = 0; step < r; ++step) {
+      at::Tensor incoming;
+      c10::intrusive_ptr<c10d::Work> send, recv;
+      if (step + 1 < r) {
+        incoming = at::empty_like(current);
+        send = ring.isend(current, next, step);
+        recv = ring.irecv(incoming, prev, step);
+      }
+      auto [o, l] = attention_with_lse(q, current[0], current[1]);
+      merge(out, lse, o, l, fp32);
+      if (step + 1 < r) {
+        ring.wait(send);
+        ring.wait(recv);
+        current = incoming;
+      }
+    }
+  } else {
+    // The reference's "allgather": concatenated K and V gathered once (padded to the longest
+    // local length for Ring Anything), then one attention per block, sliced back to its length.
+    const at::Tensor kv = at::stack({k, v});
+    const at::Tensor gathered = ring.all_gather_uneven(kv, 3, lengths);
+    int64_t offset = 0;
+    for (int j = 0; j < r; ++j) {
+      const at::Tensor block = gathered.narrow(3, offset, lengths[j]);
+      offset += lengths[j];
+      auto [o, l] = attention_with_lse(q, block[0], block[1]);
+      merge(out, lse, o, l, fp32);
+    }
+  }
+  return out.to(q.scalar_type());
+}
+
+at::Tensor sequence_to_heads(const at::Tensor& x, Comm& g) {
+  const int64_t u = g.size(), b = x.size(0), h = x.size(1), s = x.size(2), d = x.size(3);
+  // slice j of dim 0 holds heads [j*h/u, (j+1)*h/u) for rank j
+  const at::Tensor send = x.reshape({b, u, h / u, s, d}).permute({1, 0, 2, 3, 4});
+  const at::Tensor recv = g.all_to_all(send);  // slice i: rank i's tokens of my heads
+  return recv.permute({1, 2, 0, 3, 4}).reshape({b, h / u, u * s, d});
+}
+
+at::Tensor heads_to_sequence(const at::Tensor& y, Comm& g) {
+  const int64_t u = g.size(), b = y.size(0), hu = y.size(1), s = y.size(2) / u, d = y.size(3);
+  const at::Tensor send = y.reshape({b, hu, u, s, d}).permute({2, 0, 1, 3, 4});  // slice i: rank i's tokens
+  const at::Tensor recv = g.all_to_all(send);  // slice j: rank j's heads of my tokens
+  return recv.permute({1, 0, 2, 3, 4}).reshape({b, u * hu, s, d});
+}
+
+}  // namespace cpplan::executor

@@ -1,0 +1,132 @@
+#include "executor/launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace cpplan::executor {
+
+namespace {
+
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+
+std::string describe_exit(int rank, int status) {
+  if (WIFSIGNALED(status))
+    return "rank " + std::to_string(rank) + " was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "rank " + std::to_string(rank) + " exited with code " + std::to_string(WEXITSTATUS(status));
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
+int free_loopback_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 29500;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, const std::vector<std::string>& extra_env) {
+  const int port = free_loopback_port();
+  std::vector<std::string> base;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name != "RANK" && name != "WORLD_SIZE" && name != "LOCAL_RANK" && name != "LOCAL_WORLD_SIZE" &&
+        name != "MASTER_ADDR" && name != "MASTER_PORT")
+      base.push_back(entry);
+  }
+  base.insert(base.end(), extra_env.begin(), extra_env.end());
+  base.push_back("WORLD_SIZE=" + std::to_string(nproc));
+  base.push_back("LOCAL_WORLD_SIZE=" + std::to_string(nproc));
+  base.push_back("MASTER_ADDR=127.0.0.1");
+  base.push_back("MASTER_PORT=" + std::to_string(port));
+
+  struct sigaction sa{}, old_int{}, old_term{};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  g_signal = 0;
+
+  std::vector<pid_t> pids(nproc, -1);
+  for (int r = 0; r < nproc; ++r) {
+    auto env = base;
+    env.push_back("RANK=" + std::to_string(r));
+    env.push_back("LOCAL_RANK=" + std::to_string(r));
+    pids[r] = spawn(argv, env);
+  }
+
+  LaunchOutcome outcome;
+  int alive = nproc;
+  bool stopping = false;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  auto stop_all = [&](int sig) {
+    for (pid_t p : pids)
+      if (p > 0) kill(p, sig);
+    if (!stopping) deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    stopping = true;
+  };
+  while (alive > 0) {
+    if (g_signal && !stopping) {
+      outcome = {LaunchStatus::kCancelled, std::string("cancelled by ") + strsignal(g_signal)};
+      stop_all(g_signal);
+    }
+    if (stopping && std::chrono::steady_clock::now() > deadline) stop_all(SIGKILL);
+    int status = 0;
+    const pid_t done = waitpid(-1, &status, WNOHANG);
+    if (done <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    for (int r = 0; r < nproc; ++r) {
+      if (pids[r] != done) continue;
+      pids[r] = -1;
+      --alive;
+      const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+      if (failed && outcome.status == LaunchStatus::kOk) {
+        // The first failure is the cause; the others are ended so no one waits on a dead peer.
+        outcome = {LaunchStatus::kFailed, describe_exit(r, status)};
+        stop_all(SIGTERM);
+      }
+    }
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return outcome;
+}
+
+}  // namespace cpplan::executor

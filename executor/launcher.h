@@ -1,0 +1,26 @@
+#pragma once
+// Starts N local ranks of a command (fork + exec with an argv: no shell sees user strings), with
+// the standard rendezvous variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// MASTER_ADDR=127.0.0.1, MASTER_PORT), forwards SIGINT/SIGTERM, and ends every rank as soon as
+// one fails.
+
+#include <string>
+#include <vector>
+
+namespace cpplan::executor {
+
+enum class LaunchStatus { kOk, kFailed, kCancelled };
+
+struct LaunchOutcome {
+  LaunchStatus status = LaunchStatus::kOk;
+  std::string reason;  // which rank failed and how, or which signal cancelled the run
+};
+
+// Runs `argv` (argv[0] is the executable path) as `nproc` ranks plus `extra_env` entries
+// ("NAME=value") and waits for all of them.
+LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, const std::vector<std::string>& extra_env);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (the rendezvous binds it next).
+int free_loopback_port();
+
+}  // namespace cpplan::executor

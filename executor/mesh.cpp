@@ -1,0 +1,75 @@
+#include "executor/mesh.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include <array>
+#include <string>
+
+namespace cpplan::executor {
+
+namespace {
+
+// Axis order, innermost first, and their degrees.
+std::array<int, 5> degrees(const ParallelConfig& c) {
+  return {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree};
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                  const std::string& name, int rank, int size,
+                                                  std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = timeout;
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
+                                                     options);
+}
+
+}  // namespace
+
+MeshCoords mesh_coords(int rank, const ParallelConfig& c) {
+  const auto d = degrees(c);
+  std::array<int, 5> x{};
+  for (int i = 0; i < 5; ++i) {
+    x[i] = rank % d[i];
+    rank /= d[i];
+  }
+  MeshCoords m{x[0], x[1], x[2], x[3], x[4], c.ulysses(), c.ring() * c.ulysses()};
+  return m;
+}
+
+Mesh::Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig& config,
+           std::chrono::milliseconds timeout) {
+  const auto d = degrees(config);
+  coords_ = mesh_coords(rank, config);
+  const std::array<int, 5> x = {coords_.tp, coords_.ulysses, coords_.ring, coords_.cfg, coords_.dp};
+  const int world = static_cast<int>(config.world_size());
+
+  // A group varies the axes in `axes` and fixes the others; its name encodes the fixed
+  // coordinates so that every member joins the same rendezvous and no one else does.
+  auto make = [&](const std::string& name, std::initializer_list<int> axes) {
+    int size = 1, my_rank = 0, stride = 1;
+    std::string key = name;
+    for (int i = 0; i < 5; ++i) {
+      const bool varies = std::find(axes.begin(), axes.end(), i) != axes.end();
+      if (varies) {
+        my_rank += x[i] * stride;
+        stride *= d[i];
+        size *= d[i];
+      } else {
+        key += "/" + std::to_string(x[i]);
+      }
+    }
+    if (size == 1) return Comm();
+    return Comm(gloo_group(store, key, my_rank, size, timeout), my_rank, size, &stats_);
+  };
+  world_ = world > 1 ? Comm(gloo_group(store, "world", rank, world, timeout), rank, world, &stats_) : Comm();
+  tp_ = make("tp", {0});
+  ulysses_ = make("ulysses", {1});
+  ring_ = make("ring", {2});
+  cp_ = make("cp", {1, 2});  // ulysses inner: cp rank = ring * u + ulysses
+  cfg_ = make("cfg", {3});
+  dp_ = make("dp", {4});
+}
+
+}  // namespace cpplan::executor

@@ -1,0 +1,47 @@
+#pragma once
+// The device mesh of a plan: ranks laid out tp innermost, then ulysses, ring, cfg, dp (xDiT's
+// tp-sp-cfg-dp order, Ulysses inside Ring), one process group per axis that has more than one
+// rank, plus the flattened context-parallel group (ulysses inner) and the world.
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <memory>
+
+#include "core/parallel_config.h"
+#include "executor/comm.h"
+
+namespace cpplan::executor {
+
+struct MeshCoords {
+  int tp = 0, ulysses = 0, ring = 0, cfg = 0, dp = 0;
+  int ulysses_size = 1, cp_size = 1;
+  int cp() const { return ring * ulysses_size + ulysses; }  // rank in the flattened CP group (ulysses inner)
+};
+
+class Mesh {
+ public:
+  // Builds this rank's groups; every rank of the world must call it with the same config.
+  Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig& config,
+       std::chrono::milliseconds timeout);
+
+  const MeshCoords& coords() const { return coords_; }
+  Comm& world() { return world_; }
+  Comm& tp() { return tp_; }
+  Comm& ulysses() { return ulysses_; }
+  Comm& ring() { return ring_; }
+  Comm& cp() { return cp_; }
+  Comm& cfg() { return cfg_; }
+  Comm& dp() { return dp_; }
+  CommStats& stats() { return stats_; }
+
+ private:
+  CommStats stats_;
+  MeshCoords coords_;
+  Comm world_, tp_, ulysses_, ring_, cp_, cfg_, dp_;
+};
+
+// Coordinates of `rank` in the mesh of `config`.
+MeshCoords mesh_coords(int rank, const ParallelConfig& config);
+
+}  // namespace cpplan::executor

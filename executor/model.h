@@ -1,0 +1,52 @@
+#pragma once
+// The two DiT families of the profiles in LibTorch, with deterministic random weights from a
+// seed (timing a plan needs the shapes, not a checkpoint):
+// - joint-attention MMDiT (FLUX, HunyuanVideo, Qwen-Image): double-stream blocks with separate
+//   image/text weights and joint attention, single-stream blocks, adaLN modulation, RoPE;
+// - cross-attention DiT (Wan): self-attention over video tokens, cross-attention to text, FFN.
+// Every rank draws the full weights in the same order and keeps its tensor-parallel shard
+// (column-parallel q/k/v/FFN-in, row-parallel out/FFN-out followed by an all-reduce), so any
+// plan computes the same function as one rank.
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/model.h"
+#include "executor/attention.h"
+
+namespace cpplan::executor {
+
+// What the model's context-parallel plan splits at entry and gathers at exit.
+struct ContextParallelPlan {
+  bool split_text = false;  // text tokens split like the image tokens (FLUX) or kept whole (Wan)
+};
+
+// The inputs of one forward pass, already split for this rank by apply_context_parallel.
+struct ForwardInputs {
+  at::Tensor latents;     // [B, S_img_local, in_channels]
+  at::Tensor text;        // [B, S_txt(_local), hidden]
+  at::Tensor timestep;    // [B] in [0, 1]
+  at::Tensor image_rope;  // [S_img_local, head_dim / 2] rotation angles
+  at::Tensor text_rope;   // [S_txt(_local), head_dim / 2]
+};
+
+class DitModel {
+ public:
+  virtual ~DitModel() = default;
+  virtual ContextParallelPlan cp_plan() const = 0;
+  // Velocity for this rank's image tokens: [B, S_img_local, in_channels].
+  virtual at::Tensor forward(const ForwardInputs& in, AttentionContext& attention) = 0;
+};
+
+// Builds the model of `profile` with weights drawn from `seed`, sharded for `tp` (rank, size).
+std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, at::ScalarType dtype,
+                                      const AttentionOp& attention);
+
+// RoPE angles [S, head_dim/2] for latent-grid positions (frame, row, column) of the image tokens
+// and position 0 for text tokens.
+at::Tensor image_rope_angles(int64_t frames, int64_t rows, int64_t cols, int64_t head_dim);
+at::Tensor text_rope_angles(int64_t tokens, int64_t head_dim);
+
+}  // namespace cpplan::executor

@@ -1,0 +1,146 @@
+#include "executor/runner.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "executor/mesh.h"
+#include "executor/model.h"
+
+namespace cpplan::executor {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
+  return std::accumulate(lengths.begin(), lengths.begin() + index, int64_t{0});
+}
+}  // namespace
+
+std::vector<int64_t> split_lengths(int64_t length, int parts) {
+  std::vector<int64_t> out(parts, length / parts);
+  for (int64_t i = 0; i < length % parts; ++i) ++out[i];
+  return out;
+}
+
+double RunFigures::median_step_ms() const { return percentile_step_ms(0.5); }
+
+double RunFigures::percentile_step_ms(double p) const {
+  if (step_ms.empty()) return 0;
+  std::vector<double> s = step_ms;
+  std::sort(s.begin(), s.end());
+  const double pos = p * (s.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+
+RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world) {
+  const ModelProfile& m = *spec.model;
+  const ParallelConfig& pc = spec.config;
+  Mesh mesh(store, rank, pc, spec.timeout);
+  const MeshCoords& xy = mesh.coords();
+  const CpVariant variant = classify(pc.context_parallel_config);
+  auto model = build_model(m, spec.seed, mesh.tp(), at::kFloat, attention_op(variant));
+  const bool split_text = model->cp_plan().split_text;
+
+  // Geometry and the CP split (the same rule on every rank).
+  const auto seq = compute_sequence(m, spec.resolution, spec.frames, m.text_tokens);
+  if (!seq) throw std::runtime_error(seq.error().message);
+  const int64_t s_img = seq->image_tokens, s_txt = seq->text_tokens, g = m.pixel_granularity();
+  const int cp = xy.cp_size, me = xy.cp();
+  const auto img_len = split_lengths(s_img, cp);
+  const auto txt_len = split_text ? split_lengths(s_txt, cp) : std::vector<int64_t>(cp, s_txt);
+  AttentionContext actx{&mesh, pc.context_parallel_config, {}};
+  for (int i = 0; i < cp; ++i)
+    actx.cp_lengths.push_back(img_len[i] + (m.text_handling == TextHandling::kJoint ? txt_len[i] : 0));
+  const at::Tensor image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g,
+                                                  spec.resolution.width / g, m.head_dim)
+                                    .narrow(0, offset_of(img_len, me), img_len[me]);
+  const at::Tensor text_rope = text_rope_angles(txt_len[me], m.head_dim);
+
+  // The same noise and text embeddings as a single-rank run; this replica's share of the batch.
+  at::Generator gen = at::detail::createCPUGenerator(spec.seed ^ 0x9e3779b97f4a7c15ULL);
+  const at::Tensor latents = at::randn({spec.batch, s_img, m.in_channels}, gen, at::TensorOptions(at::kFloat));
+  const at::Tensor cond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat));
+  const at::Tensor uncond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat));
+  const int64_t per_replica = spec.batch / pc.dp_degree;
+  auto mine = [&](const at::Tensor& t) { return t.narrow(0, xy.dp * per_replica, per_replica); };
+
+  // apply_context_parallel: split the inputs at entry, gather the output at exit.
+  auto forward = [&](const at::Tensor& x, const at::Tensor& text, double sigma) {
+    ForwardInputs in;
+    in.latents = x.narrow(1, offset_of(img_len, me), img_len[me]);
+    in.text = split_text ? text.narrow(1, offset_of(txt_len, me), txt_len[me]) : text;
+    in.timestep = at::full({x.size(0)}, sigma, at::kFloat);
+    in.image_rope = image_rope;
+    in.text_rope = text_rope;
+    return mesh.cp().all_gather_uneven(model->forward(in, actx), 1, img_len);
+  };
+  const bool true_cfg = m.guidance == Guidance::kTrueCfg;
+  auto velocity = [&](const at::Tensor& x, double sigma) {
+    if (!true_cfg) return forward(x, mine(cond), sigma);
+    at::Tensor vc, vu;
+    if (pc.cfg_degree == 2) {
+      // One pass per CFG group, then one all-gather of the prediction per step.
+      const at::Tensor v = forward(x, xy.cfg == 0 ? mine(cond) : mine(uncond), sigma);
+      const at::Tensor both = mesh.cfg().all_gather_cat(v.unsqueeze(0), 0);
+      vc = both[0];
+      vu = both[1];
+    } else {
+      const auto two = forward(at::cat({x, x}), at::cat({mine(cond), mine(uncond)}), sigma).chunk(2);
+      vc = two[0];
+      vu = two[1];
+    }
+    return vu + spec.guidance_scale * (vc - vu);
+  };
+
+  at::Tensor x = mine(latents).clone();
+  for (int i = 0; i < spec.warmup; ++i) (void)velocity(x, 1.0);
+
+  std::vector<double> step_ms, comm_ms;
+  const CommStats before = mesh.stats();
+  for (int i = 0; i < spec.steps; ++i) {
+    const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
+    const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
+    const double comm0 = mesh.stats().seconds;
+    const auto t0 = Clock::now();
+    x = x + (next - sigma) * velocity(x, sigma);
+    step_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
+  }
+  const double bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
+
+  // Figures of every rank to rank 0: step times, comm per step, bytes, peak memory.
+  std::vector<double> mine_figures = step_ms;
+  mine_figures.insert(mine_figures.end(), comm_ms.begin(), comm_ms.end());
+  mine_figures.push_back(bytes_per_step);
+  mine_figures.push_back(peak_rss_bytes());
+  const at::Tensor local = at::tensor(mine_figures, at::kDouble);
+  const at::Tensor all = mesh.world().all_gather_cat(local.unsqueeze(0), 0);
+  const at::Tensor final_latents = mesh.dp().all_gather_cat(x, 0);
+
+  RunFigures f;
+  if (rank != 0) return f;
+  const int64_t n = spec.steps;
+  const at::Tensor steps_all = all.narrow(1, 0, n), comm_all = all.narrow(1, n, n);
+  const at::Tensor slowest = std::get<0>(steps_all.max(0));
+  for (int64_t i = 0; i < n; ++i) f.step_ms.push_back(slowest[i].item<double>());
+  const at::Tensor compute = (steps_all - comm_all).mean(1);
+  f.compute_ms = compute.max().item<double>();
+  f.comm_ms = comm_all.mean(1).max().item<double>();
+  f.bytes_sent = all.select(1, 2 * n).max().item<double>();
+  for (int r = 0; r < world; ++r) f.peak_mem_bytes.push_back(all[r][2 * n + 1].item<double>());
+  f.latents = final_latents;
+  return f;
+}
+
+}  // namespace cpplan::executor

@@ -1,0 +1,48 @@
+#pragma once
+// One rank of a run: builds the mesh and the model, applies the context-parallel plan, runs the
+// denoising loop (flow-matching Euler steps, true CFG where the model has it), measures, and
+// gathers the figures and the final latents on rank 0.
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+
+namespace cpplan::executor {
+
+struct RunSpec {
+  const ModelProfile* model = nullptr;
+  Resolution resolution;
+  int frames = 1;
+  int steps = 4;
+  int warmup = 1;       // forward passes before timing (their output is discarded)
+  int batch = 1;
+  ParallelConfig config;
+  uint64_t seed = 0;
+  double guidance_scale = 5.0;  // true CFG only
+  std::chrono::milliseconds timeout{60000};
+};
+
+struct RunFigures {
+  std::vector<double> step_ms;          // per timed step, the slowest rank's
+  double compute_ms = 0;                // per step, mean over steps, slowest rank
+  double comm_ms = 0;                   // per step: time inside collectives, slowest rank
+  double bytes_sent = 0;                // per rank per step (the most loaded rank)
+  std::vector<double> peak_mem_bytes;   // per rank (peak RSS on CPU)
+  at::Tensor latents;                   // final latents [batch, S_img, in_channels], rank 0 only
+  double median_step_ms() const;
+  double percentile_step_ms(double p) const;  // p in [0, 1]
+};
+
+// Runs this rank's share; every rank of `world` must call it. Figures are complete on rank 0.
+RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world);
+
+// Token split of `length` over `parts` ranks: even when it divides, else the first
+// length % parts ranks take one more (torch.tensor_split).
+std::vector<int64_t> split_lengths(int64_t length, int parts);
+
+}  // namespace cpplan::executor
