@@ -3,6 +3,10 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <sys/resource.h>
 
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
 #include <algorithm>
 #include <numeric>
 
@@ -18,6 +22,15 @@ double peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+// Fault injection for the failure tests and drills: CPPLAN_FAULT_KILL="RANK:STEP" makes that
+// rank kill itself (SIGKILL, no cleanup) when it reaches that step. -1 when unset.
+int fault_step(int rank) {
+  const char* spec = std::getenv("CPPLAN_FAULT_KILL");
+  int r = -1, step = -1;
+  if (!spec || std::sscanf(spec, "%d:%d", &r, &step) != 2 || r != rank) return -1;
+  return step;
 }
 
 int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
@@ -108,7 +121,9 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
 
   std::vector<double> step_ms, comm_ms;
   const CommStats before = mesh.stats();
+  const int kill_at = fault_step(rank);
   for (int i = 0; i < spec.steps; ++i) {
+    if (i == kill_at) raise(SIGKILL);
     const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
     const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
     const double comm0 = mesh.stats().seconds;

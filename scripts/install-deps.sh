@@ -10,7 +10,8 @@ packages=(
   nlohmann-json3-dev                    # JSON output
   libcli11-dev                          # command-line parsing
   libfmt-dev                            # formatting
-  libsqlite3-dev                        # the measurement store
+  libsqlite3-dev                        # the measurement store (data/)
+  libtorch-dev libgloo-dev              # the executor: LibTorch 1.13 CPU and its c10d/Gloo headers
   catch2                                # tests (Catch2 v2)
   libbenchmark-dev                      # bench/ (Google Benchmark)
 )

@@ -1,0 +1,58 @@
+#pragma once
+// Runs the real cpplan binary (fork + exec, no shell) and captures its exit, output and time.
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cpplan::test {
+
+struct Process {
+  int code = -1;  // exit code, or 128 + signal
+  std::string out, err;
+  double seconds = 0;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline Process run_process(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  const std::string out_path = "/tmp/cpplan-test-" + std::to_string(getpid()) + ".out";
+  const std::string err_path = out_path + ".err";
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Process p;
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  p.out = slurp(out_path);
+  p.err = slurp(err_path);
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
+  return p;
+}
+
+}  // namespace cpplan::test

@@ -1,0 +1,162 @@
+// Real ranks over loopback (Gloo): every parallel plan must reproduce the single-rank run's final
+// latents, send the bytes the cost model predicts, and be recorded in the SQLite store.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+
+#include "data/store.h"
+#include "executor/npy.h"
+#include "tests/executor/process.h"
+
+namespace fs = std::filesystem;
+using cpplan::test::run_process;
+using nlohmann::json;
+
+namespace {
+
+fs::path work_dir() {
+  static const fs::path dir = [] {
+    const fs::path d = fs::temp_directory_path() / ("cpplan-multirank-" + std::to_string(getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string db_path() { return (work_dir() / "runs.db").string(); }
+
+struct Run {
+  json result;
+  at::Tensor latents;
+};
+
+Run run(const std::string& model, const std::string& res, std::vector<std::string> plan) {
+  static int counter = 0;
+  const std::string latents = (work_dir() / ("latents-" + std::to_string(counter++) + ".npy")).string();
+  std::vector<std::string> args = {CPPLAN_BINARY, "run", "--model", model, "--res", res, "--steps", "3",
+                                   "--warmup", "1", "--db", db_path(), "--save-latents", latents, "--json",
+                                   "--timeout", "30"};
+  args.insert(args.end(), plan.begin(), plan.end());
+  const auto p = run_process(args);
+  INFO("cpplan run " << model << " " << res << " stderr: " << p.err);
+  REQUIRE(p.code == 0);
+  Run r{json::parse(p.out), {}};
+  auto t = cpplan::executor::read_npy(latents);
+  REQUIRE(t.ok());
+  r.latents = t.value();
+  return r;
+}
+
+double relative_error(const at::Tensor& a, const at::Tensor& reference) {
+  return (a - reference).abs().max().item<double>() / reference.abs().max().item<double>();
+}
+
+// Each plan against the single-rank reference of the same model and size.
+void check_plans(const std::string& model, const std::string& res,
+                 const std::vector<std::vector<std::string>>& plans, bool exact_bytes) {
+  // Catch re-enters the test case once per section: the reference run is made once.
+  static std::map<std::string, Run> references;
+  const std::string key = model + " " + res;
+  if (!references.count(key)) references[key] = run(model, res, {});
+  const Run& reference = references[key];
+  CHECK(reference.result["status"] == "ok");
+  for (const auto& plan : plans) {
+    std::string label;
+    for (const auto& a : plan) label += a + " ";
+    SECTION(model + " " + res + " " + label) {
+      const Run r = run(model, res, plan);
+      REQUIRE(r.latents.sizes() == reference.latents.sizes());
+      CHECK(relative_error(r.latents, reference.latents) <= 1e-4);
+      const double measured = r.result["measured"]["bytes_sent"], predicted = r.result["comm_bytes_predicted"];
+      INFO("bytes sent per rank per step: measured " << measured << ", cost model " << predicted);
+      CHECK(measured > 0);
+      if (exact_bytes) CHECK(measured == Approx(predicted).epsilon(1e-9));
+      else CHECK(measured == Approx(predicted).epsilon(0.05));  // uneven splits: the model takes the longest rank
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("flux-tiny at 128x128 on 2 and 4 ranks reproduces the single-rank latents", "[executor][multirank]") {
+  check_plans("flux-tiny", "128x128",
+              {{"--ring", "2"},
+               {"--ulysses", "2"},
+               {"--tp", "2"},
+               {"--ring", "2", "--rotate-method", "p2p"},
+               {"--ring", "4"},
+               {"--ulysses", "4"},
+               {"--ring", "2", "--ulysses", "2"},
+               {"--ulysses", "2", "--tp", "2"}},
+              true);
+}
+
+TEST_CASE("flux-tiny at 112x112 on 3 ranks reproduces the single-rank latents with the anything modes",
+          "[executor][multirank]") {
+  check_plans("flux-tiny", "112x112", {{"--ulysses", "3", "--ulysses-anything"}, {"--ring", "3", "--ring-anything"}},
+              false);
+}
+
+TEST_CASE("wan-tiny with CFG, Ulysses and Ring reproduces the single-rank latents", "[executor][multirank]") {
+  check_plans("wan-tiny", "128x128",
+              {{"--cfg", "2"}, {"--ulysses", "2"}, {"--ring", "2"}, {"--cfg", "2", "--ulysses", "2"}}, true);
+}
+
+TEST_CASE("every run is recorded in the store with its metrics", "[executor][multirank][store]") {
+  const Run r = run("flux-tiny", "128x128", {"--ulysses", "2"});
+  auto store = cpplan::data::Store::open(db_path());
+  REQUIRE(store.ok());
+  auto runs = store.value().runs("flux-tiny");
+  REQUIRE(runs.ok());
+  REQUIRE(!runs.value().empty());
+  const auto& newest = runs.value().front();
+  CHECK(newest.id == r.result["run_id"].get<long long>());
+  CHECK(newest.run.status == "ok");
+  CHECK(newest.run.ulysses == 2);
+  CHECK(newest.run.world_size == 2);
+  CHECK(newest.run.step_times_ms.size() == 3);
+  REQUIRE(newest.run.step_ms.has_value());
+  CHECK(*newest.run.step_ms > 0);
+  CHECK(*newest.run.bytes_sent == Approx(r.result["measured"]["bytes_sent"].get<double>()));
+  CHECK(newest.hardware.device_kind == "cpu");
+  int rank_metrics = 0;
+  for (const auto& [name, value] : newest.run.metrics) rank_metrics += name.find("peak_mem_bytes") != std::string::npos && value > 0;
+  CHECK(rank_metrics == 2);
+}
+
+TEST_CASE("a rank killed mid-run ends the run quickly and is recorded failed", "[executor][multirank][fault]") {
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "4",
+                              "--ring", "2", "--db", db_path(), "--timeout", "20", "--json"},
+                             {"CPPLAN_FAULT_KILL=1:2"});
+  INFO("stderr: " << p.err);
+  CHECK(p.code == 4);
+  CHECK(p.seconds < 20 + 5);
+  const json j = json::parse(p.out);
+  CHECK(j["status"] == "failed");
+  CHECK_THAT(j["error"].get<std::string>(), Catch::Contains("rank 1 was killed by signal 9"));
+  auto store = cpplan::data::Store::open(db_path());
+  REQUIRE(store.ok());
+  const auto runs = store.value().runs("flux-tiny");
+  REQUIRE(runs.ok());
+  CHECK(runs.value().front().run.status == "failed");
+  CHECK_THAT(runs.value().front().run.error, Catch::Contains("rank 1"));
+}
+
+TEST_CASE("a plan the planner rejects is refused before launch with its reasons", "[executor][multirank]") {
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "112x112", "--ring", "2",
+                              "--db", db_path()});
+  CHECK(p.code == 3);
+  CHECK_THAT(p.err, Catch::Contains("ring_degree = 2: must divide image tokens = 49"));
+}
+
+TEST_CASE("a file that is not a cpplan database is refused and left unchanged", "[executor][store]") {
+  const fs::path foreign = work_dir() / "notes.txt";
+  { std::ofstream(foreign) << "my notes, not a database\n"; }
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--db",
+                              foreign.string()});
+  CHECK(p.code == 3);
+  CHECK_THAT(p.err, Catch::Contains("not a cpplan database"));
+  CHECK(cpplan::test::slurp(foreign.string()) == "my notes, not a database\n");
+}
