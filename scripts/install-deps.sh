@@ -12,6 +12,7 @@ packages=(
   libfmt-dev                            # formatting
   libsqlite3-dev                        # the measurement store (data/)
   libtorch-dev libgloo-dev              # the executor: LibTorch 1.13 CPU and its c10d/Gloo headers
+  libopenblas0-pthread                  # optimized BLAS for LibTorch's CPU GEMMs (the default reference BLAS is ~8x slower)
   catch2                                # tests (Catch2 v2)
   libbenchmark-dev                      # bench/ (Google Benchmark)
 )
