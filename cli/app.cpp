@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #ifdef CPPLAN_HAVE_EXECUTOR  // the one place the CLI knows the executor is optional
+#include "cli/bench_command.h"
 #include "cli/run_command.h"
 #endif
 #include "cli/render.h"
@@ -37,6 +38,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* run_cmd = app.add_subcommand("run", "run one plan for real (LibTorch) and record it in SQLite");
   run_cmd->fallthrough();
   add_run_options(*run_cmd, a);
+  BenchArgs bench_args;
+  CLI::App* bench_cmd = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
+  add_bench_options(*bench_cmd, bench_args);
 #endif
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
   list->fallthrough();
@@ -74,6 +78,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
 #ifdef CPPLAN_HAVE_EXECUTOR
     if (run_cmd->parsed()) return run_command(a, argc, argv, exe, out, err);
+    if (bench_cmd->parsed()) return bench_command(bench_args, a, exe, out, err);
 #endif
     const Context ctx = build_query(a, exe, err);
     const costmodel::DatasheetModel hardware(*ctx.query.hardware);

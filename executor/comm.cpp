@@ -21,12 +21,16 @@ at::Tensor Comm::all_gather_cat(const at::Tensor& t, int64_t dim) {
   if (size_ == 1) return t;
   const auto t0 = Clock::now();
   std::vector<at::Tensor> in{t.contiguous()};
-  std::vector<std::vector<at::Tensor>> out(1);
-  for (int i = 0; i < size_; ++i) out[0].push_back(at::empty_like(in[0]));
-  pg_->allgather(out, in)->wait();
+  // Gather straight into one tensor [n, ...] through contiguous views: no extra copy.
+  auto shape = in[0].sizes().vec();
+  shape.insert(shape.begin(), size_);
+  const at::Tensor out = at::empty(shape, in[0].options());
+  std::vector<std::vector<at::Tensor>> views(1);
+  for (int i = 0; i < size_; ++i) views[0].push_back(out[i]);
+  pg_->allgather(views, in)->wait();
   // nccl-tests: size = n x local bytes, busbw factor (n-1)/n
   account(since(t0), nbytes(t) * (size_ - 1));
-  return at::cat(out[0], dim);
+  return dim == 0 ? out.flatten(0, 1) : out.movedim(0, dim).flatten(dim, dim + 1);
 }
 
 at::Tensor Comm::all_gather_uneven(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& lengths) {

@@ -1,0 +1,21 @@
+#pragma once
+// `cpplan bench`: cpplan's own speed against its limits and against what users would run
+// instead, in one run (docs/performance.md).
+
+#include <iosfwd>
+
+#include "cli/args.h"
+
+namespace cpplan::cli {
+
+struct BenchArgs {
+  bool quick = false;
+  bool json = false;
+  bool markdown = false;
+  std::string worker;  // internal: "collectives" when started as a rank by the bench itself
+};
+
+void add_bench_options(CLI::App& bench, BenchArgs& b);
+int bench_command(const BenchArgs& b, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err);
+
+}  // namespace cpplan::cli
