@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #ifdef CPPLAN_HAVE_EXECUTOR  // the one place the CLI knows the executor is optional
 #include "cli/bench_command.h"
+#include "cli/db_command.h"
 #include "cli/run_command.h"
 #endif
 #include "cli/render.h"
@@ -41,6 +42,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   BenchArgs bench_args;
   CLI::App* bench_cmd = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
   add_bench_options(*bench_cmd, bench_args);
+  CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
+  CLI::App* db_check = db_cmd->add_subcommand("check", "integrity check of the database");
+  db_check->add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  db_check->add_flag("--json", a.json, "machine-readable output");
+  db_cmd->require_subcommand(1);
 #endif
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
   list->fallthrough();
@@ -79,6 +85,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 #ifdef CPPLAN_HAVE_EXECUTOR
     if (run_cmd->parsed()) return run_command(a, argc, argv, exe, out, err);
     if (bench_cmd->parsed()) return bench_command(bench_args, a, exe, out, err);
+    if (db_check->parsed()) return db_check_command(a.db, a.json, out, err);
 #endif
     const Context ctx = build_query(a, exe, err);
     const costmodel::DatasheetModel hardware(*ctx.query.hardware);

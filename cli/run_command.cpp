@@ -2,6 +2,7 @@
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <glog/logging.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -265,6 +266,8 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
   const executor::RunSpec spec = make_spec(a, p);
   const std::string started = now_utc();
   executor::RunFigures figures;
+  // c10d logs its socket errors through glog on stderr; the failure is reported once, below.
+  FLAGS_minloglevel = google::GLOG_FATAL;
   try {
     c10d::TCPStoreOptions o;
     o.port = static_cast<uint16_t>(parse_int("MASTER_PORT", env("MASTER_PORT"), 1, 65535));
@@ -279,6 +282,9 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
     std::string msg = e.what();
     msg = msg.substr(0, msg.find('\n'));
     fmt::print(err, "cpplan run: rank {}: {}\n", rank, msg);
+    // Under an outside launcher rank 0 records the failure; under ours the launcher does.
+    if (rank == 0 && env("CPPLAN_RESULT_FILE").empty())
+      finish(a, p, spec, nullptr, "failed", fmt::format("rank 0: {}", msg), started, out, err);
     return kExitRuntime;
   }
   if (rank != 0) return kExitOk;

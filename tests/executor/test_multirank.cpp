@@ -126,24 +126,6 @@ TEST_CASE("every run is recorded in the store with its metrics", "[executor][mul
   CHECK(rank_metrics == 2);
 }
 
-TEST_CASE("a rank killed mid-run ends the run quickly and is recorded failed", "[executor][multirank][fault]") {
-  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "4",
-                              "--ring", "2", "--db", db_path(), "--timeout", "20", "--json"},
-                             {"CPPLAN_FAULT_KILL=1:2"});
-  INFO("stderr: " << p.err);
-  CHECK(p.code == 4);
-  CHECK(p.seconds < 20 + 5);
-  const json j = json::parse(p.out);
-  CHECK(j["status"] == "failed");
-  CHECK_THAT(j["error"].get<std::string>(), Catch::Contains("rank 1 was killed by signal 9"));
-  auto store = cpplan::data::Store::open(db_path());
-  REQUIRE(store.ok());
-  const auto runs = store.value().runs("flux-tiny");
-  REQUIRE(runs.ok());
-  CHECK(runs.value().front().run.status == "failed");
-  CHECK_THAT(runs.value().front().run.error, Catch::Contains("rank 1"));
-}
-
 TEST_CASE("a plan the planner rejects is refused before launch with its reasons", "[executor][multirank]") {
   const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "112x112", "--ring", "2",
                               "--db", db_path()});

@@ -1,0 +1,122 @@
+// Faults in runs: a killed rank, Ctrl-C to the launcher, an occupied rendezvous port and an
+// unreachable MASTER_ADDR each end the run cleanly, quickly, and recorded.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "data/store.h"
+#include "tests/executor/process.h"
+
+namespace fs = std::filesystem;
+using cpplan::test::run_process;
+using nlohmann::json;
+
+namespace {
+
+std::string db_path() {
+  static const std::string path =
+      (fs::temp_directory_path() / ("cpplan-faults-" + std::to_string(getpid()) + ".db")).string();
+  return path;
+}
+
+cpplan::data::StoredRun newest_run() {
+  auto store = cpplan::data::Store::open(db_path());
+  REQUIRE(store.ok());
+  auto runs = store.value().runs();
+  REQUIRE(runs.ok());
+  REQUIRE(!runs.value().empty());
+  return runs.value().front();
+}
+
+}  // namespace
+
+TEST_CASE("a rank killed mid-run ends the run quickly and is recorded failed", "[executor][fault]") {
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "4",
+                              "--ring", "2", "--db", db_path(), "--timeout", "20", "--json"},
+                             {"CPPLAN_FAULT_KILL=1:2"});
+  INFO("stderr: " << p.err);
+  CHECK(p.code == 4);
+  CHECK(p.seconds < 20 + 5);
+  const json j = json::parse(p.out);
+  CHECK(j["status"] == "failed");
+  CHECK_THAT(j["error"].get<std::string>(), Catch::Contains("rank 1 was killed by signal 9"));
+  const auto run = newest_run();
+  CHECK(run.run.status == "failed");
+  CHECK_THAT(run.run.error, Catch::Contains("rank 1"));
+}
+
+TEST_CASE("SIGINT to the launcher ends every rank and records the run cancelled", "[executor][fault]") {
+  const std::string out_path = db_path() + ".sigint.out";
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out_path.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    execl(CPPLAN_BINARY, CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "100000",
+          "--ulysses", "2", "--db", db_path().c_str(), "--json", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // ranks up and stepping
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(seconds < 3 + 10);
+  const json j = json::parse(cpplan::test::slurp(out_path));
+  CHECK(j["status"] == "cancelled");
+  CHECK(newest_run().run.status == "cancelled");
+  fs::remove(out_path);
+}
+
+TEST_CASE("an occupied rendezvous port fails rank 0 with one clear line, recorded", "[executor][fault]") {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
+                              "--db", db_path(), "--timeout", "5"},
+                             {"RANK=0", "WORLD_SIZE=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port});
+  close(fd);
+  INFO("stderr: " << p.err);
+  CHECK(p.code == 4);
+  CHECK_THAT(p.err, Catch::StartsWith("cpplan run: rank 0: "));
+  CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+  CHECK(newest_run().run.status == "failed");
+}
+
+TEST_CASE("an unreachable MASTER_ADDR ends the rank within the timeout", "[executor][fault]") {
+  // 192.0.2.1 is TEST-NET-1: nothing answers there.
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
+                              "--ring", "2", "--db", db_path(), "--timeout", "3"},
+                             {"RANK=1", "WORLD_SIZE=2", "MASTER_ADDR=192.0.2.1", "MASTER_PORT=29999"});
+  INFO("stderr: " << p.err);
+  CHECK(p.code == 4);
+  CHECK(p.seconds < 3 + 10);
+  CHECK_THAT(p.err, Catch::StartsWith("cpplan run: rank 1: "));
+}
+
+TEST_CASE("db check reports the integrity of a real database and refuses a foreign file", "[executor][store]") {
+  const auto ok = run_process({CPPLAN_BINARY, "db", "check", "--db", db_path(), "--json"});
+  REQUIRE(ok.code == 0);
+  CHECK(json::parse(ok.out)["integrity"] == "ok");
+  const std::string foreign = db_path() + ".txt";
+  { std::ofstream(foreign) << "not a database"; }
+  const auto bad = run_process({CPPLAN_BINARY, "db", "check", "--db", foreign});
+  CHECK(bad.code == 3);
+  CHECK_THAT(bad.err, Catch::Contains("not a cpplan database"));
+  CHECK(cpplan::test::slurp(foreign) == "not a database");
+  fs::remove(foreign);
+}
