@@ -4,7 +4,9 @@
 // `cpplan import-nccl-tests` produce them, the store keeps them (data/), and MeasuredModel
 // (measured_model.h) interpolates them in place of the datasheet.
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/units.h"
@@ -24,6 +26,9 @@ struct CollectiveSample {
 
 enum class KernelKind { kGemm, kAttention, kMemory, kConv };
 std::string_view to_string(KernelKind k);  // "gemm", "attention", "memory", "conv"
+std::optional<KernelKind> kernel_kind_from_string(std::string_view s);
+// Inverse of to_string(Collective): "all_gather", "all_to_all", "all_reduce", "reduce_scatter", "send_recv".
+std::optional<Collective> collective_from_string(std::string_view s);
 
 struct KernelSample {
   KernelKind kind = KernelKind::kGemm;
