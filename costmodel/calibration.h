@@ -22,3 +22,35 @@ struct Calibration {
 };
 
 }  // namespace cpplan::costmodel
+
+#include "costmodel/cost_model.h"
+
+namespace cpplan::costmodel {
+
+// Names of the calibration features, in order.
+const std::vector<std::string>& calibration_features();
+
+// The features of one prediction (ms): GEMM, attention, memory-bound, kernel launches,
+// communication, a constant per step, and the kernels' time again scaled by how far the ranks
+// oversubscribe the device (ranks_per_device / cores - 1, CPU contention; 0 on GPUs).
+std::vector<double> features_of(const Prediction& p, double oversubscription);
+
+// step_ms predicted by the calibration; the raw prediction when `c` has no coefficients.
+double calibrated_step_ms(const Calibration& c, const Prediction& p, double oversubscription);
+
+struct Observation {
+  std::vector<double> features;
+  double predicted_ms = 0;  // the uncalibrated prediction
+  double measured_ms = 0;
+};
+
+// Non-negative least squares on relative error (each row divided by its measurement, so the fit
+// minimises what MAPE measures), scored by k-fold cross-validation: every run is predicted by a
+// fit that did not see it. Fills coefficients (fitted to all runs), runs, folds and the metrics.
+Calibration fit_calibration(const std::vector<Observation>& runs, int folds);
+
+// Mean absolute percentage error (fraction) and Spearman rank correlation.
+double mape(const std::vector<double>& predicted, const std::vector<double>& measured);
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace cpplan::costmodel

@@ -1,0 +1,148 @@
+#include "costmodel/measured_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cpplan::costmodel {
+
+void LogLogCurve::add(double x, double y) {
+  if (x <= 0 || y <= 0) return;
+  points_.emplace_back(std::log(x), std::log(y));
+  sorted_ = false;
+}
+
+void LogLogCurve::sort() const {
+  if (sorted_) return;
+  std::sort(points_.begin(), points_.end());
+  // Repeated x: keep the mean of their y (several repetitions of one size).
+  std::vector<std::pair<double, double>> merged;
+  for (std::size_t i = 0; i < points_.size();) {
+    std::size_t j = i;
+    double sum = 0;
+    while (j < points_.size() && points_[j].first == points_[i].first) sum += points_[j++].second;
+    merged.emplace_back(points_[i].first, sum / static_cast<double>(j - i));
+    i = j;
+  }
+  points_ = std::move(merged);
+  sorted_ = true;
+}
+
+double LogLogCurve::operator()(double x) const {
+  sort();
+  const double lx = std::log(std::max(x, 1e-300));
+  if (points_.size() == 1 || lx <= points_.front().first) return std::exp(points_.front().second);
+  if (lx >= points_.back().first) return std::exp(points_.back().second);
+  const auto hi = std::lower_bound(points_.begin(), points_.end(), std::make_pair(lx, -1e300));
+  const auto lo = hi - 1;
+  const double t = (lx - lo->first) / (hi->first - lo->first);
+  return std::exp(lo->second + t * (hi->second - lo->second));
+}
+
+MeasuredModel::MeasuredModel(const HardwareProfile& profile, const MeasurementSet& m, const HardwareModel& fallback)
+    : profile_(profile), fallback_(fallback) {
+  for (const KernelSample& k : m.kernels) {
+    if (k.time_us <= 0) continue;
+    const double seconds = k.time_us * 1e-6;
+    if (k.kind == KernelKind::kMemory) {
+      // The smallest memory-bound call is the per-kernel overhead: what a launch costs.
+      if (k.bytes <= 64 && (launch_us_ < 0 || k.time_us < launch_us_)) launch_us_ = k.time_us;
+      if (k.bytes > 64) kernels_[{static_cast<int>(k.kind), k.concurrent_ranks}].add(k.bytes, k.bytes / seconds);
+    } else if (k.flops > 0) {
+      kernels_[{static_cast<int>(k.kind), k.concurrent_ranks}].add(k.flops, k.flops / seconds);
+    }
+  }
+  for (const CollectiveSample& c : m.collectives)
+    if (!c.uneven && c.time_us > 0) collectives_[{static_cast<int>(c.kind), c.ranks}].add(c.bytes, c.time_us);
+}
+
+const LogLogCurve* MeasuredModel::kernel_curve(KernelKind k) const {
+  // Prefer the curve measured with as many concurrent ranks as this plan has; else the closest.
+  const LogLogCurve* best = nullptr;
+  int best_distance = 1 << 30;
+  for (const auto& [key, curve] : kernels_) {
+    if (key.first != static_cast<int>(k)) continue;
+    const int distance = std::abs(key.second - concurrent_);
+    if (distance < best_distance) {
+      best = &curve;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+Timed MeasuredModel::gemm(Flops flops, Bytes bytes, double rows) const {
+  const LogLogCurve* c = kernel_curve(KernelKind::kGemm);
+  if (!c || flops <= 0) return fallback_.gemm(flops, bytes, rows);
+  return {flops / (*c)(flops) * 1e3, Source::kMeasured};
+}
+
+Timed MeasuredModel::attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const {
+  const LogLogCurve* c = kernel_curve(KernelKind::kAttention);
+  if (!c || flops <= 0) return fallback_.attention(flops, q_tokens, kv_tokens, b);
+  return {flops / (*c)(flops) * 1e3, Source::kMeasured};
+}
+
+Timed MeasuredModel::memory(Bytes bytes) const {
+  const LogLogCurve* c = kernel_curve(KernelKind::kMemory);
+  if (!c || bytes <= 0) return fallback_.memory(bytes);
+  return {bytes / (*c)(bytes) * 1e3, Source::kMeasured};
+}
+
+Timed MeasuredModel::conv(Flops flops) const {
+  const LogLogCurve* c = kernel_curve(KernelKind::kConv);
+  if (!c || flops <= 0) return fallback_.conv(flops);
+  return {flops / (*c)(flops) * 1e3, Source::kMeasured};
+}
+
+Timed MeasuredModel::collective(Collective kind, Bytes bytes, const CommGroup& group) const {
+  if (group.ranks <= 1 || bytes <= 0) return {0, Source::kMeasured};
+  const auto exact = collectives_.find({static_cast<int>(kind), group.ranks});
+  if (exact != collectives_.end()) return {exact->second(bytes) * 1e-3, Source::kMeasured};
+  // Another group size of the same collective: keep its busbw at this size (busbw is the
+  // figure that stays comparable across group sizes) and rescale by the bus factors.
+  const std::pair<const std::pair<int, int>, LogLogCurve>* nearest = nullptr;
+  for (const auto& entry : collectives_)
+    if (entry.first.first == static_cast<int>(kind) &&
+        (!nearest || std::abs(entry.first.second - group.ranks) < std::abs(nearest->first.second - group.ranks)))
+      nearest = &entry;
+  if (!nearest) return fallback_.collective(kind, bytes, group);
+  const int measured_ranks = nearest->first.second;
+  const double scale = busbw_factor(kind, group.ranks) / std::max(1e-9, busbw_factor(kind, measured_ranks));
+  return {nearest->second(bytes) * scale * 1e-3, Source::kMeasured};
+}
+
+Microseconds MeasuredModel::launch_us() const { return launch_us_ >= 0 ? launch_us_ : fallback_.launch_us(); }
+
+HardwareProfile local_profile(const MeasurementSet& m, const std::string& description, double memory_mib) {
+  HardwareProfile h;
+  h.name = "local";
+  h.description = description;
+  h.source = "measured";
+  double gemm_rate = 0, memory_rate = 0, busbw = 0, smallest_us = 1e300;
+  for (const KernelSample& k : m.kernels) {
+    if (k.time_us <= 0) continue;
+    if (k.kind == KernelKind::kGemm) gemm_rate = std::max(gemm_rate, k.flops / (k.time_us * 1e-6));
+    if (k.kind == KernelKind::kMemory && k.bytes > 64) memory_rate = std::max(memory_rate, k.bytes / (k.time_us * 1e-6));
+  }
+  for (const CollectiveSample& c : m.collectives) {
+    busbw = std::max(busbw, c.busbw_gbps);
+    smallest_us = std::min(smallest_us, c.time_us);
+  }
+  h.bf16_tflops = gemm_rate > 0 ? gemm_rate / 1e12 : 1e-3;
+  h.memory_bandwidth_gbps = memory_rate > 0 ? memory_rate / 1e9 : 1;
+  h.memory_mib = memory_mib;
+  h.reserved_mib = 0;
+  h.link_kind = LinkKind::kPcieHost;
+  h.intra_node = {busbw > 0 ? busbw : 1, smallest_us < 1e300 ? smallest_us : 50, 1.0};
+  h.network = h.intra_node;
+  h.gpus_per_node = 1 << 20;
+  h.gemm_efficiency = 1;
+  h.gemm_half_rows = 0;
+  for (double& e : h.attention_efficiency) e = 1;
+  h.attention_half_tokens = 0;
+  h.conv_efficiency = 1;
+  h.memory_efficiency = 1;
+  return h;
+}
+
+}  // namespace cpplan::costmodel

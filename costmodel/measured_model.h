@@ -1,0 +1,71 @@
+#pragma once
+// A HardwareModel that answers from measurements (probes, nccl-tests) where it has them and
+// from the datasheet model elsewhere, saying which for every term:
+// - collectives: time interpolated over message size (log-log, piecewise linear) per collective
+//   and group size; a group size that was not measured borrows the busbw of the nearest measured
+//   one at the same message size;
+// - GEMM / attention: achieved FLOP/s interpolated over the work of the call (log-log): small
+//   calls run further from peak;
+// - memory-bound work: achieved bytes/s over bytes moved;
+// - kernel launches: the measured time of the smallest operation.
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "costmodel/hardware_model.h"
+#include "costmodel/measurements.h"
+
+namespace cpplan::costmodel {
+
+// Piecewise-linear interpolation in log-log space; clamps outside the measured range.
+class LogLogCurve {
+ public:
+  void add(double x, double y);
+  bool empty() const { return points_.empty(); }
+  double operator()(double x) const;  // precondition: !empty()
+
+ private:
+  void sort() const;
+  mutable std::vector<std::pair<double, double>> points_;  // (log x, log y)
+  mutable bool sorted_ = true;
+};
+
+class MeasuredModel final : public HardwareModel {
+ public:
+  // `profile` describes the machine (the datasheet profile, or one built from the probes by
+  // local_profile()); `fallback` answers what was not measured.
+  MeasuredModel(const HardwareProfile& profile, const MeasurementSet& m, const HardwareModel& fallback);
+
+  Timed gemm(Flops flops, Bytes bytes, double rows) const override;
+  Timed attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const override;
+  Timed memory(Bytes bytes) const override;
+  Timed conv(Flops flops) const override;
+  Timed collective(Collective c, Bytes bytes, const CommGroup& group) const override;
+  Microseconds launch_us() const override;
+  const HardwareProfile& profile() const override { return profile_; }
+
+  // Ranks sharing the device (CPU cores) while kernels run: kernel curves measured with that many
+  // concurrent ranks are used when present.
+  void set_concurrent_ranks(int ranks) { concurrent_ = ranks; }
+
+ private:
+  const LogLogCurve* kernel_curve(KernelKind k) const;
+
+  const HardwareProfile& profile_;
+  const HardwareModel& fallback_;
+  // (kind, concurrent ranks) -> achieved rate (FLOP/s, or B/s for memory) over work (FLOPs or bytes)
+  std::map<std::pair<int, int>, LogLogCurve> kernels_;
+  // (collective, ranks) -> time (us) over bytes
+  std::map<std::pair<int, int>, LogLogCurve> collectives_;
+  Microseconds launch_us_ = -1;
+  int concurrent_ = 1;
+};
+
+// A hardware profile of this machine from its measurements: peak = the best measured GEMM rate,
+// memory bandwidth = the best measured memory-bound rate, link = the best measured busbw and the
+// smallest measured collective time, efficiencies 1 (the measurements already are achieved
+// figures). `name` is "local".
+HardwareProfile local_profile(const MeasurementSet& m, const std::string& description, double memory_mib);
+
+}  // namespace cpplan::costmodel
