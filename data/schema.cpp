@@ -84,6 +84,54 @@ CREATE TABLE run_metrics (
 CREATE INDEX run_metrics_run_id ON run_metrics(run_id);
 )sql";
 
+// v2: measured collective and kernel timings per machine (costmodel/measurements.h; `source` is
+// 'probe' or 'nccl-tests') and the versioned calibrations fitted on them (costmodel/calibration.h;
+// features and coefficients as JSON arrays). The lookup indexes serve the merge's duplicate checks.
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE collective_samples (
+  id INTEGER PRIMARY KEY,
+  hardware_id INTEGER NOT NULL REFERENCES hardware(id),
+  kind TEXT NOT NULL,
+  ranks INTEGER NOT NULL,
+  uneven INTEGER NOT NULL,
+  bytes REAL NOT NULL,
+  time_us REAL NOT NULL,
+  algbw_gbps REAL NOT NULL,
+  busbw_gbps REAL NOT NULL,
+  source TEXT NOT NULL,
+  recorded_at TEXT NOT NULL
+);
+CREATE INDEX collective_samples_lookup ON collective_samples(hardware_id, kind, ranks, bytes);
+CREATE TABLE kernel_samples (
+  id INTEGER PRIMARY KEY,
+  hardware_id INTEGER NOT NULL REFERENCES hardware(id),
+  kind TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  flops REAL NOT NULL,
+  bytes REAL NOT NULL,
+  rows REAL NOT NULL,
+  concurrent_ranks INTEGER NOT NULL,
+  time_us REAL NOT NULL,
+  recorded_at TEXT NOT NULL
+);
+CREATE INDEX kernel_samples_lookup ON kernel_samples(hardware_id, kind, shape);
+CREATE TABLE calibrations (
+  id INTEGER PRIMARY KEY,
+  hardware_id INTEGER NOT NULL REFERENCES hardware(id),
+  version INTEGER NOT NULL,
+  fitted_at TEXT NOT NULL,
+  features TEXT NOT NULL,
+  coefficients TEXT NOT NULL,
+  runs INTEGER NOT NULL,
+  folds INTEGER NOT NULL,
+  mape_before REAL NOT NULL,
+  mape_after REAL NOT NULL,
+  rank_corr_before REAL NOT NULL,
+  rank_corr_after REAL NOT NULL,
+  UNIQUE (hardware_id, version)
+);
+)sql";
+
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Big-endian 32-bit field of the database header (https://sqlite.org/fileformat.html#the_database_header).
@@ -174,6 +222,7 @@ bool exists(const std::string& path) {
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "hardware, runs and run_metrics", kV1},
+      {2, "collective_samples, kernel_samples and calibrations", kV2},
   };
   return list;
 }
@@ -259,6 +308,28 @@ Result<int> migrate(sqlite3* db, const std::string& path) {
     }
     return current_version();
   });
+}
+
+Result<ReadOnly> open_read_only(const std::string& path) {
+  auto found = probe(path);
+  if (!found) return found.error();
+  if (found->fresh) {
+    if (!exists(path)) return Error{fmt::format("{}: no such file", path)};
+    return Error{fmt::format("{}: not a cpplan database (empty, no schema); left unchanged", path)};
+  }
+  const bool sidecars = exists(path + "-wal") || exists(path + "-journal");
+  auto db = sql::open(file_uri(path) + (sidecars ? "?mode=ro" : "?mode=ro&immutable=1"),
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path);
+  if (!db) return db.error();
+  // Checked again through this connection: a cpplan process may have migrated it since probe().
+  auto app = sql::query_integer(db->get(), "PRAGMA application_id", path);
+  if (!app) return app.error();
+  if (*app != kApplicationId) return not_cpplan(path, static_cast<std::uint32_t>(*app));
+  auto version = sql::query_integer(db->get(), "PRAGMA user_version", path);
+  if (!version) return version.error();
+  if (*version > current_version()) return newer(path, *version);
+  if (*version < 1) return Error{fmt::format("{}: schema version {} was never written by cpplan; left unchanged", path, *version)};
+  return ReadOnly{std::move(db).value(), static_cast<int>(*version)};
 }
 
 }  // namespace cpplan::data::schema

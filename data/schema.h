@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "data/sqlite_handle.h"
 
 namespace cpplan::data::schema {
 
@@ -44,5 +45,17 @@ Result<Probe> probe(const std::string& path);
 // application_id), re-checks that it is cpplan's and not newer (another process may have won a
 // race since probe()), and applies the missing migrations. Returns the resulting version.
 Result<int> migrate(sqlite3* db, const std::string& path);
+
+// A read-only connection to another cpplan database (the source of a merge), and its version.
+struct ReadOnly {
+  sql::Connection db;
+  int version = 0;
+};
+
+// Opens `path` for reading only, after the checks of probe(): a missing file, an empty one, a
+// file that is not a cpplan database or one newer than this code is an error naming the path,
+// and the file (and its -wal/-shm neighbours) stay as they were. Without a -wal or -journal
+// beside it the file is read as immutable, so that no -shm is created next to it.
+Result<ReadOnly> open_read_only(const std::string& path);
 
 }  // namespace cpplan::data::schema

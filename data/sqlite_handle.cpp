@@ -76,6 +76,12 @@ Statement& Statement::bind_null() {
   return *this;
 }
 
+Statement& Statement::bind_column(const Statement& from, int column) {
+  const int rc = sqlite3_bind_value(stmt_.get(), next_++, sqlite3_column_value(from.stmt_.get(), column));
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
 int Statement::step() {
   if (bind_rc_ != SQLITE_OK) return bind_rc_;
   return sqlite3_step(stmt_.get());

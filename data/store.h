@@ -1,8 +1,10 @@
 #pragma once
 // The measurement store: every benchmark run, what it was measured on, and what the cost model
-// predicted for it, in one SQLite file (schema in data/schema.cpp). Several processes may write
-// to the same file at once (WAL, busy timeout, retried transactions). A file that is not a cpplan
-// database, or one written by a newer cpplan, is refused and left as it was.
+// predicted for it, in one SQLite file (schema in data/schema.cpp); since schema v2 also the
+// measured collective and kernel samples of each machine and the calibrations fitted on them.
+// Several processes may write to the same file at once (WAL, busy timeout, retried transactions).
+// A file that is not a cpplan database, or one written by a newer cpplan, is refused and left as
+// it was.
 
 #include <memory>
 #include <optional>
@@ -11,6 +13,8 @@
 #include <vector>
 
 #include "core/result.h"
+#include "costmodel/calibration.h"
+#include "costmodel/measurements.h"
 
 struct sqlite3;
 
@@ -70,6 +74,14 @@ struct StoredRun {
   HardwareFingerprint hardware;
 };
 
+// What merge_from() did with the other database's rows.
+struct MergeSummary {
+  long long runs_added = 0;
+  long long runs_skipped = 0;  // the same run was here already (see merge_from)
+  long long samples_added = 0;  // collective and kernel samples
+  long long calibrations_added = 0;
+};
+
 // One open database file. Movable, not copyable; the destructor closes the connection. Use one
 // Store per thread (or per process); open it after fork(), never carry it across.
 class Store {
@@ -86,6 +98,45 @@ class Store {
 
   // Every run (or those of `model_filter`, exact match), newest first.
   Result<std::vector<StoredRun>> runs(const std::string& model_filter = "") const;
+
+  // Every machine known (from runs, samples or calibrations), in the order first recorded.
+  Result<std::vector<HardwareFingerprint>> hardware() const;
+
+  // In one transaction: adds the machine (once per key) and every sample of `set`, stamped with
+  // `source` ("probe" | "nccl-tests") and the current UTC time. Returns the rows written
+  // (collectives + kernels). Rejects, writing nothing, another source, an unknown device_kind,
+  // ranks or concurrent_ranks below 1, and numbers that are negative, NaN or infinite.
+  Result<long long> record_measurements(const HardwareFingerprint& hw, const costmodel::MeasurementSet& set,
+                                        const std::string& source);
+
+  // The samples of the machine whose key() is `hardware_key`, each list in the order recorded
+  // (every source together); empty when the machine has none.
+  Result<costmodel::MeasurementSet> measurements(const std::string& hardware_key) const;
+
+  // Stores `calibration` for `hw` as the machine's next version (1, 2, ...) and returns that
+  // version; `calibration.version` is ignored and `calibration.fingerprint` must be "" or
+  // hw.key(). Rejects, writing nothing, features and coefficients of different lengths, an empty
+  // feature name, runs or folds below 0, and numbers that are NaN or infinite.
+  Result<int> record_calibration(const HardwareFingerprint& hw, costmodel::Calibration calibration);
+
+  // The machine's calibration of the highest version (fingerprint and version filled in), or
+  // nullopt when it has none.
+  Result<std::optional<costmodel::Calibration>> latest_calibration(const std::string& hardware_key) const;
+
+  // Copies into this database, in one transaction, what the cpplan database at `other_path` holds
+  // and this one lacks. `other_path` is opened read-only after the checks of open(): a missing,
+  // foreign or newer file (or this file itself) is an error naming it, and it stays untouched. A
+  // file of an older schema is read as it is (a v1 file has no samples or calibrations).
+  //  - hardware: by key; every machine of the other file is added.
+  //  - runs (with their step times and metrics): a run is the same run when it has the same
+  //    run_key, the same machine (hardware key) and the same started_at; a run whose run_key is
+  //    "" is the same only when every column (and the machine) is equal. Same run: skipped.
+  //  - samples: by every field (machine, kind, shape or group, sizes, times, source,
+  //    recorded_at). Identical samples are counted: this database ends up holding each one as
+  //    many times as the larger of the two files does, so merging a file twice adds nothing.
+  //  - calibrations: by (machine, fitted_at). An added one becomes the machine's next version
+  //    here, in the other file's version order.
+  Result<MergeSummary> merge_from(const std::string& other_path);
 
   // "ok", or sqlite's findings joined by newlines (PRAGMA integrity_check).
   Result<std::string> integrity_check() const;

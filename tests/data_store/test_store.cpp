@@ -20,125 +20,18 @@
 #include <string>
 
 #include "data/store.h"
+#include "tests/data_store/store_test_support.h"
 
 namespace fs = std::filesystem;
 using cpplan::data::HardwareFingerprint;
 using cpplan::data::RunRecord;
 using cpplan::data::Store;
+using namespace cpplan::test::store;  // the fixtures these tests share (store_test_support.h)
 
 namespace {
 
 constexpr long long kCplnApplicationId = 0x43504C4E;
-constexpr int kCurrentSchema = 1;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cpplan-store-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-}
-
-// Every file of `dir` with its contents: equal snapshots mean nothing was changed, created or
-// deleted (no -wal, -shm or -journal either).
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.is_regular_file()) files[entry.path().string()] = read_bytes(entry.path());
-  }
-  return files;
-}
-
-// Runs constant SQL on `path` through sqlite directly (fixtures the Store must not create).
-void raw_exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* message = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
-  const std::string error = message ? message : "";
-  sqlite3_free(message);
-  sqlite3_close(db);
-  INFO(sql << ": " << error);
-  REQUIRE(rc == SQLITE_OK);
-}
-
-// The first column of the first row of `sql`, read with sqlite directly.
-std::string raw_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-  const std::string value = text ? text : "";
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
-
-long long raw_integer(const std::string& path, const std::string& sql) { return std::stoll(raw_text(path, sql)); }
-
-Store open_store(const std::string& path) {
-  auto store = Store::open(path);
-  INFO(path << ": " << (store ? std::string() : store.error().message));
-  REQUIRE(store.ok());
-  return std::move(store).value();
-}
-
-HardwareFingerprint h200_node() {
-  HardwareFingerprint hw;
-  hw.device_kind = "cuda";
-  hw.gpu_name = "NVIDIA H200";
-  hw.gpu_count = 8;
-  hw.cpu_name = "AMD EPYC 9654";
-  hw.cpu_count = 192;
-  hw.driver = "560.35.03";
-  hw.cuda = "12.6";
-  hw.nccl = "2.21.5";
-  hw.torch = "2.5.1";
-  hw.host = "node-17";
-  return hw;
-}
-
-HardwareFingerprint laptop() {
-  HardwareFingerprint hw;
-  hw.device_kind = "cpu";
-  hw.cpu_name = "Intel Core i7-1185G7";
-  hw.cpu_count = 8;
-  hw.host = "laptop";
-  return hw;
-}
-
-// Only what a run needs: every optional absent, no steps, no metrics.
-RunRecord minimal_run(const std::string& run_key, const std::string& model = "flux-dev") {
-  RunRecord r;
-  r.run_key = run_key;
-  r.model = model;
-  r.status = "ok";
-  return r;
-}
+constexpr int kCurrentSchema = 2;
 
 // Every field away from its default, with values that test exactness and binding.
 RunRecord full_run() {
@@ -488,11 +381,13 @@ TEST_CASE("a directory is not a database", "[data][store]") {
   CHECK_THAT(store.error().message, Catch::Contains("is a directory"));
 }
 
-TEST_CASE("four processes recording at once store all 100 runs", "[data][store]") {
+// Issue 7: eight writers at once lose nothing, duplicate nothing and never see "database is locked".
+TEST_CASE("eight processes recording at once store all 200 runs", "[data][store]") {
   TempDir dir;
   const std::string path = dir.file("shared/cpplan.db");  // created by whichever child wins
-  constexpr int kChildren = 4;
+  constexpr int kChildren = 8;
   constexpr int kRunsEach = 25;
+  constexpr int kLocked = 3;  // a child's exit status when sqlite said "database is locked"
   std::vector<pid_t> children;
   for (int c = 0; c < kChildren; ++c) {
     const pid_t pid = fork();
@@ -512,7 +407,7 @@ TEST_CASE("four processes recording at once store all 100 runs", "[data][store]"
           auto recorded = store.value().record_run(h200_node(), run);
           if (!recorded) {
             std::fprintf(stderr, "child %d: %s\n", c, recorded.error().message.c_str());
-            code = 2;
+            code = recorded.error().message.find("database is locked") != std::string::npos ? kLocked : 2;
             break;
           }
         }
@@ -525,6 +420,7 @@ TEST_CASE("four processes recording at once store all 100 runs", "[data][store]"
     int status = 0;
     REQUIRE(waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) != kLocked);
     CHECK(WEXITSTATUS(status) == 0);
   }
 
