@@ -8,6 +8,7 @@
 #include "core/model.h"
 #include "core/parallel_config.h"
 #include "core/sequence.h"
+#include "core/topology.h"
 
 namespace cpplan {
 
@@ -24,6 +25,10 @@ struct Query {
   Sequence sequence;
   AttentionBackend backend = AttentionBackend::kFlash;
   bool offload_text_encoders = false;
+  // With --topology: the node's devices and links, replicated over `nodes` nodes; the planner
+  // then places every plan's axes on devices (planner/topology/). nullptr: today's layout rule.
+  const Topology* topology = nullptr;
+  int nodes = 1;
 };
 
 struct Plan {

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "core/text.h"
+#include "core/toml_reader.h"
 
 namespace cpplan {
 
@@ -15,166 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reads fields of one TOML table, remembering the first error with file and dotted field name.
-class Reader {
- public:
-  Reader(const toml::table& table, std::string file, std::string prefix, std::string* error)
-      : table_(table), file_(std::move(file)), prefix_(std::move(prefix)), error_(error) {}
-
-  bool ok() const { return error_->empty(); }
-  const std::string& file() const { return file_; }
-
-  void fail(std::string_view key, std::string_view value, std::string_view rule) {
-    if (!ok()) return;
-    *error_ = fmt::format("{}: {} = {}: {}", file_, field(key), value, rule);
-  }
-
-  // Rejects keys outside `allowed`, suggesting the closest one (catches typos in hand edits).
-  void only(std::initializer_list<std::string_view> allowed) {
-    std::vector<std::string> names(allowed.begin(), allowed.end());
-    for (const auto& [key, node] : table_) {
-      const std::string k(key.str());
-      if (std::find(names.begin(), names.end(), k) != names.end()) continue;
-      const auto near = closest_names(k, names, 1);
-      fail(k, "...", near.empty() ? "unknown field" : fmt::format("unknown field (did you mean {}?)", near[0]));
-    }
-  }
-
-  // Integer in [lo, hi]; `required` or keeps `out`.
-  template <class T>
-  void integer(std::string_view key, T& out, long long lo, long long hi, bool required = true) {
-    const toml::node* n = table_.get(key);
-    if (!n) return missing(key, required);
-    if (!n->is_integer()) return fail(key, describe(*n), "must be an integer");
-    const long long v = n->as_integer()->get();
-    if (v < lo || v > hi) return fail(key, std::to_string(v), fmt::format("must be between {} and {}", lo, hi));
-    out = static_cast<T>(v);
-  }
-
-  // Number (integer or float) in (lo, hi] when lo_open, else [lo, hi].
-  void number(std::string_view key, double& out, double lo, double hi, bool required = true,
-              bool lo_open = false) {
-    const toml::node* n = table_.get(key);
-    if (!n) return missing(key, required);
-    if (!n->is_number()) return fail(key, describe(*n), "must be a number");
-    const double v = n->value<double>().value_or(0);
-    if ((lo_open ? v <= lo : v < lo) || v > hi)
-      return fail(key, fmt::format("{}", v),
-                  fmt::format("must be {} {} and at most {}", lo_open ? "above" : "at least", lo, hi));
-    out = v;
-  }
-
-  void boolean(std::string_view key, bool& out, bool required = false) {
-    const toml::node* n = table_.get(key);
-    if (!n) return missing(key, required);
-    if (!n->is_boolean()) return fail(key, describe(*n), "must be true or false");
-    out = n->as_boolean()->get();
-  }
-
-  void string(std::string_view key, std::string& out, bool required = true) {
-    const toml::node* n = table_.get(key);
-    if (!n) return missing(key, required);
-    if (!n->is_string()) return fail(key, describe(*n), "must be a string");
-    out = n->as_string()->get();
-  }
-
-  // A string that must be one of `choices`; returns its index.
-  template <class E>
-  void choice(std::string_view key, E& out, std::initializer_list<std::string_view> choices,
-              bool required = true) {
-    std::string s;
-    const toml::node* n = table_.get(key);
-    if (!n) return missing(key, required);
-    string(key, s);
-    if (!ok()) return;
-    int i = 0;
-    for (auto c : choices) {
-      if (c == s) {
-        out = static_cast<E>(i);
-        return;
-      }
-      ++i;
-    }
-    fail(key, fmt::format("\"{}\"", s),
-         fmt::format("must be one of {}", join_or(std::vector<std::string>(choices.begin(), choices.end()))));
-  }
-
-  // A sub-table, or nullptr (with an error when required).
-  const toml::table* table(std::string_view key, bool required = true) {
-    const toml::node* n = table_.get(key);
-    if (!n) {
-      missing(key, required);
-      return nullptr;
-    }
-    if (!n->is_table()) {
-      fail(key, describe(*n), "must be a table");
-      return nullptr;
-    }
-    return n->as_table();
-  }
-
-  // An array of tables; each element is read by `each(Reader&)`.
-  template <class F>
-  void tables(std::string_view key, bool required, F&& each) {
-    const toml::node* n = table_.get(key);
-    if (!n) return missing(key, required);
-    if (!n->is_array()) return fail(key, describe(*n), "must be an array of tables");
-    std::size_t i = 0;
-    for (const auto& element : *n->as_array()) {
-      if (!element.is_table()) return fail(fmt::format("{}[{}]", key, i), describe(element), "must be a table");
-      Reader r(*element.as_table(), file_, fmt::format("{}[{}].", field(key), i), error_);
-      each(r);
-      if (!ok()) return;
-      ++i;
-    }
-  }
-
-  Reader sub(const toml::table& t, std::string_view key) {
-    return Reader(t, file_, field(key) + ".", error_);
-  }
-
-  std::string field(std::string_view key) const { return prefix_ + std::string(key); }
-
- private:
-  void missing(std::string_view key, bool required) {
-    if (required) fail(key, "(missing)", "is required");
-  }
-  static std::string describe(const toml::node& n) {
-    if (n.is_string()) return fmt::format("\"{}\"", n.as_string()->get());
-    if (n.is_integer()) return std::to_string(n.as_integer()->get());
-    if (n.is_floating_point()) return fmt::format("{}", n.as_floating_point()->get());
-    if (n.is_boolean()) return n.as_boolean()->get() ? "true" : "false";
-    if (n.is_array()) return "[...]";
-    if (n.is_table()) return "{...}";
-    return "?";
-  }
-
-  const toml::table& table_;
-  std::string file_;
-  std::string prefix_;
-  std::string* error_;
-};
+using detail::parse_toml;
+using detail::read_name;
+using detail::Reader;
 
 constexpr long long kMaxInt = 1LL << 30;
 constexpr double kMaxParams = 1e13;
-
-Result<toml::table> parse_toml(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return Error{fmt::format("{}: not a readable file", path)};
-  try {
-    return toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", path, e.source().begin.line,
-                             e.source().begin.column, e.description())};
-  }
-}
-
-void read_name(Reader& r, const std::string& path, std::string& name) {
-  r.string("name", name);
-  const std::string stem = fs::path(path).stem().string();
-  if (r.ok() && name != stem)
-    r.fail("name", fmt::format("\"{}\"", name), fmt::format("must equal the file name \"{}\"", stem));
-}
 
 Bytes dtype_bytes(Reader& r, std::string_view key, Bytes fallback) {
   enum class D { kBf16, kFp16, kFp32, kFp8 };
@@ -432,8 +279,33 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
   if (c.models_.empty() || c.hardware_.empty())
     return Error{fmt::format("profiles: no model or hardware profiles found in {}",
                              directories.empty() ? std::string("(no directory)") : join_or(directories))};
+  for (const auto& d : directories)
+    if (auto r = load_dir(fs::path(d) / "topologies", c.topologies_, load_topology); !r) return r.error();
+  for (const Topology& t : c.topologies_)
+    if (auto r = c.check_hardware(t); !r) return r.error();
   return c;
 }
+
+Result<bool> ProfileCatalog::check_hardware(const Topology& t) const {
+  if (find_hardware(t.hardware)) return true;
+  const auto near = closest_names(t.hardware, hardware_names());
+  return Error{fmt::format("{}: hardware = \"{}\": {}", t.source, t.hardware,
+                           near.empty() ? fmt::format("unknown hardware profile; known: {}", join_or(hardware_names()))
+                                        : fmt::format("unknown hardware profile; did you mean {}?", join_or(near)))};
+}
+
+Result<Topology> ProfileCatalog::load_topology_file(const std::string& path) const {
+  auto t = load_topology(path);
+  if (!t) return t.error();
+  if (auto r = check_hardware(*t); !r) return r.error();
+  return t;
+}
+
+const Topology* ProfileCatalog::find_topology(std::string_view n) const { return find_named(topologies_, n); }
+Result<const Topology*> ProfileCatalog::topology(std::string_view n) const {
+  return find_or_suggest(topologies_, n, "--topology");
+}
+std::vector<std::string> ProfileCatalog::topology_names() const { return names_of(topologies_); }
 
 const ModelProfile* ProfileCatalog::find_model(std::string_view n) const { return find_named(models_, n); }
 const HardwareProfile* ProfileCatalog::find_hardware(std::string_view n) const { return find_named(hardware_, n); }

@@ -10,6 +10,7 @@
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/result.h"
+#include "core/topology.h"
 
 namespace cpplan {
 
@@ -18,8 +19,8 @@ namespace cpplan {
 Result<ModelProfile> load_model_profile(const std::string& path);
 Result<HardwareProfile> load_hardware_profile(const std::string& path);
 
-// All profiles of a search path. Each directory holds models/*.toml and hardware/*.toml;
-// a later directory's profile replaces an earlier one of the same name.
+// All profiles of a search path. Each directory holds models/*.toml, hardware/*.toml and
+// topologies/*.toml; a later directory's profile replaces an earlier one of the same name.
 class ProfileCatalog {
  public:
   static Result<ProfileCatalog> load(const std::vector<std::string>& directories);
@@ -29,15 +30,25 @@ class ProfileCatalog {
   // As find_*, but an unknown name is an error that lists the closest names.
   Result<const ModelProfile*> model(std::string_view name) const;
   Result<const HardwareProfile*> hardware(std::string_view name) const;
+  const Topology* find_topology(std::string_view name) const;
+  Result<const Topology*> topology(std::string_view name) const;  // "--topology = x: unknown profile; ..."
+  // A user's topology file (--topology-file), validated like the built-ins: its hardware must
+  // name a profile of this catalog.
+  Result<Topology> load_topology_file(const std::string& path) const;
 
   const std::deque<ModelProfile>& models() const { return models_; }
   const std::deque<HardwareProfile>& hardware_profiles() const { return hardware_; }
   std::vector<std::string> model_names() const;
   std::vector<std::string> hardware_names() const;
+  const std::deque<Topology>& topologies() const { return topologies_; }
+  std::vector<std::string> topology_names() const;
 
  private:
+  Result<bool> check_hardware(const Topology& t) const;
+
   std::deque<ModelProfile> models_;       // deque: pointers handed out stay valid
   std::deque<HardwareProfile> hardware_;
+  std::deque<Topology> topologies_;
 };
 
 // The search path, lowest precedence first: the built-in profiles (share/cpplan/profiles beside
