@@ -36,6 +36,22 @@ CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
 
 }  // namespace
 
+std::string_view to_string(CommAxis a) {
+  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cp", "cfg"};
+  return n[static_cast<int>(a)];
+}
+
+CommLayout default_layout(const ParallelConfig& pc, const HardwareProfile& hw) {
+  const Axes a(pc);
+  CommLayout l;
+  l[CommAxis::kTp] = group(a.t, 1, hw);
+  l[CommAxis::kUlysses] = group(a.u, a.t, hw);
+  l[CommAxis::kRing] = group(a.r, a.t * a.u, hw);
+  l[CommAxis::kCp] = group(a.r * a.u, a.t, hw);
+  l[CommAxis::kCfg] = group(a.c, a.t * a.u * a.r, hw);
+  return l;
+}
+
 double linear_weights_per_token(const ModelProfile& m, BlockKind kind) {
   const double d = m.hidden();
   const double attention = 4.0 * d * d;  // q, k, v, out
@@ -62,7 +78,7 @@ Flops forward_flops(const ModelProfile& m, const Sequence& s) {
   return total;
 }
 
-Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v) const {
+Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v, const CommLayout* layout) const {
   const ModelProfile& m = *q.model;
   const HardwareProfile& hw = hw_.profile();
   const Axes a(pc);
@@ -73,11 +89,14 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   const double nb = std::max(1.0, static_cast<double>(m.passes_per_step()) / a.c) *
                     std::max(1.0, static_cast<double>(q.batch) / a.d);
 
-  const CommGroup tp_group = group(a.t, 1, hw);
-  const CommGroup ulysses_group = group(a.u, a.t, hw);
-  const CommGroup ring_group = group(a.r, a.t * a.u, hw);
-  const CommGroup cp_group = group(a.r * a.u, a.t, hw);
-  const CommGroup cfg_group = group(a.c, a.t * a.u * a.r, hw);
+  const CommLayout groups = layout ? *layout : default_layout(pc, hw);
+  const CommGroup& tp_group = groups[CommAxis::kTp];
+  const CommGroup& ulysses_group = groups[CommAxis::kUlysses];
+  const CommGroup& ring_group = groups[CommAxis::kRing];
+  const CommGroup& cp_group = groups[CommAxis::kCp];
+  const CommGroup& cfg_group = groups[CommAxis::kCfg];
+  std::array<Milliseconds, kCommAxisCount> block_axis_ms{};  // per block of the current group
+  auto charge = [&](CommAxis axis, Milliseconds ms) { block_axis_ms[static_cast<int>(axis)] += ms; };
 
   AttentionInput in;
   in.image_tokens = static_cast<double>(q.sequence.image_tokens);
@@ -118,11 +137,13 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
       const CommGroup& g = call.axis == CpAxis::kRing ? ring_group : ulysses_group;
       const Timed t = hw_.collective(call.kind, call.bytes * nb, g);
       (call.overlapped ? overlapped : out.comm_ms) += t.ms * call.count;
+      if (!call.overlapped) charge(call.axis == CpAxis::kRing ? CommAxis::kRing : CommAxis::kUlysses, t.ms * call.count);
       layer_bytes += call.bytes * nb * busbw_factor(call.kind, g.ranks) * call.count;
       out.overhead_ms += 2 * call.count * hw_.launch_us() * 1e-3;
       out.source = worst(out.source, t.source);
     }
     out.comm_ms += std::max(0.0, overlapped - attention_ms);
+    charge(CommAxis::kRing, std::max(0.0, overlapped - attention_ms));  // only Ring's p2p steps overlap
   };
 
   const double tokens = att.tokens;  // local tokens of the most loaded rank
@@ -130,6 +151,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   Bytes attention_live = 0, ffn_live = 0;
   for (const BlockGroup& g : m.blocks) {
     BlockCost bc;
+    block_axis_ms.fill(0);
     bc.kind = g.kind;
     bc.count = g.count;
     const bool cross = g.kind == BlockKind::kCross;
@@ -178,6 +200,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
         if (count == 0 || on_tokens <= 0) return;
         const Timed t = hw_.collective(Collective::kAllReduce, nb * on_tokens * d * b, tp_group);
         bc.comm_ms += count * t.ms;
+        charge(CommAxis::kTp, count * t.ms);
         layer_bytes += count * nb * on_tokens * d * b * busbw_factor(Collective::kAllReduce, a.t);
         bc.overhead_ms += 2 * count * hw_.launch_us() * 1e-3;
         bc.source = worst(bc.source, t.source);
@@ -197,6 +220,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     bc.memory_ms *= scale;
     bc.overhead_ms *= scale;
     bc.comm_ms *= scale;
+    for (int i = 0; i < kCommAxisCount; ++i) p.axis_comm_ms[i] += block_axis_ms[i] * scale;
     p.step_flops += bc.flops;
     p.comm_bytes += layer_bytes * scale;
     p.compute_ms += bc.compute_ms();
@@ -218,6 +242,8 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   const Timed gather = hw_.collective(Collective::kAllGather, nb * gathered, cp_group);
   const Timed cfg = hw_.collective(Collective::kAllGather, a.c * prediction * q.batch / a.d, cfg_group);
   p.step_comm_extra_ms = gather.ms + cfg.ms;
+  p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] += gather.ms;
+  p.axis_comm_ms[static_cast<int>(CommAxis::kCfg)] += cfg.ms;
   p.comm_bytes += nb * gathered * busbw_factor(Collective::kAllGather, cp_group.ranks) +
                   a.c * prediction * q.batch / a.d * busbw_factor(Collective::kAllGather, a.c);
   p.comm_ms += p.step_comm_extra_ms;

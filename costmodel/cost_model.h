@@ -14,6 +14,22 @@ namespace cpplan::costmodel {
 
 inline constexpr int kMaxBlockGroups = 4;
 
+// The communication groups of a plan: tp, ulysses, ring, the whole CP group (ring x ulysses: the
+// output gather) and cfg. Axes without collectives (dp) have none.
+enum class CommAxis { kTp, kUlysses, kRing, kCp, kCfg };
+inline constexpr int kCommAxisCount = 5;
+std::string_view to_string(CommAxis a);  // "tp", "ulysses", "ring", "cp", "cfg"
+
+// One group per axis. default_layout() is the rule without a topology (ranks laid out tp
+// innermost, then ulysses, ring, cfg, dp; a group leaves the node once its span does); a
+// placement (planner/topology/) supplies its own, with each group's effective bandwidth.
+struct CommLayout {
+  std::array<CommGroup, kCommAxisCount> groups{};
+  CommGroup& operator[](CommAxis a) { return groups[static_cast<int>(a)]; }
+  const CommGroup& operator[](CommAxis a) const { return groups[static_cast<int>(a)]; }
+};
+CommLayout default_layout(const ParallelConfig& c, const HardwareProfile& hw);
+
 // All blocks of one group for one denoising step on the most loaded rank.
 struct BlockCost {
   BlockKind kind = BlockKind::kSingle;
@@ -57,14 +73,16 @@ struct Prediction {
   std::array<BlockCost, kMaxBlockGroups> blocks{};
   int block_count = 0;
   Milliseconds step_comm_extra_ms = 0;  // per step: output gather over CP, CFG all-gather
+  std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};  // comm_ms split by CommAxis
   Source source = Source::kDatasheet;   // the least measured input of any term
 };
 
 class CostModel {
  public:
   explicit CostModel(const HardwareModel& hw) : hw_(hw) {}
-  // Precondition: the plan is valid for the query (planner::validate).
-  Prediction predict(const Query& q, const ParallelConfig& c, CpVariant v) const;
+  // Precondition: the plan is valid for the query (planner::validate). `layout`: the groups of a
+  // placement; nullptr: default_layout().
+  Prediction predict(const Query& q, const ParallelConfig& c, CpVariant v, const CommLayout* layout = nullptr) const;
 
  private:
   const HardwareModel& hw_;

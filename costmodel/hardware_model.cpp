@@ -55,6 +55,8 @@ Timed DatasheetModel::conv(Flops flops) const {
 
 Timed DatasheetModel::collective(Collective c, Bytes bytes, const CommGroup& g) const {
   if (g.ranks <= 1 || bytes <= 0) return {0, Source::kDatasheet};
+  if (g.busbw_gbps > 0)  // placed on a topology: the group's own bandwidth and alpha
+    return {g.latency_us * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), g.busbw_gbps), Source::kDatasheet};
   const Link& link = g.crosses_nodes ? hw_.network : hw_.intra_node;
   const GBps busbw = link.bandwidth_gbps * link.efficiency;
   // Ring-style algorithms pay one latency per step; nccl-tests' alpha grows with log2 for

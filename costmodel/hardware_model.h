@@ -18,12 +18,17 @@ std::string_view to_string(Collective c);
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor.
 double busbw_factor(Collective c, int ranks);
 
-// Where the ranks of one collective sit. `crosses_nodes` decides which link bounds it until
-// topology-aware placement supplies per-group bandwidths.
+// Where the ranks of one collective sit. Without a placement, `crosses_nodes` decides which of
+// the hardware profile's links bounds it; topology-aware placement (planner/topology/) supplies
+// the group's effective bus bandwidth and alpha instead.
 struct CommGroup {
   int ranks = 1;
   int stride = 1;           // distance between consecutive ranks of the group
   bool crosses_nodes = false;
+  // From placement: achievable busbw of this group's collective with the concurrent groups of its
+  // axis sharing the links, and its alpha. busbw_gbps = 0: use the hardware profile's link.
+  GBps busbw_gbps = 0;
+  Microseconds latency_us = 0;
 };
 
 struct Timed {
