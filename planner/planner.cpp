@@ -1,6 +1,7 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "planner/cp_rules.h"
 #include "planner/validate.h"
@@ -46,22 +47,37 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   return out;
 }
 
-RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c) const {
+RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer) const {
   RankedPlan rp;
   rp.plan = make_plan(q, c);
   if (rp.plan.valid()) {
-    rp.predicted = cost_.predict(q, c, rp.plan.variant);
+    if (placer) {
+      topology::PlacementResult placed = placer->place(rp.plan);
+      rp.predicted = placed.predicted;
+      rp.placement = std::move(placed.placement);
+    } else {
+      rp.predicted = cost_.predict(q, c, rp.plan.variant);
+    }
     rp.frameworks = frameworks_for(q, rp.plan);
   }
   return rp;
+}
+
+RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c) const {
+  if (!q.topology) return evaluate(q, c, nullptr);
+  const topology::Placer placer(q, cost_);
+  return evaluate(q, c, &placer);
 }
 
 PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   PlanReport report;
   const auto configs = enumerate(q.gpus, options);
   report.plans.reserve(configs.size());
+  // One placer for the whole query: its caches serve every plan.
+  std::unique_ptr<topology::Placer> placer;
+  if (q.topology) placer = std::make_unique<topology::Placer>(q, cost_);
   for (const ParallelConfig& c : configs) {
-    RankedPlan rp = evaluate(q, c);
+    RankedPlan rp = evaluate(q, c, placer.get());
     if (rp.plan.valid()) ++report.valid_count;
     else ++report.invalid_count;
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));

@@ -10,6 +10,7 @@
 #include "core/plan.h"
 #include "costmodel/cost_model.h"
 #include "planner/frameworks.h"
+#include "planner/topology/placement.h"
 
 namespace cpplan::planner {
 
@@ -22,6 +23,7 @@ struct RankedPlan {
   Plan plan;
   std::optional<costmodel::Prediction> predicted;  // set for valid plans
   FrameworkSet frameworks;                         // external frameworks that can run it
+  std::optional<topology::Placement> placement;    // valid plans of a query with a topology
 };
 
 struct PlanReport {
@@ -36,11 +38,14 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options = 
 class Planner {
  public:
   explicit Planner(const costmodel::CostModel& cost) : cost_(cost) {}
-  // One config: verdict, prediction (when valid), frameworks.
+  // One config: verdict, prediction (when valid), frameworks; with q.topology, the best
+  // placement and the prediction on it.
   RankedPlan evaluate(const Query& q, const ParallelConfig& c) const;
   PlanReport plan(const Query& q, const PlannerOptions& options = {}) const;
 
  private:
+  RankedPlan evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer) const;
+
   const costmodel::CostModel& cost_;
 };
 

@@ -1,0 +1,327 @@
+#include "planner/topology/placement.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace cpplan::planner::topology {
+
+using costmodel::CommAxis;
+using costmodel::CommGroup;
+using costmodel::CommLayout;
+using costmodel::kCommAxisCount;
+
+namespace {
+
+constexpr double kTie = 1e-12;  // relative: a placement must beat the incumbent by more to replace it
+
+int index(MeshAxis a) { return static_cast<int>(a); }
+
+// The mesh axes whose groups one collective runs over.
+std::vector<MeshAxis> axes_of(CommAxis a) {
+  switch (a) {
+    case CommAxis::kTp: return {MeshAxis::kTp};
+    case CommAxis::kUlysses: return {MeshAxis::kUlysses};
+    case CommAxis::kRing: return {MeshAxis::kRing};
+    case CommAxis::kCp: return {MeshAxis::kRing, MeshAxis::kUlysses};
+    case CommAxis::kCfg: return {MeshAxis::kCfg};
+  }
+  return {};
+}
+
+// The devices' clusters (planner/topology/bandwidth.h) turned into orders: tight clusters
+// contiguous (hierarchical), and the top-level clusters interleaved (spread).
+std::vector<std::vector<int>> clustered_orders(const TopologyGraph& g) {
+  const int n = g.gpus_per_node();
+  std::vector<int> vertices, gpu_of_vertex(g.vertex_count(), -1);
+  for (int i = 0; i < n; ++i) {
+    vertices.push_back(g.gpu_vertex(0, i));
+    gpu_of_vertex[vertices.back()] = i;
+  }
+  const auto levels = cluster_levels(g, vertices);
+  // block[i]: the ordered GPUs of the cluster that holds GPU i at the current level.
+  std::vector<std::vector<int>> blocks;
+  for (int i = 0; i < n; ++i) blocks.push_back({i});
+  std::vector<int> block_of(n);
+  for (int i = 0; i < n; ++i) block_of[i] = i;
+  std::vector<std::vector<int>> top_level;
+  for (std::size_t l = 1; l < levels.size(); ++l) {
+    if (l + 1 == levels.size()) top_level = blocks;  // the clusters just before the last merge
+    std::vector<std::vector<int>> next;
+    std::vector<int> next_of(n);
+    for (const auto& cluster : levels[l]) {
+      std::vector<int> parts;  // previous blocks inside, by their smallest GPU
+      for (int v : cluster) {
+        const int b = block_of[gpu_of_vertex[v]];
+        if (std::find(parts.begin(), parts.end(), b) == parts.end()) parts.push_back(b);
+      }
+      std::sort(parts.begin(), parts.end(), [&](int a, int b) {
+        return *std::min_element(blocks[a].begin(), blocks[a].end()) < *std::min_element(blocks[b].begin(), blocks[b].end());
+      });
+      std::vector<int> merged;
+      for (int b : parts) merged.insert(merged.end(), blocks[b].begin(), blocks[b].end());
+      for (int gpu : merged) next_of[gpu] = static_cast<int>(next.size());
+      next.push_back(std::move(merged));
+    }
+    blocks = std::move(next);
+    block_of = next_of;
+  }
+  std::sort(blocks.begin(), blocks.end());
+  std::vector<int> hierarchical;
+  for (const auto& b : blocks) hierarchical.insert(hierarchical.end(), b.begin(), b.end());
+  std::vector<std::vector<int>> out{hierarchical};
+  if (top_level.size() > 1) {
+    std::sort(top_level.begin(), top_level.end());
+    std::vector<int> spread;
+    for (std::size_t i = 0; spread.size() < static_cast<std::size_t>(n); ++i)
+      for (const auto& b : top_level)
+        if (i < b.size()) spread.push_back(b[i]);
+    out.push_back(spread);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(MeshAxis a) {
+  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cfg", "dp"};
+  return n[index(a)];
+}
+
+int Placement::ranks() const {
+  int w = 1;
+  for (int d : degree) w *= d;
+  return w;
+}
+
+std::vector<std::vector<int>> Placement::groups(const std::vector<MeshAxis>& axes) const {
+  // Stride of each axis: the product of the degrees of the axes inside it.
+  std::array<int, kMeshAxisCount> stride{};
+  int s = 1;
+  for (MeshAxis a : axis_order) {
+    stride[index(a)] = s;
+    s *= degree[index(a)];
+  }
+  std::vector<MeshAxis> inner_first(axes);
+  std::sort(inner_first.begin(), inner_first.end(), [&](MeshAxis a, MeshAxis b) { return stride[index(a)] < stride[index(b)]; });
+  std::vector<std::vector<int>> out;
+  const int w = ranks();
+  for (int r = 0; r < w; ++r) {
+    bool leader = true;
+    for (MeshAxis a : inner_first) leader = leader && (r / stride[index(a)]) % degree[index(a)] == 0;
+    if (!leader) continue;
+    std::vector<int> members{r};
+    for (MeshAxis a : inner_first) {  // innermost fastest: members come out in rank order
+      const std::size_t before = members.size();
+      for (int c = 1; c < degree[index(a)]; ++c)
+        for (std::size_t i = 0; i < before; ++i) members.push_back(members[i] + c * stride[index(a)]);
+    }
+    std::sort(members.begin(), members.end());
+    out.push_back(std::move(members));
+  }
+  return out;
+}
+
+Placer::~Placer() = default;
+
+Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOptions options)
+    : query_(q), cost_(cost), options_(options) {
+  const Topology& t = *q.topology;
+  per_node_ = q.nodes > 1 ? t.gpus : std::min(q.gpus, t.gpus);
+  evaluator_ = std::make_unique<GroupEvaluator>(t, q.nodes, *q.hardware, options.reduce);
+  const TopologyGraph& one = evaluator_->instance(1);
+
+  // Device orders: every arrangement (tests), else identity, hierarchical and spread.
+  std::vector<std::vector<int>> candidates;
+  if (options.all_device_orders) {
+    std::vector<int> perm(t.gpus);
+    for (int i = 0; i < t.gpus; ++i) perm[i] = i;
+    do candidates.emplace_back(perm.begin(), perm.begin() + per_node_);
+    while (std::next_permutation(perm.begin(), perm.end()));
+  } else {
+    std::vector<int> identity(t.gpus);
+    for (int i = 0; i < t.gpus; ++i) identity[i] = i;
+    candidates.push_back(identity);
+    for (auto& o : clustered_orders(one)) candidates.push_back(std::move(o));
+    for (auto& c : candidates) c.resize(per_node_);
+  }
+  std::set<std::vector<int>> seen;
+  for (auto& c : candidates)
+    if (seen.insert(c).second) device_orders_.push_back(std::move(c));
+
+  // The bound for an axis not placed yet: no group moves more per rank than a GPU's links carry
+  // together, at the better efficiency, nor pays less alpha than the closest pair of GPUs.
+  GBps injection = 0;
+  for (int gpu = 0; gpu < t.gpus; ++gpu) {
+    GBps out = 0;
+    for (const DirectedEdge& e : one.edges())
+      if (e.from == one.gpu_vertex(0, gpu)) out += e.capacity_gbps;
+    injection = std::max(injection, out);
+  }
+  const TopologyGraph& near = evaluator_->instance(std::min(q.nodes, 2));
+  Microseconds alpha = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < near.nodes() * t.gpus; ++a)
+    for (int b = 0; b < near.nodes() * t.gpus; ++b)
+      if (a != b) alpha = std::min(alpha, near.route(near.gpu_vertex(a / t.gpus, a % t.gpus),
+                                                     near.gpu_vertex(b / t.gpus, b % t.gpus)).latency_us);
+  if (!(alpha < std::numeric_limits<double>::infinity())) alpha = 0;
+  optimistic_.busbw_gbps = injection * std::max(q.hardware->intra_node.efficiency, q.hardware->network.efficiency);
+  optimistic_.latency_us = alpha;
+  // Once the axes inside an axis hold a whole node's ranks, its groups have one member per node:
+  // all of a node's GPUs send off the node at once, so none gets more than the node's network
+  // egress / its GPUs (a cut), nor pays less alpha than the closest pair on two nodes.
+  optimistic_remote_ = optimistic_;
+  if (q.nodes > 1) {
+    std::vector<int> here, there;
+    for (int gpu = 0; gpu < t.gpus; ++gpu) here.push_back(near.gpu_vertex(0, gpu)), there.push_back(near.gpu_vertex(1, gpu));
+    optimistic_remote_.busbw_gbps = near.max_flow(here, there, 0) / t.gpus * q.hardware->network.efficiency;
+    Microseconds remote = std::numeric_limits<double>::infinity();
+    for (int a : here)
+      for (int b : there) remote = std::min(remote, near.route(a, b).latency_us);
+    optimistic_remote_.latency_us = remote;
+    optimistic_remote_.crosses_nodes = true;
+  }
+}
+
+CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAxisCount>& known, int placed_ranks,
+                              int device_index, CpVariant v, const ParallelConfig& c,
+                              std::array<AxisBandwidth, kCommAxisCount>* links) const {
+  CommLayout layout;
+  std::array<int, kMeshAxisCount> stride{};
+  int s = 1;
+  for (MeshAxis a : p.axis_order) stride[index(a)] = s, s *= p.degree[index(a)];
+  const bool p2p = c.context_parallel_config.rotate_method == RotateMethod::kP2P && v != CpVariant::kRingAnything;
+  for (int i = 0; i < kCommAxisCount; ++i) {
+    const CommAxis axis = static_cast<CommAxis>(i);
+    const auto mesh = axes_of(axis);
+    int degree = 1;
+    for (MeshAxis m : mesh) degree *= p.degree[index(m)];
+    CommGroup& g = layout[axis];
+    g.ranks = degree;
+    g.stride = stride[index(mesh.front())];
+    if (degree <= 1) continue;
+    if (!known[i]) {
+      // The remote bound holds for one axis's groups; the CP group may keep its Ulysses part inside.
+      const bool remote = placed_ranks >= per_node_ && query_.nodes > 1 && mesh.size() == 1;
+      const CommGroup& bound = remote ? optimistic_remote_ : optimistic_;
+      g.busbw_gbps = bound.busbw_gbps;
+      g.latency_us = bound.latency_us;
+      g.crosses_nodes = bound.crosses_nodes;
+      continue;
+    }
+    const Pattern pattern = axis == CommAxis::kUlysses ? Pattern::kAllToAll
+                            : axis == CommAxis::kRing && p2p ? Pattern::kRingRankOrder
+                                                             : Pattern::kRing;
+    std::vector<long long> key{static_cast<long long>(pattern), device_index, p.ranks()};
+    for (MeshAxis m : mesh) key.push_back(1LL * p.degree[index(m)] * (1LL << 32) + stride[index(m)]);
+    auto it = axis_cache_.find(key);
+    if (it == axis_cache_.end())
+      it = axis_cache_.emplace(key, evaluator_->evaluate(pattern, p.groups(mesh), p.device_order, per_node_)).first;
+    const AxisBandwidth& bw = it->second;
+    g.crosses_nodes = bw.crosses_nodes;
+    g.busbw_gbps = bw.busbw_gbps;
+    g.latency_us = bw.latency_us;
+    if (links) (*links)[i] = bw;
+  }
+  return layout;
+}
+
+struct Placer::Search {
+  const Placer& placer;
+  const Plan& plan;
+  std::vector<MeshAxis> axes;  // the axes to order (those of degree > 1, or all five)
+  std::array<int, kMeshAxisCount> degree{};
+  PlacementResult best;
+  double best_ms = std::numeric_limits<double>::infinity();
+  int device_index = 0;
+
+  // The ordered axes fill their own slots of the default order, so that size-1 axes stay where
+  // xDiT puts them; the axes not placed yet follow the prefix in the default order.
+  Placement placement(const std::vector<MeshAxis>& prefix) const {
+    Placement p;
+    p.degree = degree;
+    p.gpus_per_node = placer.per_node_;
+    p.device_order = placer.device_orders_[device_index];
+    std::vector<MeshAxis> chosen(prefix);
+    for (MeshAxis a : axes)
+      if (std::find(prefix.begin(), prefix.end(), a) == prefix.end()) chosen.push_back(a);
+    std::size_t k = 0;
+    for (int i = 0; i < kMeshAxisCount; ++i) {
+      const MeshAxis slot = kDefaultAxisOrder[i];
+      p.axis_order[i] = std::find(axes.begin(), axes.end(), slot) != axes.end() ? chosen[k++] : slot;
+    }
+    return p;
+  }
+
+  void visit(std::vector<MeshAxis>& prefix) {
+    const bool complete = prefix.size() == axes.size();
+    std::array<bool, kCommAxisCount> known{};
+    for (int i = 0; i < kCommAxisCount; ++i) {
+      known[i] = true;  // a collective is known once every axis of its groups is placed (or trivial)
+      for (MeshAxis m : axes_of(static_cast<CommAxis>(i)))
+        known[i] = known[i] && (complete || degree[index(m)] == 1 ||
+                                std::find(prefix.begin(), prefix.end(), m) != prefix.end());
+    }
+    Placement p = placement(prefix);
+    if (!complete) {
+      if (placer.options_.prune) {
+        int placed = 1;
+        for (MeshAxis a : prefix) placed *= degree[index(a)];
+        const CommLayout bound_layout =
+            placer.layout_for(p, known, placed, device_index, plan.variant, plan.config, nullptr);
+        const double bound = placer.cost_.predict(placer.query_, plan.config, plan.variant, &bound_layout).step_ms;
+        if (bound >= best_ms * (1 - kTie)) {
+          ++best.pruned;
+          return;
+        }
+      }
+      for (MeshAxis a : axes)
+        if (std::find(prefix.begin(), prefix.end(), a) == prefix.end()) {
+          prefix.push_back(a);
+          visit(prefix);
+          prefix.pop_back();
+        }
+      return;
+    }
+    p.layout = placer.layout_for(p, known, p.ranks(), device_index, plan.variant, plan.config, &p.links);
+    costmodel::Prediction predicted = placer.cost_.predict(placer.query_, plan.config, plan.variant, &p.layout);
+    ++best.leaves;
+    if (predicted.step_ms < best_ms * (1 - kTie)) {
+      best_ms = predicted.step_ms;
+      best.placement = std::move(p);
+      best.predicted = predicted;
+    }
+  }
+};
+
+PlacementResult Placer::place(const Plan& plan) const {
+  Search s{*this, plan, {}, {}, {}, std::numeric_limits<double>::infinity(), 0};
+  const ParallelConfig& c = plan.config;
+  s.degree = {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree};
+  for (MeshAxis a : kDefaultAxisOrder)
+    if (options_.all_axis_orders || s.degree[index(a)] > 1) s.axes.push_back(a);
+  for (s.device_index = 0; s.device_index < static_cast<int>(device_orders_.size()); ++s.device_index) {
+    std::vector<MeshAxis> prefix;
+    s.visit(prefix);
+  }
+  return s.best;
+}
+
+PlacementResult Placer::evaluate(const Plan& plan, const std::array<MeshAxis, kMeshAxisCount>& axis_order,
+                                 int device_index) const {
+  const ParallelConfig& c = plan.config;
+  PlacementResult r;
+  Placement& p = r.placement;
+  p.axis_order = axis_order;
+  p.degree = {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree};
+  p.gpus_per_node = per_node_;
+  p.device_order = device_orders_[device_index];
+  std::array<bool, kCommAxisCount> known;
+  known.fill(true);
+  p.layout = layout_for(p, known, p.ranks(), device_index, plan.variant, c, &p.links);
+  r.predicted = cost_.predict(query_, c, plan.variant, &p.layout);
+  r.leaves = 1;
+  return r;
+}
+
+}  // namespace cpplan::planner::topology

@@ -1,0 +1,92 @@
+#pragma once
+// Topology-aware placement: which devices form each tp, ulysses, ring, cfg and dp group of a
+// plan. Ranks are a mixed-radix number over the axes in an order (the first axis contiguous);
+// rank r runs on node r / g, GPU device_order[r % g] (the same order on every node). The Placer
+// searches the axis orders (branch and bound, exact: docs/topology.md) and, on asymmetric
+// topologies, a few device orders derived from the topology's clusters, costing each with the
+// groups' effective bandwidths through the cost model.
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/plan.h"
+#include "costmodel/cost_model.h"
+#include "planner/topology/evaluator.h"
+
+namespace cpplan::planner::topology {
+
+enum class MeshAxis { kTp, kUlysses, kRing, kCfg, kDp };
+inline constexpr int kMeshAxisCount = 5;
+std::string_view to_string(MeshAxis a);  // "tp", "ulysses", "ring", "cfg", "dp"
+// xDiT's order, innermost first: tp, ulysses, ring, cfg, dp.
+inline constexpr std::array<MeshAxis, kMeshAxisCount> kDefaultAxisOrder = {
+    MeshAxis::kTp, MeshAxis::kUlysses, MeshAxis::kRing, MeshAxis::kCfg, MeshAxis::kDp};
+
+struct Placement {
+  std::array<MeshAxis, kMeshAxisCount> axis_order = kDefaultAxisOrder;  // innermost first
+  std::array<int, kMeshAxisCount> degree{1, 1, 1, 1, 1};                // by MeshAxis
+  int gpus_per_node = 1;          // ranks on each node
+  std::vector<int> device_order;  // local rank -> GPU index in the node (the same on every node)
+  costmodel::CommLayout layout;   // what the cost model was given
+  std::array<AxisBandwidth, costmodel::kCommAxisCount> links{};  // by CommAxis, for --explain
+
+  int ranks() const;
+  int node_of(int rank) const { return rank / gpus_per_node; }
+  int gpu_of(int rank) const { return device_order[rank % gpus_per_node]; }
+  // Every group of the axes in `axes` (ranks sharing all other coordinates), in rank order.
+  std::vector<std::vector<int>> groups(const std::vector<MeshAxis>& axes) const;
+  std::vector<std::vector<int>> groups(MeshAxis axis) const { return groups(std::vector<MeshAxis>{axis}); }
+};
+
+struct PlacementOptions {
+  bool prune = true;              // branch and bound over axis orders
+  bool reduce = true;             // GroupEvaluator's reductions
+  bool all_axis_orders = false;   // every order of the five axes, size-1 axes included (tests)
+  bool all_device_orders = false; // every arrangement of a node's GPUs (tests; small nodes only)
+};
+
+struct PlacementResult {
+  Placement placement;
+  costmodel::Prediction predicted;
+  int leaves = 0;                 // complete placements costed
+  int pruned = 0;                 // partial orders cut by the bound
+};
+
+class Placer {
+ public:
+  // Precondition: q.topology set; q.gpus is q.nodes x the node's GPUs, or at most the node's GPUs
+  // with q.nodes == 1 (cli::build_query checks both).
+  Placer(const Query& q, const costmodel::CostModel& cost, PlacementOptions options = {});
+  ~Placer();
+  // The best placement of a valid plan: least step time; ties keep the earlier candidate (the
+  // default axis order and the identity device order come first).
+  PlacementResult place(const Plan& plan) const;
+  // One given placement of a valid plan: `axis_order` innermost first, a device order by index.
+  PlacementResult evaluate(const Plan& plan, const std::array<MeshAxis, kMeshAxisCount>& axis_order,
+                           int device_index = 0) const;
+  // The device orders tried (each lists the GPUs used on a node).
+  const std::vector<std::vector<int>>& device_orders() const { return device_orders_; }
+
+ private:
+  struct Search;
+  // The groups of `p`; an axis not `known` yet gets the bound: `placed_ranks` is the product of
+  // the degrees of the axes placed inside it.
+  costmodel::CommLayout layout_for(const Placement& p, const std::array<bool, costmodel::kCommAxisCount>& known,
+                                   int placed_ranks, int device_index, CpVariant v, const ParallelConfig& c,
+                                   std::array<AxisBandwidth, costmodel::kCommAxisCount>* links) const;
+
+  const Query& query_;
+  const costmodel::CostModel& cost_;
+  PlacementOptions options_;
+  int per_node_;
+  std::unique_ptr<GroupEvaluator> evaluator_;
+  std::vector<std::vector<int>> device_orders_;
+  costmodel::CommGroup optimistic_;         // no group can do better: the bound for unplaced axes
+  costmodel::CommGroup optimistic_remote_;  // ... once the axes inside fill whole nodes (groups span nodes)
+  mutable std::map<std::vector<long long>, AxisBandwidth> axis_cache_;
+};
+
+}  // namespace cpplan::planner::topology
