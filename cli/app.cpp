@@ -13,6 +13,7 @@
 #include "cli/run_command.h"
 #endif
 #include "cli/render.h"
+#include "cli/topo_command.h"
 #include "core/profiles.h"
 #include "core/text.h"
 #include "costmodel/cost_model.h"
@@ -50,7 +51,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 #endif
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
   list->fallthrough();
-  list->add_option("what", a.what, "models | hardware")->required();
+  list->add_option("what", a.what, "models | hardware | topologies")->required();
+  CLI::App* topo = app.add_subcommand("topo", "topologies for placement (docs/topology.md)");
+  topo->fallthrough();
+  topo->require_subcommand(1);
+  CLI::App* topo_import = topo->add_subcommand("import", "turn `nvidia-smi topo -m` output into a topology file");
+  topo_import->fallthrough();
+  add_topo_import_options(*topo_import, a);
   app.require_subcommand(0, 1);
 
   try {
@@ -74,13 +81,19 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (list->parsed()) {
       auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
       if (!catalog) throw InvalidInput{catalog.error().message};
-      if (a.what != "models" && a.what != "hardware")
-        throw InvalidInput{fmt::format("list {}: must be models or hardware", a.what)};
+      if (a.what != "models" && a.what != "hardware" && a.what != "topologies")
+        throw InvalidInput{fmt::format("list {}: must be models, hardware or topologies", a.what)};
+      if (a.what == "topologies") {
+        if (a.json) out << topologies_json(*catalog).dump(2) << '\n';
+        else print_topologies(out, *catalog);
+        return kExitOk;
+      }
       if (a.json) out << (a.what == "models" ? models_json(*catalog) : hardware_json(*catalog)).dump(2) << '\n';
       else if (a.what == "models") print_models(out, *catalog);
       else print_hardware(out, *catalog);
       return kExitOk;
     }
+    if (topo_import->parsed()) return topo_import_command(a, exe, out);
 
 #ifdef CPPLAN_HAVE_EXECUTOR
     if (run_cmd->parsed()) return run_command(a, argc, argv, exe, out, err);
@@ -95,7 +108,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (check->parsed()) {
       const auto plan = planner.evaluate(ctx.query, plan_config(a));
       if (a.json) out << plan_json(ctx.query, plan).dump(2) << '\n';
-      else print_check(out, ctx.query, plan);
+      else print_check(out, ctx.query, plan, a.explain);
       return plan.plan.valid() ? kExitOk : kExitInvalid;
     }
 
@@ -103,6 +116,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     options.top = parse_int("--top", a.top, 1, 1 << 30);
     options.all = a.all;
     options.hardware_guessed = ctx.hardware_guessed;
+    options.explain = a.explain;
     const auto report = planner.plan(ctx.query, {.allow_anything = true, .keep_invalid = true});
     if (a.json) out << report_json(ctx.query, report, options).dump(2) << '\n';
     else print_report(out, ctx.query, report, options);

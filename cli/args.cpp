@@ -32,18 +32,65 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_option("--batch", a.batch, "images generated together (split over dp replicas)");
   app.add_option("--text-tokens", a.text_tokens, "text tokens (default: the model's)");
   app.add_flag("--offload-text-encoders", a.offload, "keep text encoders off the GPU");
-  app.add_option("--profiles", a.profiles, "extra profile directory (models/, hardware/); repeatable");
+  app.add_option("--profiles", a.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
   app.add_flag("--json", a.json, "machine-readable output");
+  app.add_option("--topology", a.topology, "place plans on a topology (cpplan list topologies)");
+  app.add_option("--topology-file", a.topology_file, "place plans on the topology of a TOML file (docs/topology.md)");
+  app.add_option("--nodes", a.nodes, "nodes of the topology, joined by its network (default 1)");
+  app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
 }
+
+double parse_number(const std::string& flag, const std::string& text, double lo, double hi) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw InvalidInput{fmt::format("{} = {}: must be a number", flag, text)};
+  if (!(v > lo) || v > hi) throw InvalidInput{fmt::format("{} = {}: must be above {} and at most {}", flag, text, lo, hi)};
+  return v;
+}
+
+namespace {
+// --topology / --topology-file and --nodes; returns the topology (nullptr without one).
+const Topology* resolve_topology(const Args& a, Context& ctx, int& nodes) {
+  const Topology* topo = nullptr;
+  if (!a.topology.empty() && !a.topology_file.empty())
+    throw InvalidInput{fmt::format("--topology-file = {}: cannot be combined with --topology = {}", a.topology_file,
+                                   a.topology)};
+  if (!a.topology.empty()) {
+    auto t = ctx.catalog.topology(a.topology);
+    if (!t) throw InvalidInput{t.error().message};
+    topo = *t;
+  } else if (!a.topology_file.empty()) {
+    auto t = ctx.catalog.load_topology_file(a.topology_file);
+    if (!t) throw InvalidInput{t.error().message};
+    ctx.topology_file = std::make_shared<const Topology>(std::move(t).value());
+    topo = ctx.topology_file.get();
+  }
+  nodes = 1;
+  if (a.nodes.empty()) return topo;
+  if (!topo) throw InvalidInput{fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
+  nodes = parse_int("--nodes", a.nodes, 1, kMaxGpus / topo->gpus);
+  if (nodes > 1 && !topo->has_network)
+    throw InvalidInput{fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topo->name)};
+  return topo;
+}
+}  // namespace
 
 
 Context build_query(const Args& a, const std::string& exe, std::ostream& err) {
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
   if (!catalog) throw InvalidInput{catalog.error().message};
-  Context ctx{std::move(catalog).value(), {}, false};
+  Context ctx{std::move(catalog).value(), {}, false, nullptr};
   Query& q = ctx.query;
-  if (a.gpus.empty()) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
-  q.gpus = parse_int("--gpus", a.gpus, 1, kMaxGpus);
+  q.topology = resolve_topology(a, ctx, q.nodes);
+  if (a.gpus.empty() && !q.topology) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
+  q.gpus = a.gpus.empty() ? q.nodes * q.topology->gpus : parse_int("--gpus", a.gpus, 1, kMaxGpus);
+  if (q.topology && q.nodes > 1 && q.gpus != q.nodes * q.topology->gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", a.gpus,
+                                   q.topology->name, q.topology->gpus, q.nodes * q.topology->gpus)};
+  if (q.topology && q.nodes == 1 && q.gpus > q.topology->gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must be at most {}'s {} GPUs (add --nodes N for more)", a.gpus,
+                                   q.topology->name, q.topology->gpus)};
   auto model = ctx.catalog.model(a.model);
   if (!model) throw InvalidInput{model.error().message};
   q.model = *model;
@@ -71,6 +118,10 @@ Context build_query(const Args& a, const std::string& exe, std::ostream& err) {
   // Hardware last: its note about the local GPU should not precede an error in the other flags.
   if (!a.hardware.empty()) {
     auto hw = ctx.catalog.hardware(a.hardware);
+    if (!hw) throw InvalidInput{hw.error().message};
+    q.hardware = *hw;
+  } else if (q.topology) {  // the topology names its GPUs
+    auto hw = ctx.catalog.hardware(q.topology->hardware);
     if (!hw) throw InvalidInput{hw.error().message};
     q.hardware = *hw;
   } else {

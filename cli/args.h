@@ -3,6 +3,7 @@
 // text until parsed here, so that a bad value gets one line naming the flag, value and rule.
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct Args {
   std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", batch = "1", text_tokens;
   bool offload = false;
   std::vector<std::string> profiles;
+  // topology-aware placement
+  std::string topology, topology_file, nodes;
+  bool explain = false;
   // recommend
   std::string top = "10";
   bool all = false;
@@ -28,6 +32,10 @@ struct Args {
   std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
   // list
   std::string what;
+  // topo import
+  std::string topo_input, topo_name, topo_output, nvlink_gbps = "25", pcie_gbps = "32", nic_gbps = "50",
+      socket_gbps = "64";
+  bool topo_no_p2p = false;
 };
 
 // Bad input: the message names the flag, its value and the rule (exit code 3).
@@ -44,11 +52,14 @@ struct Context {
   ProfileCatalog catalog;
   Query query;
   bool hardware_guessed = false;
+  std::shared_ptr<const Topology> topology_file;  // --topology-file (query.topology points into it)
 };
 
 // The catalog and the query; throws InvalidInput. `exe` locates the installed profiles.
 Context build_query(const Args& a, const std::string& exe, std::ostream& err);
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Args& a);
+// A number flag in (lo, hi]; throws InvalidInput.
+double parse_number(const std::string& flag, const std::string& text, double lo, double hi);
 
 }  // namespace cpplan::cli

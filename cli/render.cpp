@@ -42,19 +42,21 @@ std::string sequence_line(const Query& q) {
 }  // namespace
 
 json query_json(const Query& q) {
-  return json{{"model", q.model->name},
-              {"hardware", q.hardware->name},
-              {"gpus", q.gpus},
-              {"resolution", {{"width", q.resolution.width}, {"height", q.resolution.height}}},
-              {"frames", q.frames},
-              {"steps", q.steps},
-              {"batch", q.batch},
-              {"attention_backend", to_string(q.backend)},
-              {"offload_text_encoders", q.offload_text_encoders},
-              {"sequence",
-               {{"image_tokens", q.sequence.image_tokens},
-                {"text_tokens", q.sequence.text_tokens},
-                {"total", q.sequence.total()}}}};
+  json j{{"model", q.model->name},
+         {"hardware", q.hardware->name},
+         {"gpus", q.gpus},
+         {"resolution", {{"width", q.resolution.width}, {"height", q.resolution.height}}},
+         {"frames", q.frames},
+         {"steps", q.steps},
+         {"batch", q.batch},
+         {"attention_backend", to_string(q.backend)},
+         {"offload_text_encoders", q.offload_text_encoders},
+         {"sequence",
+          {{"image_tokens", q.sequence.image_tokens},
+           {"text_tokens", q.sequence.text_tokens},
+           {"total", q.sequence.total()}}}};
+  if (q.topology) j["topology"] = topology_query_json(q);
+  return j;
 }
 
 json plan_json(const Query& q, const RankedPlan& rp) {
@@ -113,6 +115,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
     j["predicted"] = nullptr;
   }
   j["frameworks"] = rp.frameworks.names();
+  if (rp.placement) j["placement"] = placement_json(*rp.placement);
   (void)q;
   return j;
 }
@@ -138,16 +141,18 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
              r.plans.empty() || !r.plans.front().predicted ? "datasheet"
                                                            : costmodel::to_string(r.plans.front().predicted->source));
 
-  fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {}\n", "rank", "plan", "CP variant", "step ms",
-             "steps/s", "image s", "peak GiB", "fits", "frameworks");
+  fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {}{}\n", "rank", "plan", "CP variant", "step ms",
+             "steps/s", "image s", "peak GiB", "fits", q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "",
+             "frameworks");
   int shown = 0;
   for (const RankedPlan& p : r.plans) {
     if (!p.plan.valid()) break;
     if (!o.all && shown >= o.top) break;
     const auto& pr = *p.predicted;
-    fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {}\n", ++shown,
+    fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {}{}\n", ++shown,
                plan_label(p.plan.config), display_name(p.plan.variant), pr.step_ms, pr.steps_per_sec,
-               pr.image_ms / 1e3, gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", frameworks_text(p));
+               pr.image_ms / 1e3, gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO",
+               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(p));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
   if (!o.all && r.valid_count > shown) fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", r.valid_count - shown);
@@ -208,9 +213,11 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
       fmt::print(out, "cache-dit: runs this plan with the diffusers config above\n");
     }
   }
+  if (top.placement) print_placement(out, q, top);
+  if (o.explain) print_explain(out, q, top);
 }
 
-void print_check(std::ostream& out, const Query& q, const RankedPlan& p) {
+void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool explain) {
   fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(q));
   fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
   if (!p.plan.valid()) {
@@ -224,6 +231,8 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p) {
   fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
              pr.fits_memory ? "fits" : "does NOT fit");
   fmt::print(out, "frameworks: {}\n", frameworks_text(p));
+  if (p.placement) print_placement(out, q, p);
+  if (explain) print_explain(out, q, p);
 }
 
 void print_models(std::ostream& out, const ProfileCatalog& c) {

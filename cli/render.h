@@ -13,6 +13,7 @@ struct RenderOptions {
   int top = 10;           // ranked rows shown
   bool all = false;       // every plan, invalid ones with their reasons
   bool hardware_guessed = false;
+  bool explain = false;   // per-group bandwidths and cost terms of the top plan
 };
 
 nlohmann::json query_json(const Query& q);
@@ -20,10 +21,21 @@ nlohmann::json plan_json(const Query& q, const planner::RankedPlan& p);
 nlohmann::json report_json(const Query& q, const planner::PlanReport& r, const RenderOptions& o);
 
 void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o);
-void print_check(std::ostream& out, const Query& q, const planner::RankedPlan& p);
+void print_check(std::ostream& out, const Query& q, const planner::RankedPlan& p, bool explain = false);
 void print_models(std::ostream& out, const ProfileCatalog& c);
 void print_hardware(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json models_json(const ProfileCatalog& c);
 nlohmann::json hardware_json(const ProfileCatalog& c);
+
+// Topology-aware placement (cli/render_topology.cpp).
+nlohmann::json placement_json(const planner::topology::Placement& p);
+nlohmann::json topology_query_json(const Query& q);
+std::string placement_summary(const planner::topology::Placement& p);  // "u:382 r:40@2n" (busbw GB/s, nodes spanned)
+// The layout, CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh of a placed plan.
+void print_placement(std::ostream& out, const Query& q, const planner::RankedPlan& p);
+// Per-group bandwidths (placed or from the hardware profile) and the cost terms of one plan.
+void print_explain(std::ostream& out, const Query& q, const planner::RankedPlan& p);
+void print_topologies(std::ostream& out, const ProfileCatalog& c);
+nlohmann::json topologies_json(const ProfileCatalog& c);
 
 }  // namespace cpplan::cli

@@ -129,7 +129,7 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
       {{"--gpus", "4", "--profiles", data_dir() + "/profiles-broken-catalog"}, 3, "heads"},
       {{"check", "--gpus", "4", "--ring", "x"}, 3, "--ring = x: must be an integer"},
       {{"check", "--gpus", "4", "--rotate-method", "ring"}, 3, "--rotate-method = ring: must be allgather"},
-      {{"list", "gpus"}, 3, "list gpus: must be models or hardware"},
+      {{"list", "gpus"}, 3, "list gpus: must be models, hardware or topologies"},
       {{"--gpus", "4", "--bogus"}, 2, "--bogus"},
       {{"frobnicate"}, 2, "frobnicate"},
   };

@@ -1,0 +1,272 @@
+// Output of topology-aware placement: the placement in JSON, the layout with its launch lines and
+// DeviceMesh, --explain, and `cpplan list topologies`.
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <ostream>
+
+#include "cli/render.h"
+#include "costmodel/cost_model.h"
+
+namespace cpplan::cli {
+
+using nlohmann::json;
+using planner::RankedPlan;
+using planner::topology::MeshAxis;
+using planner::topology::Placement;
+using costmodel::CommAxis;
+
+namespace {
+
+// "0-7", "0 8", "0-3 8-11"
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    parts.push_back(j > i + 1 ? fmt::format("{}-{}", ranks[i], ranks[j])
+                              : (j == i + 1 ? fmt::format("{} {}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i])));
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::optional<CommAxis> comm_axis(MeshAxis a) {
+  switch (a) {
+    case MeshAxis::kTp: return CommAxis::kTp;
+    case MeshAxis::kUlysses: return CommAxis::kUlysses;
+    case MeshAxis::kRing: return CommAxis::kRing;
+    case MeshAxis::kCfg: return CommAxis::kCfg;
+    case MeshAxis::kDp: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+int axis_degree(const ParallelConfig& c, CommAxis a) {
+  switch (a) {
+    case CommAxis::kTp: return c.tp();
+    case CommAxis::kUlysses: return c.ulysses();
+    case CommAxis::kRing: return c.ring();
+    case CommAxis::kCp: return c.ring() * c.ulysses();
+    case CommAxis::kCfg: return c.cfg_degree;
+  }
+  return 1;
+}
+
+std::string_view collective_name(const Plan& p, CommAxis a) {
+  switch (a) {
+    case CommAxis::kTp: return "all_reduce";
+    case CommAxis::kUlysses: return "all_to_all";
+    case CommAxis::kRing:
+      return p.config.context_parallel_config.rotate_method == RotateMethod::kP2P && p.variant != CpVariant::kRingAnything
+                 ? "send_recv"
+                 : "all_gather";
+    case CommAxis::kCp:
+    case CommAxis::kCfg: return "all_gather";
+  }
+  return "";
+}
+
+std::string comma_list(const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ",")); }
+
+// Mesh dimensions outermost first, as torch's init_device_mesh lays ranks out (last = contiguous).
+std::vector<MeshAxis> outermost_first(const Placement& p) { return {p.axis_order.rbegin(), p.axis_order.rend()}; }
+
+}  // namespace
+
+json placement_json(const Placement& p) {
+  json order = json::array();
+  for (MeshAxis a : p.axis_order) order.push_back(to_string(a));
+  json devices = json::array();
+  for (int r = 0; r < p.ranks(); ++r) devices.push_back({{"rank", r}, {"node", p.node_of(r)}, {"gpu", p.gpu_of(r)}});
+  json groups = json::object();
+  for (MeshAxis a : planner::topology::kDefaultAxisOrder) groups[std::string(to_string(a))] = p.groups(a);
+  json links = json::object();
+  for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
+    const auto& g = p.layout.groups[i];
+    if (g.ranks <= 1) continue;
+    const auto& l = p.links[i];
+    links[std::string(to_string(static_cast<CommAxis>(i)))] = {{"busbw_gbps", g.busbw_gbps},
+                                                                {"raw_gbps", l.raw_gbps},
+                                                                {"latency_us", g.latency_us},
+                                                                {"crosses_nodes", g.crosses_nodes},
+                                                                {"span_nodes", l.span_nodes},
+                                                                {"bottleneck", l.bottleneck}};
+  }
+  return {{"axis_order", order}, {"devices", devices}, {"groups", groups}, {"bandwidth", links}};
+}
+
+json topology_query_json(const Query& q) {
+  const Topology& t = *q.topology;
+  return {{"name", t.name}, {"nodes", q.nodes}, {"gpus_per_node", t.gpus}, {"hardware", t.hardware},
+          {"planning_only", t.planning_only}};
+}
+
+std::string placement_summary(const Placement& p) {
+  constexpr std::pair<CommAxis, char> shown[] = {
+      {CommAxis::kTp, 't'}, {CommAxis::kUlysses, 'u'}, {CommAxis::kRing, 'r'}, {CommAxis::kCfg, 'c'}};
+  std::vector<std::string> parts;
+  for (auto [axis, letter] : shown) {
+    const auto& g = p.layout[axis];
+    if (g.ranks <= 1) continue;
+    const int span = p.links[static_cast<int>(axis)].span_nodes;
+    parts.push_back(fmt::format("{}:{:.0f}{}", letter, g.busbw_gbps, span > 1 ? fmt::format("@{}n", span) : ""));
+  }
+  return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, " "));
+}
+
+void print_placement(std::ostream& out, const Query& q, const RankedPlan& rp) {
+  const Placement& p = *rp.placement;
+  const Topology& t = *q.topology;
+  std::vector<std::string> order;
+  for (MeshAxis a : p.axis_order)
+    if (p.degree[static_cast<int>(a)] > 1) order.push_back(fmt::format("{} {}", to_string(a), p.degree[static_cast<int>(a)]));
+  fmt::print(out, "\nplacement on {}{} ({} GPUs), axes innermost first: {}\n", t.name,
+             q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "", q.gpus,
+             order.empty() ? std::string("(single GPU)") : fmt::format("{}", fmt::join(order, ", ")));
+  for (MeshAxis a : p.axis_order) {
+    const int degree = p.degree[static_cast<int>(a)];
+    if (degree <= 1) continue;
+    const auto groups = p.groups(a);
+    int span = 1;
+    for (const auto& g : groups) {
+      std::vector<int> nodes;
+      for (int r : g) nodes.push_back(p.node_of(r));
+      std::sort(nodes.begin(), nodes.end());
+      span = std::max(span, static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
+    }
+    std::string shown;
+    for (std::size_t i = 0; i < groups.size() && i < 3; ++i) shown += fmt::format("[{}] ", ranks_text(groups[i]));
+    if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
+    std::string link = "no collective";
+    if (const auto axis = comm_axis(a)) {
+      const auto& g = p.layout[*axis];
+      link = fmt::format("{} at {:.1f} GB/s busbw, alpha {:g} us", collective_name(rp.plan, *axis), g.busbw_gbps,
+                         g.latency_us);
+    }
+    fmt::print(out, "  {:<8} {:>4}  {:<16} {:<34} {}\n", to_string(a), degree,
+               span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown, link);
+  }
+  std::vector<int> order_used(p.device_order);
+  fmt::print(out, "  node n runs ranks n x {} + i on GPU device_order[i]; device_order = {}\n", p.gpus_per_node,
+             comma_list(order_used));
+  const std::string visible = "CUDA_VISIBLE_DEVICES=" + comma_list(order_used);
+  if (t.planning_only) {
+    std::vector<std::string> dims;
+    for (MeshAxis a : outermost_first(p)) dims.push_back(fmt::format("{}={}", to_string(a), p.degree[static_cast<int>(a)]));
+    fmt::print(out, "  planning only: {} is not a CUDA machine (cpplan's executor runs on CUDA and CPU); "
+                    "its device mesh, outermost first: {}\n", t.name, fmt::join(dims, ", "));
+    return;
+  }
+  fmt::print(out, "  {} (every node; local rank i runs on the i-th listed GPU)\n", visible);
+  fmt::print(out, "launch:\n");
+  if (q.nodes == 1) {
+    fmt::print(out, "  {} torchrun --nproc-per-node {} run.py\n", visible, p.gpus_per_node);
+  } else {
+    fmt::print(out,
+               "  {} torchrun --nnodes {} --nproc-per-node {} --node-rank <0..{}> --rdzv-backend c10d "
+               "--rdzv-endpoint <node0>:29500 run.py\n",
+               visible, q.nodes, p.gpus_per_node, q.nodes - 1);
+    fmt::print(out,
+               "  srun -N {} --ntasks-per-node {} --gpus-per-node {} bash -c '{} RANK=$SLURM_PROCID "
+               "LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS MASTER_ADDR=<node0> MASTER_PORT=29500 python run.py'\n",
+               q.nodes, p.gpus_per_node, t.gpus, visible);
+  }
+  std::vector<std::string> shape, names;
+  for (MeshAxis a : outermost_first(p)) {
+    shape.push_back(std::to_string(p.degree[static_cast<int>(a)]));
+    names.push_back(fmt::format("\"{}\"", to_string(a)));
+  }
+  fmt::print(out, "DeviceMesh (torch lays the last dimension out contiguously):\n");
+  fmt::print(out, "  import os, torch\n  from torch.distributed.device_mesh import init_device_mesh\n");
+  fmt::print(out, "  torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))\n");
+  fmt::print(out, "  mesh = init_device_mesh(\"cuda\", ({}), mesh_dim_names=({}))\n", fmt::join(shape, ", "),
+             fmt::join(names, ", "));
+  const ParallelConfig& c = rp.plan.config;
+  if (c.context_parallel_config.degree() > 1) {
+    std::vector<std::string> cp;  // in mesh order, as DeviceMesh slicing wants
+    for (MeshAxis a : outermost_first(p))
+      if (a == MeshAxis::kRing || a == MeshAxis::kUlysses) cp.push_back(fmt::format("\"{}\"", to_string(a)));
+    fmt::print(out, "  cp_mesh = mesh[{}]  # ContextParallelConfig(..., mesh=cp_mesh)\n", fmt::join(cp, ", "));
+  }
+  if (c.tp() > 1) fmt::print(out, "  tp_mesh = mesh[\"tp\"]  # TensorParallelConfig(tp_degree={}, mesh=tp_mesh)\n", c.tp());
+}
+
+void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
+  if (!rp.predicted) return;
+  const costmodel::Prediction& pr = *rp.predicted;
+  const HardwareProfile& hw = *q.hardware;
+  const costmodel::CommLayout layout =
+      rp.placement ? rp.placement->layout : costmodel::default_layout(rp.plan.config, hw);
+  fmt::print(out, "\nexplain: {} ({}), {}\n", plan_label(rp.plan.config), display_name(rp.plan.variant),
+             rp.placement ? fmt::format("groups placed on {}{}", q.topology->name,
+                                        q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "")
+                          : fmt::format("groups on {}'s links (no --topology)", hw.name));
+  fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",
+             "collective", "spans", "raw GB/s", "eff", "busbw GB/s", "alpha us", "ms/step");
+  for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
+    const CommAxis axis = static_cast<CommAxis>(i);
+    const int degree = axis_degree(rp.plan.config, axis);
+    if (degree <= 1) continue;
+    const costmodel::CommGroup& g = layout[axis];
+    double raw = 0, busbw = 0, alpha = 0, eff = 0;
+    int span = 1;
+    std::string bottleneck;
+    if (rp.placement) {
+      const auto& l = rp.placement->links[i];
+      raw = l.raw_gbps, busbw = g.busbw_gbps, alpha = g.latency_us, span = l.span_nodes, bottleneck = l.bottleneck;
+      eff = raw > 0 ? busbw / raw : 0;
+    } else {
+      const Link& link = g.crosses_nodes ? hw.network : hw.intra_node;
+      raw = link.bandwidth_gbps, eff = link.efficiency, busbw = raw * eff, alpha = link.latency_us;
+      span = g.crosses_nodes ? 2 : 1;
+      bottleneck = g.crosses_nodes ? "the network link per GPU" : "the node's link per GPU";
+    }
+    fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n", to_string(axis),
+               degree, q.gpus / degree, collective_name(rp.plan, axis),
+               span > 1 ? fmt::format("{}{} nodes", rp.placement ? "" : ">=", span) : std::string("1 node"), raw, eff,
+               busbw, alpha, pr.axis_comm_ms[i]);
+    if (!bottleneck.empty()) fmt::print(out, "           bottleneck: {}\n", bottleneck);
+  }
+  Milliseconds gemm = 0, attention = 0, memory = 0, launch = 0;
+  for (int i = 0; i < pr.block_count; ++i) {
+    gemm += pr.blocks[i].gemm_ms, attention += pr.blocks[i].attention_ms;
+    memory += pr.blocks[i].memory_ms, launch += pr.blocks[i].overhead_ms;
+  }
+  fmt::print(out,
+             "cost terms per step: compute {:.2f} ms (GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}; launches "
+             "{:.2f}) + communication {:.2f} ms = {:.2f} ms\n",
+             pr.compute_ms, gemm, attention, memory, launch, pr.comm_ms, pr.step_ms);
+  for (int i = 0; i < pr.block_count; ++i) {
+    const auto& b = pr.blocks[i];
+    fmt::print(out, "  {} blocks x{}: GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, launches {:.2f}, comm {:.2f} ms\n",
+               to_string(b.kind), b.count, b.gemm_ms, b.attention_ms, b.memory_ms, b.overhead_ms, b.comm_ms);
+  }
+  fmt::print(out, "per image: text encoding {:.1f} ms + {} steps x {:.2f} ms + VAE decode {:.1f} ms = {:.2f} s\n",
+             pr.text_encode_ms, q.steps, pr.step_ms, pr.vae_decode_ms, pr.image_ms / 1e3);
+}
+
+void print_topologies(std::ostream& out, const ProfileCatalog& c) {
+  fmt::print(out, "{:<16} {:>5} {:<14} {:>5} {:<8}  {}\n", "topology", "GPUs", "hardware", "NICs", "network",
+             "description");
+  for (const Topology& t : c.topologies())
+    fmt::print(out, "{:<16} {:>5} {:<14} {:>5} {:<8}  {}\n", t.name, t.gpus, t.hardware, t.nic_count(),
+               t.has_network ? to_string(t.network.kind) : "-", t.description);
+}
+
+json topologies_json(const ProfileCatalog& c) {
+  json a = json::array();
+  for (const Topology& t : c.topologies())
+    a.push_back({{"name", t.name},
+                 {"description", t.description},
+                 {"hardware", t.hardware},
+                 {"gpus", t.gpus},
+                 {"planning_only", t.planning_only},
+                 {"devices", t.devices.size()},
+                 {"links", t.links.size()},
+                 {"nics", t.nic_count()},
+                 {"network", t.has_network ? json(to_string(t.network.kind)) : json(nullptr)}});
+  return a;
+}
+
+}  // namespace cpplan::cli

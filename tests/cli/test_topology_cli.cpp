@@ -1,0 +1,196 @@
+// Topology-aware placement through the cpplan command: the JSON placement, the human layout with
+// CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh, --explain, `list topologies`, `topo import`,
+// and one line naming field, value and rule (exit 3) for every bad input.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/cli/run_cli.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::test::run_cli;
+using nlohmann::json;
+
+namespace {
+std::string data(const std::string& path) { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/" + path; }
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// The first line of `text` that starts with `prefix` (empty when none).
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  for (std::size_t start = 0; start < text.size();) {
+    const auto nl = text.find('\n', start);
+    const std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (line.rfind(prefix, 0) == 0) return line;
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return {};
+}
+
+const std::vector<std::string> kWan2Nodes = {"--topology", "dgx-h100", "--nodes", "2", "--model", "wan2.1-t2v-14b",
+                                             "--res", "1280x720", "--frames", "81"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+void expect_invalid(const std::vector<std::string>& args, const std::string& message) {
+  const auto r = run_cli(args);
+  INFO(r.err);
+  CHECK(r.code == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err == "cpplan: " + message + "\n");
+  CHECK(lines(r.err) == 1);
+}
+}  // namespace
+
+TEST_CASE("the JSON of a topology query gives every plan its placement", "[cli][topology]") {
+  const auto r = run_cli(with(kWan2Nodes, {"--json"}));
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["gpus"] == 16);
+  CHECK(j["hardware"] == "h100-sxm");  // from the topology
+  CHECK(j["topology"]["name"] == "dgx-h100");
+  CHECK(j["topology"]["nodes"] == 2);
+  REQUIRE(!j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    const json& pl = p["placement"];
+    REQUIRE(pl.is_object());
+    CHECK(pl["axis_order"].size() == 5);
+    std::set<std::string> names(pl["axis_order"].begin(), pl["axis_order"].end());
+    CHECK(names == std::set<std::string>{"tp", "ulysses", "ring", "cfg", "dp"});
+    REQUIRE(pl["devices"].size() == 16);
+    for (int r = 0; r < 16; ++r) {
+      CHECK(pl["devices"][r]["rank"] == r);
+      CHECK(pl["devices"][r]["node"] == r / 8);
+    }
+    for (const char* axis : {"ulysses", "ring", "tp", "cfg", "dp"}) {  // each axis partitions the ranks
+      std::set<int> seen;
+      for (const auto& g : pl["groups"][axis])
+        for (int rank : g) CHECK(seen.insert(rank).second);
+      CHECK(seen.size() == 16);
+    }
+    const int u = p["ulysses_degree"];
+    CHECK(pl["groups"]["ulysses"][0].size() == static_cast<std::size_t>(u));
+  }
+  const json& top = j["plans"][0]["placement"];
+  CHECK(top["bandwidth"]["ulysses"]["crosses_nodes"] == false);
+  for (const auto& g : top["groups"]["ulysses"]) {
+    std::set<int> nodes;
+    for (int rank : g) nodes.insert(top["devices"][rank]["node"].get<int>());
+    CHECK(nodes.size() == 1);
+  }
+}
+
+TEST_CASE("the human output prints the layout, CUDA_VISIBLE_DEVICES, torchrun and srun, and the DeviceMesh",
+          "[cli][topology]") {
+  const auto r = run_cli(kWan2Nodes);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("busbw GB/s @nodes"));
+  CHECK_THAT(r.out, Catch::Contains("placement on dgx-h100 x 2 nodes (16 GPUs)"));
+  CHECK_THAT(r.out, Catch::Contains("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"));
+  CHECK_THAT(r.out, Catch::Contains("torchrun --nnodes 2 --nproc-per-node 8 --node-rank <0..1>"));
+  CHECK_THAT(r.out, Catch::Contains("srun -N 2 --ntasks-per-node 8"));
+  CHECK_THAT(r.out, Catch::Contains("init_device_mesh(\"cuda\", ("));
+  CHECK_THAT(r.out, Catch::Contains("mesh_dim_names=("));
+  CHECK_THAT(line_starting(r.out, "  ulysses "), Catch::Matches("  ulysses +8  within a node +\\[0-7\\] \\[8-15\\] .*"));
+}
+
+TEST_CASE("--explain prints each group's bandwidth and the cost terms", "[cli][topology][explain]") {
+  const auto r = run_cli({"--topology", "8x-l40s-pcie", "--model", "wan2.1-t2v-14b", "--res", "1280x720", "--frames",
+                          "81", "--explain"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("explain: ulysses 4 x cfg 2 (Ulysses), groups placed on 8x-l40s-pcie"));
+  CHECK_THAT(r.out, Catch::Contains("busbw GB/s"));
+  CHECK_THAT(line_starting(r.out.substr(r.out.find("explain:")), "  ulysses "), Catch::Matches("  ulysses +4 +2  all_to_all  1 node +32\\.0 +0\\.75 +24\\.0 .*"));
+  CHECK_THAT(r.out, Catch::Contains("bottleneck: cut gpu0"));
+  CHECK_THAT(r.out, Catch::Contains("cost terms per step: compute"));
+  // Without a topology --explain uses the hardware profile's links.
+  const auto plain = run_cli({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--explain"});
+  REQUIRE(plain.code == 0);
+  CHECK_THAT(plain.out, Catch::Contains("groups on h100-sxm's links (no --topology)"));
+  const auto check = run_cli({"check", "--topology", "dgx-h100", "--nodes", "2", "--model", "wan2.1-t2v-14b", "--res",
+                              "1280x720", "--frames", "81", "--ring", "2", "--ulysses", "8", "--explain"});
+  REQUIRE(check.code == 0);
+  CHECK_THAT(check.out, Catch::Contains("placement on dgx-h100 x 2 nodes"));
+  CHECK_THAT(check.out, Catch::Contains("explain: ring 2 x ulysses 8"));
+}
+
+TEST_CASE("a subset of one node, a planning-only TPU slice and a user's topology file", "[cli][topology]") {
+  const auto four = run_cli({"--topology", "8x-l40s-pcie", "--gpus", "4", "--res", "1024x1024", "--json"});
+  REQUIRE(four.code == 0);
+  CHECK(json::parse(four.out)["plans"][0]["placement"]["devices"].size() == 4);
+
+  const auto tpu = run_cli({"--topology", "tpu-v5e-4x4", "--res", "1024x1024"});
+  REQUIRE(tpu.code == 0);
+  CHECK_THAT(tpu.out, Catch::Contains("planning only: tpu-v5e-4x4 is not a CUDA machine"));
+  CHECK_THAT(tpu.out, !Catch::Contains("torchrun --nnodes"));
+
+  const auto file = run_cli({"--topology-file", data("topologies/small-pcie.toml"), "--nodes", "2", "--res", "1024x1024"});
+  REQUIRE(file.code == 0);
+  CHECK_THAT(file.out, Catch::Contains("placement on small-pcie x 2 nodes (8 GPUs)"));
+}
+
+TEST_CASE("list topologies shows the built-ins", "[cli][topology]") {
+  const auto r = run_cli({"list", "topologies"});
+  REQUIRE(r.code == 0);
+  for (const char* n : {"dgx-h100", "hgx-h200", "dgx-a100", "8x-l40s-pcie", "8x-l20-pcie", "4x-rtx4090-pcie",
+                        "tpu-v5e-4x4", "tpu-v6e-4x4"})
+    CHECK_THAT(r.out, Catch::Contains(n));
+  const auto j = run_cli({"list", "topologies", "--json"});
+  REQUIRE(j.code == 0);
+  CHECK(json::parse(j.out).size() == 8);
+}
+
+TEST_CASE("topo import prints a topology that the planner loads", "[cli][topology][import]") {
+  const auto r = run_cli({"topo", "import", data("topo/8x-l40s.txt"), "--hardware", "l40s"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("hardware = \"l40s\""));
+  CHECK_THAT(r.out, Catch::Contains("kind = \"pcie_switch\""));
+  const auto dir = std::filesystem::temp_directory_path() / "cpplan-test-cli-import";
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "my-l40s.toml").string();
+  const auto w = run_cli({"topo", "import", data("topo/8x-l40s.txt"), "--hardware", "l40s", "-o", out});
+  REQUIRE(w.code == 0);
+  CHECK_THAT(w.out, Catch::Contains("wrote " + out));
+  const auto planned = run_cli({"--topology-file", out, "--model", "wan2.1-t2v-14b", "--res", "1280x720", "--frames",
+                                "81", "--json"});
+  REQUIRE(planned.code == 0);
+  CHECK(json::parse(planned.out)["topology"]["name"] == "my-l40s");
+}
+
+TEST_CASE("bad topology input is one line naming the field, the value and the rule", "[cli][topology][errors]") {
+  expect_invalid({"--gpus", "8", "--nodes", "2", "--hardware", "h100-sxm"}, "--nodes = 2: needs --topology or --topology-file");
+  expect_invalid({"--topology", "dgx-h10"}, "--topology = dgx-h10: unknown profile; did you mean dgx-h100 or dgx-a100?");
+  expect_invalid({"--topology", "dgx-h100", "--topology-file", "x.toml"},
+                 "--topology-file = x.toml: cannot be combined with --topology = dgx-h100");
+  expect_invalid({"--topology", "dgx-h100", "--gpus", "12"},
+                 "--gpus = 12: must be at most dgx-h100's 8 GPUs (add --nodes N for more)");
+  expect_invalid({"--topology", "dgx-h100", "--nodes", "2", "--gpus", "12"},
+                 "--gpus = 12: must equal --nodes x dgx-h100's 8 GPUs = 16 (or leave --gpus out)");
+  expect_invalid({"--topology", "dgx-h100", "--nodes", "0"}, "--nodes = 0: must be between 1 and 16384");
+  expect_invalid({"--topology", "dgx-h100", "--nodes", "two"}, "--nodes = two: must be an integer");
+  const auto dir = std::filesystem::temp_directory_path() / "cpplan-test-cli-import";
+  std::filesystem::create_directories(dir);
+  const std::string workstation = (dir / "workstation.toml").string();  // no NIC, no [network]
+  REQUIRE(run_cli({"topo", "import", data("topo/4x-rtx4090.txt"), "--hardware", "rtx4090", "-o", workstation}).code == 0);
+  expect_invalid({"--topology-file", workstation, "--nodes", "2"},
+                 "--nodes = 2: topology workstation has no [network] table to join nodes");
+  const std::string broken = data("topologies-broken/unknown-device.toml");
+  expect_invalid({"--topology-file", broken},
+                 broken + ": links[1].to = \"pcie3\": pcie3 is not a device (did you mean pcie0?)");
+  expect_invalid({"--topology-file", "/nonexistent/t.toml"}, "/nonexistent/t.toml: not a readable file");
+  const std::string short_row = data("topo/broken-short-row.txt");
+  expect_invalid({"topo", "import", short_row, "--hardware", "l40s"},
+                 short_row + ":4: GPU2 = 4 entries: must have 10 (one per column)");
+  expect_invalid({"topo", "import", data("topo/8x-l40s.txt")},
+                 "--hardware: required (the GPUs' hardware profile, cpplan list hardware)");
+  expect_invalid({"topo", "import", data("topo/8x-l40s.txt"), "--hardware", "l40s", "--pcie-gbps", "0"},
+                 "--pcie-gbps = 0: must be above 0 and at most 1000000");
+  expect_invalid({"topo", "import", "/nonexistent.txt", "--hardware", "l40s"}, "topo import /nonexistent.txt: not a readable file");
+  expect_invalid({"list", "topology"}, "list topology: must be models, hardware or topologies");
+}
