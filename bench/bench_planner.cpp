@@ -75,6 +75,39 @@ void BM_EnumerateAndValidate(benchmark::State& state) {
 }
 BENCHMARK(BM_EnumerateAndValidate)->Arg(4096)->Unit(benchmark::kMillisecond);
 
+// Topology-aware placement (issue 5): every plan ranked with its best placement on N x dgx-h100
+// (8 GPUs per node, rail network). Target: the 1,024-GPU query (128 nodes) in well under a second.
+// Each iteration is a cold query: the placer, its graphs and caches are built anew.
+void BM_TopologyQuery(benchmark::State& state, const char* model, int width, int height, int frames, int batch) {
+  const int nodes = static_cast<int>(state.range(0));
+  Query q;
+  q.model = catalog().find_model(model);
+  q.hardware = catalog().find_hardware("h100-sxm");
+  q.topology = catalog().find_topology("dgx-h100");
+  q.nodes = nodes;
+  q.gpus = nodes * q.topology->gpus;
+  q.resolution = {width, height};
+  q.frames = frames;
+  q.batch = batch;
+  q.steps = q.model->default_steps;
+  q.sequence = *compute_sequence(*q.model, q.resolution, frames, q.model->text_tokens);
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const costmodel::CostModel cost(hw);
+  const planner::Planner planner(cost);
+  std::size_t placed = 0;
+  for (auto _ : state) {
+    auto report = planner.plan(q);
+    placed = static_cast<std::size_t>(report.valid_count);
+    benchmark::DoNotOptimize(report);
+  }
+  state.counters["gpus"] = q.gpus;
+  state.counters["placed_plans"] = static_cast<double>(placed);
+}
+BENCHMARK_CAPTURE(BM_TopologyQuery, wan14b_720p_81f, "wan2.1-t2v-14b", 1280, 720, 81, 1)
+    ->Arg(2)->Arg(16)->Arg(128)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TopologyQuery, flux_1024_batch8, "flux.1-dev", 1024, 1024, 1, 8)
+    ->Arg(128)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
