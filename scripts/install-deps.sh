@@ -13,6 +13,8 @@ packages=(
   libsqlite3-dev                        # the measurement store (data/)
   libtorch-dev libgloo-dev              # the executor: LibTorch 1.13 CPU and its c10d/Gloo headers
   libopenblas0-pthread                  # optimized BLAS for LibTorch's CPU GEMMs (the default reference BLAS is ~8x slower)
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev  # cpplan-gui (gui/); Qt Charts' CMake package needs OpenGL
+  qt6-qpa-plugins fonts-dejavu-core xvfb         # headless GUI: offscreen/xcb plugins, a font, xvfb-run
   catch2                                # tests (Catch2 v2)
   libbenchmark-dev                      # bench/ (Google Benchmark)
 )

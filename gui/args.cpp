@@ -1,0 +1,105 @@
+#include "gui/args.h"
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <fmt/format.h>
+
+namespace cpplan::gui {
+
+namespace {
+
+struct Invalid {
+  std::string message;
+};
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size())
+    throw Invalid{fmt::format("{} = {}: must be an integer", flag, text)};
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw Invalid{fmt::format("{} = {}: must be between {} and {}", flag, text, lo, hi)};
+  return v;
+}
+
+}  // namespace
+
+ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe) {
+  ParsedArgs out;
+  std::string gpus = "4", res, frames, model = "flux.1-dev", hardware = "h100-sxm", steps, backend = "flash", size;
+  bool offload = false, no_anything = false;
+  GuiOptions& o = out.options;
+  CLI::App app{"cpplan-gui: explore the planner's configurations (Qt); the query flags are the CLI's", "cpplan-gui"};
+  app.add_option("--gpus", gpus, "GPUs for one job (default 4)");
+  app.add_option("--res", res, "WIDTHxHEIGHT in pixels (default: the model's)");
+  app.add_option("--frames", frames, "frames, video models (default: the model's)");
+  app.add_option("--model", model, "model profile (default flux.1-dev)");
+  app.add_option("--hardware", hardware, "hardware profile (default h100-sxm)");
+  app.add_option("--steps", steps, "denoising steps (default: the model's)");
+  app.add_option("--attention-backend", backend, "flash | cudnn | sage | native");
+  app.add_flag("--offload-text-encoders", offload, "keep text encoders off the GPU");
+  app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
+  app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/); repeatable");
+  app.add_option("--db", o.db, "SQLite database of runs (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  app.add_option("--screenshot", o.screenshot, "render the window to this PNG once the plans are shown, then exit");
+  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run");
+  app.add_option("--size", size, "window size WIDTHxHEIGHT (default 1480x920)");
+  app.set_version_flag("--version", "cpplan-gui 0.1.0");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out.exit_code = 0;
+    out.message = app.help();
+    return out;
+  } catch (const CLI::CallForVersion&) {
+    out.exit_code = 0;
+    out.message = "cpplan-gui 0.1.0";
+    return out;
+  } catch (const CLI::ParseError& e) {
+    out.exit_code = 2;
+    out.message = fmt::format("cpplan-gui: {} (see cpplan-gui --help)", e.what());
+    return out;
+  }
+
+  try {
+    QueryInput& in = o.input;
+    in.model = model;
+    in.hardware = hardware;
+    in.gpus = parse_int("--gpus", gpus, 1, kMaxGpus);
+    if (!res.empty()) {
+      auto r = parse_resolution(res);
+      if (!r) throw Invalid{r.error().message};
+      in.width = r->width;
+      in.height = r->height;
+    }
+    if (!frames.empty()) in.frames = parse_int("--frames", frames, 1, 100000);
+    if (!steps.empty()) in.steps = parse_int("--steps", steps, 1, 100000);
+    const auto b = attention_backend_from_string(backend);
+    if (!b) throw Invalid{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", backend)};
+    in.backend = *b;
+    in.offload_text_encoders = offload;
+    in.allow_anything = !no_anything;
+    if (!size.empty()) {
+      auto r = parse_resolution(size);
+      if (!r) throw Invalid{fmt::format("--size = {}: must be WIDTHxHEIGHT, e.g. 1480x920", size)};
+      o.width = r->width;
+      o.height = r->height;
+    }
+    if (o.tab != "plans" && o.tab != "heatmap" && o.tab != "history" && o.tab != "run")
+      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history or run", o.tab)};
+    if (!o.screenshot.empty() && o.screenshot.find('.') == std::string::npos)
+      throw Invalid{fmt::format("--screenshot = {}: must name an image file, e.g. shot.png", o.screenshot)};
+
+    auto catalog = ProfileCatalog::load(profile_search_path(o.profiles, exe));
+    if (!catalog) throw Invalid{catalog.error().message};
+    out.catalog = std::make_shared<const ProfileCatalog>(std::move(catalog).value());
+    auto q = make_query(*out.catalog, in);  // every field checked the way the planner will see it
+    if (!q) throw Invalid{q.error().message};
+  } catch (const Invalid& e) {
+    out.exit_code = 3;
+    out.message = "cpplan-gui: " + e.message;
+  }
+  return out;
+}
+
+}  // namespace cpplan::gui

@@ -1,0 +1,252 @@
+#include "gui/charts.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QCursor>
+#include <QHorizontalStackedBarSeries>
+#include <QLegend>
+#include <QLineSeries>
+#include <QPen>
+#include <QScatterSeries>
+#include <QToolTip>
+#include <QValueAxis>
+#include <algorithm>
+
+#include "core/units.h"
+
+namespace cpplan::gui {
+
+namespace {
+
+QChart* fresh_chart(QChartView* view, const QString& title) {
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  QChart* old = view->chart();
+  view->setChart(chart);  // the view owns the new chart; the old one is ours to delete
+  delete old;
+  return chart;
+}
+
+QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
+
+}  // namespace
+
+ParetoChart::ParetoChart(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  setMinimumSize(320, 240);
+  set_plans({}, 0);
+}
+
+void ParetoChart::add_points(QScatterSeries* s, const std::vector<planner::RankedPlan>& plans, bool fitting) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const auto& p = plans[i];
+    if (!p.predicted || p.predicted->fits_memory != fitting) continue;
+    s->append(p.predicted->step_ms, p.predicted->peak_mem_bytes / kGiB);
+    indices_.push_back(static_cast<int>(i));
+  }
+  connect(s, &QScatterSeries::hovered, this, [this, s](const QPointF& point, bool state) {
+    if (!state) return QToolTip::hideText();
+    const auto pts = s->points();
+    const int offset = s->property("first_index").toInt();
+    for (int k = 0; k < pts.size(); ++k)
+      if (pts[k] == point) {
+        const auto& p = plans_[indices_[offset + k]];
+        QToolTip::showText(QCursor::pos(), QStringLiteral("%1 (%2): %3 ms, %4 GiB")
+                                               .arg(QString::fromStdString(plan_label(p.plan.config)))
+                                               .arg(qstr(display_name(p.plan.variant)))
+                                               .arg(point.x(), 0, 'f', 2)
+                                               .arg(point.y(), 0, 'f', 1));
+        return;
+      }
+  });
+  connect(s, &QScatterSeries::clicked, this, [this, s](const QPointF& point) {
+    const auto pts = s->points();
+    const int offset = s->property("first_index").toInt();
+    for (int k = 0; k < pts.size(); ++k)
+      if (pts[k] == point) emit plan_clicked(indices_[offset + k]);
+  });
+}
+
+void ParetoChart::set_plans(const std::vector<planner::RankedPlan>& plans, double gpu_memory_gib) {
+  plans_ = plans;
+  indices_.clear();
+  QChart* chart = fresh_chart(this, QStringLiteral("Step time vs peak memory: %1 valid plans, %2 GiB per GPU")
+                                        .arg(std::count_if(plans.begin(), plans.end(),
+                                                           [](const auto& p) { return p.predicted.has_value(); }))
+                                        .arg(gpu_memory_gib, 0, 'f', 1));
+
+  auto* fit = new QScatterSeries;
+  fit->setName(QStringLiteral("fits"));
+  fit->setMarkerSize(9);
+  fit->setColor(QColor(0x20, 0x6c, 0xc8));
+  fit->setProperty("first_index", 0);
+  add_points(fit, plans, true);
+  auto* over = new QScatterSeries;
+  over->setName(QStringLiteral("OOM"));
+  over->setMarkerSize(9);
+  over->setColor(QColor(0xe0, 0x8a, 0x1e));
+  over->setProperty("first_index", static_cast<int>(indices_.size()));
+  add_points(over, plans, false);
+
+  // The Pareto front: sorted by step time, each plan that needs less memory than every faster one.
+  std::vector<QPointF> pts;
+  for (const auto& p : plans)
+    if (p.predicted) pts.emplace_back(p.predicted->step_ms, p.predicted->peak_mem_bytes / kGiB);
+  std::sort(pts.begin(), pts.end(), [](const QPointF& a, const QPointF& b) {
+    return a.x() != b.x() ? a.x() < b.x() : a.y() < b.y();
+  });
+  auto* front = new QLineSeries;
+  front->setName(QStringLiteral("Pareto front"));
+  front->setPen(QPen(QColor(0x40, 0xa0, 0x40), 1.5));
+  double best_mem = 1e300;
+  for (const QPointF& pt : pts)
+    if (pt.y() < best_mem) {
+      front->append(pt);
+      best_mem = pt.y();
+    }
+
+  // x spans the plans (they can sit far from 0); y starts at 0 and reaches the GPU's memory.
+  double min_x = pts.empty() ? 0 : pts.front().x(), max_x = pts.empty() ? 1 : pts.back().x();
+  double max_y = std::max(1.0, gpu_memory_gib);
+  for (const QPointF& pt : pts) max_y = std::max(max_y, pt.y());
+  const double pad = std::max(max_x - min_x, 0.1 * max_x) * 0.08 + 1e-9;
+  min_x = std::max(0.0, min_x - pad);
+  max_x += pad;
+  auto* memory = new QLineSeries;
+  memory->setName(QStringLiteral("GPU memory"));
+  memory->setPen(QPen(QColor(0xb0, 0x20, 0x20), 1.5, Qt::DashLine));
+  memory->append(min_x, gpu_memory_gib);
+  memory->append(max_x, gpu_memory_gib);
+
+  selected_ = new QScatterSeries;
+  selected_->setName(QStringLiteral("selected"));
+  selected_->setMarkerSize(15);
+  selected_->setColor(QColor(0xd0, 0x10, 0x10));
+  selected_->setBorderColor(Qt::black);
+
+  for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{memory, front, fit, over, selected_})
+    chart->addSeries(s);
+  auto* x = new QValueAxis;
+  x->setTitleText(QStringLiteral("predicted step ms"));
+  x->setRange(min_x, max_x);
+  x->applyNiceNumbers();
+  x->setLabelFormat(x->max() - x->min() < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  memory->replace({QPointF(x->min(), gpu_memory_gib), QPointF(x->max(), gpu_memory_gib)});  // across the nice range
+  auto* y = new QValueAxis;
+  y->setTitleText(QStringLiteral("peak GiB per GPU"));
+  y->setRange(0, max_y * 1.1);
+  y->applyNiceNumbers();
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (QAbstractSeries* s : chart->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+}
+
+void ParetoChart::set_selected(int plan_index) {
+  if (!selected_) return;
+  selected_->clear();
+  if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) return;
+  const auto& p = plans_[plan_index];
+  if (p.predicted) selected_->append(p.predicted->step_ms, p.predicted->peak_mem_bytes / kGiB);
+}
+
+BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  setMinimumSize(280, 180);
+  set_prediction(nullptr);
+}
+
+void BreakdownChart::set_prediction(const costmodel::Prediction* p) {
+  QChart* chart = fresh_chart(this, p ? QStringLiteral("Step %1 ms = %2 compute + %3 communication")
+                                            .arg(p->step_ms, 0, 'f', 2)
+                                            .arg(p->compute_ms, 0, 'f', 2)
+                                            .arg(p->comm_ms, 0, 'f', 2)
+                                      : QStringLiteral("Step time"));
+  if (!p) return;
+  const char* const kParts[] = {"GEMM", "attention", "memory-bound", "launch-bound", "communication"};
+  QBarSet* sets[5];
+  auto* series = new QHorizontalStackedBarSeries;
+  for (int k = 0; k < 5; ++k) {
+    sets[k] = new QBarSet(QString::fromLatin1(kParts[k]));
+    series->append(sets[k]);
+  }
+  QStringList categories;
+  for (int i = 0; i < p->block_count; ++i) {
+    const costmodel::BlockCost& b = p->blocks[i];
+    categories << QStringLiteral("%1 x%2").arg(qstr(to_string(b.kind))).arg(b.count);
+    const double kernels = b.gemm_ms + b.attention_ms + b.memory_ms;
+    *sets[0] << b.gemm_ms;
+    *sets[1] << b.attention_ms;
+    *sets[2] << b.memory_ms;
+    *sets[3] << std::max(0.0, b.overhead_ms - kernels);  // compute_ms() = max(kernels, launches)
+    *sets[4] << b.comm_ms;
+  }
+  if (p->step_comm_extra_ms > 0) {
+    categories << QStringLiteral("per step");  // output gather over CP, CFG all-gather
+    for (int k = 0; k < 4; ++k) *sets[k] << 0.0;
+    *sets[4] << p->step_comm_extra_ms;
+  }
+  chart->addSeries(series);
+  auto* y = new QBarCategoryAxis;
+  y->append(categories);
+  auto* x = new QValueAxis;
+  x->setTitleText(QStringLiteral("ms per step"));
+  chart->addAxis(y, Qt::AlignLeft);
+  chart->addAxis(x, Qt::AlignBottom);
+  series->attachAxis(y);
+  series->attachAxis(x);
+  x->applyNiceNumbers();
+  x->setLabelFormat(x->max() < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+}
+
+MemoryChart::MemoryChart(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  setMinimumSize(280, 140);
+  set_prediction(nullptr, 0);
+}
+
+void MemoryChart::set_prediction(const costmodel::Prediction* p, double gpu_memory_gib) {
+  QChart* chart = fresh_chart(this, p ? QStringLiteral("Peak memory %1 of %2 GiB per GPU%3")
+                                            .arg(p->peak_mem_bytes / kGiB, 0, 'f', 1)
+                                            .arg(gpu_memory_gib, 0, 'f', 1)
+                                            .arg(p->fits_memory ? QString() : QStringLiteral(" (does NOT fit)"))
+                                      : QStringLiteral("Peak memory"));
+  if (!p) return;
+  const costmodel::MemoryBreakdown& m = p->memory;
+  // peak() = weights + reserved + max(activations, vae_decode) (costmodel/cost_model.cpp)
+  std::vector<std::pair<QString, double>> parts = {{QStringLiteral("transformer"), m.transformer_weights},
+                                                   {QStringLiteral("text encoders"), m.text_encoder_weights},
+                                                   {QStringLiteral("VAE"), m.vae_weights},
+                                                   {QStringLiteral("reserved"), m.runtime_reserved}};
+  if (m.activations >= m.vae_decode) {
+    parts.emplace_back(QStringLiteral("activations"), m.activations - m.attention_extra);
+    parts.emplace_back(QStringLiteral("attention extra"), m.attention_extra);
+  } else {
+    parts.emplace_back(QStringLiteral("VAE decode"), m.vae_decode);
+  }
+  auto* series = new QHorizontalStackedBarSeries;
+  for (const auto& [name, bytes] : parts) {
+    auto* set = new QBarSet(name);
+    *set << bytes / kGiB;
+    series->append(set);
+  }
+  chart->addSeries(series);
+  auto* y = new QBarCategoryAxis;
+  y->append(QStringLiteral("GiB"));
+  auto* x = new QValueAxis;
+  x->setRange(0, std::max(gpu_memory_gib, p->peak_mem_bytes / kGiB));
+  x->applyNiceNumbers();
+  x->setLabelFormat(QStringLiteral("%.0f"));
+  chart->addAxis(y, Qt::AlignLeft);
+  chart->addAxis(x, Qt::AlignBottom);
+  series->attachAxis(y);
+  series->attachAxis(x);
+}
+
+}  // namespace cpplan::gui

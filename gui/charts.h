@@ -1,0 +1,59 @@
+#pragma once
+// Qt Charts views of the planner's predictions: the Pareto scatter of step time against peak
+// memory over every valid plan, one plan's step time per block type, and its memory stack.
+
+#include <QChartView>
+#include <vector>
+
+#include "core/plan.h"
+#include "planner/planner.h"
+
+class QScatterSeries;
+
+namespace cpplan::gui {
+
+// Predicted step ms (x) against peak GiB (y) of the valid plans; the plans no other plan beats
+// on both axes are joined by the Pareto front; a horizontal line marks the GPU's memory.
+class ParetoChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  explicit ParetoChart(QWidget* parent = nullptr);
+  // `plans` as ranked by the planner; `gpu_memory_gib` is the hardware's capacity.
+  void set_plans(const std::vector<planner::RankedPlan>& plans, double gpu_memory_gib);
+  // Index into the plans of set_plans (-1: none) drawn larger, in red.
+  void set_selected(int plan_index);
+  int point_count() const { return static_cast<int>(indices_.size()); }
+
+ signals:
+  void plan_clicked(int plan_index);
+
+ private:
+  void add_points(QScatterSeries* s, const std::vector<planner::RankedPlan>& plans, bool fitting);
+
+  std::vector<planner::RankedPlan> plans_;
+  std::vector<int> indices_;  // plan index of every scatter point, in the order added
+  QScatterSeries* selected_ = nullptr;
+};
+
+// Stacked bars: per block group (and the per-step extra), GEMM, attention, memory-bound,
+// launch-bound excess and communication milliseconds of one denoising step.
+class BreakdownChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  explicit BreakdownChart(QWidget* parent = nullptr);
+  void set_prediction(const costmodel::Prediction* p);  // null: empty chart
+};
+
+// One stacked bar of the peak memory per GPU: weights, runtime reserve, activations (and the
+// attention's extra) or the VAE decode, whichever is larger; the axis reaches the GPU's memory.
+class MemoryChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  explicit MemoryChart(QWidget* parent = nullptr);
+  void set_prediction(const costmodel::Prediction* p, double gpu_memory_gib);
+};
+
+}  // namespace cpplan::gui

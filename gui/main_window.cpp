@@ -1,0 +1,313 @@
+#include "gui/main_window.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPixmap>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "core/units.h"
+#include "data/store.h"
+#include "gui/charts.h"
+#include "gui/heatmap_view.h"
+#include "gui/history_panel.h"
+#include "gui/plan_detail.h"
+#include "gui/plan_table_model.h"
+#include "gui/query_panel.h"
+#include "gui/run_panel.h"
+
+namespace cpplan::gui {
+
+namespace {
+
+QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
+
+// The heatmap does not depend on the size and GPU count of the query: its grid spans them.
+QueryInput heatmap_key(QueryInput in) {
+  in.width = in.height = 0;
+  in.gpus = 1;
+  return in;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* parent)
+    : QMainWindow(parent),
+      catalog_(std::move(catalog)),
+      query_(new QueryPanel(catalog_)),
+      plans_(new PlanTableModel(this)),
+      proxy_(new PlanFilterProxy(this)),
+      table_(new QTableView),
+      show_invalid_(new QCheckBox(QStringLiteral("show invalid"))),
+      fits_only_(new QCheckBox(QStringLiteral("fits memory only"))),
+      variant_(new QComboBox),
+      counts_(new QLabel),
+      detail_(new PlanDetail),
+      pareto_(new ParetoChart),
+      heatmap_(new HeatmapView),
+      heatmap_title_(new QLabel),
+      history_(new HistoryPanel(db_path.isEmpty() ? QString::fromStdString(data::Store::default_path()) : db_path)),
+      run_(new RunPanel),
+      tabs_(new QTabWidget),
+      status_(new QLabel) {
+  setWindowTitle(QStringLiteral("cpplan: parallel configurations for diffusion transformers"));
+
+  // Plans tab: filter bar and table above; the Pareto chart and the selected plan below.
+  proxy_->setSourceModel(plans_);
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(PlanTableModel::kRank, Qt::AscendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(22);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setAlternatingRowColors(true);
+  variant_->addItem(QStringLiteral("every CP variant"), -1);
+  for (int v = 0; v < kCpVariantCount; ++v) variant_->addItem(qstr(display_name(static_cast<CpVariant>(v))), v);
+  auto* filters = new QHBoxLayout;
+  filters->addWidget(show_invalid_);
+  filters->addWidget(fits_only_);
+  filters->addWidget(variant_);
+  filters->addStretch(1);
+  filters->addWidget(counts_);
+  auto* top = new QWidget;
+  auto* top_layout = new QVBoxLayout(top);
+  top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->addLayout(filters);
+  top_layout->addWidget(table_, 1);
+  auto* bottom = new QSplitter(Qt::Horizontal);
+  bottom->addWidget(pareto_);
+  bottom->addWidget(detail_);
+  auto* plans_tab = new QSplitter(Qt::Vertical);
+  plans_tab->addWidget(top);
+  plans_tab->addWidget(bottom);
+  plans_tab->setSizes({300, 520});  // about ten rows above, the charts below; kept in proportion
+  bottom->setSizes({460, 700});
+
+  auto* heat_tab = new QWidget;
+  auto* heat_layout = new QVBoxLayout(heat_tab);
+  heatmap_title_->setWordWrap(true);
+  heat_layout->addWidget(heatmap_title_);
+  heat_layout->addWidget(heatmap_, 1);
+
+  tabs_->addTab(plans_tab, QStringLiteral("Plans"));
+  tabs_->addTab(heat_tab, QStringLiteral("Heatmap"));
+  tabs_->addTab(history_, QStringLiteral("History"));
+  tabs_->addTab(run_, QStringLiteral("Run"));
+  auto* central = new QSplitter(Qt::Horizontal);
+  central->addWidget(query_);
+  central->addWidget(tabs_);
+  central->setStretchFactor(1, 1);
+  central->setSizes({300, 1200});
+  setCentralWidget(central);
+  statusBar()->addWidget(status_, 1);
+  run_->set_program(find_cpplan(QCoreApplication::applicationDirPath()));
+
+  connect(query_, &QueryPanel::changed, this, [this](const QueryInput& in) {
+    request_plan(in);
+    request_heatmap(in);
+  });
+  connect(&plan_watcher_, &QFutureWatcher<PlanResult>::finished, this, [this] {
+    plan_in_flight_ = false;
+    PlanResult r = plan_watcher_.result();
+    if (r.generation == plan_generation_) apply_plan(std::move(r));  // else superseded: drop it
+    if (plan_pending_) start_plan();
+  });
+  connect(&heat_watcher_, &QFutureWatcher<HeatmapResult>::finished, this, [this] {
+    heat_in_flight_ = false;
+    const HeatmapResult r = heat_watcher_.result();
+    if (r.generation == heat_generation_) {
+      heatmap_->set_result(r);
+      heatmap_title_->setText(QStringLiteral("Best plan (fitting first) and its predicted step time for %1 on %2, "
+                                             "by resolution and GPU count")
+                                  .arg(QString::fromStdString(r.model), QString::fromStdString(r.hardware)));
+      emit heatmap_shown();
+      maybe_screenshot();
+    }
+    if (heat_pending_) start_heatmap();
+  });
+  connect(show_invalid_, &QCheckBox::toggled, this, [this](bool on) {
+    proxy_->set_show_invalid(on);
+    update_counts();
+  });
+  connect(fits_only_, &QCheckBox::toggled, this, [this](bool on) {
+    proxy_->set_fits_only(on);
+    update_counts();
+  });
+  connect(variant_, &QComboBox::currentIndexChanged, this, [this] {
+    const int v = variant_->currentData().toInt();
+    proxy_->set_variant(v < 0 ? std::nullopt : std::optional<CpVariant>(static_cast<CpVariant>(v)));
+    update_counts();
+  });
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { on_selection(); });
+  connect(pareto_, &ParetoChart::plan_clicked, this, [this](int index) {
+    const QModelIndex i = proxy_->mapFromSource(plans_->index(index, 0));
+    if (i.isValid()) select_plan_row(i.row());
+  });
+  connect(detail_, &PlanDetail::run_requested, this, [this] { tabs_->setCurrentWidget(run_); });
+  connect(run_, &RunPanel::run_finished, this, [this] { history_->reload(); });
+
+  history_->reload();
+  request_plan(query_->input());
+  request_heatmap(query_->input());
+}
+
+MainWindow::~MainWindow() {
+  plan_watcher_.waitForFinished();  // the jobs hold only values and the catalog; let them end
+  heat_watcher_.waitForFinished();
+}
+
+void MainWindow::set_query(const QueryInput& in) { query_->set_input(in); }
+
+void MainWindow::request_plan(const QueryInput& in) {
+  plan_pending_ = in;
+  ++plan_generation_;
+  status_->setText(QStringLiteral("planning %1 GPUs...").arg(in.gpus));
+  if (!plan_in_flight_) start_plan();
+}
+
+void MainWindow::start_plan() {
+  const QueryInput in = *plan_pending_;
+  plan_pending_.reset();
+  plan_in_flight_ = true;
+  plan_watcher_.setFuture(QtConcurrent::run(compute_plans, catalog_, in, plan_generation_));
+}
+
+bool MainWindow::planning() const { return plan_in_flight_ || plan_pending_.has_value(); }
+
+void MainWindow::apply_plan(PlanResult r) {
+  std::vector<planner::RankedPlan> plans = std::move(r.report.plans);
+  r.report.plans.clear();
+  result_ = std::move(r);
+  const PlanResult& res = *result_;
+  const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
+  pareto_->set_plans(plans, gpu_gib);
+  plans_->set_plans(std::move(plans));
+  if (!res.error.empty()) {
+    status_->setText(QString::fromStdString(res.error));
+  } else {
+    int fitting = 0;
+    for (const auto& p : plans_->plans()) fitting += p.predicted && p.predicted->fits_memory;
+    status_->setText(QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid; planned in %6 ms")
+                         .arg(plans_->rowCount())
+                         .arg(res.report.valid_count)
+                         .arg(fitting)
+                         .arg(gpu_gib, 0, 'f', 1)
+                         .arg(res.report.invalid_count)
+                         .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1));
+  }
+  update_counts();
+  table_->resizeColumnsToContents();
+  if (proxy_->rowCount() > 0)
+    select_plan_row(0);
+  else
+    on_selection();
+  emit plans_shown(proxy_->rowCount());
+  maybe_screenshot();
+}
+
+void MainWindow::maybe_screenshot() {
+  if (screenshot_path_.isEmpty() || !result_ || planning()) return;
+  if (tabs_->currentIndex() == 1 && (heat_in_flight_ || heat_pending_)) return;  // the heatmap tab waits for it
+  QTimer::singleShot(100, this, [this] { take_screenshot(); });  // let the layout and charts settle
+}
+
+bool MainWindow::show_tab(const QString& name) {
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (tabs_->tabText(i).compare(name, Qt::CaseInsensitive) == 0) {
+      tabs_->setCurrentIndex(i);
+      return true;
+    }
+  return false;
+}
+
+void MainWindow::request_heatmap(const QueryInput& in) {
+  const QueryInput key = heatmap_key(in);
+  if (heat_last_ && *heat_last_ == key) return;
+  heat_last_ = key;
+  heat_pending_ = key;
+  ++heat_generation_;
+  heatmap_->set_busy(QStringLiteral("computing..."));
+  if (!heat_in_flight_) start_heatmap();
+}
+
+void MainWindow::start_heatmap() {
+  const QueryInput in = *heat_pending_;
+  heat_pending_.reset();
+  heat_in_flight_ = true;
+  const ModelProfile* m = catalog_->find_model(in.model);
+  const auto resolutions = m ? heatmap_resolutions(*m) : std::vector<Resolution>{};
+  heat_watcher_.setFuture(
+      QtConcurrent::run(compute_heatmap, catalog_, in, resolutions, heatmap_gpu_counts(), heat_generation_));
+}
+
+int MainWindow::selected_plan() const {
+  const QModelIndex current = table_->selectionModel()->currentIndex();
+  return current.isValid() ? proxy_->mapToSource(current).row() : -1;
+}
+
+void MainWindow::select_plan_row(int proxy_row) {
+  table_->selectRow(proxy_row);
+  table_->scrollTo(proxy_->index(proxy_row, 0));
+  on_selection();
+}
+
+QString MainWindow::status_text() const { return status_->text(); }
+
+void MainWindow::on_selection() {
+  const int index = selected_plan();
+  const bool have = index >= 0 && result_ && result_->query;
+  pareto_->set_selected(index);
+  if (!have) {
+    detail_->set_plan(nullptr, nullptr);
+    run_->set_command({}, {}, QStringLiteral("select a valid plan in the Plans tab"));
+    return;
+  }
+  const planner::RankedPlan& p = plans_->plan(index);
+  detail_->set_plan(&*result_->query, &p);
+  const QString label = QString::fromStdString(plan_label(p.plan.config));
+  if (p.plan.valid())
+    run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path()));
+  else
+    run_->set_command({}, {}, QStringLiteral("%1 is invalid: nothing to run").arg(label));
+}
+
+void MainWindow::update_counts() {
+  counts_->setText(QStringLiteral("showing %1 of %2 plans").arg(proxy_->rowCount()).arg(plans_->rowCount()));
+}
+
+void MainWindow::screenshot_when_ready(const QString& path) {
+  screenshot_path_ = path;
+  maybe_screenshot();
+}
+
+void MainWindow::take_screenshot() {
+  if (screenshot_path_.isEmpty()) return;
+  const QString path = screenshot_path_;
+  screenshot_path_.clear();
+  const QPixmap image = grab();
+  const bool ok = !image.isNull() && image.save(path);
+  if (!ok) {
+    emit screenshot_taken(false, QStringLiteral("cannot write %1").arg(path));
+    return;
+  }
+  emit screenshot_taken(true, QStringLiteral("%1 plans shown (%2 valid, %3 invalid); wrote %4 (%5x%6)")
+                                  .arg(proxy_->rowCount())
+                                  .arg(result_ ? result_->report.valid_count : 0)
+                                  .arg(result_ ? result_->report.invalid_count : 0)
+                                  .arg(path)
+                                  .arg(image.width())
+                                  .arg(image.height()));
+}
+
+}  // namespace cpplan::gui

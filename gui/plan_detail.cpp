@@ -1,0 +1,127 @@
+#include "gui/plan_detail.h"
+
+#include <QClipboard>
+#include <QFontDatabase>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "gui/charts.h"
+#include "planner/frameworks.h"
+
+namespace cpplan::gui {
+
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p) {
+  if (!p.plan.valid()) return {};
+  using planner::Framework;
+  std::string out;
+  const auto diffusers_why = planner::unsupported_reason(Framework::kDiffusers, q, p.plan);
+  if (diffusers_why.empty()) {
+    out += "# diffusers\n" + planner::diffusers_snippet(q, p.plan) + "\n";
+  } else if (planner::unsupported_reason(Framework::kCacheDit, q, p.plan).empty()) {
+    out += fmt::format("# diffusers: cannot run this plan: {}\n# cache-dit runs it with this config:\n", diffusers_why);
+    out += planner::diffusers_snippet(q, p.plan) + "\n";
+  } else {
+    out += fmt::format("# diffusers: cannot run this plan: {}\n", diffusers_why);
+  }
+  const auto xdit_why = planner::unsupported_reason(Framework::kXdit, q, p.plan);
+  if (xdit_why.empty())
+    out += "\n# xDiT\n" + planner::xdit_command(q, p.plan) + "\n";
+  else
+    out += fmt::format("\n# xDiT: cannot run this plan: {}\n", xdit_why);
+  return out;
+}
+
+PlanDetail::PlanDetail(QWidget* parent)
+    : QWidget(parent),
+      summary_(new QLabel),
+      breakdown_(new BreakdownChart),
+      memory_(new MemoryChart),
+      snippet_(new QPlainTextEdit),
+      copy_(new QPushButton(QStringLiteral("Copy"))),
+      run_(new QPushButton(QStringLiteral("Run this plan..."))) {
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  snippet_->setReadOnly(true);
+  snippet_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  snippet_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  copy_->setToolTip(QStringLiteral("copy the diffusers script and the xDiT line to the clipboard"));
+  run_->setToolTip(QStringLiteral("launch `cpplan run` on this plan with local ranks (Run tab)"));
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(new QLabel(QStringLiteral("diffusers / xDiT")));
+  buttons->addStretch(1);
+  buttons->addWidget(copy_);
+  buttons->addWidget(run_);
+  auto* code = new QWidget;
+  auto* code_layout = new QVBoxLayout(code);
+  code_layout->setContentsMargins(0, 0, 0, 0);
+  code_layout->addLayout(buttons);
+  code_layout->addWidget(snippet_, 1);
+
+  auto* charts = new QSplitter(Qt::Vertical);
+  charts->addWidget(breakdown_);
+  charts->addWidget(memory_);
+  charts->addWidget(code);
+  charts->setSizes({230, 140, 210});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(summary_);
+  layout->addWidget(charts, 1);
+
+  connect(copy_, &QPushButton::clicked, this,
+          [this] { QGuiApplication::clipboard()->setText(snippet_->toPlainText()); });
+  connect(run_, &QPushButton::clicked, this, &PlanDetail::run_requested);
+  set_plan(nullptr, nullptr);
+}
+
+void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
+  if (!q || !p) {
+    summary_->setText(QStringLiteral("No plan selected."));
+    breakdown_->set_prediction(nullptr);
+    memory_->set_prediction(nullptr, 0);
+    snippet_->clear();
+    copy_->setEnabled(false);
+    run_->setEnabled(false);
+    return;
+  }
+  const std::string label = plan_label(p->plan.config);
+  const std::string_view variant = display_name(p->plan.variant);
+  const double gpu_gib = q->hardware->memory_bytes() / kGiB;
+  if (!p->plan.valid()) {
+    std::string text = fmt::format("<b>{}</b> ({}) is invalid:<ul>", label, variant);
+    for (const auto& r : p->plan.reasons) text += "<li>" + QString::fromStdString(r).toHtmlEscaped().toStdString() + "</li>";
+    summary_->setText(QString::fromStdString(text + "</ul>"));
+    breakdown_->set_prediction(nullptr);
+    memory_->set_prediction(nullptr, gpu_gib);
+    snippet_->clear();
+    copy_->setEnabled(false);
+    run_->setEnabled(false);
+    return;
+  }
+  const costmodel::Prediction& pr = *p->predicted;
+  summary_->setText(QString::fromStdString(fmt::format(
+      "<b>{}</b> ({}, rotate {}): {:.2f} ms/step, {:.2f} steps/s, {:.2f} s per image "
+      "(text {:.0f} ms + {} x step + VAE {:.0f} ms); {:.2f} TFLOP and {:.1f} MB sent per rank per step; "
+      "peak {:.1f} of {:.1f} GiB{}; predictions from {} figures",
+      label, variant, to_string(p->plan.config.context_parallel_config.rotate_method), pr.step_ms, pr.steps_per_sec,
+      pr.image_ms / 1e3, pr.text_encode_ms, q->steps, pr.vae_decode_ms, pr.step_flops / 1e12, pr.comm_bytes / 1e6,
+      pr.peak_mem_bytes / kGiB, gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));
+  breakdown_->set_prediction(&pr);
+  memory_->set_prediction(&pr, gpu_gib);
+  snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p)));
+  copy_->setEnabled(true);
+  run_->setEnabled(true);
+}
+
+QString PlanDetail::summary_text() const { return summary_->text(); }
+
+QString PlanDetail::snippet_text() const { return snippet_->toPlainText(); }
+
+}  // namespace cpplan::gui

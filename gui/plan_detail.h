@@ -1,0 +1,48 @@
+#pragma once
+// The selected plan: its figures (or, when invalid, every broken rule), the step time per block
+// type and the memory stack as charts, and the diffusers script / xDiT launch line with Copy.
+
+#include <QWidget>
+
+#include "core/plan.h"
+#include "planner/planner.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace cpplan::gui {
+
+class BreakdownChart;
+class MemoryChart;
+
+// The diffusers script and the xDiT line of a valid plan, each where planner::unsupported_reason
+// allows it, else a comment saying why not; empty for an invalid plan.
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p);
+
+class PlanDetail : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit PlanDetail(QWidget* parent = nullptr);
+  // `p` null: nothing selected. `q` must outlive the next call.
+  void set_plan(const Query* q, const planner::RankedPlan* p);
+
+  QString summary_text() const;
+  QString snippet_text() const;
+  QPushButton* copy_button() { return copy_; }
+  QPushButton* run_button() { return run_; }
+
+ signals:
+  void run_requested();
+
+ private:
+  QLabel* summary_;
+  BreakdownChart* breakdown_;
+  MemoryChart* memory_;
+  QPlainTextEdit* snippet_;
+  QPushButton* copy_;
+  QPushButton* run_;
+};
+
+}  // namespace cpplan::gui

@@ -1,0 +1,86 @@
+#pragma once
+// What the GUI asks the planner, as plain values (no widgets), and the two computations that run
+// off the UI thread: ranking every plan of one query, and the best plan over a grid of
+// resolutions x GPU counts (the heatmap).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/profiles.h"
+#include "core/result.h"
+#include "planner/planner.h"
+
+namespace cpplan::gui {
+
+inline constexpr int kMaxGpus = 1 << 17;  // as the CLI (cli/args.h)
+
+// The query panel's state. 0 in width/height/frames/steps means the model's default.
+struct QueryInput {
+  std::string model = "flux.1-dev";
+  std::string hardware = "h100-sxm";
+  int gpus = 4;
+  int width = 0, height = 0;  // pixels
+  int frames = 0;
+  int steps = 0;
+  AttentionBackend backend = AttentionBackend::kFlash;
+  bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
+  bool offload_text_encoders = false;
+
+  bool operator==(const QueryInput&) const = default;
+};
+
+// The planner's Query for `in`; an error names the field, its value and the rule. The Query
+// borrows profiles from `catalog`.
+Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
+
+// One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).
+std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in);
+
+using CatalogPtr = std::shared_ptr<const ProfileCatalog>;
+
+// Every plan of one query, ranked (planner::Planner::plan), or the reason there is none.
+struct PlanResult {
+  std::uint64_t generation = 0;  // the request it answers; older ones are discarded
+  CatalogPtr catalog;            // keeps the profiles `query` points into alive
+  QueryInput input;
+  std::optional<Query> query;    // empty when `error` is set
+  std::string error;
+  planner::PlanReport report;
+  double elapsed_ms = 0;
+};
+PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t generation);
+
+// The best plan (fitting first, as ranked) of one grid cell.
+struct HeatCell {
+  Resolution resolution;
+  int gpus = 0;
+  std::string label;    // plan_label of the best plan; "" when no plan is valid
+  CpVariant variant = CpVariant::kNone;
+  double step_ms = 0;
+  bool fits = false;
+  std::string error;    // the query itself is invalid at this size
+};
+
+struct HeatmapResult {
+  std::uint64_t generation = 0;
+  std::string model, hardware;
+  std::vector<Resolution> resolutions;  // rows
+  std::vector<int> gpu_counts;          // columns
+  std::vector<HeatCell> cells;          // row-major: resolutions x gpu_counts
+  const HeatCell& at(int row, int column) const { return cells[row * gpu_counts.size() + column]; }
+};
+
+// Square-ish sizes around the model's default, multiples of its pixel granularity.
+std::vector<Resolution> heatmap_resolutions(const ModelProfile& m);
+// 1, 2, 4, ..., 64.
+std::vector<int> heatmap_gpu_counts();
+
+// `in`'s model, hardware and options at every resolution x GPU count.
+HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
+                              const std::vector<int>& gpu_counts, std::uint64_t generation);
+
+}  // namespace cpplan::gui

@@ -1,0 +1,155 @@
+#include "gui/query_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace cpplan::gui {
+
+namespace {
+QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
+}  // namespace
+
+QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
+    : QWidget(parent),
+      catalog_(std::move(catalog)),
+      model_(new QComboBox),
+      facts_(new QLabel),
+      width_(new QSpinBox),
+      height_(new QSpinBox),
+      frames_(new QSpinBox),
+      gpus_(new QSpinBox),
+      hardware_(new QComboBox),
+      steps_(new QSpinBox),
+      backend_(new QComboBox),
+      anything_(new QCheckBox(QStringLiteral("allow Ulysses / Ring Anything"))),
+      offload_(new QCheckBox(QStringLiteral("offload text encoders"))) {
+  for (const ModelProfile& m : catalog_->models()) {
+    model_->addItem(QString::fromStdString(m.name));
+    model_->setItemData(model_->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
+  }
+  for (const HardwareProfile& h : catalog_->hardware_profiles()) {
+    hardware_->addItem(QString::fromStdString(h.name));
+    hardware_->setItemData(hardware_->count() - 1, QString::fromStdString(h.description), Qt::ToolTipRole);
+  }
+  for (int b = 0; b < kAttentionBackendCount; ++b) backend_->addItem(qstr(to_string(static_cast<AttentionBackend>(b))));
+  width_->setRange(1, 16384);
+  height_->setRange(1, 16384);
+  width_->setSuffix(QStringLiteral(" px"));
+  height_->setSuffix(QStringLiteral(" px"));
+  frames_->setRange(1, 2049);
+  gpus_->setRange(1, kMaxGpus);
+  steps_->setRange(1, 100000);
+  anything_->setChecked(true);
+  facts_->setWordWrap(true);
+  facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  facts_->setMinimumWidth(240);
+
+  auto* form = new QFormLayout;
+  form->addRow(QStringLiteral("Model"), model_);
+  form->addRow(facts_);
+  form->addRow(QStringLiteral("Width"), width_);
+  form->addRow(QStringLiteral("Height"), height_);
+  form->addRow(QStringLiteral("Frames"), frames_);
+  form->addRow(QStringLiteral("GPUs"), gpus_);
+  form->addRow(QStringLiteral("Hardware"), hardware_);
+  form->addRow(QStringLiteral("Steps"), steps_);
+  form->addRow(QStringLiteral("Attention"), backend_);
+  form->addRow(anything_);
+  form->addRow(offload_);
+  auto* box = new QGroupBox(QStringLiteral("Query"));
+  box->setLayout(form);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(box);
+  layout->addStretch(1);
+
+  connect(model_, &QComboBox::currentIndexChanged, this, [this] {
+    apply_model_defaults();
+    emit_changed();
+  });
+  for (QSpinBox* s : {width_, height_, frames_, gpus_, steps_})
+    connect(s, &QSpinBox::valueChanged, this, [this] { emit_changed(); });
+  for (QComboBox* c : {hardware_, backend_})
+    connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
+  for (QCheckBox* c : {anything_, offload_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
+
+  const int flux = model_->findText(QStringLiteral("flux.1-dev"));
+  const int h100 = hardware_->findText(QStringLiteral("h100-sxm"));
+  quiet_ = true;
+  model_->setCurrentIndex(flux >= 0 ? flux : 0);
+  hardware_->setCurrentIndex(h100 >= 0 ? h100 : 0);
+  gpus_->setValue(4);
+  apply_model_defaults();
+  quiet_ = false;
+  update_facts();
+}
+
+void QueryPanel::apply_model_defaults() {
+  const ModelProfile* m = catalog_->find_model(model_->currentText().toStdString());
+  if (!m) return;
+  const bool was_quiet = quiet_;
+  quiet_ = true;
+  const int step = m->pixel_granularity();
+  for (QSpinBox* s : {width_, height_}) {
+    s->setSingleStep(step);
+    s->setToolTip(QStringLiteral("a multiple of %1 (VAE factor x patch size)").arg(step));
+  }
+  width_->setValue(m->default_width);
+  height_->setValue(m->default_height);
+  frames_->setSingleStep(std::max(1, m->vae.temporal));
+  frames_->setValue(m->default_frames);
+  frames_->setEnabled(m->video);
+  steps_->setValue(m->default_steps);
+  quiet_ = was_quiet;
+}
+
+QueryInput QueryPanel::input() const {
+  QueryInput in;
+  in.model = model_->currentText().toStdString();
+  in.hardware = hardware_->currentText().toStdString();
+  in.gpus = gpus_->value();
+  in.width = width_->value();
+  in.height = height_->value();
+  in.frames = frames_->isEnabled() ? frames_->value() : 1;
+  in.steps = steps_->value();
+  in.backend = static_cast<AttentionBackend>(backend_->currentIndex());
+  in.allow_anything = anything_->isChecked();
+  in.offload_text_encoders = offload_->isChecked();
+  return in;
+}
+
+void QueryPanel::set_input(const QueryInput& in) {
+  quiet_ = true;
+  const int m = model_->findText(QString::fromStdString(in.model));
+  if (m >= 0) model_->setCurrentIndex(m);
+  apply_model_defaults();
+  if (in.width > 0) width_->setValue(in.width);
+  if (in.height > 0) height_->setValue(in.height);
+  if (in.frames > 0) frames_->setValue(in.frames);
+  if (in.steps > 0) steps_->setValue(in.steps);
+  gpus_->setValue(in.gpus);
+  const int h = hardware_->findText(QString::fromStdString(in.hardware));
+  if (h >= 0) hardware_->setCurrentIndex(h);
+  backend_->setCurrentIndex(static_cast<int>(in.backend));
+  anything_->setChecked(in.allow_anything);
+  offload_->setChecked(in.offload_text_encoders);
+  quiet_ = false;
+  emit_changed();
+}
+
+QString QueryPanel::facts_text() const { return facts_->text(); }
+
+void QueryPanel::update_facts() { facts_->setText(QString::fromStdString(model_facts(*catalog_, input()))); }
+
+void QueryPanel::emit_changed() {
+  if (quiet_) return;
+  update_facts();
+  emit changed(input());
+}
+
+}  // namespace cpplan::gui

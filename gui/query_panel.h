@@ -1,0 +1,56 @@
+#pragma once
+// The query panel: model (and its facts at the chosen size), resolution, frames (video models),
+// GPU count, hardware, steps, attention backend and options. Every edit emits changed() with the
+// whole query; the window re-plans off the UI thread.
+
+#include <QWidget>
+
+#include "gui/planning.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSpinBox;
+
+namespace cpplan::gui {
+
+class QueryPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit QueryPanel(CatalogPtr catalog, QWidget* parent = nullptr);
+
+  QueryInput input() const;
+  // Shows `in` (0 fields: the model's defaults) and emits changed() once.
+  void set_input(const QueryInput& in);
+  QString facts_text() const;
+
+  QComboBox* model_box() { return model_; }
+  QSpinBox* gpus_box() { return gpus_; }
+  QSpinBox* width_box() { return width_; }
+  QSpinBox* height_box() { return height_; }
+
+ signals:
+  void changed(const cpplan::gui::QueryInput& input);
+
+ private:
+  void apply_model_defaults();  // the model's size, frames, steps and granularity
+  void update_facts();
+  void emit_changed();
+
+  CatalogPtr catalog_;
+  QComboBox* model_;
+  QLabel* facts_;
+  QSpinBox* width_;
+  QSpinBox* height_;
+  QSpinBox* frames_;
+  QSpinBox* gpus_;
+  QComboBox* hardware_;
+  QSpinBox* steps_;
+  QComboBox* backend_;
+  QCheckBox* anything_;
+  QCheckBox* offload_;
+  bool quiet_ = false;  // set_input in progress: one changed() at the end
+};
+
+}  // namespace cpplan::gui

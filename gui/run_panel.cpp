@@ -1,0 +1,173 @@
+#include "gui/run_panel.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace cpplan::gui {
+
+namespace {
+constexpr int kKillAfterMs = 5000;  // after Cancel, SIGKILL if the launcher has not ended its ranks
+QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
+}  // namespace
+
+QString find_cpplan(const QString& application_dir) {
+  for (const QString& candidate : {application_dir + QStringLiteral("/../cli/cpplan"),
+                                   application_dir + QStringLiteral("/cpplan")}) {
+    const QFileInfo info(candidate);
+    if (info.isFile() && info.isExecutable()) return info.canonicalFilePath();
+  }
+  return {};
+}
+
+QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  QStringList a{QStringLiteral("run"),
+                QStringLiteral("--model"), QString::fromStdString(q.model->name),
+                QStringLiteral("--res"), QStringLiteral("%1x%2").arg(q.resolution.width).arg(q.resolution.height),
+                QStringLiteral("--steps"), QString::number(q.steps),
+                QStringLiteral("--gpus"), QString::number(q.gpus),
+                QStringLiteral("--hardware"), QString::fromStdString(q.hardware->name),
+                QStringLiteral("--attention-backend"), qstr(to_string(q.backend))};
+  if (q.model->video) a << QStringLiteral("--frames") << QString::number(q.frames);
+  a << QStringLiteral("--ring") << QString::number(c.ring()) << QStringLiteral("--ulysses") << QString::number(c.ulysses())
+    << QStringLiteral("--tp") << QString::number(c.tp()) << QStringLiteral("--cfg") << QString::number(c.cfg_degree)
+    << QStringLiteral("--dp") << QString::number(c.dp_degree) << QStringLiteral("--rotate-method")
+    << qstr(to_string(cp.rotate_method));
+  if (cp.ulysses_anything) a << QStringLiteral("--ulysses-anything");
+  if (cp.ring_anything) a << QStringLiteral("--ring-anything");
+  if (!cp.convert_to_fp32) a << QStringLiteral("--no-fp32");
+  if (q.offload_text_encoders) a << QStringLiteral("--offload-text-encoders");
+  if (!db.isEmpty()) a << QStringLiteral("--db") << db;
+  return a;
+}
+
+RunPanel::RunPanel(QWidget* parent)
+    : QWidget(parent),
+      plan_(new QLabel),
+      status_(new QLabel(QStringLiteral("idle"))),
+      progress_(new QProgressBar),
+      start_(new QPushButton(QStringLiteral("Run"))),
+      cancel_(new QPushButton(QStringLiteral("Cancel"))),
+      log_(new QPlainTextEdit),
+      tick_(new QTimer(this)),
+      clock_(new QElapsedTimer) {
+  plan_->setWordWrap(true);
+  plan_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setTextVisible(false);
+  cancel_->setEnabled(false);
+  log_->setReadOnly(true);
+  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  log_->setMaximumBlockCount(20000);
+  tick_->setInterval(500);
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(start_);
+  bar->addWidget(cancel_);
+  bar->addWidget(progress_, 1);
+  bar->addWidget(status_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(plan_);
+  layout->addLayout(bar);
+  layout->addWidget(log_, 1);
+
+  connect(start_, &QPushButton::clicked, this, &RunPanel::start);
+  connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancel);
+  connect(tick_, &QTimer::timeout, this,
+          [this] { status_->setText(QStringLiteral("running %1 s").arg(clock_->elapsed() / 1000.0, 0, 'f', 1)); });
+  set_command({}, {}, QStringLiteral("select a valid plan in the Plans tab"));
+}
+
+RunPanel::~RunPanel() {
+  if (process_ && process_->state() != QProcess::NotRunning) {
+    process_->terminate();
+    if (!process_->waitForFinished(kKillAfterMs)) process_->kill();
+    process_->waitForFinished(1000);
+  }
+  delete clock_;
+}
+
+void RunPanel::set_command(const QString& plan_label, const QStringList& arguments, const QString& why) {
+  arguments_ = arguments;
+  if (arguments.isEmpty())
+    plan_->setText(why);
+  else
+    plan_->setText(QStringLiteral("<b>%1</b> with local ranks:<br><tt>cpplan %2</tt>")
+                       .arg(plan_label.toHtmlEscaped(), arguments.join(QLatin1Char(' ')).toHtmlEscaped()));
+  start_->setEnabled(!arguments.isEmpty() && !running());
+}
+
+bool RunPanel::running() const { return process_ && process_->state() != QProcess::NotRunning; }
+
+QString RunPanel::log_text() const { return log_->toPlainText(); }
+
+QString RunPanel::status_text() const { return status_->text(); }
+
+void RunPanel::append(const QString& text) {
+  log_->moveCursor(QTextCursor::End);
+  log_->insertPlainText(text);
+  log_->moveCursor(QTextCursor::End);
+}
+
+void RunPanel::start() {
+  if (running() || arguments_.isEmpty()) return;
+  const QString program = program_;
+  if (program.isEmpty()) {
+    status_->setText(QStringLiteral("cpplan not found"));
+    append(QStringLiteral("cpplan-gui: no cpplan binary beside cpplan-gui (../cli/cpplan or ./cpplan)\n"));
+    return;
+  }
+  delete process_;
+  process_ = new QProcess(this);
+  process_->setProcessChannelMode(QProcess::MergedChannels);
+  connect(process_, &QProcess::readyReadStandardOutput, this,
+          [this] { append(QString::fromLocal8Bit(process_->readAllStandardOutput())); });
+  connect(process_, &QProcess::finished, this, &RunPanel::finished);
+  connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;
+    append(QStringLiteral("cpplan-gui: cannot start %1: %2\n").arg(program_, process_->errorString()));
+    finished(-1, QProcess::CrashExit);
+  });
+  log_->clear();
+  append(QStringLiteral("$ %1 %2\n").arg(program, arguments_.join(QLatin1Char(' '))));
+  progress_->setRange(0, 0);  // busy: `cpplan run` reports at the end, not per step
+  start_->setEnabled(false);
+  cancel_->setEnabled(true);
+  clock_->start();
+  tick_->start();
+  status_->setText(QStringLiteral("running"));
+  process_->start(program, arguments_);  // argv list: no shell
+}
+
+void RunPanel::cancel() {
+  if (!running()) return;
+  status_->setText(QStringLiteral("cancelling"));
+  process_->terminate();
+  QProcess* p = process_;
+  QTimer::singleShot(kKillAfterMs, p, [p] {
+    if (p->state() != QProcess::NotRunning) p->kill();
+  });
+}
+
+void RunPanel::finished(int exit_code, QProcess::ExitStatus status) {
+  tick_->stop();
+  progress_->setRange(0, 1);
+  progress_->setValue(1);
+  cancel_->setEnabled(false);
+  start_->setEnabled(!arguments_.isEmpty());
+  const QString how = status == QProcess::CrashExit ? QStringLiteral("ended by a signal")
+                                                     : QStringLiteral("exit %1").arg(exit_code);
+  status_->setText(QStringLiteral("finished (%1) after %2 s").arg(how).arg(clock_->elapsed() / 1000.0, 0, 'f', 1));
+  emit run_finished(status == QProcess::CrashExit ? -1 : exit_code);
+}
+
+}  // namespace cpplan::gui
