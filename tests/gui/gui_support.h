@@ -1,0 +1,73 @@
+#pragma once
+// Shared by the GUI suites: one QApplication per test binary (created on first use, so that
+// listing the tests needs no display), the project's profiles as a shared catalog, waiting on a
+// signal with a deadline, and a temporary directory.
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QTimer>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "gui/planning.h"
+#include "tests/support/fixtures.h"
+
+namespace cpplan::test {
+
+inline QApplication& gui_app() {
+  // ctest sets QT_QPA_PLATFORM=offscreen; run by hand, the binary needs no display either
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  static int argc = 1;
+  static char name[] = "test_gui";
+  static char* argv[] = {name, nullptr};
+  static QApplication app(argc, argv);
+  return app;
+}
+
+inline gui::CatalogPtr shared_catalog() {
+  static const gui::CatalogPtr c = [] {
+    auto loaded = ProfileCatalog::load({profiles_dir()});
+    if (!loaded) throw std::runtime_error(loaded.error().message);
+    return std::make_shared<const ProfileCatalog>(std::move(loaded).value());
+  }();
+  return c;
+}
+
+// Runs the event loop until `sender` emits `signal` or `timeout_ms` passes; true when it emitted.
+template <class Sender, class Signal>
+bool wait_for(Sender* sender, Signal signal, int timeout_ms = 10000) {
+  QEventLoop loop;
+  bool fired = false;
+  auto connection = QObject::connect(sender, signal, &loop, [&] {
+    fired = true;
+    loop.quit();
+  });
+  QTimer::singleShot(timeout_ms, &loop, &QEventLoop::quit);
+  loop.exec();
+  QObject::disconnect(connection);
+  return fired;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "cpplan-gui-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace cpplan::test

@@ -1,0 +1,153 @@
+// The plans table's adapters over real planner results: one row per plan, the CLI's columns
+// and formatting, sorting by each number with invalid plans last, and the three filters.
+#include <catch2/catch.hpp>
+
+#include <QStringList>
+#include <algorithm>
+
+#include "core/units.h"
+#include "gui/plan_table_model.h"
+#include "gui/planning.h"
+#include "tests/gui/gui_support.h"
+
+using cpplan::gui::PlanFilterProxy;
+using cpplan::gui::PlanTableModel;
+using cpplan::gui::QueryInput;
+
+namespace {
+
+cpplan::gui::PlanResult plan(const std::string& hardware, int gpus, int width, int height) {
+  QueryInput in;
+  in.hardware = hardware;
+  in.gpus = gpus;
+  in.width = width;
+  in.height = height;
+  auto r = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
+  if (!r.error.empty()) throw std::runtime_error(r.error);
+  return r;
+}
+
+QString cell(const QAbstractItemModel& m, int row, int column, int role = Qt::DisplayRole) {
+  return m.index(row, column).data(role).toString();
+}
+
+}  // namespace
+
+TEST_CASE("The table has one row per plan with the CLI's columns and figures", "[gui][table]") {
+  const auto r = plan("h100-sxm", 4, 1008, 1008);
+  REQUIRE(r.report.valid_count == 5);  // as `cpplan --gpus 4 --res 1008x1008` prints
+  REQUIRE(r.report.invalid_count == 18);
+  PlanTableModel model;
+  model.set_plans(r.report.plans);
+  REQUIRE(model.rowCount() == 23);
+  REQUIRE(model.columnCount() == PlanTableModel::kColumnCount);
+  QStringList headers;
+  for (int c = 0; c < model.columnCount(); ++c) headers << model.headerData(c, Qt::Horizontal).toString();
+  CHECK(headers.join(QStringLiteral("|")).toStdString() ==
+        "rank|plan|CP variant|step ms|steps/s|image s|peak GiB|fits|frameworks|reasons");
+
+  const auto& top = r.report.plans.front();
+  const auto& pr = *top.predicted;
+  CHECK(cell(model, 0, PlanTableModel::kRank) == "1");
+  CHECK(cell(model, 0, PlanTableModel::kPlan).toStdString() == cpplan::plan_label(top.plan.config));
+  CHECK(cell(model, 0, PlanTableModel::kVariant).toStdString() == std::string(cpplan::display_name(top.plan.variant)));
+  CHECK(cell(model, 0, PlanTableModel::kStepMs) == QString::number(pr.step_ms, 'f', 2));
+  CHECK(cell(model, 0, PlanTableModel::kStepsPerSec) == QString::number(pr.steps_per_sec, 'f', 2));
+  CHECK(cell(model, 0, PlanTableModel::kImageS) == QString::number(pr.image_ms / 1e3, 'f', 2));
+  CHECK(cell(model, 0, PlanTableModel::kPeakGiB) == QString::number(pr.peak_mem_bytes / cpplan::kGiB, 'f', 1));
+  CHECK(cell(model, 0, PlanTableModel::kFits) == "yes");
+  CHECK(cell(model, 0, PlanTableModel::kFrameworks) == "diffusers, cache-dit");
+  CHECK(cell(model, 0, PlanTableModel::kReasons).isEmpty());
+  CHECK(cell(model, 4, PlanTableModel::kRank) == "5");
+}
+
+TEST_CASE("An invalid row shows every reason, no figures, and sorts last", "[gui][table][invalid]") {
+  const auto r = plan("h100-sxm", 4, 1008, 1008);
+  PlanTableModel model;
+  model.set_plans(r.report.plans);
+  const int row = static_cast<int>(
+      std::find_if(r.report.plans.begin(), r.report.plans.end(), [](const auto& p) { return !p.plan.valid(); }) -
+      r.report.plans.begin());
+  REQUIRE(row == r.report.valid_count);  // the planner ranks invalid plans last
+  const auto& reasons = r.report.plans[row].plan.reasons;
+  REQUIRE(!reasons.empty());
+  QStringList expected;
+  for (const auto& s : reasons) expected << QString::fromStdString(s);
+  CHECK(cell(model, row, PlanTableModel::kReasons) == expected.join(QStringLiteral("; ")));
+  CHECK(cell(model, row, PlanTableModel::kFits) == "invalid");
+  CHECK(cell(model, row, PlanTableModel::kRank) == "-");
+  CHECK(cell(model, row, PlanTableModel::kStepMs).isEmpty());
+  CHECK(cell(model, row, PlanTableModel::kPlan, Qt::ToolTipRole).contains(expected.front()));
+
+  // A Ring plan on 4 GPUs at 1008x1008: 3969 image tokens do not split in 4.
+  bool found = false;
+  for (int i = 0; i < model.rowCount(); ++i)
+    if (cell(model, i, PlanTableModel::kPlan) == "ring 4" && cell(model, i, PlanTableModel::kVariant) == "Ring") {
+      CHECK(cell(model, i, PlanTableModel::kReasons).contains("ring_degree = 4: must divide image tokens = 3969"));
+      found = true;
+    }
+  CHECK(found);
+}
+
+TEST_CASE("The proxy hides invalid plans until asked, and filters by memory and variant", "[gui][table][filter]") {
+  const auto r = plan("rtx4090", 8, 1024, 1024);  // 24 GiB: some valid plans do not fit
+  int fitting = 0, ulysses = 0, ulysses_valid = 0;
+  for (const auto& p : r.report.plans) {
+    fitting += p.predicted && p.predicted->fits_memory;
+    if (p.plan.variant == cpplan::CpVariant::kUlysses) {
+      ++ulysses;
+      ulysses_valid += p.plan.valid();
+    }
+  }
+  REQUIRE(fitting > 0);
+  REQUIRE(fitting < r.report.valid_count);
+  PlanTableModel model;
+  model.set_plans(r.report.plans);
+  PlanFilterProxy proxy;
+  proxy.setSourceModel(&model);
+
+  CHECK(proxy.rowCount() == r.report.valid_count);
+  proxy.set_show_invalid(true);
+  CHECK(proxy.rowCount() == r.report.valid_count + r.report.invalid_count);
+  proxy.set_variant(cpplan::CpVariant::kUlysses);
+  CHECK(proxy.rowCount() == ulysses);
+  proxy.set_show_invalid(false);
+  CHECK(proxy.rowCount() == ulysses_valid);
+  proxy.set_variant(std::nullopt);
+  proxy.set_fits_only(true);
+  CHECK(proxy.rowCount() == fitting);
+  for (int i = 0; i < proxy.rowCount(); ++i) CHECK(cell(proxy, i, PlanTableModel::kFits) == "yes");
+  proxy.set_fits_only(false);
+  CHECK(proxy.rowCount() == r.report.valid_count);
+}
+
+TEST_CASE("Sorting by step time orders the valid plans by it, invalid ones last", "[gui][table][sort]") {
+  const auto r = plan("rtx4090", 8, 1024, 1024);
+  PlanTableModel model;
+  model.set_plans(r.report.plans);
+  PlanFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  proxy.set_show_invalid(true);
+
+  proxy.sort(PlanTableModel::kStepMs, Qt::AscendingOrder);
+  std::vector<double> times;
+  for (int i = 0; i < r.report.valid_count; ++i) times.push_back(cell(proxy, i, PlanTableModel::kStepMs).toDouble());
+  CHECK(std::is_sorted(times.begin(), times.end()));
+  // the fastest plan does not fit in 24 GiB, so the planner ranks it below the fitting ones
+  CHECK(cell(proxy, 0, PlanTableModel::kFits) == "NO");
+  for (int i = r.report.valid_count; i < proxy.rowCount(); ++i) CHECK(cell(proxy, i, PlanTableModel::kFits) == "invalid");
+
+  proxy.sort(PlanTableModel::kStepsPerSec, Qt::AscendingOrder);  // fastest first here too
+  CHECK(cell(proxy, 0, PlanTableModel::kStepMs).toDouble() == Approx(times.front()));
+
+  proxy.sort(PlanTableModel::kRank, Qt::AscendingOrder);  // back to the planner's ranking
+  for (int i = 0; i < proxy.rowCount(); ++i)
+    CHECK(proxy.mapToSource(proxy.index(i, 0)).row() == i);
+  CHECK(cell(proxy, 0, PlanTableModel::kFits) == "yes");
+
+  proxy.sort(PlanTableModel::kPeakGiB, Qt::DescendingOrder);  // largest first, invalid still last
+  std::vector<double> peaks;
+  for (int i = 0; i < r.report.valid_count; ++i) peaks.push_back(cell(proxy, i, PlanTableModel::kPeakGiB).toDouble());
+  CHECK(std::is_sorted(peaks.rbegin(), peaks.rend()));
+  for (int i = r.report.valid_count; i < proxy.rowCount(); ++i) CHECK(cell(proxy, i, PlanTableModel::kFits) == "invalid");
+}

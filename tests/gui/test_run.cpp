@@ -1,0 +1,104 @@
+// The Run tab's process handling with real processes: the live log and exit, Cancel ending the
+// process, a missing binary; locating cpplan beside cpplan-gui; and, where this build has
+// `cpplan run` (the executor), a real tiny run from the window that then shows in History.
+#include <catch2/catch.hpp>
+
+#include <QDir>
+#include <QFile>
+#include <QTableView>
+#include <filesystem>
+
+#include "gui/history_panel.h"
+#include "gui/main_window.h"
+#include "gui/plan_table_model.h"
+#include "gui/run_panel.h"
+#include "tests/gui/gui_support.h"
+
+using cpplan::gui::RunPanel;
+using cpplan::test::wait_for;
+
+TEST_CASE("The Run tab shows the live log and the exit status of the process", "[gui][run]") {
+  cpplan::test::gui_app();
+  RunPanel panel;
+  panel.set_program(QStringLiteral("/bin/echo"));
+  panel.set_command(QStringLiteral("ulysses 2"), {QStringLiteral("measured:"), QStringLiteral("1.00 ms/step")});
+  panel.start();
+  CHECK(panel.running());
+  REQUIRE(wait_for(&panel, &RunPanel::run_finished));
+  CHECK(!panel.running());
+  CHECK(panel.log_text().contains("measured: 1.00 ms/step"));
+  CHECK(panel.status_text().contains("exit 0"));
+}
+
+TEST_CASE("Cancel ends a running process and the run counts as finished", "[gui][run][cancel]") {
+  cpplan::test::gui_app();
+  RunPanel panel;
+  panel.set_program(QStringLiteral("/bin/sleep"));
+  panel.set_command(QStringLiteral("ring 2"), {QStringLiteral("60")});
+  panel.start();
+  REQUIRE(panel.running());
+  panel.cancel();
+  REQUIRE(wait_for(&panel, &RunPanel::run_finished, 10000));
+  CHECK(!panel.running());
+  CHECK(panel.status_text().contains("ended by a signal"));
+}
+
+TEST_CASE("Without a cpplan binary, Run says so and starts nothing", "[gui][run][errors]") {
+  cpplan::test::gui_app();
+  RunPanel panel;
+  panel.set_command(QStringLiteral("tp 2"), {QStringLiteral("run")});
+  panel.start();
+  CHECK(!panel.running());
+  CHECK(panel.log_text().contains("no cpplan binary"));
+  CHECK(cpplan::gui::find_cpplan(QStringLiteral("/nonexistent")).isEmpty());
+}
+
+TEST_CASE("cpplan is found in the build tree (../cli/cpplan) or beside cpplan-gui", "[gui][run]") {
+  cpplan::test::TempDir dir;
+  const QString root = QString::fromStdString(dir.file(""));
+  QDir().mkpath(root + "/gui");
+  QDir().mkpath(root + "/cli");
+  QFile exe(root + "/cli/cpplan");
+  REQUIRE(exe.open(QIODevice::WriteOnly));
+  exe.close();
+  CHECK(cpplan::gui::find_cpplan(root + "/gui").isEmpty());  // not executable yet
+  exe.setPermissions(QFile::ReadOwner | QFile::ExeOwner);
+  CHECK(cpplan::gui::find_cpplan(root + "/gui") == QFileInfo(root + "/cli/cpplan").canonicalFilePath());
+  CHECK(cpplan::gui::find_cpplan(root + "/cli") == QFileInfo(root + "/cli/cpplan").canonicalFilePath());
+}
+
+TEST_CASE("A tiny plan run from the window records a run that History then shows", "[gui][run][multirank]") {
+#ifdef CPPLAN_RUN_BINARY
+  const QString cpplan = QStringLiteral(CPPLAN_RUN_BINARY);
+#else
+  const QString cpplan = qEnvironmentVariable("CPPLAN_TEST_RUN_BINARY");  // a cpplan with `run`, by hand
+#endif
+  if (cpplan.isEmpty()) {
+    WARN("this build has no `cpplan run` (CPPLAN_EXECUTOR=OFF): not run");
+    return;
+  }
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const QString db = QString::fromStdString(dir.file("runs.db"));
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), db);
+  w.run_panel()->set_program(cpplan);
+  cpplan::gui::QueryInput in;
+  in.model = "flux-tiny";
+  in.gpus = 2;
+  in.width = in.height = 128;
+  in.steps = 2;
+  w.set_query(in);
+  while (w.planning()) REQUIRE(wait_for(&w, &cpplan::gui::MainWindow::plans_shown));
+  REQUIRE(w.plan_proxy()->rowCount() > 0);
+  REQUIRE(w.selected_plan() == 0);
+  const QString args = w.run_panel()->arguments().join(' ');
+  INFO(args.toStdString());
+  w.run_panel()->start();
+  REQUIRE(wait_for(w.run_panel(), &RunPanel::run_finished, 300000));
+  INFO(w.run_panel()->log_text().toStdString());
+  CHECK(w.run_panel()->status_text().contains("exit 0"));
+  CHECK(w.run_panel()->log_text().contains("recorded: run 1"));
+  REQUIRE(w.history()->model()->rowCount() == 1);  // reloaded on finish
+  CHECK(w.history()->model()->run(0).run.model == "flux-tiny");
+  CHECK(w.history()->model()->run(0).run.status == "ok");
+}

@@ -1,0 +1,68 @@
+// The real cpplan-gui binary, off-screen: --screenshot writes a window image at least 1000x600
+// with the table filled (the binary says how many plans it shows; the image is not blank), and
+// bad flags are one line on stderr with the CLI's exit codes.
+#include <catch2/catch.hpp>
+
+#include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
+
+#include "tests/gui/gui_support.h"
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  QString out, err;
+};
+
+Outcome run_gui(const QStringList& args) {
+  QProcess p;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  if (!env.contains("QT_QPA_PLATFORM")) env.insert("QT_QPA_PLATFORM", "offscreen");
+  p.setProcessEnvironment(env);
+  p.start(QStringLiteral(CPPLAN_GUI_BINARY), args);
+  if (!p.waitForFinished(60000)) {
+    p.kill();
+    p.waitForFinished();
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromLocal8Bit(p.readAllStandardOutput()),
+          QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+}  // namespace
+
+TEST_CASE("cpplan-gui --screenshot writes the window with the ranked plans", "[gui][screenshot]") {
+  cpplan::test::TempDir dir;
+  const QString png = QString::fromStdString(dir.file("shot.png"));
+  const Outcome o = run_gui({"--screenshot", png, "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm"});
+  INFO(o.err.toStdString());
+  REQUIRE(o.exit_code == 0);
+  const auto match = QRegularExpression(QStringLiteral("(\\d+) plans shown \\((\\d+) valid")).match(o.out);
+  REQUIRE(match.hasMatch());
+  CHECK(match.captured(1).toInt() == 5);
+  CHECK(match.captured(2).toInt() == 5);
+
+  QImage image(png);
+  REQUIRE(!image.isNull());
+  CHECK(image.width() >= 1000);
+  CHECK(image.height() >= 600);
+  // a filled window has text, charts and bars: many colours, none covering almost everything
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 3)
+    for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+  CHECK(colours.size() > 100);
+}
+
+TEST_CASE("cpplan-gui refuses bad flags with one line and the CLI's exit codes", "[gui][screenshot][errors]") {
+  const Outcome usage = run_gui({"--gpu", "4"});
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.err.trimmed().count('\n') == 0);
+  const Outcome invalid = run_gui({"--gpus", "0", "--screenshot", "x.png"});
+  CHECK(invalid.exit_code == 3);
+  CHECK(invalid.err.trimmed() == "cpplan-gui: --gpus = 0: must be between 1 and 131072");
+  const Outcome model = run_gui({"--model", "nope", "--screenshot", "x.png"});
+  CHECK(model.exit_code == 3);
+  CHECK(model.err.trimmed().count('\n') == 0);
+}
