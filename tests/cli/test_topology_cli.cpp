@@ -100,7 +100,7 @@ TEST_CASE("the human output prints the layout, CUDA_VISIBLE_DEVICES, torchrun an
   CHECK_THAT(line_starting(r.out, "  ulysses "), Catch::Matches("  ulysses +8  within a node +\\[0-7\\] \\[8-15\\] .*"));
 }
 
-TEST_CASE("--explain prints each group's bandwidth and the cost terms", "[cli][topology][explain]") {
+TEST_CASE("the --explain flag prints each group's bandwidth and the cost terms", "[cli][topology][explain]") {
   const auto r = run_cli({"--topology", "8x-l40s-pcie", "--model", "wan2.1-t2v-14b", "--res", "1280x720", "--frames",
                           "81", "--explain"});
   REQUIRE(r.code == 0);
