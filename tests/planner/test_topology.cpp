@@ -235,3 +235,18 @@ TEST_CASE("the evaluator's two-node reduction equals the whole cluster", "[plann
         }
     }
 }
+
+TEST_CASE("four Ulysses groups crossing the same NIC share it", "[planner][topology][network]") {
+  // Per node: four GPUs on one switch (32 GB/s each) and one 10 GB/s NIC on that switch.
+  Builder b(4);
+  b.device("sw", DeviceKind::kPcieSwitch).device("nic0", DeviceKind::kNic, 10);
+  for (int i = 0; i < 4; ++i) b.link("gpu" + std::to_string(i), "sw", 32);
+  b.link("nic0", "sw", 32).network(NetworkKind::kSwitch, 2);
+  const TopologyGraph g(b.t, 2);
+  std::vector<std::vector<int>> four;
+  for (int i = 0; i < 4; ++i) four.push_back({g.gpu_vertex(0, i), g.gpu_vertex(1, i)});
+  // One group alone gets the whole NIC; four at once split it: 1 x 10 / 4 pairs.
+  CHECK(all_to_all_bandwidth(g, {four[0]}, 2, false).busbw_gbps == Approx(10));
+  CHECK(all_to_all_bandwidth(g, four, 2, false).busbw_gbps == Approx(2.5));
+  CHECK(ring_bandwidth(g, four, true).busbw_gbps == Approx(2.5));  // 4 hops per direction on the NIC
+}
