@@ -10,6 +10,7 @@
 #ifdef CPPLAN_HAVE_EXECUTOR  // the one place the CLI knows the executor is optional
 #include "cli/bench_command.h"
 #include "cli/db_command.h"
+#include "cli/store_commands.h"
 #include "cli/run_command.h"
 #endif
 #include "cli/render.h"
@@ -47,6 +48,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* db_check = db_cmd->add_subcommand("check", "integrity check of the database");
   db_check->add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
   db_check->add_flag("--json", a.json, "machine-readable output");
+  StoreArgs store_args;
+  CLI::App* db_merge = add_db_merge_command(*db_cmd, store_args);
+  CLI::App* import_nccl = add_import_nccl_tests_command(app, store_args);
   db_cmd->require_subcommand(1);
 #endif
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
@@ -99,6 +103,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (run_cmd->parsed()) return run_command(a, argc, argv, exe, out, err);
     if (bench_cmd->parsed()) return bench_command(bench_args, a, exe, out, err);
     if (db_check->parsed()) return db_check_command(a.db, a.json, out, err);
+    if (db_merge->parsed()) return db_merge_command(store_args, out, err);
+    if (import_nccl->parsed()) return import_nccl_tests_command(store_args, out, err);
 #endif
     const Context ctx = build_query(a, exe, err);
     const costmodel::DatasheetModel hardware(*ctx.query.hardware);

@@ -1,0 +1,162 @@
+#include "cli/store_commands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <utility>
+
+#include "cli/app.h"
+#include "cli/args.h"
+#include "core/units.h"
+#include "costmodel/nccl_tests.h"
+#include "data/store.h"
+
+namespace cpplan::cli {
+
+namespace {
+
+// "1 KiB", "128 MiB", "1.5 GiB", "8 B".
+std::string human_bytes(double bytes) {
+  constexpr std::pair<double, const char*> kUnits[] = {{kGiB, "GiB"}, {kMiB, "MiB"}, {1024.0, "KiB"}};
+  for (const auto& [size, name] : kUnits) {
+    if (bytes >= size) {
+      const double n = bytes / size;
+      return n == std::floor(n) ? fmt::format("{:.0f} {}", n, name) : fmt::format("{:.1f} {}", n, name);
+    }
+  }
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string host_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "";
+  return host;
+}
+
+std::string store_path(const std::string& db) { return db.empty() ? data::Store::default_path() : db; }
+
+}  // namespace
+
+CLI::App* add_import_nccl_tests_command(CLI::App& app, StoreArgs& s) {
+  CLI::App* cmd = app.add_subcommand("import-nccl-tests",
+                                     "record nccl-tests output (text table or -J JSON) as this machine's measurements");
+  cmd->add_option("file", s.nccl_file, "output of all_reduce_perf, all_gather_perf, alltoall_perf, "
+                                       "reduce_scatter_perf or sendrecv_perf")
+      ->required();
+  cmd->add_option("--ranks", s.ranks, "ranks of the test (default: from the file's device list or nThread x nGpus)");
+  cmd->add_option("--collective", s.collective, "the test, e.g. all_reduce_perf (default: from the file or its name)");
+  cmd->add_option("--hardware-name", s.hardware_name, "GPU name of the fingerprint (default: the file's, else unknown)");
+  cmd->add_option("--db", s.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  return cmd;
+}
+
+CLI::App* add_db_merge_command(CLI::App& db, StoreArgs& s) {
+  CLI::App* cmd = db.add_subcommand("merge", "merge cpplan databases (e.g. one per cluster job) without duplicates");
+  cmd->add_option("sources", s.sources, "databases to merge from (read only)")->required();
+  cmd->add_option("--into", s.into, "database to merge into (created if missing)")->required();
+  return cmd;
+}
+
+int import_nccl_tests_command(const StoreArgs& s, std::ostream& out, std::ostream& err) {
+  constexpr std::string_view kName = "cpplan import-nccl-tests";
+  costmodel::NcclTestsOptions options;
+  if (!s.ranks.empty()) options.ranks = parse_int("--ranks", s.ranks, 1, kMaxGpus);
+  options.collective = s.collective;
+
+  std::ifstream in(s.nccl_file, std::ios::binary);
+  if (!in) {
+    fmt::print(err, "{}: {}: cannot read: {}\n", kName, s.nccl_file, std::strerror(errno));
+    return kExitInvalid;
+  }
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto parsed = costmodel::parse_nccl_tests_file(text, s.nccl_file, options);
+  if (!parsed) {
+    fmt::print(err, "{}: {}\n", kName, parsed.error().message);
+    return kExitInvalid;
+  }
+  const costmodel::NcclTestsFile& file = parsed.value();
+
+  // The samples describe the GPUs and links the file was measured on: name them after the file's
+  // GPU unless told otherwise. No rank count in the fingerprint, so that every group size of one
+  // machine lands under one key.
+  data::HardwareFingerprint hw;
+  hw.device_kind = file.gpus ? "cuda" : "cpu";
+  hw.gpu_name = !s.hardware_name.empty() ? s.hardware_name : !file.gpu_name.empty() ? file.gpu_name : "unknown";
+  hw.host = host_name();
+
+  const std::string path = store_path(s.db);
+  auto store = data::Store::open(path);
+  if (!store) {
+    fmt::print(err, "{}: {}\n", kName, store.error().message);
+    return kExitInvalid;
+  }
+  costmodel::MeasurementSet set;
+  set.collectives = file.samples;
+  auto rows = store.value().record_measurements(hw, set, "nccl-tests");
+  if (!rows) {
+    fmt::print(err, "{}: {}\n", kName, rows.error().message);
+    return kExitRuntime;
+  }
+
+  fmt::print(out, "{}: {} rows of {} recorded in {}\n", s.nccl_file, *rows, file.test, path);
+  fmt::print(out, "  machine {} ({}, {}, host {})\n", hw.key(), hw.device_kind, hw.gpu_name, hw.host);
+  // One line per collective and group size (a file holds one test, the store groups by both).
+  std::map<std::pair<std::string, int>, std::vector<const costmodel::CollectiveSample*>> groups;
+  for (const auto& sample : file.samples) {
+    groups[{std::string(costmodel::to_string(sample.kind)), sample.ranks}].push_back(&sample);
+  }
+  fmt::print(out, "  {:<15} {:>5} {:>5}  {:<22} {}\n", "collective", "ranks", "sizes", "bytes", "peak busbw");
+  for (const auto& [key, samples] : groups) {
+    const costmodel::CollectiveSample* peak = samples.front();
+    double lo = samples.front()->bytes, hi = lo;
+    for (const auto* sample : samples) {
+      if (sample->busbw_gbps > peak->busbw_gbps) peak = sample;
+      lo = std::min(lo, sample->bytes);
+      hi = std::max(hi, sample->bytes);
+    }
+    fmt::print(out, "  {:<15} {:>5} {:>5}  {:<22} {:.2f} GB/s at {}\n", key.first, key.second, samples.size(),
+               fmt::format("{} .. {}", human_bytes(lo), human_bytes(hi)), peak->busbw_gbps, human_bytes(peak->bytes));
+  }
+  return kExitOk;
+}
+
+int db_merge_command(const StoreArgs& s, std::ostream& out, std::ostream& err) {
+  constexpr std::string_view kName = "cpplan db merge";
+  auto store = data::Store::open(s.into);
+  if (!store) {
+    fmt::print(err, "{}: --into {}\n", kName, store.error().message);
+    return kExitInvalid;
+  }
+  data::MergeSummary total;
+  std::size_t merged = 0;
+  for (const std::string& source : s.sources) {
+    auto summary = store.value().merge_from(source);
+    if (!summary) {
+      // Each source is merged in its own transaction: those before this one stay merged.
+      fmt::print(err, "{}: {} (merged before it: {} of {} files)\n", kName, summary.error().message, merged,
+                 s.sources.size());
+      return kExitInvalid;
+    }
+    const data::MergeSummary& m = summary.value();
+    fmt::print(out, "{}: {} runs added, {} already there; {} samples, {} calibrations added\n", source, m.runs_added,
+               m.runs_skipped, m.samples_added, m.calibrations_added);
+    total.runs_added += m.runs_added;
+    total.runs_skipped += m.runs_skipped;
+    total.samples_added += m.samples_added;
+    total.calibrations_added += m.calibrations_added;
+    ++merged;
+  }
+  fmt::print(out, "merged {} files into {}: {} runs added, {} already there; {} samples, {} calibrations added\n",
+             merged, s.into, total.runs_added, total.runs_skipped, total.samples_added, total.calibrations_added);
+  return kExitOk;
+}
+
+}  // namespace cpplan::cli

@@ -1,0 +1,150 @@
+// `cpplan import-nccl-tests` and `cpplan db merge` in-process on real files: what they record and
+// print, and bad input as one line with exit code 3.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "data/store.h"
+#include "tests/cli/run_cli.h"
+
+namespace fs = std::filesystem;
+using cpplan::test::run_cli;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/nccl-tests/" + name;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "cpplan-cli-store-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+cpplan::data::Store open_store(const std::string& path) {
+  auto store = cpplan::data::Store::open(path);
+  REQUIRE(store.ok());
+  return std::move(store).value();
+}
+
+}  // namespace
+
+TEST_CASE("import-nccl-tests records every row under the file's GPU and prints the peak", "[cli][store]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  const auto r = run_cli({"import-nccl-tests", fixture("all_reduce_perf-h100x8.txt"), "--db", db});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("18 rows of all_reduce_perf recorded in " + db));
+  CHECK_THAT(r.out, Catch::Contains("(cuda, NVIDIA H100 80GB HBM3, host "));
+  CHECK_THAT(r.out, Catch::Contains("all_reduce          8    18  1 KiB .. 128 MiB       351.79 GB/s at 128 MiB"));
+
+  const auto j = run_cli({"import-nccl-tests", fixture("all_gather_perf.json"), "--db", db});
+  REQUIRE(j.code == 0);
+  CHECK_THAT(j.out, Catch::Contains("all_gather          8     6  1 MiB .. 1 GiB         371.10 GB/s at 1 GiB"));
+
+  auto store = open_store(db);
+  auto machines = store.hardware();
+  REQUIRE(machines.ok());
+  REQUIRE(machines->size() == 1);  // both files: one machine
+  CHECK(machines->front().device_kind == "cuda");
+  CHECK(machines->front().gpu_name == "NVIDIA H100 80GB HBM3");
+  auto m = store.measurements(machines->front().key());
+  REQUIRE(m.ok());
+  CHECK(m->collectives.size() == 24);
+  CHECK(m->collectives.back().busbw_gbps == 371.1);
+}
+
+TEST_CASE("import-nccl-tests takes --ranks, --collective and --hardware-name", "[cli][store]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  const auto r = run_cli({"import-nccl-tests", fixture("broken-ranks.txt"), "--ranks", "8", "--collective",
+                          "all_reduce_perf", "--hardware-name", "H100 SXM (cluster A)", "--db", db});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("3 rows of all_reduce_perf"));
+  auto store = open_store(db);
+  auto machines = store.hardware();
+  REQUIRE(machines.ok());
+  REQUIRE(machines->size() == 1);
+  CHECK(machines->front().gpu_name == "H100 SXM (cluster A)");
+  CHECK(store.measurements(machines->front().key()).value().collectives.front().ranks == 8);
+}
+
+TEST_CASE("import-nccl-tests refuses bad input in one line with exit 3", "[cli][store]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  const std::string broken = fixture("broken-time.txt");
+  const auto bad_row = run_cli({"import-nccl-tests", broken, "--db", db});
+  CHECK(bad_row.code == 3);
+  CHECK(bad_row.err == "cpplan import-nccl-tests: " + broken + ":8: column time(us) = 'abc': not a number\n");
+  CHECK_FALSE(fs::exists(db));  // nothing parsed, nothing created
+
+  const auto bad_ranks = run_cli({"import-nccl-tests", fixture("alltoall_perf.txt"), "--ranks", "x", "--db", db});
+  CHECK(bad_ranks.code == 3);
+  CHECK(bad_ranks.err == "cpplan: --ranks = x: must be an integer\n");
+
+  const auto missing = run_cli({"import-nccl-tests", dir.file("nope.txt"), "--db", db});
+  CHECK(missing.code == 3);
+  CHECK(missing.err == "cpplan import-nccl-tests: " + dir.file("nope.txt") + ": cannot read: No such file or directory\n");
+
+  const std::string foreign = dir.file("notes.db");
+  std::ofstream(foreign) << "my notes\n";
+  const auto refused = run_cli({"import-nccl-tests", fixture("alltoall_perf.txt"), "--db", foreign});
+  CHECK(refused.code == 3);
+  CHECK(lines(refused.err) == 1);
+  CHECK_THAT(refused.err, Catch::Contains(foreign + ": not an SQLite database"));
+
+  CHECK(run_cli({"import-nccl-tests"}).code == 2);
+}
+
+TEST_CASE("db merge combines job databases without duplicates and refuses foreign files", "[cli][store]") {
+  TempDir dir;
+  const std::string a = dir.file("job-1.db");
+  const std::string b = dir.file("job-2.db");
+  const std::string all = dir.file("all.db");
+  REQUIRE(run_cli({"import-nccl-tests", fixture("all_reduce_perf-h100x8.txt"), "--db", a}).code == 0);
+  REQUIRE(run_cli({"import-nccl-tests", fixture("srun-all_reduce.log"), "--db", b}).code == 0);
+
+  const auto first = run_cli({"db", "merge", a, b, "--into", all});
+  INFO(first.err);
+  REQUIRE(first.code == 0);
+  CHECK_THAT(first.out, Catch::Contains(a + ": 0 runs added, 0 already there; 18 samples, 0 calibrations added"));
+  CHECK_THAT(first.out, Catch::Contains(b + ": 0 runs added, 0 already there; 12 samples, 0 calibrations added"));
+  CHECK_THAT(first.out, Catch::Contains("merged 2 files into " + all + ": 0 runs added, 0 already there; 30 samples"));
+
+  const auto again = run_cli({"db", "merge", a, b, "--into", all});
+  REQUIRE(again.code == 0);
+  CHECK_THAT(again.out, Catch::Contains("merged 2 files into " + all + ": 0 runs added, 0 already there; 0 samples"));
+
+  const std::string notes = dir.file("notes.db");
+  std::ofstream(notes) << "my notes\n";
+  const auto refused = run_cli({"db", "merge", a, notes, "--into", all});
+  CHECK(refused.code == 3);
+  CHECK(lines(refused.err) == 1);
+  CHECK_THAT(refused.err, Catch::StartsWith("cpplan db merge: " + notes + ": not an SQLite database"));
+  CHECK_THAT(refused.err, Catch::EndsWith("(merged before it: 1 of 2 files)\n"));
+
+  CHECK(run_cli({"db", "merge", a}).code == 2);  // --into is required
+}
