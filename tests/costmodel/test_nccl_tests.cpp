@@ -119,7 +119,7 @@ TEST_CASE("the -J JSON output gives the same samples from results[].out_of_place
   check_sample(f.samples[5], Collective::kAllGather, 8, 1073741824, 2531.74, 424.11, 371.1);
 }
 
-TEST_CASE("--ranks and --collective override the file, and a wrong rank count is caught", "[costmodel][nccl_tests]") {
+TEST_CASE("options --ranks and --collective override the file, and a wrong rank count is caught", "[costmodel][nccl_tests]") {
   // busbw 0.05 = algbw 0.05 x 1: sendrecv's factor, whatever the rank count.
   auto sendrecv = parse_nccl_tests(kHeader + kRow, "log.txt", {.ranks = 4, .collective = "sendrecv_perf"});
   REQUIRE(sendrecv.ok());
