@@ -9,6 +9,8 @@
 #include "cli/args.h"
 #ifdef CPPLAN_HAVE_EXECUTOR  // the one place the CLI knows the executor is optional
 #include "cli/bench_command.h"
+#include "cli/calibrate_commands.h"
+#include "cli/sweep_command.h"
 #include "cli/db_command.h"
 #include "cli/store_commands.h"
 #include "cli/run_command.h"
@@ -52,6 +54,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   CLI::App* db_merge = add_db_merge_command(*db_cmd, store_args);
   CLI::App* import_nccl = add_import_nccl_tests_command(app, store_args);
   db_cmd->require_subcommand(1);
+  ProbeArgs probe_args;
+  CLI::App* probe_cmd = app.add_subcommand("probe", "measure this machine's collectives and kernels");
+  add_probe_options(*probe_cmd, probe_args);
+  CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "fit the cost model to the runs measured here");
+  add_calibrate_options(*calibrate_cmd, probe_args);
+  SweepArgs sweep_args;
+  CLI::App* sweep_cmd = app.add_subcommand("sweep", "run a benchmark sweep through the executor");
+  add_sweep_options(*sweep_cmd, sweep_args);
 #endif
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
   list->fallthrough();
@@ -105,6 +115,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (db_check->parsed()) return db_check_command(a.db, a.json, out, err);
     if (db_merge->parsed()) return db_merge_command(store_args, out, err);
     if (import_nccl->parsed()) return import_nccl_tests_command(store_args, out, err);
+    if (probe_cmd->parsed()) return probe_command(probe_args, a, exe, out, err);
+    if (calibrate_cmd->parsed()) return calibrate_command(probe_args, a, exe, out, err);
+    if (sweep_cmd->parsed()) return sweep_command(sweep_args, a, exe, out, err);
 #endif
     const Context ctx = build_query(a, exe, err);
     const costmodel::DatasheetModel hardware(*ctx.query.hardware);

@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "cli/app.h"
+#include "cli/calibrate_commands.h"
+#include "cli/fingerprint.h"
 #include "cli/render.h"
 #include "costmodel/cost_model.h"
 #include "data/store.h"
@@ -47,23 +49,6 @@ std::string now_utc() {
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-data::HardwareFingerprint cpu_fingerprint() {
-  data::HardwareFingerprint h;
-  h.device_kind = "cpu";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) {
-      h.cpu_name = line.substr(line.find(':') + 2);
-      break;
-    }
-  h.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
-  h.torch = TORCH_VERSION;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  h.host = host;
-  return h;
 }
 
 struct Prepared {
@@ -163,9 +148,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.started_at = started;
   r.finished_at = now_utc();
   r.cpplan_version = kVersion;
-  r.run_key = fmt::format("{}|{}x{}x{}|{}|{}|r{}u{}t{}c{}d{}|ua{}ra{}|{}|b{}|s{}", r.model, r.width, r.height,
-                          r.frames, r.steps, r.dtype, r.ring, r.ulysses, r.tp, r.cfg, r.dp, r.ulysses_anything,
-                          r.ring_anything, r.rotate_method, q.batch, r.seed);
+  r.run_key = run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed);
   json measured = nullptr;
   if (figures) {
     r.step_ms = figures->median_step_ms();
@@ -186,8 +169,14 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
                 {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
                 {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
   }
-  // The prediction beside the measurement needs a profile of the hardware the run used; a CPU
-  // has none until probes measure it (calibration work), so it is recorded only with --hardware.
+  const std::string db_path = a.db.empty() ? data::Store::default_path() : a.db;
+  auto store = data::Store::open(db_path);
+  if (!store) {
+    fmt::print(err, "cpplan run: {}\n", store.error().message);
+    return kExitInvalid;
+  }
+  // The prediction beside the measurement, for the hardware the run used: this machine's
+  // measured (and calibrated) model when it was probed, else the --hardware datasheet profile.
   // The executor runs fp32 on CPU: predict for the same element size.
   ModelProfile as_run = *q.model;
   as_run.bytes_per_activation = as_run.bytes_per_param = 4;
@@ -196,7 +185,21 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   json predicted = nullptr;
   const costmodel::DatasheetModel hw(*q.hardware);
   const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
-  if (!a.hardware.empty()) {
+  const auto local = load_local_model(store.value(), cpu_fingerprint());
+  if (local) {
+    const LocalPrediction lp = predict_local(*local, q, p.plan.config);
+    r.predicted_step_ms = lp.step_ms;
+    r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
+    r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
+    r.predicted_hardware = lp.calibrated ? fmt::format("local (calibration v{})", local->calibration->version) : "local";
+    predicted = {{"hardware", r.predicted_hardware},
+                 {"calibrated", lp.calibrated},
+                 {"step_ms", lp.step_ms},
+                 {"steps_per_sec", *r.predicted_steps_per_sec},
+                 {"peak_mem_bytes", lp.raw.peak_mem_bytes},
+                 {"uncalibrated_step_ms", lp.raw.step_ms},
+                 {"source", costmodel::to_string(lp.raw.source)}};
+  } else if (!a.hardware.empty()) {
     r.predicted_step_ms = prediction.step_ms;
     r.predicted_steps_per_sec = prediction.steps_per_sec;
     r.predicted_peak_mem_bytes = prediction.peak_mem_bytes;
@@ -208,12 +211,6 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   }
 
   long long run_id = -1;
-  const std::string db_path = a.db.empty() ? data::Store::default_path() : a.db;
-  auto store = data::Store::open(db_path);
-  if (!store) {
-    fmt::print(err, "cpplan run: {}\n", store.error().message);
-    return kExitInvalid;
-  }
   auto id = store.value().record_run(cpu_fingerprint(), r);
   if (!id) {
     fmt::print(err, "cpplan run: {}\n", id.error().message);
@@ -245,10 +242,11 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
       fmt::print(out, "{}: {}\n", status, error);
     }
     if (!predicted.is_null())
-      fmt::print(out, "predicted on {}: {:.2f} ms/step, {:.2f} steps/s, peak {:.1f} GiB\n", q.hardware->name,
-                 prediction.step_ms, prediction.steps_per_sec, prediction.peak_mem_bytes / kGiB);
+      fmt::print(out, "predicted on {}: {:.2f} ms/step, {:.2f} steps/s, peak {:.1f} GiB\n",
+                 predicted["hardware"].get<std::string>(), *r.predicted_step_ms, *r.predicted_steps_per_sec,
+                 *r.predicted_peak_mem_bytes / kGiB);
     else
-      fmt::print(out, "predicted: no hardware profile of this CPU (pass --hardware to record a datasheet prediction)\n");
+      fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
     fmt::print(out, "recorded: run {} in {}\n", run_id, db_path);
   }
   if (status == "ok") return kExitOk;
@@ -301,6 +299,15 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
 }
 
 }  // namespace
+
+std::string run_key(const std::string& model, Resolution res, int frames, int steps, const ParallelConfig& c,
+                    int batch, long long seed) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  return fmt::format("{}|{}x{}x{}|{}|fp32|r{}u{}t{}c{}d{}|ua{}ra{}|{}{}|b{}|s{}", model, res.width, res.height, frames,
+                     steps, cp.ring_degree, cp.ulysses_degree, c.tp(), c.cfg_degree, c.dp_degree,
+                     cp.ulysses_anything ? 1 : 0, cp.ring_anything ? 1 : 0, to_string(cp.rotate_method),
+                     cp.convert_to_fp32 ? "" : "|bf16acc", batch, seed);
+}
 
 void add_run_options(CLI::App& run, Args& a) {
   add_plan_options(run, a);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   envp.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher killed outright takes its ranks with it
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     execve(args[0], args.data(), envp.data());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -30,6 +31,7 @@ inline Process run_process(const std::vector<std::string>& args, const std::vect
   const std::string out_path = "/tmp/cpplan-test-" + std::to_string(getpid()) + ".out";
   const std::string err_path = out_path + ".err";
   const auto t0 = std::chrono::steady_clock::now();
+  std::fflush(nullptr);  // the child must not repeat the parent's buffered output
   const pid_t pid = fork();
   if (pid == 0) {
     const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -55,6 +55,7 @@ TEST_CASE("a rank killed mid-run ends the run quickly and is recorded failed", "
 TEST_CASE("SIGINT to the launcher ends every rank and records the run cancelled", "[executor][fault]") {
   const std::string out_path = db_path() + ".sigint.out";
   const auto t0 = std::chrono::steady_clock::now();
+  std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
     if (!freopen(out_path.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);

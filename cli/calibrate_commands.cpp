@@ -1,0 +1,268 @@
+#include "cli/calibrate_commands.h"
+
+#include <glog/logging.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/fingerprint.h"
+#include "executor/launcher.h"
+#include "executor/probe.h"
+
+namespace cpplan::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+double physical_memory_mib() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / kMiB;
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+data::Store open_store(const std::string& db) {
+  auto store = data::Store::open(db.empty() ? data::Store::default_path() : db);
+  if (!store) throw InvalidInput{store.error().message};
+  return std::move(store).value();
+}
+
+json samples_json(const costmodel::MeasurementSet& m) {
+  json c = json::array(), k = json::array();
+  for (const auto& s : m.collectives)
+    c.push_back({static_cast<int>(s.kind), s.ranks, s.uneven, s.bytes, s.time_us, s.algbw_gbps, s.busbw_gbps});
+  for (const auto& s : m.kernels)
+    k.push_back({static_cast<int>(s.kind), s.shape, s.flops, s.bytes, s.rows, s.concurrent_ranks, s.time_us});
+  return {{"collectives", c}, {"kernels", k}};
+}
+
+costmodel::MeasurementSet samples_from_json(const json& j) {
+  costmodel::MeasurementSet m;
+  for (const auto& s : j.at("collectives"))
+    m.collectives.push_back({static_cast<costmodel::Collective>(s[0].get<int>()), s[1], s[2], s[3], s[4], s[5], s[6]});
+  for (const auto& s : j.at("kernels"))
+    m.kernels.push_back({static_cast<costmodel::KernelKind>(s[0].get<int>()), s[1], s[2], s[3], s[4], s[5], s[6]});
+  return m;
+}
+
+executor::ProbeOptions probe_options(const ProbeArgs& p, const ProfileCatalog& catalog) {
+  executor::ProbeOptions o;
+  for (const auto& name : p.models) {
+    auto m = catalog.model(name);
+    if (!m) throw InvalidInput{m.error().message};
+    o.models.push_back(*m);
+  }
+  o.max_message_bytes = p.quick ? 4.0 * (1 << 20) : 256.0 * (1 << 20);
+  // Cap by memory: an all-gather holds the group's full output on every rank.
+  o.max_message_bytes = std::min(o.max_message_bytes, physical_memory_mib() * kMiB / 64);
+  o.max_tokens = p.quick ? 1024 : 4096;
+  return o;
+}
+
+void progress_bar(std::ostream& err, double fraction, const std::string& what,
+                  std::chrono::steady_clock::time_point start) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double eta = fraction > 0.02 ? elapsed * (1 - fraction) / fraction : 0;
+  const int width = 30, filled = static_cast<int>(fraction * width);
+  fmt::print(err, "\rprobe [{}{}] {:3.0f}% ETA {:4.0f}s  {:<40.40}", std::string(filled, '#'),
+             std::string(width - filled, '.'), fraction * 100, eta, what);
+  err.flush();
+}
+
+}  // namespace
+
+std::unique_ptr<LocalModel> load_local_model(const data::Store& store, const data::HardwareFingerprint& hw) {
+  auto m = store.measurements(hw.key());
+  if (!m || (m->collectives.empty() && m->kernels.empty())) return nullptr;
+  auto local = std::make_unique<LocalModel>();
+  local->measurements = std::move(m).value();
+  local->profile = costmodel::local_profile(local->measurements, hw.cpu_name.empty() ? hw.gpu_name : hw.cpu_name,
+                                            physical_memory_mib());
+  local->fallback = std::make_unique<costmodel::DatasheetModel>(local->profile);
+  local->model = std::make_unique<costmodel::MeasuredModel>(local->profile, local->measurements, *local->fallback);
+  if (auto c = store.latest_calibration(hw.key()); c && c->has_value()) local->calibration = **c;
+  return local;
+}
+
+LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
+  // The executor runs fp32 on the CPU: the same element size for the bytes moved.
+  ModelProfile as_run = *q.model;
+  as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  Query run_query = q;
+  run_query.model = &as_run;
+  run_query.hardware = &local.profile;
+  const int ranks = static_cast<int>(c.world_size());
+  local.model->set_concurrent_ranks(ranks);
+  LocalPrediction p;
+  p.raw = costmodel::CostModel(*local.model).predict(run_query, c, classify(c.context_parallel_config));
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  const double oversubscription = ranks / cores - 1;
+  p.calibrated = local.calibration.has_value();
+  p.step_ms = p.calibrated ? costmodel::calibrated_step_ms(*local.calibration, p.raw, oversubscription) : p.raw.step_ms;
+  return p;
+}
+
+void add_probe_options(CLI::App& probe, ProbeArgs& p) {
+  probe.add_option("--nproc", p.nproc, "ranks: collectives for every group size up to N (default 2)");
+  probe.add_option("--device", p.device, "cpu | cuda");
+  probe.add_option("--db", p.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  probe.add_option("--model", p.models, "kernel shapes of these models' blocks (default flux-tiny wan-tiny)");
+  probe.add_flag("--quick", p.quick, "messages up to 4 MiB, sequences up to 1024 tokens");
+  probe.add_option("--worker", p.worker, "internal")->group("");
+}
+
+void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p) {
+  calibrate.add_option("--db", p.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  calibrate.add_option("--folds", p.folds, "k of the k-fold cross-validation (default 5)");
+}
+
+int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
+  if (p.device != "cpu")
+    throw InvalidInput{p.device == "cuda" ? "--device = cuda: this build's LibTorch has no CUDA"
+                                          : fmt::format("--device = {}: must be cpu or cuda", p.device)};
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  if (!catalog) throw InvalidInput{catalog.error().message};
+  executor::ProbeOptions options = probe_options(p, *catalog);
+  const int nproc = parse_int("--nproc", p.nproc, 1, 64);
+
+  if (!p.worker.empty()) {  // one rank of the probe
+    FLAGS_minloglevel = google::GLOG_FATAL;
+    const int rank = std::atoi(env("RANK").c_str()), world = std::atoi(env("WORLD_SIZE").c_str());
+    const auto start = std::chrono::steady_clock::now();
+    options.progress = [&](double f, const std::string& what) { progress_bar(err, f, what, start); };
+    c10d::TCPStoreOptions o;
+    o.port = static_cast<uint16_t>(std::atoi(env("MASTER_PORT").c_str()));
+    o.isServer = rank == 0;
+    o.numWorkers = world;
+    o.timeout = options.timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
+    const auto set = executor::probe_rank(options, store, rank, world);
+    if (rank == 0) {
+      std::ofstream(env("CPPLAN_RESULT_FILE")) << samples_json(set).dump();
+      fmt::print(err, "\n");
+    }
+    return kExitOk;
+  }
+
+  data::Store store = open_store(p.db);  // refuse a foreign database before measuring
+  costmodel::MeasurementSet set;
+  if (nproc == 1) {
+    const auto start = std::chrono::steady_clock::now();
+    options.progress = [&](double f, const std::string& what) { progress_bar(err, f, what, start); };
+    set = executor::probe_rank(options, c10::make_intrusive<c10d::HashStore>(), 0, 1);
+    fmt::print(err, "\n");
+  } else {
+    const fs::path result = fs::temp_directory_path() / fmt::format("cpplan-probe-{}.json", getpid());
+    std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc};
+    for (const auto& m : p.models) argv.insert(argv.end(), {"--model", m});
+    if (p.quick) argv.push_back("--quick");
+    const auto outcome = executor::launch_local(argv, nproc, {"CPPLAN_RESULT_FILE=" + result.string()});
+    if (outcome.status != executor::LaunchStatus::kOk) {
+      fmt::print(err, "cpplan probe: {}\n", outcome.reason);
+      return outcome.status == executor::LaunchStatus::kCancelled ? 130 : kExitRuntime;
+    }
+    std::ifstream in(result);
+    set = samples_from_json(json::parse(in));
+    std::error_code ec;
+    fs::remove(result, ec);
+  }
+  const data::HardwareFingerprint hw = cpu_fingerprint();
+  auto rows = store.record_measurements(hw, set, "probe");
+  if (!rows) {
+    fmt::print(err, "cpplan probe: {}\n", rows.error().message);
+    return kExitRuntime;
+  }
+  double best_busbw = 0, best_gemm = 0;
+  for (const auto& c : set.collectives) best_busbw = std::max(best_busbw, c.busbw_gbps);
+  for (const auto& k : set.kernels)
+    if (k.kind == costmodel::KernelKind::kGemm) best_gemm = std::max(best_gemm, k.flops / (k.time_us * 1e-6));
+  fmt::print(out, "probe: {} collective and {} kernel samples of {} ({} ranks) recorded in {} (machine {})\n",
+             set.collectives.size(), set.kernels.size(), hw.cpu_name, nproc, store.path(), hw.key());
+  fmt::print(out, "  best busbw {:.3f} GB/s, best GEMM {:.1f} GFLOP/s\n", best_busbw, best_gemm / 1e9);
+  return kExitOk;
+}
+
+int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  if (!catalog) throw InvalidInput{catalog.error().message};
+  const int folds = parse_int("--folds", p.folds, 2, 100);
+  data::Store store = open_store(p.db);
+  const data::HardwareFingerprint hw = cpu_fingerprint();
+  auto local = load_local_model(store, hw);
+  if (!local) throw InvalidInput{fmt::format("{}: no probe of this machine ({}); run cpplan probe first", store.path(), hw.key())};
+  auto runs = store.runs();
+  if (!runs) throw InvalidInput{runs.error().message};
+  std::vector<costmodel::Observation> observations;
+  for (const data::StoredRun& r : runs.value()) {
+    if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != hw.key()) continue;
+    const ModelProfile* m = catalog->find_model(r.run.model);
+    if (!m) continue;
+    auto seq = compute_sequence(*m, {r.run.width, r.run.height}, r.run.frames, m->text_tokens);
+    if (!seq) continue;
+    Query q;
+    q.model = m;
+    q.gpus = r.run.world_size;
+    q.resolution = {r.run.width, r.run.height};
+    q.frames = r.run.frames;
+    q.steps = r.run.steps;
+    q.batch = r.run.dp;
+    q.sequence = *seq;
+    ParallelConfig c;
+    c.context_parallel_config.ring_degree = r.run.ring;
+    c.context_parallel_config.ulysses_degree = r.run.ulysses;
+    c.context_parallel_config.ulysses_anything = r.run.ulysses_anything;
+    c.context_parallel_config.ring_anything = r.run.ring_anything;
+    c.context_parallel_config.convert_to_fp32 = r.run.convert_to_fp32;
+    if (auto rm = rotate_method_from_string(r.run.rotate_method)) c.context_parallel_config.rotate_method = *rm;
+    c.tensor_parallel_config.tp_degree = r.run.tp;
+    c.cfg_degree = r.run.cfg;
+    c.dp_degree = r.run.dp;
+    local->calibration.reset();  // features of the raw model
+    const LocalPrediction pred = predict_local(*local, q, c);
+    const double cores = std::max(1u, std::thread::hardware_concurrency());
+    observations.push_back({costmodel::features_of(pred.raw, r.run.world_size / cores - 1), pred.raw.step_ms, *r.run.step_ms});
+  }
+  if (observations.size() < 4)
+    throw InvalidInput{fmt::format("{}: {} measured runs on this machine; calibration needs at least 4 (cpplan run or cpplan sweep)",
+                                   store.path(), observations.size())};
+  costmodel::Calibration c = costmodel::fit_calibration(observations, folds);
+  c.fingerprint = hw.key();
+  c.fitted_at = now_utc();
+  auto version = store.record_calibration(hw, c);
+  if (!version) {
+    fmt::print(err, "cpplan calibrate: {}\n", version.error().message);
+    return kExitRuntime;
+  }
+  fmt::print(out, "calibrated on {} runs of this machine ({}), {}-fold cross-validation, stored as version {}:\n",
+             c.runs, hw.key(), c.folds, *version);
+  fmt::print(out, "  held-out MAPE {:.1f}% -> {:.1f}%, Spearman rank correlation {:.3f} -> {:.3f}\n", c.mape_before * 100,
+             c.mape_after * 100, c.rank_corr_before, c.rank_corr_after);
+  for (std::size_t i = 0; i < c.features.size(); ++i) fmt::print(out, "  {:<16} x {:.4g}\n", c.features[i], c.coefficients[i]);
+  return kExitOk;
+}
+
+}  // namespace cpplan::cli

@@ -1,0 +1,50 @@
+#pragma once
+// The calibration loop on the command line: `cpplan probe` measures this machine,
+// `cpplan calibrate` fits the cost model to the runs recorded on it, and load_local_model()
+// gives the measured (and calibrated) model that `--hardware local` and `cpplan run` use.
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+
+#include "cli/args.h"
+#include "costmodel/calibration.h"
+#include "costmodel/measured_model.h"
+#include "data/store.h"
+
+namespace cpplan::cli {
+
+// This machine's measured model; not movable (the model refers to the profile beside it).
+struct LocalModel {
+  costmodel::MeasurementSet measurements;
+  HardwareProfile profile;
+  std::unique_ptr<costmodel::DatasheetModel> fallback;
+  std::unique_ptr<costmodel::MeasuredModel> model;
+  std::optional<costmodel::Calibration> calibration;
+};
+
+// Null when the store holds no measurements of `hw`.
+std::unique_ptr<LocalModel> load_local_model(const data::Store& store, const data::HardwareFingerprint& hw);
+
+// The prediction of a run as it executes on this CPU (fp32), through `local`; the calibrated
+// step time when a calibration exists.
+struct LocalPrediction {
+  costmodel::Prediction raw;
+  double step_ms = 0;  // calibrated where possible
+  bool calibrated = false;
+};
+LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c);
+
+struct ProbeArgs {
+  std::string nproc = "2", db, device = "cpu", worker;
+  std::vector<std::string> models = {"flux-tiny", "wan-tiny"};
+  bool quick = false;
+  std::string folds = "5";
+};
+
+void add_probe_options(CLI::App& probe, ProbeArgs& p);
+void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p);
+int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err);
+int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err);
+
+}  // namespace cpplan::cli

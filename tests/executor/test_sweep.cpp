@@ -1,0 +1,99 @@
+// Sweeps: file errors name the line and field; a sweep killed with SIGKILL at random points and
+// resumed records every run exactly once.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "data/store.h"
+#include "tests/executor/process.h"
+
+namespace fs = std::filesystem;
+using cpplan::test::run_process;
+
+namespace {
+fs::path dir() {
+  static const fs::path d = [] {
+    const fs::path p = fs::temp_directory_path() / ("cpplan-sweep-test-" + std::to_string(getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const fs::path p = dir() / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+}  // namespace
+
+TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]") {
+  struct Case {
+    std::string text, message;
+  };
+  const std::vector<Case> cases = {
+      {"models = [\"flux-tiny\"]\nplans = \"bogus\"\n", ":2: plans = \"bogus\": must be \"all\", \"top K\""},
+      {"models = [\"flux-tiny\"]\nsteps = 0\n", ":2: steps = 0: must be an integer between 1 and"},
+      {"models = [\"nope\"]\nplans = [ {} ]\n", "models: --model = nope: unknown profile"},
+      {"models = [\"flux-tiny\"]\nresolutions = [\"1000x1000\"]\nplans = [ {} ]\n", "nearest valid sizes: 992x992 or 1008x1008"},
+      {"models = [\"flux-tiny\"]\nplans = [ { ring = -2 } ]\n", ":2: plans.ring = -2: must be a positive integer"},
+      {"models = [\"flux-tiny\"]\ncolour = 3\n", ":2: colour: unknown field"},
+      {"models = [\"flux-tiny\"]\nplans = \"all\"\n", "gpus: required with plans"},
+      {"models = [\"flux-tiny\"\n", "invalid TOML"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = write("bad.toml", c.text);
+    const auto p = run_process({CPPLAN_BINARY, "sweep", path, "--dry-run", "--db", (dir() / "bad.db").string()});
+    INFO(c.text);
+    CHECK(p.code == 3);
+    CHECK_THAT(p.err, Catch::Contains(c.message));
+    CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("a sweep killed with SIGKILL and resumed records every run exactly once", "[executor][sweep][fault]") {
+  const std::string sweep = write("kill.toml",
+                                  "models = [\"flux-tiny\"]\nresolutions = [\"128x128\", \"112x112\"]\nsteps = 2\n"
+                                  "warmup = 0\nplans = [ {}, { ulysses = 2, ulysses_anything = true } ]\n");
+  const std::string db = (dir() / "kill.db").string();
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<int> delay_ms(300, 2500);
+  const int kills = 5;
+  for (int k = 0; k < kills; ++k) {
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+      execl(CPPLAN_BINARY, CPPLAN_BINARY, "sweep", sweep.c_str(), "--db", db.c_str(), "--resume",
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(gen)));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // children die with the sweep
+  const auto final = run_process({CPPLAN_BINARY, "sweep", sweep, "--db", db, "--resume"});
+  INFO(final.err);
+  CHECK(final.code == 0);
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  auto runs = store.value().runs();
+  REQUIRE(runs.ok());
+  std::map<std::string, int> ok_by_key;
+  for (const auto& r : runs.value())
+    if (r.run.status == "ok") ++ok_by_key[r.run.run_key];
+  CHECK(ok_by_key.size() == 4);
+  for (const auto& [key, count] : ok_by_key) {
+    INFO(key);
+    CHECK(count == 1);
+  }
+}
