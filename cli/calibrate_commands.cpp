@@ -1,7 +1,6 @@
 #include "cli/calibrate_commands.h"
 
 #include <glog/logging.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <unistd.h>
 
@@ -170,12 +169,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
 
   data::Store store = open_store(p.db);  // refuse a foreign database before measuring
   costmodel::MeasurementSet set;
-  if (nproc == 1) {
-    const auto start = std::chrono::steady_clock::now();
-    options.progress = [&](double f, const std::string& what) { progress_bar(err, f, what, start); };
-    set = executor::probe_rank(options, c10::make_intrusive<c10d::HashStore>(), 0, 1);
-    fmt::print(err, "\n");
-  } else {
+  {
     const fs::path result = fs::temp_directory_path() / fmt::format("cpplan-probe-{}.json", getpid());
     std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc};
     for (const auto& m : p.models) argv.insert(argv.end(), {"--model", m});

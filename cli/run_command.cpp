@@ -1,6 +1,5 @@
 #include "cli/run_command.h"
 
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <glog/logging.h>
 #include <torch/version.h>
@@ -336,20 +335,8 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
     auto store = data::Store::open(a.db);
     if (!store) throw InvalidInput{store.error().message};
   }
-  if (world == 1) {
-    executor::RunFigures figures;
-    try {
-      figures = executor::run_rank(spec, c10::make_intrusive<c10d::HashStore>(), 0, 1);
-    } catch (const std::exception& e) {
-      std::string msg = e.what();
-      return finish(a, p, spec, nullptr, "failed", msg.substr(0, msg.find('\n')), started, out, err);
-    }
-    if (!a.save_latents.empty())
-      if (auto w = executor::write_npy(a.save_latents, figures.latents); !w) throw InvalidInput{w.error().message};
-    return finish(a, p, spec, &figures, "ok", "", started, out, err);
-  }
-
-  // The local launcher: the same command line for every rank (argv, no shell).
+  // The local launcher, one rank or many: the same command line for every rank (argv, no shell),
+  // each rank a process with the same environment and thread share.
   const fs::path dir = fs::temp_directory_path() / fmt::format("cpplan-run-{}", getpid());
   fs::create_directories(dir);
   const std::string result_file = (dir / "rank0.json").string();

@@ -155,22 +155,44 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     bc.kind = g.kind;
     bc.count = g.count;
     const bool cross = g.kind == BlockKind::kCross;
-    // GEMMs: TP shards the weights, every rank sees all local tokens.
-    double linear = 2.0 * nb * tokens * linear_weights_per_token(m, g.kind) / a.t;
-    double weights = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind) * wb / a.t;
-    if (cross) {
-      linear += 2.0 * nb * txt * 2.0 * d * d / a.t;  // text K/V projections, whole text on every rank
-      weights += 2.0 * d * d * wb / a.t;
+    // GEMMs one by one, as the kernels run (a short text stream is its own small GEMM): TP
+    // shards each weight (column-parallel outputs, row-parallel inputs), every rank sees all
+    // its local tokens. Bytes: the weight shard plus the activations in and out.
+    auto gemm_call = [&](double rows, double k, double n) {
+      if (rows <= 0) return;
+      const Flops fl = 2.0 * nb * rows * k * n;
+      const Timed t = hw_.gemm(fl, k * n * wb + nb * rows * (k + n) * b, nb * rows);
+      bc.flops += fl;
+      bc.gemm_ms += t.ms;
+      bc.source = worst(bc.source, t.source);
+    };
+    const double dt = d / a.t, ft = f / a.t, ffn_in = (m.ffn_kind == FfnKind::kSwiGlu ? 2.0 : 1.0) * ft;
+    auto attention_projections = [&](double rows) {
+      for (int i = 0; i < 3; ++i) gemm_call(rows, d, dt);  // q, k, v
+      gemm_call(rows, dt, d);                              // out
+    };
+    auto ffn = [&](double rows) {
+      gemm_call(rows, d, ffn_in);
+      gemm_call(rows, ft, d);
+    };
+    if (g.kind == BlockKind::kDouble) {  // separate image and text weights, each on its stream
+      for (double rows : {tokens - text_local, text_local}) {
+        attention_projections(rows);
+        ffn(rows);
+      }
+      if (g.image_self_attention) attention_projections(image_att.tokens);
+    } else if (g.kind == BlockKind::kSingle) {  // q, k, v, MLP in; one output projection of both
+      for (int i = 0; i < 3; ++i) gemm_call(tokens, d, dt);
+      gemm_call(tokens, d, ffn_in);
+      gemm_call(tokens, dt + ft, d);
+    } else {  // self-attention, cross-attention (queries local, K/V of the whole text), FFN
+      attention_projections(tokens);
+      gemm_call(tokens, d, dt);
+      gemm_call(tokens, dt, d);
+      gemm_call(txt, d, dt);
+      gemm_call(txt, d, dt);
+      ffn(tokens);
     }
-    if (g.image_self_attention) {
-      linear += 2.0 * nb * image_att.tokens * 4.0 * d * d / a.t;
-      weights += 4.0 * d * d * wb / a.t;
-    }
-    const Bytes act_bytes = nb * tokens * (4.0 * d + 2.0 * f / a.t) * b;
-    const Timed gemm = hw_.gemm(linear, weights + act_bytes, nb * tokens);
-    bc.flops += linear;
-    bc.gemm_ms = gemm.ms;
-    bc.source = worst(bc.source, gemm.source);
 
     layer_bytes = 0;
     attention_comm(att, attention_kernel(att, bc), bc);

@@ -7,6 +7,7 @@
 
 #include "costmodel/hardware_model.h"
 #include "executor/attention.h"
+#include "executor/runner.h"
 
 namespace cpplan::executor {
 
@@ -194,11 +195,14 @@ costmodel::MeasurementSet probe_rank(const ProbeOptions& o, const c10::intrusive
   set.collectives = probe_collectives(o, store, rank, world, step);
   c10::intrusive_ptr<c10d::ProcessGroup> world_group;
   if (world > 1) world_group = group(store, "probe/world", rank, world, o.timeout);
-  // Kernels alone (the other ranks wait), then every rank at once.
+  // Kernels alone (the other ranks wait; all cores to one rank, as a one-rank run has them),
+  // then every rank at once with its share of the cores (as a plan's ranks run).
   if (world_group) world_group->barrier()->wait();
+  share_cpu_threads(1);
   if (rank == 0) set.kernels = probe_kernels(o, 1, step);
   if (world_group) {
     world_group->barrier()->wait();
+    share_cpu_threads(world);
     auto together = probe_kernels(o, world, step);
     if (rank == 0) set.kernels.insert(set.kernels.end(), together.begin(), together.end());
     world_group->barrier()->wait();

@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "executor/mesh.h"
 #include "executor/model.h"
@@ -38,6 +41,11 @@ int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
 }
 }  // namespace
 
+void share_cpu_threads(int local_ranks) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(std::max(1, cores / std::max(1, local_ranks)));
+}
+
 std::vector<int64_t> split_lengths(int64_t length, int parts) {
   std::vector<int64_t> out(parts, length / parts);
   for (int64_t i = 0; i < length % parts; ++i) ++out[i];
@@ -59,6 +67,8 @@ double RunFigures::percentile_step_ms(double p) const {
 RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world) {
   const ModelProfile& m = *spec.model;
   const ParallelConfig& pc = spec.config;
+  const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
+  share_cpu_threads(local_world ? std::atoi(local_world) : world);
   Mesh mesh(store, rank, pc, spec.timeout);
   const MeshCoords& xy = mesh.coords();
   const CpVariant variant = classify(pc.context_parallel_config);

@@ -41,6 +41,11 @@ struct RunFigures {
 // Runs this rank's share; every rank of `world` must call it. Figures are complete on rank 0.
 RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world);
 
+// CPU threads for one of `local_ranks` ranks sharing this host's cores: an equal share, at least
+// one (what torchrun's OMP_NUM_THREADS default aims at; without it every rank spawns a thread
+// per core and they fight). Applied to LibTorch's intra-op pool.
+void share_cpu_threads(int local_ranks);
+
 // Token split of `length` over `parts` ranks: even when it divides, else the first
 // length % parts ranks take one more (torch.tensor_split).
 std::vector<int64_t> split_lengths(int64_t length, int parts);

@@ -10,7 +10,7 @@ cpplan=${1:-build/cli/cpplan}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 db="$work/accuracy.db"
-steps=12
+steps=30
 
 echo "== probe" >&2
 "$cpplan" probe --nproc 2 --db "$db" >&2
@@ -41,7 +41,7 @@ awk -F, 'NR > 1 && $6 == "ok" { print $2 "|" $5 "|" $7 "|" $8 }' "$work/test.csv
 
 Regenerate with `scripts/accuracy.sh` (about three minutes on two cores). It probes this machine
 with 2 ranks (`cpplan probe`), runs flux-tiny at 128x128, 192x192 and 256x256 with one rank,
-Ring 2 and Ulysses 2 (`cpplan run`, 12 timed steps after 3 warm-up passes), fits the calibration
+Ring 2 and Ulysses 2 (`cpplan run`, 30 timed steps after 3 warm-up passes), fits the calibration
 on those nine runs (`cpplan calibrate`: non-negative least squares on relative error, 5-fold
 cross-validation), then runs the same plans at 160x160, 224x224 and 320x320, sizes the fit never
 saw, and compares the step time `cpplan run --json` predicted (the calibrated local model) with
