@@ -3,6 +3,8 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -23,6 +25,20 @@ data::HardwareFingerprint cpu_fingerprint() {
   gethostname(host, sizeof host - 1);
   h.host = host;
   return h;
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
 }
 
 }  // namespace cpplan::cli
