@@ -14,7 +14,6 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/app.h"
@@ -166,18 +165,7 @@ json bench_variants(const std::string& exe, bool quick) {
                                   quick ? "10" : "30", "--warmup", "2", "--db", db.string(), "--json"};
     argv.insert(argv.end(), plan.begin(), plan.end());
     const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-bench-{}.json", getpid());
-    // The run's JSON goes to a file through the child's stdout (fork + exec, no shell).
-    const pid_t pid = fork();
-    if (pid == 0) {
-      if (!freopen(out.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
+    executor::run_to_file(argv, out.string());  // the run's JSON, or nothing when it failed
     std::ifstream in(out);
     try {
       return json::parse(in)["measured"]["step_ms"].get<double>();

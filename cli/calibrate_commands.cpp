@@ -196,6 +196,8 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   if (!local) throw InvalidInput{fmt::format("{}: no probe of this machine ({}); run cpplan probe first", store.path(), hw.key())};
   auto runs = store.runs();
   if (!runs) throw InvalidInput{runs.error().message};
+  local->calibration.reset();  // the features are those of the uncalibrated model
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<costmodel::Observation> observations;
   for (const data::StoredRun& r : runs.value()) {
     if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != hw.key()) continue;
@@ -221,9 +223,7 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
     c.tensor_parallel_config.tp_degree = r.run.tp;
     c.cfg_degree = r.run.cfg;
     c.dp_degree = r.run.dp;
-    local->calibration.reset();  // features of the raw model
     const LocalPrediction pred = predict_local(*local, q, c);
-    const double cores = std::max(1u, std::thread::hardware_concurrency());
     observations.push_back({costmodel::features_of(pred.raw, r.run.world_size / cores - 1), pred.raw.step_ms, *r.run.step_ms});
   }
   if (observations.size() < 4)

@@ -1,8 +1,5 @@
 #include "cli/sweep_command.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +17,7 @@
 #include "cli/run_command.h"
 #include "costmodel/cost_model.h"
 #include "data/store.h"
+#include "executor/launcher.h"
 #include "planner/planner.h"
 
 namespace cpplan::cli {
@@ -249,25 +247,11 @@ struct Outcome {
 // could record a run after the sweep was resumed).
 Outcome run_child(const std::string& exe, const std::vector<std::string>& args, const std::string& db) {
   const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-sweep-{}.json", getpid());
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(125);
-    if (!freopen(out.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
-    std::vector<std::string> argv = {exe, "run"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"--db", db, "--json"});
-    std::vector<char*> raw;
-    for (auto& a : argv) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    execv(raw[0], raw.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  std::vector<std::string> argv = {exe, "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--db", db, "--json"});
   Outcome o;
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.code = executor::run_to_file(argv, out.string());
   std::ifstream in(out);
   try {
     o.result = json::parse(in);

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -29,15 +30,23 @@ std::string describe_exit(int rank, int status) {
   return "rank " + std::to_string(rank) + " exited with code " + std::to_string(WEXITSTATUS(status));
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+// fork + execve of `argv` with `env`; with `stdout_path`, the child's stdout goes to that file
+// and its stderr is discarded. The child dies with this process.
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+            const std::string* stdout_path = nullptr) {
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  const pid_t parent = getpid();
+  std::fflush(nullptr);  // the child must not repeat the parent's buffered output
   const pid_t pid = fork();
   if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher killed outright takes its ranks with it
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher killed outright takes its children with it
+    if (getppid() != parent) _exit(125);  // it died before prctl took effect
+    if (stdout_path && (!freopen(stdout_path->c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)))
+      _exit(126);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     execve(args[0], args.data(), envp.data());
@@ -46,7 +55,20 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   return pid;
 }
 
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
 }  // namespace
+
+int run_to_file(const std::vector<std::string>& argv, const std::string& stdout_path) {
+  const pid_t pid = spawn(argv, current_environment(), &stdout_path);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 int free_loopback_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -66,8 +88,7 @@ int free_loopback_port() {
 LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, const std::vector<std::string>& extra_env) {
   const int port = free_loopback_port();
   std::vector<std::string> base;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry(*e);
+  for (const std::string& entry : current_environment()) {
     const std::string name = entry.substr(0, entry.find('='));
     if (name != "RANK" && name != "WORLD_SIZE" && name != "LOCAL_RANK" && name != "LOCAL_WORLD_SIZE" &&
         name != "MASTER_ADDR" && name != "MASTER_PORT")

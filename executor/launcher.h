@@ -20,6 +20,11 @@ struct LaunchOutcome {
 // ("NAME=value") and waits for all of them.
 LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, const std::vector<std::string>& extra_env);
 
+// Runs `argv` as one child (fork + exec, no shell) with this environment, its stdout written to
+// `stdout_path` and its stderr discarded; the child dies with this process. Waits and returns its
+// exit code (128 + signal when killed).
+int run_to_file(const std::vector<std::string>& argv, const std::string& stdout_path);
+
 // A TCP port on 127.0.0.1 that was free a moment ago (the rendezvous binds it next).
 int free_loopback_port();
 
