@@ -94,6 +94,8 @@ std::string toml_text(const toml::node& n) {
 }
 
 Result<std::vector<SweepRun>> load_sweep(const std::string& path, const ProfileCatalog& catalog) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return Error{fmt::format("{}: not a readable file", path)};
   toml::table root;
   try {
     root = toml::parse_file(path);
