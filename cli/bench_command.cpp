@@ -1,8 +1,6 @@
 #include "cli/bench_command.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +19,7 @@
 #include "executor/comm.h"
 #include "executor/launcher.h"
 #include "executor/model.h"
+#include "executor/rendezvous.h"
 #include "executor/runner.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
@@ -196,15 +195,9 @@ json bench_variants(const std::string& exe, bool quick) {
 // One rank of the collective benchmark: the executor's wrappers against raw c10d calls of the
 // same sizes on the same Gloo group, interleaved, best of N.
 json collectives_rank(int rank, int world, bool quick) {
-  c10d::TCPStoreOptions o;
-  o.port = static_cast<uint16_t>(std::stoi(std::getenv("MASTER_PORT")));
-  o.isServer = rank == 0;
-  o.numWorkers = world;
-  o.timeout = std::chrono::seconds(60);
-  auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
-  auto options = c10d::ProcessGroupGloo::Options::create();
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
+  const std::chrono::milliseconds timeout = std::chrono::seconds(60);
+  auto store = executor::connect_store(executor::rendezvous_from_env(timeout));
+  auto pg = executor::gloo_group(store, "bench", rank, world, timeout);
   executor::CommStats stats;
   executor::Comm comm(pg, rank, world, &stats);
   // Pairs per case: enough that the median ratio of identical calls sits within about 1% of 1.

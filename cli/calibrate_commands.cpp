@@ -1,7 +1,6 @@
 #include "cli/calibrate_commands.h"
 
 #include <glog/logging.h>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "cli/fingerprint.h"
 #include "executor/launcher.h"
 #include "executor/probe.h"
+#include "executor/rendezvous.h"
 
 namespace cpplan::cli {
 
@@ -139,12 +139,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
     const int rank = std::atoi(env("RANK").c_str()), world = std::atoi(env("WORLD_SIZE").c_str());
     const auto start = std::chrono::steady_clock::now();
     options.progress = [&](double f, const std::string& what) { progress_bar(err, f, what, start); };
-    c10d::TCPStoreOptions o;
-    o.port = static_cast<uint16_t>(std::atoi(env("MASTER_PORT").c_str()));
-    o.isServer = rank == 0;
-    o.numWorkers = world;
-    o.timeout = options.timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
+    auto store = executor::connect_store(executor::rendezvous_from_env(options.timeout));
     const auto set = executor::probe_rank(options, store, rank, world);
     if (rank == 0) {
       std::ofstream(env("CPPLAN_RESULT_FILE")) << samples_json(set).dump();

@@ -1,6 +1,5 @@
 #include "cli/run_command.h"
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <glog/logging.h>
 #include <torch/version.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "data/store.h"
 #include "executor/launcher.h"
 #include "executor/npy.h"
+#include "executor/rendezvous.h"
 #include "executor/runner.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
@@ -241,8 +241,9 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
 
 // One rank under a launcher: rendezvous through MASTER_ADDR/MASTER_PORT.
 int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& err) {
-  const int rank = parse_int("RANK", env("RANK"), 0, kMaxGpus);
   const int world = parse_int("WORLD_SIZE", env("WORLD_SIZE"), 1, kMaxGpus);
+  const int rank = parse_int("RANK", env("RANK"), 0, world - 1);
+  parse_int("MASTER_PORT", env("MASTER_PORT"), 1, 65535);
   if (world != p.plan.config.world_size())
     throw InvalidInput{fmt::format("WORLD_SIZE = {}: the plan {} needs {} ranks", world, plan_label(p.plan.config),
                                    p.plan.config.world_size())};
@@ -252,14 +253,7 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
   // c10d logs its socket errors through glog on stderr; the failure is reported once, below.
   FLAGS_minloglevel = google::GLOG_FATAL;
   try {
-    c10d::TCPStoreOptions o;
-    o.port = static_cast<uint16_t>(parse_int("MASTER_PORT", env("MASTER_PORT"), 1, 65535));
-    o.isServer = rank == 0;
-    o.numWorkers = world;
-    o.waitWorkers = true;
-    o.timeout = spec.timeout;
-    const std::string addr = env("MASTER_ADDR").empty() ? "127.0.0.1" : env("MASTER_ADDR");
-    auto store = c10::make_intrusive<c10d::TCPStore>(addr, o);
+    auto store = executor::connect_store(executor::rendezvous_from_env(spec.timeout));
     figures = executor::run_rank(spec, store, rank, world);
   } catch (const std::exception& e) {
     std::string msg = e.what();

@@ -1,7 +1,6 @@
 #include "executor/mesh.h"
 
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include "executor/rendezvous.h"
 
 #include <array>
 #include <string>
@@ -13,16 +12,6 @@ namespace {
 // Axis order, innermost first, and their degrees.
 std::array<int, 5> degrees(const ParallelConfig& c) {
   return {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree};
-}
-
-c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                  const std::string& name, int rank, int size,
-                                                  std::chrono::milliseconds timeout) {
-  auto options = c10d::ProcessGroupGloo::Options::create();
-  options->timeout = timeout;
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
-                                                     options);
 }
 
 }  // namespace

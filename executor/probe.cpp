@@ -1,12 +1,11 @@
 #include "executor/probe.h"
 
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include <algorithm>
 
 #include "costmodel/hardware_model.h"
 #include "executor/attention.h"
+#include "executor/rendezvous.h"
 #include "executor/runner.h"
 
 namespace cpplan::executor {
@@ -31,15 +30,6 @@ double median(std::vector<double> v) {
 // Repetitions by size: enough for a stable median without spending seconds on large messages.
 int repetitions(double bytes) { return std::clamp(static_cast<int>(4e7 / std::max(bytes, 1.0)), 3, 25); }
 
-c10::intrusive_ptr<c10d::ProcessGroup> group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name,
-                                             int rank, int size, std::chrono::milliseconds timeout) {
-  auto options = c10d::ProcessGroupGloo::Options::create();
-  options->timeout = timeout;
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
-                                                     options);
-}
-
 // Times `op` `reps` times after one warm-up, every rank of `pg` starting together; median us.
 double time_collective(c10d::ProcessGroup& pg, int reps, const std::function<void()>& op) {
   op();
@@ -61,7 +51,7 @@ std::vector<CollectiveSample> probe_collectives(const ProbeOptions& o, const c10
     // Every rank belongs to one group of g consecutive ranks; all groups run at once, as a
     // plan's groups of one axis do.
     const int index = rank / g, me = rank % g;
-    auto pg = group(store, "probe/" + std::to_string(g) + "/" + std::to_string(index), me, g, o.timeout);
+    auto pg = gloo_group(store, "probe/" + std::to_string(g) + "/" + std::to_string(index), me, g, o.timeout);
     for (double bytes = 1024; bytes <= o.max_message_bytes; bytes *= 4) {
       const int64_t n = static_cast<int64_t>(bytes / 4) / g * g;
       at::Tensor x = at::randn({n});
@@ -194,7 +184,7 @@ costmodel::MeasurementSet probe_rank(const ProbeOptions& o, const c10::intrusive
   };
   set.collectives = probe_collectives(o, store, rank, world, step);
   c10::intrusive_ptr<c10d::ProcessGroup> world_group;
-  if (world > 1) world_group = group(store, "probe/world", rank, world, o.timeout);
+  if (world > 1) world_group = gloo_group(store, "probe/world", rank, world, o.timeout);
   // Kernels alone (the other ranks wait; all cores to one rank, as a one-rank run has them),
   // then every rank at once with its share of the cores (as a plan's ranks run).
   if (world_group) world_group->barrier()->wait();

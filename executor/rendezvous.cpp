@@ -1,0 +1,501 @@
+#include "executor/rendezvous.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace cpplan::executor {
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using Clock = std::chrono::steady_clock;
+
+enum class Op : uint8_t { kSet = 1, kGet, kAdd, kCompareSet, kDelete, kCheck, kNumKeys, kWait };
+
+// ---------------------------------------------------------------------------------- the wire
+// A request is an op byte and its fields; strings and byte strings are a u32 length and the bytes.
+
+struct Closed {};  // the peer went away (or the socket timed out)
+
+void send_all(int fd, const std::string& buf) {
+  size_t off = 0;
+  while (off < buf.size()) {
+    const ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Closed{};
+    off += static_cast<size_t>(n);
+  }
+}
+
+void recv_all(int fd, void* p, size_t size) {
+  auto* out = static_cast<char*>(p);
+  size_t off = 0;
+  while (off < size) {
+    const ssize_t n = ::recv(fd, out + off, size - off, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Closed{};
+    off += static_cast<size_t>(n);
+  }
+}
+
+struct Writer {
+  std::string buf;
+  Writer& u8(uint8_t v) { buf.push_back(static_cast<char>(v)); return *this; }
+  Writer& i64(int64_t v) { buf.append(reinterpret_cast<const char*>(&v), sizeof v); return *this; }
+  Writer& bytes(const void* p, size_t n) {
+    const auto len = static_cast<uint32_t>(n);
+    buf.append(reinterpret_cast<const char*>(&len), sizeof len);
+    buf.append(static_cast<const char*>(p), n);
+    return *this;
+  }
+  Writer& str(const std::string& s) { return bytes(s.data(), s.size()); }
+  Writer& vec(const Bytes& v) { return bytes(v.data(), v.size()); }
+};
+
+constexpr uint32_t kMaxField = 1u << 30;  // a key or value over 1 GiB is a broken peer
+
+uint8_t read_u8(int fd) { uint8_t v; recv_all(fd, &v, 1); return v; }
+int64_t read_i64(int fd) { int64_t v; recv_all(fd, &v, sizeof v); return v; }
+Bytes read_vec(int fd) {
+  uint32_t len;
+  recv_all(fd, &len, sizeof len);
+  if (len > kMaxField) throw Closed{};
+  Bytes v(len);
+  if (len) recv_all(fd, v.data(), len);
+  return v;
+}
+std::string read_str(int fd) {
+  const Bytes v = read_vec(fd);
+  return {v.begin(), v.end()};
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// getaddrinfo for a TCP endpoint; throws with one line when the name does not resolve.
+std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> resolve(const std::string& host, int port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* list = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &list); rc != 0)
+    throw std::runtime_error("rendezvous: MASTER_ADDR = " + host + ": does not resolve (" + gai_strerror(rc) + ")");
+  return {list, &freeaddrinfo};
+}
+
+// ---------------------------------------------------------------------------------- server
+// The key-value store of the run, on rank 0: a thread per connected rank, requests answered in
+// order; `get` and `wait` block on the server until the keys exist or the caller's deadline.
+class Server {
+ public:
+  Server(const std::string& host, int port) {
+    auto list = resolve(host, port, false);
+    int last = 0;
+    for (addrinfo* a = list.get(); a; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) { last = errno; continue; }
+      const int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
+        listen_fd_ = fd;
+        break;
+      }
+      last = errno;
+      ::close(fd);
+    }
+    if (listen_fd_ < 0) {
+      if (last == EADDRINUSE)
+        throw std::runtime_error("rendezvous: MASTER_PORT = " + std::to_string(port) + ": address " + host +
+                                 ":" + std::to_string(port) + " is already in use");
+      if (last == EADDRNOTAVAIL)
+        throw std::runtime_error("rendezvous: MASTER_ADDR = " + host +
+                                 ": not an address of this host (rank 0 serves the rendezvous there)");
+      throw std::runtime_error("rendezvous: cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                               errno_text(last));
+    }
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+
+  ~Server() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      for (int fd : connections_) ::shutdown(fd, SHUT_RDWR);
+    }
+    cv_.notify_all();
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    acceptor_.join();
+    ::close(listen_fd_);
+    for (std::thread& t : workers_) t.join();
+  }
+
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+ private:
+  void accept_loop() {
+    while (true) {
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) {
+        if (fd >= 0) ::close(fd);
+        return;
+      }
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) continue;
+        return;
+      }
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      connections_.push_back(fd);
+      workers_.emplace_back([this, fd] { serve(fd); });
+    }
+  }
+
+  // Blocks until every key is present, the deadline passes or the server stops.
+  bool wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys, int64_t timeout_ms) {
+    const auto present = [&] {
+      return stopping_ || std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data_.count(k) > 0; });
+    };
+    if (timeout_ms <= 0) cv_.wait(lock, present);
+    else cv_.wait_until(lock, Clock::now() + std::chrono::milliseconds(timeout_ms), present);
+    return !stopping_ && std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data_.count(k) > 0; });
+  }
+
+  void serve(int fd) {
+    try {
+      while (true) {
+        const auto op = static_cast<Op>(read_u8(fd));
+        Writer reply;
+        switch (op) {
+          case Op::kSet: {
+            std::string key = read_str(fd);
+            Bytes value = read_vec(fd);
+            { std::lock_guard<std::mutex> lock(mu_); data_[std::move(key)] = std::move(value); }
+            cv_.notify_all();
+            reply.u8(1);
+            break;
+          }
+          case Op::kGet: {
+            const std::string key = read_str(fd);
+            const int64_t timeout_ms = read_i64(fd);
+            std::unique_lock<std::mutex> lock(mu_);
+            if (wait_for(lock, {key}, timeout_ms)) reply.u8(1).vec(data_[key]);
+            else reply.u8(0);
+            break;
+          }
+          case Op::kAdd: {
+            const std::string key = read_str(fd);
+            const int64_t delta = read_i64(fd);
+            int64_t value = 0;
+            {
+              std::lock_guard<std::mutex> lock(mu_);
+              auto it = data_.find(key);
+              if (it != data_.end()) {
+                const std::string text(it->second.begin(), it->second.end());
+                std::from_chars(text.data(), text.data() + text.size(), value);
+              }
+              value += delta;
+              const std::string text = std::to_string(value);
+              data_[key] = Bytes(text.begin(), text.end());
+            }
+            cv_.notify_all();
+            reply.i64(value);
+            break;
+          }
+          case Op::kCompareSet: {
+            const std::string key = read_str(fd);
+            const Bytes expected = read_vec(fd);
+            Bytes desired = read_vec(fd);
+            Bytes now;
+            {
+              std::lock_guard<std::mutex> lock(mu_);
+              auto it = data_.find(key);
+              if (it == data_.end() && expected.empty()) {
+                data_[key] = desired;
+                now = std::move(desired);
+              } else if (it == data_.end()) {
+                now = expected;  // c10d's convention: absent key, non-empty expectation
+              } else {
+                if (it->second == expected) it->second = std::move(desired);
+                now = it->second;
+              }
+            }
+            cv_.notify_all();
+            reply.vec(now);
+            break;
+          }
+          case Op::kDelete: {
+            const std::string key = read_str(fd);
+            std::lock_guard<std::mutex> lock(mu_);
+            reply.u8(data_.erase(key) > 0 ? 1 : 0);
+            break;
+          }
+          case Op::kCheck:
+          case Op::kWait: {
+            const int64_t n = read_i64(fd);
+            if (n < 0 || n > (1 << 20)) throw Closed{};
+            std::vector<std::string> keys;
+            for (int64_t i = 0; i < n; ++i) keys.push_back(read_str(fd));
+            const int64_t timeout_ms = op == Op::kWait ? read_i64(fd) : 0;
+            std::unique_lock<std::mutex> lock(mu_);
+            const bool all = op == Op::kWait ? wait_for(lock, keys, timeout_ms)
+                                             : std::all_of(keys.begin(), keys.end(),
+                                                           [&](const auto& k) { return data_.count(k) > 0; });
+            reply.u8(all ? 1 : 0);
+            break;
+          }
+          case Op::kNumKeys: {
+            std::lock_guard<std::mutex> lock(mu_);
+            reply.i64(static_cast<int64_t>(data_.size()));
+            break;
+          }
+          default:
+            throw Closed{};
+        }
+        send_all(fd, reply.buf);
+      }
+    } catch (const Closed&) {
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    connections_.erase(std::remove(connections_.begin(), connections_.end(), fd), connections_.end());
+    ::close(fd);
+  }
+
+  int listen_fd_ = -1;
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::map<std::string, Bytes> data_;
+  std::vector<int> connections_;
+  std::vector<std::thread> workers_;
+};
+
+// ---------------------------------------------------------------------------------- client
+// Connects within `timeout`, retrying while rank 0 is not listening yet; one line when it gives up.
+int connect_within(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string last = "no answer";
+  while (true) {
+    auto list = resolve(host, port, false);
+    for (addrinfo* a = list.get(); a; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+      if (fd < 0) continue;
+      int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+      if (rc < 0 && errno == EINPROGRESS) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        pollfd p{fd, POLLOUT, 0};
+        rc = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left, 1, 1000)));
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) rc = 0;
+        else {
+          last = rc == 0 ? "no answer" : errno_text(err ? err : errno);
+          rc = -1;
+        }
+      } else if (rc < 0) {
+        last = errno_text(errno);
+      }
+      if (rc == 0) {
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return fd;
+      }
+      ::close(fd);
+    }
+    if (Clock::now() >= deadline)
+      throw std::runtime_error("rendezvous: cannot reach MASTER_ADDR:MASTER_PORT = " + host + ":" +
+                               std::to_string(port) + " within " +
+                               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                               " s (" + last + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+class StoreClient : public c10d::Store {
+ public:
+  StoreClient(const Rendezvous& r, std::unique_ptr<Server> server)
+      : c10d::Store(r.timeout), server_(std::move(server)), where_(r.master_addr + ":" + std::to_string(r.master_port)) {
+    fd_ = connect_within(r.master_addr, r.master_port, r.timeout);
+  }
+
+  ~StoreClient() override {
+    if (fd_ >= 0) ::close(fd_);
+    server_.reset();  // after our own connection closed
+  }
+
+  void set(const std::string& key, const Bytes& value) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kSet)).str(key).vec(value);
+    call(w, timeout_, [&] { read_u8(fd_); });
+  }
+
+  Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kCompareSet)).str(key).vec(expected).vec(desired);
+    Bytes out;
+    call(w, timeout_, [&] { out = read_vec(fd_); });
+    return out;
+  }
+
+  Bytes get(const std::string& key) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kGet)).str(key).i64(timeout_.count());
+    Bytes out;
+    bool found = false;
+    call(w, timeout_, [&] {
+      found = read_u8(fd_) == 1;
+      if (found) out = read_vec(fd_);
+    });
+    if (!found) throw_timeout("key '" + key + "'");
+    return out;
+  }
+
+  int64_t add(const std::string& key, int64_t delta) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kAdd)).str(key).i64(delta);
+    int64_t out = 0;
+    call(w, timeout_, [&] { out = read_i64(fd_); });
+    return out;
+  }
+
+  bool deleteKey(const std::string& key) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kDelete)).str(key);
+    bool out = false;
+    call(w, timeout_, [&] { out = read_u8(fd_) == 1; });
+    return out;
+  }
+
+  bool check(const std::vector<std::string>& keys) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kCheck)).i64(static_cast<int64_t>(keys.size()));
+    for (const auto& k : keys) w.str(k);
+    bool out = false;
+    call(w, timeout_, [&] { out = read_u8(fd_) == 1; });
+    return out;
+  }
+
+  int64_t getNumKeys() override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kNumKeys));
+    int64_t out = 0;
+    call(w, timeout_, [&] { out = read_i64(fd_); });
+    return out;
+  }
+
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    Writer w;
+    w.u8(static_cast<uint8_t>(Op::kWait)).i64(static_cast<int64_t>(keys.size()));
+    for (const auto& k : keys) w.str(k);
+    w.i64(timeout.count());
+    bool all = false;
+    call(w, timeout, [&] { all = read_u8(fd_) == 1; });
+    if (!all) throw_timeout(keys.size() == 1 ? "key '" + keys[0] + "'" : std::to_string(keys.size()) + " keys");
+  }
+
+ private:
+  // One request and its reply, under the lock; the socket waits the server's deadline plus a margin.
+  template <class Read>
+  void call(const Writer& w, std::chrono::milliseconds timeout, Read&& read) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto ms = timeout.count() > 0 ? timeout.count() + 10000 : 0;
+    timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    try {
+      send_all(fd_, w.buf);
+      read();
+    } catch (const Closed&) {
+      throw std::runtime_error("rendezvous: lost the connection to " + where_ + " (rank 0 ended)");
+    }
+  }
+
+  [[noreturn]] void throw_timeout(const std::string& what) const {
+    throw std::runtime_error("rendezvous: " + what + " not set within " +
+                             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()) +
+                             " s (a rank did not arrive)");
+  }
+
+  std::unique_ptr<Server> server_;
+  std::string where_;
+  int fd_ = -1;
+  std::mutex mu_;
+};
+
+int env_int(const char* name, const char* fallback, int lo, int hi) {
+  const char* raw = std::getenv(name);
+  const std::string text = raw && *raw ? raw : fallback ? fallback : "";
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < lo || value > hi)
+    throw std::invalid_argument(std::string(name) + " = '" + text + "': must be an integer in [" + std::to_string(lo) +
+                                ", " + std::to_string(hi) + "]");
+  return value;
+}
+
+}  // namespace
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr a{};
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout) {
+  Rendezvous r;
+  r.world_size = env_int("WORLD_SIZE", "1", 1, 1 << 20);
+  r.rank = env_int("RANK", "0", 0, r.world_size - 1);
+  r.master_port = env_int("MASTER_PORT", "29500", 1, 65535);
+  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) r.master_addr = addr;
+  r.timeout = timeout;
+  return r;
+}
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r) {
+  auto server = r.rank == 0 ? std::make_unique<Server>(r.master_addr, r.master_port) : nullptr;
+  return c10::make_intrusive<StoreClient>(r, std::move(server));
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                  const std::string& name, int rank, int size,
+                                                  std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = timeout;
+  const char* master = std::getenv("MASTER_ADDR");
+  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  if (!master || !*master || is_loopback(master))
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  else if (ifname && *ifname)
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+  else
+    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
+                                                     options);
+}
+
+}  // namespace cpplan::executor

@@ -1,0 +1,45 @@
+#pragma once
+// The rendezvous of a run's ranks and the Gloo groups built on it.
+//
+// Rank 0 serves a small key-value store (the c10d::Store interface the process groups use) on
+// MASTER_ADDR:MASTER_PORT and listens on that address only: 127.0.0.1 for local runs, the address
+// a cluster launcher named otherwise. LibTorch 1.13's TCPStore cannot do this (it listens on every
+// address of the host), which is why cpplan has its own; the Gloo transport listens on loopback too
+// for local runs. The other ranks connect to it, retrying until the timeout.
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace cpplan::executor {
+
+struct Rendezvous {
+  std::string master_addr = "127.0.0.1";  // a host name or IPv4/IPv6 address
+  int master_port = 29500;
+  int rank = 0;
+  int world_size = 1;
+  std::chrono::milliseconds timeout{60000};
+};
+
+// RANK, WORLD_SIZE, MASTER_ADDR (default 127.0.0.1) and MASTER_PORT from the environment; a bad
+// value throws std::invalid_argument with one line naming the variable, its value and the rule.
+Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout);
+
+// Connects to the rendezvous, serving it first on rank 0. Throws std::runtime_error with one line
+// when the address cannot be listened on (taken port, not this host's address) or reached in time.
+c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r);
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool is_loopback(const std::string& host);
+
+// A Gloo group of `size` ranks named `name` on `store`. Its transport listens on loopback when
+// MASTER_ADDR is loopback (or unset), on GLOO_SOCKET_IFNAME's interface when set, else on the
+// address this host's name resolves to.
+c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                  const std::string& name, int rank, int size,
+                                                  std::chrono::milliseconds timeout);
+
+}  // namespace cpplan::executor
