@@ -15,6 +15,9 @@
 #include "cli/store_commands.h"
 #include "cli/run_command.h"
 #endif
+#ifdef CPPLAN_HAVE_REPORT  // built with the GUI's Qt (gui/report/)
+#include "cli/report_command.h"
+#endif
 #include "cli/render.h"
 #include "cli/topo_command.h"
 #include "core/profiles.h"
@@ -62,6 +65,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   SweepArgs sweep_args;
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "run a benchmark sweep through the executor");
   add_sweep_options(*sweep_cmd, sweep_args);
+#endif
+#ifdef CPPLAN_HAVE_REPORT
+  ReportArgs report_args;
+  CLI::App* report_cmd = add_report_command(app, report_args);
 #endif
   CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
   list->fallthrough();
@@ -118,6 +125,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (probe_cmd->parsed()) return probe_command(probe_args, a, exe, out, err);
     if (calibrate_cmd->parsed()) return calibrate_command(probe_args, a, exe, out, err);
     if (sweep_cmd->parsed()) return sweep_command(sweep_args, a, exe, out, err);
+#endif
+#ifdef CPPLAN_HAVE_REPORT
+    if (report_cmd->parsed()) return report_command(report_args, out, err);
 #endif
     const Context ctx = build_query(a, exe, err);
     const costmodel::DatasheetModel hardware(*ctx.query.hardware);

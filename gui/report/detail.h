@@ -1,0 +1,22 @@
+#pragma once
+// Internal to gui/report/: formatting shared by the markdown and the plots, and the plots
+// themselves (plots.cpp, the only file that sees Qt).
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "gui/report/report.h"
+
+namespace cpplan::report::detail {
+
+// "8 B", "4 KiB", "1.5 MiB", "256 MiB", "1 GiB".
+std::string human_bytes(Bytes bytes);
+
+// Renders every plot of `figures` into `out_dir` (which exists and is writable): the scatter of
+// predicted vs measured step time, the error by plan kind, one busbw plot per collective. Plots
+// without data are skipped with the reason; an error only when Qt cannot start or a PNG cannot
+// be saved.
+Result<std::vector<Plot>> render_plots(const Figures& figures, const std::string& out_dir, const Options& options);
+
+}  // namespace cpplan::report::detail
