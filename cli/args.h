@@ -30,6 +30,7 @@ struct Args {
   bool ulysses_anything = false, ring_anything = false, no_fp32 = false;
   // run
   std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
+  std::string max_memory;  // per rank, e.g. 512MiB; empty: the device's own capacity
   // list
   std::string what;
   // topo import

@@ -7,10 +7,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -21,6 +24,7 @@
 #include "costmodel/cost_model.h"
 #include "data/store.h"
 #include "executor/launcher.h"
+#include "executor/memory.h"
 #include "executor/npy.h"
 #include "executor/rendezvous.h"
 #include "executor/runner.h"
@@ -73,6 +77,35 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   return {std::move(ctx), std::move(plan)};
 }
 
+// A byte size: a number and an optional unit (B, KiB, MiB, GiB, TiB binary; KB, MB, GB, TB decimal).
+int64_t parse_bytes(const std::string& flag, const std::string& text) {
+  static const std::map<std::string, double> units{{"", 1},         {"B", 1},         {"KiB", 1024.0},
+                                                   {"MiB", 0x1p20},  {"GiB", 0x1p30},  {"TiB", 0x1p40},
+                                                   {"KB", 1e3},      {"MB", 1e6},      {"GB", 1e9},
+                                                   {"TB", 1e12}};
+  std::size_t end = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+  }
+  const auto unit = units.find(end ? text.substr(end) : std::string("?"));
+  const double bytes = unit == units.end() ? -1 : value * unit->second;
+  if (!(bytes >= 1 << 20 && bytes <= 0x1p50) || !std::isdigit(static_cast<unsigned char>(text[0])))
+    throw InvalidInput{fmt::format("{} = '{}': must be a size from 1MiB to 1024TiB, such as 512MiB or 2GiB", flag, text)};
+  return static_cast<int64_t>(bytes);
+}
+
+// Where a rank under our launcher leaves its one-line failure.
+std::string rank_error_file(const std::string& result_file, int rank) {
+  return (fs::path(result_file).parent_path() / fmt::format("rank{}.error", rank)).string();
+}
+
+// "oom" when the message is an allocator's out-of-memory error, else "failed".
+std::string failure_status(const std::string& message) {
+  return executor::oom_bytes(message) ? "oom" : "failed";
+}
+
 executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   executor::RunSpec s;
   s.model = p.ctx.query.model;
@@ -84,6 +117,7 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   s.seed = static_cast<uint64_t>(parse_int("--seed", a.seed, 0, 1 << 30));
   s.timeout = std::chrono::seconds(parse_int("--timeout", a.timeout, 1, 86400));
   s.config = p.plan.config;
+  if (!a.max_memory.empty()) s.max_memory_bytes = parse_bytes("--max-memory", a.max_memory);
   return s;
 }
 
@@ -211,6 +245,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
     json j{{"run_id", run_id}, {"status", status}, {"plan", plan_json(q, ranked)}, {"measured", measured},
            {"predicted", predicted}, {"comm_bytes_predicted", prediction.comm_bytes}, {"db", db_path}};
     if (!error.empty()) j["error"] = error;
+    if (const auto asked = executor::oom_bytes(error); status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
   } else {
     fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on cpu\n", q.model->name,
@@ -259,9 +294,13 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
     std::string msg = e.what();
     msg = msg.substr(0, msg.find('\n'));
     fmt::print(err, "cpplan run: rank {}: {}\n", rank, msg);
-    // Under an outside launcher rank 0 records the failure; under ours the launcher does.
-    if (rank == 0 && env("CPPLAN_RESULT_FILE").empty())
-      finish(a, p, spec, nullptr, "failed", fmt::format("rank 0: {}", msg), started, out, err);
+    const std::string why = fmt::format("rank {}: {}", rank, msg);
+    // Under an outside launcher rank 0 records the failure; under ours the launcher does, from
+    // the line each failed rank leaves beside the result file.
+    if (const std::string result_file = env("CPPLAN_RESULT_FILE"); !result_file.empty())
+      std::ofstream(rank_error_file(result_file, rank)) << why;
+    else if (rank == 0)
+      finish(a, p, spec, nullptr, failure_status(msg), why, started, out, err);
     return kExitRuntime;
   }
   if (rank != 0) return kExitOk;
@@ -298,6 +337,8 @@ void add_run_options(CLI::App& run, Args& a) {
   run.add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
   run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
   run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
+  run.add_option("--max-memory", a.max_memory,
+                 "cap each rank's tensor memory, e.g. 512MiB (CPU; a run past it fails as out of memory)");
 }
 
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
@@ -333,11 +374,26 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
     } catch (const std::exception&) {
     }
   }
+  std::string status = outcome.status == executor::LaunchStatus::kCancelled ? "cancelled" : "failed";
+  std::string why = outcome.reason.empty() ? "rank 0 wrote no result" : outcome.reason;
+  if (!have && status == "failed") {
+    // The cause in the ranks' words: an out-of-memory rank first (its peers fail after it),
+    // else the rank the launcher saw fail first.
+    for (int r = 0; r < nproc; ++r) {
+      std::ifstream in(rank_error_file(result_file, r));
+      std::string line;
+      if (!std::getline(in, line)) continue;
+      if (failure_status(line) == "oom") {
+        status = "oom";
+        why = line;
+        break;
+      }
+      if (r == outcome.failed_rank) why = line;
+    }
+  }
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (have) return finish(a, p, spec, &figures, "ok", "", started, out, err);
-  const std::string status = outcome.status == executor::LaunchStatus::kCancelled ? "cancelled" : "failed";
-  const std::string why = outcome.reason.empty() ? "rank 0 wrote no result" : outcome.reason;
   fmt::print(err, "cpplan run: {}: {}\n", status, why);
   return finish(a, p, spec, nullptr, status, why, started, out, err);
 }

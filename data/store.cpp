@@ -22,8 +22,8 @@ namespace {
 std::string invalid(const HardwareFingerprint& hw, const RunRecord& run) {
   if (std::string why = invalid_hardware(hw); !why.empty()) return why;
   if (run.model.empty()) return "model = '': must name the model";
-  if (run.status != "ok" && run.status != "failed" && run.status != "cancelled") {
-    return fmt::format("status = '{}': must be ok, failed or cancelled", run.status);
+  if (run.status != "ok" && run.status != "failed" && run.status != "cancelled" && run.status != "oom") {
+    return fmt::format("status = '{}': must be ok, failed, oom or cancelled", run.status);
   }
   // SQLite stores NaN as NULL, which would read back as "not measured".
   std::string why;

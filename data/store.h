@@ -51,7 +51,7 @@ struct RunRecord {
   std::string attention_backend;
   int world_size = 1;
   long long seed = 0;
-  std::string status;  // "ok" | "failed" | "cancelled"
+  std::string status;  // "ok" | "failed" | "oom" (out of memory; error says the bytes asked) | "cancelled"
   std::string error;   // reason when not ok
   std::string started_at, finished_at;  // ISO-8601 UTC
   std::string cpplan_version;

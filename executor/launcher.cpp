@@ -146,7 +146,7 @@ LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, cons
       const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
       if (failed && outcome.status == LaunchStatus::kOk) {
         // The first failure is the cause; the others are ended so no one waits on a dead peer.
-        outcome = {LaunchStatus::kFailed, describe_exit(r, status)};
+        outcome = {LaunchStatus::kFailed, describe_exit(r, status), r};
         stop_all(SIGTERM);
       }
     }

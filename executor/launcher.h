@@ -14,6 +14,7 @@ enum class LaunchStatus { kOk, kFailed, kCancelled };
 struct LaunchOutcome {
   LaunchStatus status = LaunchStatus::kOk;
   std::string reason;  // which rank failed and how, or which signal cancelled the run
+  int failed_rank = -1;  // the first rank that failed
 };
 
 // Runs `argv` (argv[0] is the executable path) as `nproc` ranks plus `extra_env` entries

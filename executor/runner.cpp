@@ -13,6 +13,7 @@
 #include <numeric>
 #include <thread>
 
+#include "executor/memory.h"
 #include "executor/mesh.h"
 #include "executor/model.h"
 
@@ -69,6 +70,7 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   const ParallelConfig& pc = spec.config;
   const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
   share_cpu_threads(local_world ? std::atoi(local_world) : world);
+  if (spec.max_memory_bytes > 0) limit_cpu_memory(spec.max_memory_bytes);
   Mesh mesh(store, rank, pc, spec.timeout);
   const MeshCoords& xy = mesh.coords();
   const CpVariant variant = classify(pc.context_parallel_config);

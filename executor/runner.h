@@ -25,6 +25,7 @@ struct RunSpec {
   uint64_t seed = 0;
   double guidance_scale = 5.0;  // true CFG only
   std::chrono::milliseconds timeout{60000};
+  int64_t max_memory_bytes = 0;  // per rank; 0: none beyond the device's (see limit_cpu_memory)
 };
 
 struct RunFigures {

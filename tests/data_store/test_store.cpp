@@ -233,7 +233,7 @@ TEST_CASE("an invalid run is refused with the field named and nothing written", 
   bad_status.status = "done";
   auto r1 = store.record_run(laptop(), bad_status);
   REQUIRE_FALSE(r1.ok());
-  CHECK_THAT(r1.error().message, Catch::Contains("status = 'done': must be ok, failed or cancelled"));
+  CHECK_THAT(r1.error().message, Catch::Contains("status = 'done': must be ok, failed, oom or cancelled"));
 
   RunRecord nan_step = minimal_run("n");
   nan_step.step_times_ms = {1.0, std::nan("")};

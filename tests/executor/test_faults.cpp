@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "data/store.h"
+#include "executor/memory.h"
 #include "tests/executor/process.h"
 
 namespace fs = std::filesystem;
@@ -50,6 +51,64 @@ TEST_CASE("a rank killed mid-run ends the run quickly and is recorded failed", "
   const auto run = newest_run();
   CHECK(run.run.status == "failed");
   CHECK_THAT(run.run.error, Catch::Contains("rank 1"));
+}
+
+TEST_CASE("a rank out of memory ends the run recorded as oom with the bytes it asked", "[executor][fault]") {
+  // --max-memory caps each CPU rank's tensor memory the way a GPU's capacity caps a CUDA rank.
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "4",
+                              "--ring", "2", "--db", db_path(), "--timeout", "20", "--max-memory", "8MiB", "--json"});
+  INFO("stderr: " << p.err);
+  CHECK(p.code == 4);
+  CHECK(p.seconds < 20);
+  const json j = json::parse(p.out);
+  CHECK(j["status"] == "oom");
+  REQUIRE(j.contains("oom_bytes"));
+  const auto asked = j["oom_bytes"].get<int64_t>();
+  CHECK(asked > 0);
+  CHECK(asked < 8 << 20);
+  CHECK_THAT(j["error"].get<std::string>(),
+             Catch::Matches("rank [01]: out of memory: tried to allocate " + std::to_string(asked) +
+                            " bytes \\([0-9]+ bytes in use, limit 8388608 bytes\\)"));
+  const auto run = newest_run();
+  CHECK(run.run.status == "oom");
+  CHECK(run.run.error == j["error"].get<std::string>());
+}
+
+TEST_CASE("the same run under a large enough --max-memory succeeds", "[executor][fault]") {
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
+                              "--ring", "2", "--db", db_path(), "--max-memory", "512MiB", "--json"});
+  INFO("stderr: " << p.err);
+  CHECK(p.code == 0);
+  CHECK(json::parse(p.out)["status"] == "ok");
+}
+
+TEST_CASE("out-of-memory messages of every allocator give the bytes asked", "[executor][fault]") {
+  using cpplan::executor::oom_bytes;
+  // LibTorch 1.13's CPU allocator
+  CHECK(oom_bytes("[enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                  "you tried to allocate 85899345920 bytes. Error code 12 (Cannot allocate memory)") == 85899345920);
+  CHECK(oom_bytes("DefaultCPUAllocator: not enough memory: you tried to allocate 4096 bytes.") == 4096);
+  // CUDA's caching allocator, LibTorch 1.x and 2.x wording
+  CHECK(oom_bytes("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.35 GiB total capacity; 75.12 GiB "
+                  "already allocated)") == int64_t{2} << 30);
+  CHECK(oom_bytes("CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 139.8 GiB of "
+                  "which 3.06 MiB is free.") == int64_t{20} << 20);
+  // cpplan's cap
+  CHECK(oom_bytes("out of memory: tried to allocate 884736 bytes (7649548 bytes in use, limit 8388608 bytes)") ==
+        884736);
+  CHECK_FALSE(oom_bytes("Connection reset by peer"));
+  CHECK_FALSE(oom_bytes("rendezvous: key 'x' not set within 1 s (a rank did not arrive)"));
+}
+
+TEST_CASE("a bad --max-memory is one line and exit 3", "[executor][fault]") {
+  for (const std::string bad : {"2x", "-5MiB", "0", "1KiB", "9999TiB", "MiB", "nan"}) {
+    const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--db", db_path(),
+                                "--max-memory", bad});
+    INFO(bad << " -> " << p.err);
+    CHECK(p.code == 3);
+    CHECK(p.err == "cpplan: --max-memory = '" + bad +
+                       "': must be a size from 1MiB to 1024TiB, such as 512MiB or 2GiB\n");
+  }
 }
 
 TEST_CASE("SIGINT to the launcher ends every rank and records the run cancelled", "[executor][fault]") {

@@ -1,0 +1,91 @@
+#include "executor/memory.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <regex>
+#include <string>
+
+namespace cpplan::executor {
+
+namespace {
+
+std::atomic<int64_t> g_limit{0}, g_in_use{0}, g_peak{0};
+
+// The allocator LibTorch uses for CPU tensors, counted and capped; the wrapped allocator does
+// the work and its DataPtr rides inside ours so that its own deleter frees the memory.
+class CappedAllocator final : public c10::Allocator {
+ public:
+  explicit CappedAllocator(c10::Allocator* inner) : inner_(inner) {}
+
+  c10::DataPtr allocate(size_t n) const override {
+    const auto bytes = static_cast<int64_t>(n);
+    const int64_t now = g_in_use.fetch_add(bytes) + bytes;
+    const int64_t limit = g_limit.load();
+    if (limit > 0 && now > limit) {
+      g_in_use.fetch_sub(bytes);
+      throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                  "out of memory: tried to allocate " + std::to_string(bytes) + " bytes (" +
+                                      std::to_string(now - bytes) + " bytes in use, limit " + std::to_string(limit) +
+                                      " bytes)");
+    }
+    for (int64_t peak = g_peak.load(); now > peak && !g_peak.compare_exchange_weak(peak, now);) {
+    }
+    auto* held = new Held{inner_->allocate(n), bytes};
+    void* data = held->inner.get();
+    return {data, held, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+
+ private:
+  struct Held {
+    c10::DataPtr inner;
+    int64_t bytes;
+  };
+  static void release(void* ctx) {
+    auto* held = static_cast<Held*>(ctx);
+    g_in_use.fetch_sub(held->bytes);
+    delete held;
+  }
+  c10::Allocator* inner_;
+};
+
+double unit_bytes(const std::string& unit) {
+  if (unit == "KiB" || unit == "KB") return 1024.0;
+  if (unit == "MiB" || unit == "MB") return 1024.0 * 1024.0;
+  if (unit == "GiB" || unit == "GB") return 1024.0 * 1024.0 * 1024.0;
+  if (unit == "TiB" || unit == "TB") return 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  return 1.0;
+}
+
+}  // namespace
+
+std::optional<int64_t> oom_bytes(std::string_view what) {
+  static const std::regex exact(R"((?:tried|Tried) to allocate (\d+) bytes)");
+  static const std::regex cuda(R"(out of memory\. Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB))");
+  const std::string text(what);
+  std::smatch m;
+  if (std::regex_search(text, m, exact) &&
+      (text.find("out of memory") != std::string::npos || text.find("not enough memory") != std::string::npos ||
+       text.find("can't allocate memory") != std::string::npos))
+    return std::stoll(m[1]);
+  if (std::regex_search(text, m, cuda)) return std::llround(std::stod(m[1]) * unit_bytes(m[2]));
+  return std::nullopt;
+}
+
+void limit_cpu_memory(int64_t limit) {
+  static CappedAllocator* capped = [] {
+    auto* a = new CappedAllocator(c10::GetCPUAllocator());  // lives as long as the tensors it made
+    c10::SetCPUAllocator(a, /*priority=*/100);
+    return a;
+  }();
+  (void)capped;
+  g_limit.store(limit);
+}
+
+int64_t cpu_tensor_bytes() { return g_in_use.load(); }
+int64_t peak_cpu_tensor_bytes() { return g_peak.load(); }
+
+}  // namespace cpplan::executor
