@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -58,14 +60,18 @@ TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]"
   }
 }
 
-TEST_CASE("a sweep killed with SIGKILL and resumed records every run exactly once", "[executor][sweep][fault]") {
-  const std::string sweep = write("kill.toml",
-                                  "models = [\"flux-tiny\"]\nresolutions = [\"128x128\", \"112x112\"]\nsteps = 2\n"
-                                  "warmup = 0\nplans = [ {}, { ulysses = 2, ulysses_anything = true } ]\n");
-  const std::string db = (dir() / "kill.db").string();
-  std::mt19937 gen(7);
-  std::uniform_int_distribution<int> delay_ms(300, 2500);
-  const int kills = 5;
+namespace {
+
+// Runs `sweep` with --resume, killing it with SIGKILL `kills` times after random delays, then once
+// to the end; every run the sweep describes must be recorded ok exactly once. Returns how many
+// kills found the sweep still running (the others hit a sweep that had finished).
+int kill_and_resume(const std::string& name, const std::string& text, int kills, unsigned seed, int max_delay_ms,
+                    std::size_t runs_expected) {
+  const std::string sweep = write(name + ".toml", text);
+  const std::string db = (dir() / (name + ".db")).string();
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> delay_ms(200, max_delay_ms);
+  int landed = 0;
   for (int k = 0; k < kills; ++k) {
     std::fflush(nullptr);
     const pid_t pid = fork();
@@ -79,6 +85,7 @@ TEST_CASE("a sweep killed with SIGKILL and resumed records every run exactly onc
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++landed;
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // children die with the sweep
   const auto final = run_process({CPPLAN_BINARY, "sweep", sweep, "--db", db, "--resume"});
@@ -91,9 +98,34 @@ TEST_CASE("a sweep killed with SIGKILL and resumed records every run exactly onc
   std::map<std::string, int> ok_by_key;
   for (const auto& r : runs.value())
     if (r.run.status == "ok") ++ok_by_key[r.run.run_key];
-  CHECK(ok_by_key.size() == 4);
+  CHECK(ok_by_key.size() == runs_expected);
   for (const auto& [key, count] : ok_by_key) {
     INFO(key);
     CHECK(count == 1);
   }
+  std::printf("%s: %d kills, %d landed while the sweep ran; %zu runs recorded ok, %zu expected, each once: %s\n",
+              name.c_str(), kills, landed, ok_by_key.size(), runs_expected,
+              std::all_of(ok_by_key.begin(), ok_by_key.end(), [](const auto& kv) { return kv.second == 1; }) ? "yes"
+                                                                                                              : "no");
+  return landed;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep killed with SIGKILL and resumed records every run exactly once", "[executor][sweep][fault]") {
+  kill_and_resume("kill",
+                  "models = [\"flux-tiny\"]\nresolutions = [\"128x128\", \"112x112\"]\nsteps = 2\n"
+                  "warmup = 0\nplans = [ {}, { ulysses = 2, ulysses_anything = true } ]\n",
+                  5, 7, 2500, 4);
+}
+
+// The long drill (label slow): 20 kills at random points of a sweep of 12 runs, two models.
+TEST_CASE("a sweep killed with SIGKILL at 20 random points and resumed records every run exactly once",
+          "[.slow][executor][sweep][fault]") {
+  const int landed = kill_and_resume(
+      "kill20",
+      "models = [\"flux-tiny\", \"wan-tiny\"]\nresolutions = [\"128x128\", \"112x112\", \"96x96\"]\n"
+      "steps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2, ulysses_anything = true } ]\n",
+      20, 2026, 1500, 12);
+  CHECK(landed >= 15);  // most kills hit the sweep mid-way, not after it finished
 }
