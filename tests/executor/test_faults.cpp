@@ -111,7 +111,9 @@ TEST_CASE("a bad --max-memory is one line and exit 3", "[executor][fault]") {
   }
 }
 
-TEST_CASE("SIGINT to the launcher ends every rank and records the run cancelled", "[executor][fault]") {
+TEST_CASE("SIGINT or SIGTERM to the launcher ends every rank and records the run cancelled", "[executor][fault]") {
+  const int sig = GENERATE(SIGINT, SIGTERM);
+  INFO("signal " << sig);
   const std::string out_path = db_path() + ".sigint.out";
   const auto t0 = std::chrono::steady_clock::now();
   std::fflush(nullptr);
@@ -123,7 +125,7 @@ TEST_CASE("SIGINT to the launcher ends every rank and records the run cancelled"
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));  // ranks up and stepping
-  kill(pid, SIGINT);
+  kill(pid, sig);
   int status = 0;
   waitpid(pid, &status, 0);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
