@@ -200,10 +200,9 @@ QChart* error_chart(const Figures& f) {
   x->setRange(-0.5, n - 0.5);
   for (int i = 0; i < n; ++i) {
     const Accuracy& k = f.by_kind[i];
-    x->append(QStringLiteral("%1 (%2 runs, MAPE %3%)").arg(qstr(k.group)).arg(k.runs).arg(k.mape * 100, 0, 'f', 1),
-              i + 0.5);
+    x->append(QStringLiteral("%1 (n=%2)").arg(qstr(k.group)).arg(k.runs), i + 0.5);  // MAPE: REPORT.md
   }
-  if (n > 4) x->setLabelsAngle(-20);
+  if (n > 6) x->setLabelsAngle(-20);
   double lo = -5, hi = 5;
   for (const RunPoint& p : f.points) {
     lo = std::min(lo, p.error() * 100);

@@ -380,6 +380,38 @@ TEST_CASE("the report writes REPORT.md with the numbers of the inserted runs and
   CHECK(pixels_near(errors, kIdentityRed) < 30);  // red marks y = x only
 }
 
+TEST_CASE("step times spanning decades go on log axes with the y = x line across them", "[gui][report]") {
+  TempDir dir;
+  auto store = Store::open(dir.file("runs.db"));
+  REQUIRE(store.ok());
+  // 1 ms ... 900 ms: a linear axis would put every small run on the origin.
+  for (const auto& [measured, predicted] : {std::pair{1.0, 1.3}, {4.0, 3.0}, {30.0, 33.0}, {200.0, 150.0},
+                                            {900.0, 1000.0}})
+    REQUIRE(store.value().record_run(cpu_box(), run_of(1, 2, 1, 1, measured, predicted)).ok());
+  auto figures = report::gather(store.value());
+  REQUIRE(figures.ok());
+  auto written = report::write_report(figures.value(), dir.file("out"));
+  REQUIRE(written.ok());
+  QImage scatter(QString::fromStdString(dir.file("out/scatter.png")));
+  REQUIRE(scatter.width() == 960);
+  REQUIRE(scatter.height() == 600);
+  CHECK(pixels_near(scatter, kIdentityRed) > 300);
+  // On log axes the five dots (Ulysses, the only kind: the first colour) stand apart, more than
+  // 40 px from each other; on a linear axis 1, 4 and 30 ms would be one cluster at the origin.
+  std::vector<int> columns;
+  for (int x = 0; x < scatter.width(); ++x)
+    for (int y = 0; y < scatter.height(); ++y)
+      if (pixels_near(scatter.copy(x, y, 1, 1), kFirstKindBlue, 10) == 1) {
+        columns.push_back(x);
+        break;
+      }
+  std::vector<int> clusters;
+  for (int x : columns)
+    if (clusters.empty() || x - clusters.back() > 40) clusters.push_back(x);
+    else clusters.back() = x;
+  CHECK(clusters.size() >= 5);  // five dots (the legend's marker may add one)
+}
+
 TEST_CASE("an empty database gives a report that says so, without plots", "[gui][report]") {
   TempDir dir;
   auto store = Store::open(dir.file("empty.db"));
