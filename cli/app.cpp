@@ -49,6 +49,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   BenchArgs bench_args;
   CLI::App* bench_cmd = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
   add_bench_options(*bench_cmd, bench_args);
+  app.add_option("--db", a.db, "with --hardware local: the database of this machine's probes (default "
+                             "$XDG_DATA_HOME/cpplan/cpplan.db)");
   CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
   CLI::App* db_check = db_cmd->add_subcommand("check", "integrity check of the database");
   db_check->add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
@@ -129,9 +131,28 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 #ifdef CPPLAN_HAVE_REPORT
     if (report_cmd->parsed()) return report_command(report_args, out, err);
 #endif
-    const Context ctx = build_query(a, exe, err);
-    const costmodel::DatasheetModel hardware(*ctx.query.hardware);
-    const costmodel::CostModel cost(hardware);
+    Context ctx = build_query(a, exe, err);
+    // --hardware local: this machine's probes (and calibration) from the store, for plans run as
+    // the CPU executor runs them (fp32).
+    const costmodel::HardwareModel* measured = nullptr;
+    costmodel::StepCorrection correction;
+#ifdef CPPLAN_HAVE_EXECUTOR
+    std::unique_ptr<LocalModel> local;
+    ModelProfile as_run;
+    if (ctx.local_hardware) {
+      local = open_local_model(a.db);
+      as_run = as_run_on_cpu(*ctx.query.model);
+      ctx.query.model = &as_run;
+      ctx.query.hardware = &local->profile;
+      local->model->set_concurrent_ranks(ctx.query.gpus);
+      measured = local->model.get();
+      correction = local_correction(*local);
+    }
+#endif
+    if (!ctx.query.hardware)
+      throw InvalidInput{"--hardware = local: this build has no measurement store (built with CPPLAN_EXECUTOR=OFF)"};
+    const costmodel::DatasheetModel datasheet(*ctx.query.hardware);
+    const costmodel::CostModel cost(measured ? *measured : datasheet, correction);
     const planner::Planner planner(cost);
 
     if (check->parsed()) {

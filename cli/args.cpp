@@ -116,7 +116,9 @@ Context build_query(const Args& a, const std::string& exe, std::ostream& err) {
   if (!seq) throw InvalidInput{seq.error().message};
   q.sequence = *seq;
   // Hardware last: its note about the local GPU should not precede an error in the other flags.
-  if (!a.hardware.empty()) {
+  if (a.hardware == "local") {
+    ctx.local_hardware = true;
+  } else if (!a.hardware.empty()) {
     auto hw = ctx.catalog.hardware(a.hardware);
     if (!hw) throw InvalidInput{hw.error().message};
     q.hardware = *hw;

@@ -54,6 +54,7 @@ struct Context {
   Query query;
   bool hardware_guessed = false;
   std::shared_ptr<const Topology> topology_file;  // --topology-file (query.topology points into it)
+  bool local_hardware = false;  // --hardware local: query.hardware is left for the caller (the measured profile)
 };
 
 // The catalog and the query; throws InvalidInput. `exe` locates the installed profiles.

@@ -93,10 +93,28 @@ std::unique_ptr<LocalModel> load_local_model(const data::Store& store, const dat
   return local;
 }
 
+std::unique_ptr<LocalModel> open_local_model(const std::string& db) {
+  const std::string path = db.empty() ? data::Store::default_path() : db;
+  std::error_code ec;
+  if (!fs::exists(path, ec))  // a query creates no database
+    throw InvalidInput{fmt::format("--hardware = local: no database at {} (run cpplan probe first)", path)};
+  const data::Store store = open_store(path);
+  auto local = load_local_model(store, cpu_fingerprint());
+  if (!local)
+    throw InvalidInput{fmt::format("--hardware = local: {} holds no probe of this machine (run cpplan probe first)",
+                                   path)};
+  return local;
+}
+
+ModelProfile as_run_on_cpu(const ModelProfile& m) {
+  ModelProfile as_run = m;
+  as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  return as_run;
+}
+
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
   // The executor runs fp32 on the CPU: the same element size for the bytes moved.
-  ModelProfile as_run = *q.model;
-  as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  const ModelProfile as_run = as_run_on_cpu(*q.model);
   Query run_query = q;
   run_query.model = &as_run;
   run_query.hardware = &local.profile;
@@ -104,11 +122,14 @@ LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelC
   local.model->set_concurrent_ranks(ranks);
   LocalPrediction p;
   p.raw = costmodel::CostModel(*local.model).predict(run_query, c, classify(c.context_parallel_config));
-  const double cores = std::max(1u, std::thread::hardware_concurrency());
-  const double oversubscription = ranks / cores - 1;
   p.calibrated = local.calibration.has_value();
-  p.step_ms = p.calibrated ? costmodel::calibrated_step_ms(*local.calibration, p.raw, oversubscription) : p.raw.step_ms;
+  p.step_ms = p.calibrated ? local_correction(local)(p.raw, c) : p.raw.step_ms;
   return p;
+}
+
+costmodel::StepCorrection local_correction(const LocalModel& local) {
+  if (!local.calibration) return {};
+  return costmodel::step_correction(*local.calibration, std::max(1u, std::thread::hardware_concurrency()));
 }
 
 void add_probe_options(CLI::App& probe, ProbeArgs& p) {

@@ -25,6 +25,9 @@ struct LocalModel {
 
 // Null when the store holds no measurements of `hw`.
 std::unique_ptr<LocalModel> load_local_model(const data::Store& store, const data::HardwareFingerprint& hw);
+// `--hardware local`: this machine's model from the database `db` (default path when empty);
+// throws InvalidInput when the file is no cpplan database or holds no probe of this machine.
+std::unique_ptr<LocalModel> open_local_model(const std::string& db);
 
 // The prediction of a run as it executes on this CPU (fp32), through `local`; the calibrated
 // step time when a calibration exists.
@@ -34,6 +37,10 @@ struct LocalPrediction {
   bool calibrated = false;
 };
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c);
+// The calibration of `local` as a step correction for this machine's cores; empty without one.
+costmodel::StepCorrection local_correction(const LocalModel& local);
+// The model of a query as the CPU executor runs it: fp32 activations and weights.
+ModelProfile as_run_on_cpu(const ModelProfile& m);
 
 struct ProbeArgs {
   std::string nproc = "2", db, device = "cpu", worker;

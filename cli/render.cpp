@@ -15,6 +15,10 @@ using planner::RankedPlan;
 namespace {
 double gib(Bytes b) { return b / kGiB; }
 
+json source_json(const std::optional<costmodel::Source>& s) {
+  return s ? json(costmodel::to_string(*s)) : json(nullptr);
+}
+
 std::string frameworks_text(const RankedPlan& p) {
   const auto names = p.frameworks.names();
   return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
@@ -86,7 +90,12 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                         {"memory_bound_ms", b.memory_ms},
                         {"launch_ms", b.overhead_ms},
                         {"comm_ms", b.comm_ms},
-                        {"source", costmodel::to_string(b.source)}});
+                        {"source", costmodel::to_string(b.source)},
+                        {"sources",
+                         {{"gemm", source_json(b.sources.gemm)},
+                          {"attention", source_json(b.sources.attention)},
+                          {"memory_bound", source_json(b.sources.memory)},
+                          {"comm", source_json(b.sources.comm)}}}});
     }
     const auto& m = pr.memory;
     j["fits_memory"] = pr.fits_memory;
@@ -101,6 +110,9 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                       {"step_tflop", pr.step_flops / 1e12},
                       {"comm_bytes", pr.comm_bytes},
                       {"source", costmodel::to_string(pr.source)},
+                      {"step_comm_extra_source", source_json(pr.step_comm_extra_source)},
+                      {"calibrated", pr.calibrated},
+                      {"uncalibrated_step_ms", pr.calibrated ? json(pr.uncalibrated_step_ms) : json(nullptr)},
                       {"blocks", blocks},
                       {"memory",
                        {{"transformer_weights", m.transformer_weights},
@@ -136,10 +148,13 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
   int fitting = 0;
   for (const RankedPlan& p : r.plans) fitting += p.plan.valid() && p.predicted->fits_memory;
-  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {} figures\n\n",
+  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {} figures{}\n\n",
              r.valid_count + r.invalid_count, r.valid_count, fitting, gib(hw.memory_bytes()), r.invalid_count,
              r.plans.empty() || !r.plans.front().predicted ? "datasheet"
-                                                           : costmodel::to_string(r.plans.front().predicted->source));
+                                                           : costmodel::to_string(r.plans.front().predicted->source),
+             !r.plans.empty() && r.plans.front().predicted && r.plans.front().predicted->calibrated
+                 ? ", step times calibrated to this machine's runs"
+                 : "");
 
   fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {}{}\n", "rank", "plan", "CP variant", "step ms",
              "steps/s", "image s", "peak GiB", "fits", q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "",
@@ -188,9 +203,10 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   if (r.valid_count == 0 || r.plans.empty()) return;
   const RankedPlan& top = r.plans.front();
   const auto& pr = *top.predicted;
-  fmt::print(out, "\ntop plan: {} ({}): {:.2f} ms/step = {:.2f} compute + {:.2f} communication; {:.2f} s per image; "
+  fmt::print(out, "\ntop plan: {} ({}): {:.2f} ms/step {} {:.2f} compute + {:.2f} communication{}; {:.2f} s per image; "
              "peak {:.1f} of {:.1f} GiB{}\n",
-             plan_label(top.plan.config), display_name(top.plan.variant), pr.step_ms, pr.compute_ms, pr.comm_ms,
+             plan_label(top.plan.config), display_name(top.plan.variant), pr.step_ms, pr.calibrated ? "(calibrated) from" : "=",
+             pr.compute_ms, pr.comm_ms, pr.calibrated ? fmt::format(" = {:.2f} analytic", pr.uncalibrated_step_ms) : "",
              pr.image_ms / 1e3, gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
              pr.fits_memory ? "" : " (does NOT fit: try --offload-text-encoders or more GPUs)");
   using planner::Framework;

@@ -235,13 +235,26 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
   }
   fmt::print(out,
              "cost terms per step: compute {:.2f} ms (GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}; launches "
-             "{:.2f}) + communication {:.2f} ms = {:.2f} ms\n",
-             pr.compute_ms, gemm, attention, memory, launch, pr.comm_ms, pr.step_ms);
+             "{:.2f}) + communication {:.2f} ms = {:.2f} ms{}\n",
+             pr.compute_ms, gemm, attention, memory, launch, pr.comm_ms,
+             pr.calibrated ? pr.uncalibrated_step_ms : pr.step_ms,
+             pr.calibrated ? fmt::format(" analytic; calibrated: {:.2f} ms", pr.step_ms) : "");
+  // Where each term's inputs came from: measured (probes of this machine), datasheet (the
+  // profile), calibrated (fitted to runs); "-" for a term without inputs.
+  auto from = [](const std::optional<costmodel::Source>& s) {
+    return s ? std::string(costmodel::to_string(*s)) : std::string("-");
+  };
   for (int i = 0; i < pr.block_count; ++i) {
     const auto& b = pr.blocks[i];
-    fmt::print(out, "  {} blocks x{}: GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, launches {:.2f}, comm {:.2f} ms\n",
-               to_string(b.kind), b.count, b.gemm_ms, b.attention_ms, b.memory_ms, b.overhead_ms, b.comm_ms);
+    fmt::print(out,
+               "  {} blocks x{}: GEMM {:.2f} [{}], attention {:.2f} [{}], memory-bound {:.2f} [{}], launches {:.2f}, "
+               "comm {:.2f} ms [{}]\n",
+               to_string(b.kind), b.count, b.gemm_ms, from(b.sources.gemm), b.attention_ms, from(b.sources.attention),
+               b.memory_ms, from(b.sources.memory), b.overhead_ms, b.comm_ms, from(b.sources.comm));
   }
+  if (pr.step_comm_extra_ms > 0)
+    fmt::print(out, "  per step: CP output gather and CFG gather {:.2f} ms [{}]\n", pr.step_comm_extra_ms,
+               from(pr.step_comm_extra_source));
   fmt::print(out, "per image: text encoding {:.1f} ms + {} steps x {:.2f} ms + VAE decode {:.1f} ms = {:.2f} s\n",
              pr.text_encode_ms, q.steps, pr.step_ms, pr.vae_decode_ms, pr.image_ms / 1e3);
 }

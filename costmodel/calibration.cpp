@@ -36,6 +36,12 @@ double calibrated_step_ms(const Calibration& c, const Prediction& p, double over
   return sum;
 }
 
+StepCorrection step_correction(Calibration c, double cores) {
+  return [c = std::move(c), cores](const Prediction& p, const ParallelConfig& config) {
+    return calibrated_step_ms(c, p, static_cast<double>(config.world_size()) / std::max(1.0, cores) - 1);
+  };
+}
+
 namespace {
 
 // Lawson-Hanson active-set NNLS: min |A x - b| subject to x >= 0.

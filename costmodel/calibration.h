@@ -38,6 +38,10 @@ std::vector<double> features_of(const Prediction& p, double oversubscription);
 // step_ms predicted by the calibration; the raw prediction when `c` has no coefficients.
 double calibrated_step_ms(const Calibration& c, const Prediction& p, double oversubscription);
 
+// The calibration as the cost model's step correction on a machine of `cores` cores, where a plan
+// of N ranks oversubscribes them by N / cores - 1.
+StepCorrection step_correction(Calibration c, double cores);
+
 struct Observation {
   std::vector<double> features;
   double predicted_ms = 0;  // the uncalibrated prediction

@@ -23,6 +23,13 @@ double ffn_weights(const ModelProfile& m) {
 
 Source worst(Source a, Source b) { return std::min(a, b); }  // datasheet < measured < calibrated
 
+Source worst_of(const TermSources& s) {
+  std::optional<Source> all;
+  for (const auto& term : {s.gemm, s.attention, s.memory, s.comm})
+    if (term) note_source(all, *term);
+  return all.value_or(Source::kDatasheet);
+}
+
 struct Axes {
   int r, u, t, c, d;
   explicit Axes(const ParallelConfig& p) : r(p.ring()), u(p.ulysses()), t(p.tp()), c(p.cfg_degree), d(p.dp_degree) {}
@@ -78,6 +85,8 @@ Flops forward_flops(const ModelProfile& m, const Sequence& s) {
   return total;
 }
 
+void note_source(std::optional<Source>& term, Source input) { term = term ? worst(*term, input) : input; }
+
 Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v, const CommLayout* layout) const {
   const ModelProfile& m = *q.model;
   const HardwareProfile& hw = hw_.profile();
@@ -116,7 +125,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   const AttentionCost image_att = strategy.attention(image_only);
 
   Prediction p;
-  Source source = Source::kDatasheet;
+  std::optional<Source> source;  // the least measured input of any term
   Bytes layer_bytes = 0;  // bytes sent per rank (size x busbw factor), summed below per step
   auto attention_kernel = [&](const AttentionCost& c, BlockCost& out) {
     const Flops fl = c.flops() * m.head_dim * nb;
@@ -124,8 +133,10 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     out.flops += fl;
     out.attention_ms += t.ms;
     out.overhead_ms += c.calls * hw_.launch_us() * 1e-3;
-    out.memory_ms += hw_.memory(c.merge_bytes * nb).ms;
-    out.source = worst(out.source, t.source);
+    const Timed merge = hw_.memory(c.merge_bytes * nb);
+    out.memory_ms += merge.ms;
+    note_source(out.sources.attention, t.source);
+    if (c.merge_bytes > 0) note_source(out.sources.memory, merge.source);
     return t.ms;
   };
   // Collectives of one attention; those that overlap the attention kernels cost only what
@@ -140,7 +151,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
       if (!call.overlapped) charge(call.axis == CpAxis::kRing ? CommAxis::kRing : CommAxis::kUlysses, t.ms * call.count);
       layer_bytes += call.bytes * nb * busbw_factor(call.kind, g.ranks) * call.count;
       out.overhead_ms += 2 * call.count * hw_.launch_us() * 1e-3;
-      out.source = worst(out.source, t.source);
+      note_source(out.sources.comm, t.source);
     }
     out.comm_ms += std::max(0.0, overlapped - attention_ms);
     charge(CommAxis::kRing, std::max(0.0, overlapped - attention_ms));  // only Ring's p2p steps overlap
@@ -164,7 +175,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
       const Timed t = hw_.gemm(fl, k * n * wb + nb * rows * (k + n) * b, nb * rows);
       bc.flops += fl;
       bc.gemm_ms += t.ms;
-      bc.source = worst(bc.source, t.source);
+      note_source(bc.sources.gemm, t.source);
     };
     const double dt = d / a.t, ft = f / a.t, ffn_in = (m.ffn_kind == FfnKind::kSwiGlu ? 2.0 : 1.0) * ft;
     auto attention_projections = [&](double rows) {
@@ -210,7 +221,9 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     // and a residual (5D). Read + write of each, in the activation dtype.
     double elementwise = 10.0 * d + 8.0 * d / a.t + 2.0 * f / a.t + (cross ? 5.0 * d : 0.0);
     if (g.image_self_attention) elementwise += 6.0 * d;
-    bc.memory_ms += hw_.memory(nb * tokens * elementwise * b).ms;
+    const Timed elementwise_t = hw_.memory(nb * tokens * elementwise * b);
+    bc.memory_ms += elementwise_t.ms;
+    note_source(bc.sources.memory, elementwise_t.source);
     bc.overhead_ms += kKernelsPerBlock[static_cast<int>(g.kind)] * hw_.launch_us() * 1e-3;
 
     // TP: every row-parallel projection ends in an all-reduce of its tokens' activations.
@@ -225,7 +238,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
         charge(CommAxis::kTp, count * t.ms);
         layer_bytes += count * nb * on_tokens * d * b * busbw_factor(Collective::kAllReduce, a.t);
         bc.overhead_ms += 2 * count * hw_.launch_us() * 1e-3;
-        bc.source = worst(bc.source, t.source);
+        note_source(bc.sources.comm, t.source);
       };
       if (g.kind == BlockKind::kDouble) {
         all_reduce(2 + (g.image_self_attention ? 1 : 0), tokens - text_local);
@@ -235,6 +248,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
       }
     }
 
+    bc.source = worst_of(bc.sources);
     const double scale = g.count;
     bc.flops *= scale;
     bc.gemm_ms *= scale;
@@ -247,7 +261,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     p.comm_bytes += layer_bytes * scale;
     p.compute_ms += bc.compute_ms();
     p.comm_ms += bc.comm_ms;
-    source = worst(source, bc.source);
+    note_source(source, bc.source);
     if (p.block_count < kMaxBlockGroups) p.blocks[p.block_count++] = bc;
 
     const Bytes qkvo = 4.0 * tokens * d / a.t * b + (cross ? 2.0 * txt * d / a.t * b : 0.0);
@@ -264,6 +278,9 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   const Timed gather = hw_.collective(Collective::kAllGather, nb * gathered, cp_group);
   const Timed cfg = hw_.collective(Collective::kAllGather, a.c * prediction * q.batch / a.d, cfg_group);
   p.step_comm_extra_ms = gather.ms + cfg.ms;
+  if (cp_group.ranks > 1) note_source(p.step_comm_extra_source, gather.source);
+  if (cfg_group.ranks > 1) note_source(p.step_comm_extra_source, cfg.source);
+  if (p.step_comm_extra_source) note_source(source, *p.step_comm_extra_source);
   p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] += gather.ms;
   p.axis_comm_ms[static_cast<int>(CommAxis::kCfg)] += cfg.ms;
   p.comm_bytes += nb * gathered * busbw_factor(Collective::kAllGather, cp_group.ranks) +
@@ -307,7 +324,14 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   mem.runtime_reserved = hw.reserved_mib * kMiB;
   p.peak_mem_bytes = mem.peak();
   p.fits_memory = p.peak_mem_bytes <= hw.memory_bytes();
-  p.source = source;
+  p.source = source.value_or(Source::kDatasheet);
+  if (correction_) {  // after the terms: the correction reads them
+    p.uncalibrated_step_ms = p.step_ms;
+    p.step_ms = correction_(p, pc);
+    p.steps_per_sec = p.step_ms > 0 ? 1e3 / p.step_ms : 0;
+    p.image_ms = p.text_encode_ms + q.steps * p.step_ms + p.vae_decode_ms;
+    p.calibrated = true;
+  }
   return p;
 }
 

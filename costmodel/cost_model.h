@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <optional>
 
 #include "core/plan.h"
 #include "costmodel/hardware_model.h"
@@ -30,6 +32,14 @@ struct CommLayout {
 };
 CommLayout default_layout(const ParallelConfig& c, const HardwareProfile& hw);
 
+// Where each term's inputs came from: the least measured input of the term; nullopt for a term
+// with no input (no collective in the block, say).
+struct TermSources {
+  std::optional<Source> gemm, attention, memory, comm;
+};
+// Folds one input's source into a term's: the least measured wins.
+void note_source(std::optional<Source>& term, Source input);
+
 // All blocks of one group for one denoising step on the most loaded rank.
 struct BlockCost {
   BlockKind kind = BlockKind::kSingle;
@@ -40,7 +50,8 @@ struct BlockCost {
   Milliseconds memory_ms = 0;   // memory-bound elementwise work and LSE merges
   Milliseconds overhead_ms = 0; // CPU time to launch the kernels
   Milliseconds comm_ms = 0;     // CP and TP collectives
-  Source source = Source::kDatasheet;
+  TermSources sources;
+  Source source = Source::kDatasheet;  // the least measured of `sources`
   // Eager mode launches asynchronously: the GPU waits on the CPU only when its kernels are
   // shorter than their launches.
   Milliseconds compute_ms() const { return std::max(gemm_ms + attention_ms + memory_ms, overhead_ms); }
@@ -73,19 +84,30 @@ struct Prediction {
   std::array<BlockCost, kMaxBlockGroups> blocks{};
   int block_count = 0;
   Milliseconds step_comm_extra_ms = 0;  // per step: output gather over CP, CFG all-gather
+  std::optional<Source> step_comm_extra_source;
   std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};  // comm_ms split by CommAxis
   Source source = Source::kDatasheet;   // the least measured input of any term
+  // With a step correction (a calibration fitted to measured runs): step_ms, steps_per_sec and
+  // image_ms are corrected; the analytic sum of the terms stays in uncalibrated_step_ms.
+  bool calibrated = false;
+  Milliseconds uncalibrated_step_ms = 0;
 };
+
+// A fitted correction of the step time from the prediction's terms (costmodel/calibration.h
+// makes one from a stored calibration).
+using StepCorrection = std::function<Milliseconds(const Prediction&, const ParallelConfig&)>;
 
 class CostModel {
  public:
-  explicit CostModel(const HardwareModel& hw) : hw_(hw) {}
+  explicit CostModel(const HardwareModel& hw, StepCorrection correction = {})
+      : hw_(hw), correction_(std::move(correction)) {}
   // Precondition: the plan is valid for the query (planner::validate). `layout`: the groups of a
   // placement; nullptr: default_layout().
   Prediction predict(const Query& q, const ParallelConfig& c, CpVariant v, const CommLayout* layout = nullptr) const;
 
  private:
   const HardwareModel& hw_;
+  StepCorrection correction_;
 };
 
 // FLOPs of one forward pass of the transformer on one device (no parallelism), as in

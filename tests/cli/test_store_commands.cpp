@@ -9,6 +9,10 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "cli/fingerprint.h"
+#include "costmodel/calibration.h"
 #include "data/store.h"
 #include "tests/cli/run_cli.h"
 
@@ -147,4 +151,81 @@ TEST_CASE("db merge combines job databases without duplicates and refuses foreig
   CHECK_THAT(refused.err, Catch::EndsWith("(merged before it: 1 of 2 files)\n"));
 
   CHECK(run_cli({"db", "merge", a}).code == 2);  // --into is required
+}
+
+TEST_CASE("hardware local plans with this machine's probes and calibration, and says so", "[cli][store]") {
+  using namespace cpplan::costmodel;
+  TempDir dir;
+  const std::string db = dir.file("local.db");
+  const std::vector<std::string> query{"--hardware", "local", "--db",  db,       "--gpus",
+                                       "2",          "--model", "flux-tiny", "--res", "128x128"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = query;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+
+  SECTION("no database: one line, exit 3, and no file created") {
+    const auto r = with({});
+    CHECK(r.code == 3);
+    CHECK(r.err == "cpplan: --hardware = local: no database at " + db + " (run cpplan probe first)\n");
+    CHECK_FALSE(fs::exists(db));
+  }
+  SECTION("a database without probes of this machine: one line, exit 3") {
+    { auto store = open_store(db); }
+    const auto r = with({});
+    CHECK(r.code == 3);
+    CHECK(r.err == "cpplan: --hardware = local: " + db + " holds no probe of this machine (run cpplan probe first)\n");
+  }
+  SECTION("probes: measured terms; a calibration: calibrated step times") {
+    MeasurementSet m;  // GEMMs and all-gathers measured; the rest falls back to the local profile
+    m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
+    m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
+    m.collectives.push_back({Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
+    m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
+    {
+      auto store = open_store(db);
+      REQUIRE(store.record_measurements(cpplan::cli::cpu_fingerprint(), m, "probe").ok());
+    }
+    auto r = with({"--json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["hardware"] == "local");
+    const auto& ring = *std::find_if(j["plans"].begin(), j["plans"].end(),
+                                     [](const auto& p) { return p["label"] == "ring 2"; });
+    const auto& block = ring["predicted"]["blocks"][0];
+    CHECK(block["sources"]["gemm"] == "measured");
+    CHECK(block["sources"]["comm"] == "measured");  // the ring's K/V all-gather
+    CHECK(ring["predicted"]["calibrated"] == false);
+    CHECK(ring["predicted"]["uncalibrated_step_ms"].is_null());
+    const double analytic = ring["predicted"]["step_ms"];
+
+    Calibration cal;  // step_ms = 7 ms flat: an easy figure to find again
+    cal.features = {"gemm", "attention", "memory", "launch", "comm", "constant", "oversubscribed"};
+    cal.coefficients = {0, 0, 0, 0, 0, 7.0, 0};
+    cal.runs = 6;
+    cal.folds = 3;
+    {
+      auto store = open_store(db);
+      REQUIRE(store.record_calibration(cpplan::cli::cpu_fingerprint(), cal).ok());
+    }
+    r = with({"--json"});
+    REQUIRE(r.code == 0);
+    j = nlohmann::json::parse(r.out);
+    for (const auto& p : j["plans"]) {
+      CHECK(p["predicted"]["calibrated"] == true);
+      CHECK(p["predicted"]["step_ms"] == Approx(7.0));
+    }
+    const auto& again = *std::find_if(j["plans"].begin(), j["plans"].end(),
+                                      [](const auto& p) { return p["label"] == "ring 2"; });
+    CHECK(again["predicted"]["uncalibrated_step_ms"] == Approx(analytic));
+
+    r = with({"--explain"});
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("predictions from datasheet figures, step times calibrated to this machine's runs"));
+    CHECK_THAT(r.out, Catch::Contains("GEMM "));
+    CHECK_THAT(r.out, Catch::Contains(" [measured], attention "));
+    CHECK_THAT(r.out, Catch::Contains(" analytic; calibrated: 7.00 ms"));
+  }
 }

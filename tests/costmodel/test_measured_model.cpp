@@ -2,6 +2,7 @@
 // borrowed through busbw, and the local profile built from probes.
 #include <catch2/catch.hpp>
 
+#include "costmodel/calibration.h"
 #include "costmodel/measured_model.h"
 #include "tests/support/fixtures.h"
 
@@ -74,4 +75,67 @@ TEST_CASE("the local profile takes the best measured rates", "[costmodel][measur
   CHECK(h.intra_node.bandwidth_gbps == Approx(0.5));
   CHECK(h.intra_node.latency_us == Approx(40.0));
   CHECK(h.memory_bytes() == Approx(16384.0 * kMiB));
+}
+
+TEST_CASE("every predicted term says where its inputs came from", "[costmodel][measured]") {
+  const HardwareProfile& hw = *test::catalog().find_hardware("h100-sxm");
+  const DatasheetModel datasheet(hw);
+  // GEMMs and collectives measured; attention and memory-bound work left to the datasheet.
+  MeasurementSet m;
+  m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
+  m.kernels.push_back({KernelKind::kGemm, "large", 1e12, 0, 4096, 1, 2e3});
+  for (Collective c : {Collective::kAllGather, Collective::kAllToAll})
+    for (int ranks : {2, 4}) {
+      m.collectives.push_back({c, ranks, false, 1e3, 20, 0, 0});
+      m.collectives.push_back({c, ranks, false, 1e9, 2e4, 0, 0});
+    }
+  const MeasuredModel model(hw, m, datasheet);
+  const Query q = test::make_query("flux.1-dev", 4, 1024, 1024);
+  const ParallelConfig c = test::config(1, 4);
+  const Prediction p = CostModel(model).predict(q, c, CpVariant::kUlysses);
+  REQUIRE(p.block_count == 2);
+  for (int i = 0; i < p.block_count; ++i) {
+    const BlockCost& b = p.blocks[i];
+    CHECK(b.sources.gemm == Source::kMeasured);
+    CHECK(b.sources.attention == Source::kDatasheet);
+    CHECK(b.sources.memory == Source::kDatasheet);
+    CHECK(b.sources.comm == Source::kMeasured);
+    CHECK(b.source == Source::kDatasheet);  // the least measured of the block's terms
+  }
+  CHECK(p.step_comm_extra_source == Source::kMeasured);  // the CP output all-gather
+  CHECK(p.source == Source::kDatasheet);
+  CHECK_FALSE(p.calibrated);
+
+  // Without parallelism a block has no collective: its comm term has no source at all.
+  const Prediction single = CostModel(model).predict(q, ParallelConfig{}, CpVariant::kNone);
+  CHECK_FALSE(single.blocks[0].sources.comm.has_value());
+  CHECK_FALSE(single.step_comm_extra_source.has_value());
+
+  // Everything from the datasheet says so.
+  const Prediction sheet = CostModel(datasheet).predict(q, c, CpVariant::kUlysses);
+  CHECK(sheet.blocks[0].sources.gemm == Source::kDatasheet);
+  CHECK(sheet.source == Source::kDatasheet);
+}
+
+TEST_CASE("a step correction replaces the step time and keeps the analytic sum", "[costmodel][measured]") {
+  const HardwareProfile& hw = *test::catalog().find_hardware("h100-sxm");
+  const DatasheetModel datasheet(hw);
+  const Query q = test::make_query("flux.1-dev", 4, 1024, 1024);
+  const ParallelConfig c = test::config(1, 4);
+  const Prediction raw = CostModel(datasheet).predict(q, c, CpVariant::kUlysses);
+
+  Calibration cal;
+  cal.coefficients = {2.0, 1.0, 1.0, 1.0, 1.0, 3.0, 0.5};  // gemm x2, + 3 ms, + half the oversubscribed kernels
+  const auto correction = step_correction(cal, /*cores=*/2);  // 4 ranks on 2 cores: oversubscription 1
+  const Prediction p = CostModel(datasheet, correction).predict(q, c, CpVariant::kUlysses);
+  const auto f = features_of(raw, 1.0);
+  double expected = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) expected += f[i] * cal.coefficients[i];
+  CHECK(p.calibrated);
+  CHECK(p.uncalibrated_step_ms == Approx(raw.step_ms));
+  CHECK(p.step_ms == Approx(expected));
+  CHECK(p.step_ms != Approx(raw.step_ms));
+  CHECK(p.steps_per_sec == Approx(1e3 / expected));
+  CHECK(p.image_ms == Approx(raw.text_encode_ms + q.steps * expected + raw.vae_decode_ms));
+  CHECK(p.compute_ms == Approx(raw.compute_ms));  // the terms themselves are untouched
 }
