@@ -165,12 +165,15 @@ json bench_variants(const std::string& exe, bool quick) {
     argv.insert(argv.end(), plan.begin(), plan.end());
     const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-bench-{}.json", getpid());
     executor::run_to_file(argv, out.string());  // the run's JSON, or nothing when it failed
-    std::ifstream in(out);
+    double ms = 0;
     try {
-      return json::parse(in)["measured"]["step_ms"].get<double>();
+      std::ifstream in(out);
+      ms = json::parse(in)["measured"]["step_ms"].get<double>();
     } catch (...) {
-      return 0;
     }
+    std::error_code ec;
+    fs::remove(out, ec);
+    return ms;
   };
   const double single = run({});
   j["single_rank_step_ms"] = single;
@@ -187,7 +190,7 @@ json bench_variants(const std::string& exe, bool quick) {
     j[name] = {{"step_ms", ms}, {"vs_single_rank", single > 0 ? ms / single : 0}};
   }
   std::error_code ec;
-  fs::remove(db, ec);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix, ec);
   return j;
 }
 

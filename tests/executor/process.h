@@ -7,12 +7,31 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace cpplan::test {
+
+// A directory of this test process (`prefix` + pid under the temp directory), created on first
+// use and removed with everything in it when the process ends.
+inline const std::filesystem::path& process_temp_dir(const std::string& prefix) {
+  struct Dir {
+    std::filesystem::path path;
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Dir dir = [&] {
+    Dir d{std::filesystem::temp_directory_path() / (prefix + std::to_string(getpid()))};
+    std::filesystem::create_directories(d.path);
+    return d;
+  }();
+  return dir.path;
+}
 
 struct Process {
   int code = -1;  // exit code, or 128 + signal

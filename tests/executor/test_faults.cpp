@@ -21,10 +21,18 @@ using nlohmann::json;
 
 namespace {
 
+// One database per test process, removed (with its WAL files) when the process ends.
+struct TempDb {
+  std::string path = (fs::temp_directory_path() / ("cpplan-faults-" + std::to_string(getpid()) + ".db")).string();
+  ~TempDb() {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix, ec);
+  }
+};
+
 std::string db_path() {
-  static const std::string path =
-      (fs::temp_directory_path() / ("cpplan-faults-" + std::to_string(getpid()) + ".db")).string();
-  return path;
+  static const TempDb db;
+  return db.path;
 }
 
 cpplan::data::StoredRun newest_run() {

@@ -16,14 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-fs::path work_dir() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("cpplan-multirank-" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
+fs::path work_dir() { return cpplan::test::process_temp_dir("cpplan-multirank-"); }
 
 std::string db_path() { return (work_dir() / "runs.db").string(); }
 

@@ -20,14 +20,7 @@ namespace fs = std::filesystem;
 using cpplan::test::run_process;
 
 namespace {
-fs::path dir() {
-  static const fs::path d = [] {
-    const fs::path p = fs::temp_directory_path() / ("cpplan-sweep-test-" + std::to_string(getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
+fs::path dir() { return cpplan::test::process_temp_dir("cpplan-sweep-test-"); }
 
 std::string write(const std::string& name, const std::string& text) {
   const fs::path p = dir() / name;
