@@ -229,16 +229,7 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
     q.steps = r.run.steps;
     q.batch = r.run.dp;
     q.sequence = *seq;
-    ParallelConfig c;
-    c.context_parallel_config.ring_degree = r.run.ring;
-    c.context_parallel_config.ulysses_degree = r.run.ulysses;
-    c.context_parallel_config.ulysses_anything = r.run.ulysses_anything;
-    c.context_parallel_config.ring_anything = r.run.ring_anything;
-    c.context_parallel_config.convert_to_fp32 = r.run.convert_to_fp32;
-    if (auto rm = rotate_method_from_string(r.run.rotate_method)) c.context_parallel_config.rotate_method = *rm;
-    c.tensor_parallel_config.tp_degree = r.run.tp;
-    c.cfg_degree = r.run.cfg;
-    c.dp_degree = r.run.dp;
+    const ParallelConfig c = data::parallel_config(r.run);
     const LocalPrediction pred = predict_local(*local, q, c);
     observations.push_back({costmodel::features_of(pred.raw, r.run.world_size / cores - 1), pred.raw.step_ms, *r.run.step_ms});
   }

@@ -141,7 +141,6 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
            const std::string& status, const std::string& error, const std::string& started, std::ostream& out,
            std::ostream& err) {
   const Query& q = p.ctx.query;
-  const ContextParallelConfig& cp = p.plan.config.context_parallel_config;
   data::RunRecord r;
   r.model = q.model->name;
   r.width = q.resolution.width;
@@ -150,17 +149,8 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.steps = spec.steps;
   r.warmup = spec.warmup;
   r.dtype = "fp32";
-  r.ring = cp.ring_degree;
-  r.ulysses = cp.ulysses_degree;
-  r.tp = p.plan.config.tp();
-  r.cfg = p.plan.config.cfg_degree;
-  r.dp = p.plan.config.dp_degree;
-  r.ulysses_anything = cp.ulysses_anything;
-  r.ring_anything = cp.ring_anything;
-  r.rotate_method = std::string(to_string(cp.rotate_method));
-  r.convert_to_fp32 = cp.convert_to_fp32;
+  data::set_plan(r, p.plan.config);
   r.attention_backend = "math";
-  r.world_size = static_cast<int>(p.plan.config.world_size());
   r.seed = static_cast<long long>(spec.seed);
   r.status = status;
   r.error = error;

@@ -13,6 +13,35 @@
 
 namespace cpplan::data {
 
+ParallelConfig parallel_config(const RunRecord& r) {
+  ParallelConfig c;
+  ContextParallelConfig& cp = c.context_parallel_config;
+  cp.ring_degree = r.ring;
+  cp.ulysses_degree = r.ulysses;
+  cp.ulysses_anything = r.ulysses_anything;
+  cp.ring_anything = r.ring_anything;
+  cp.convert_to_fp32 = r.convert_to_fp32;
+  if (auto rm = rotate_method_from_string(r.rotate_method)) cp.rotate_method = *rm;
+  c.tensor_parallel_config.tp_degree = r.tp;
+  c.cfg_degree = r.cfg;
+  c.dp_degree = r.dp;
+  return c;
+}
+
+void set_plan(RunRecord& r, const ParallelConfig& c) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  r.ring = cp.ring_degree;
+  r.ulysses = cp.ulysses_degree;
+  r.tp = c.tp();
+  r.cfg = c.cfg_degree;
+  r.dp = c.dp_degree;
+  r.ulysses_anything = cp.ulysses_anything;
+  r.ring_anything = cp.ring_anything;
+  r.rotate_method = std::string(to_string(cp.rotate_method));
+  r.convert_to_fp32 = cp.convert_to_fp32;
+  r.world_size = static_cast<int>(c.world_size());
+}
+
 namespace fs = std::filesystem;
 using namespace detail;  // the helpers data/'s sources share (store_detail.h)
 

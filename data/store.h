@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/parallel_config.h"
 #include "core/result.h"
 #include "costmodel/calibration.h"
 #include "costmodel/measurements.h"
@@ -67,6 +68,10 @@ struct RunRecord {
 
   bool operator==(const RunRecord&) const = default;
 };
+
+// A run's plan as a config (degrees, anything flags, rotate method, fp32 merge), and back.
+ParallelConfig parallel_config(const RunRecord& r);
+void set_plan(RunRecord& r, const ParallelConfig& c);
 
 struct StoredRun {
   long long id = 0;

@@ -9,17 +9,6 @@ namespace cpplan::gui {
 
 namespace {
 
-ParallelConfig config_of(const data::RunRecord& r) {
-  ParallelConfig c;
-  c.context_parallel_config.ring_degree = r.ring;
-  c.context_parallel_config.ulysses_degree = r.ulysses;
-  c.context_parallel_config.ulysses_anything = r.ulysses_anything;
-  c.context_parallel_config.ring_anything = r.ring_anything;
-  c.tensor_parallel_config.tp_degree = r.tp;
-  c.cfg_degree = r.cfg;
-  c.dp_degree = r.dp;
-  return c;
-}
 
 std::string opt(const std::optional<double>& v, const char* format = "{:.3f}") {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
@@ -52,8 +41,8 @@ std::string run_details(const data::StoredRun& s) {
   out += fmt::format("model {} at {}x{}{}, {} steps (+{} warm-up), {}, attention {}, seed {}\n", r.model, r.width,
                      r.height, r.frames > 1 ? fmt::format(", {} frames", r.frames) : "", r.steps, r.warmup, r.dtype,
                      r.attention_backend, r.seed);
-  out += fmt::format("plan {} ({}), {} ranks, rotate {}{}\n", plan_label(config_of(r)),
-                     display_name(classify(config_of(r).context_parallel_config)), r.world_size, r.rotate_method,
+  out += fmt::format("plan {} ({}), {} ranks, rotate {}{}\n", plan_label(data::parallel_config(r)),
+                     display_name(classify(data::parallel_config(r).context_parallel_config)), r.world_size, r.rotate_method,
                      r.convert_to_fp32 ? "" : ", no fp32");
   out += fmt::format("measured: {} ms/step median (p10 {}, p90 {}), {} steps/s; compute {} + comm {} ms; "
                      "peak {} MiB; {} bytes sent per step\n",
@@ -117,9 +106,9 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kSize:
           return r.frames > 1 ? QStringLiteral("%1x%2x%3").arg(r.width).arg(r.height).arg(r.frames)
                               : QStringLiteral("%1x%2").arg(r.width).arg(r.height);
-        case kPlan: return QString::fromStdString(plan_label(config_of(r)));
+        case kPlan: return QString::fromStdString(plan_label(data::parallel_config(r)));
         case kVariant: {
-          const std::string_view v = display_name(classify(config_of(r).context_parallel_config));
+          const std::string_view v = display_name(classify(data::parallel_config(r).context_parallel_config));
           return QString::fromUtf8(v.data(), static_cast<int>(v.size()));
         }
         case kMachine: return QString::fromStdString(machine_name(s));

@@ -22,17 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-ParallelConfig config_of(const data::RunRecord& r) {
-  ParallelConfig c;
-  c.context_parallel_config.ring_degree = r.ring;
-  c.context_parallel_config.ulysses_degree = r.ulysses;
-  c.context_parallel_config.ulysses_anything = r.ulysses_anything;
-  c.context_parallel_config.ring_anything = r.ring_anything;
-  c.tensor_parallel_config.tp_degree = r.tp;
-  c.cfg_degree = r.cfg;
-  c.dp_degree = r.dp;
-  return c;
-}
 
 std::string machine_name(const data::HardwareFingerprint& h) {
   std::string name;
@@ -83,7 +72,7 @@ std::vector<BusbwCurve> curves_of(const std::string& machine, const std::vector<
 }  // namespace
 
 std::string plan_kind(const data::RunRecord& run) {
-  const ParallelConfig c = config_of(run);
+  const ParallelConfig c = data::parallel_config(run);
   std::vector<std::string> parts;
   const CpVariant variant = classify(c.context_parallel_config);
   if (variant != CpVariant::kNone) parts.emplace_back(display_name(variant));
@@ -158,7 +147,7 @@ Result<Figures> gather(const data::Store& store) {
       continue;
     }
     ++m.runs_compared;
-    f.points.push_back({s.id, m.label, plan_kind(r), r.model, plan_label(config_of(r)),
+    f.points.push_back({s.id, m.label, plan_kind(r), r.model, plan_label(data::parallel_config(r)),
                         r.predicted_hardware.empty() ? "unknown" : r.predicted_hardware, *r.step_ms,
                         *r.predicted_step_ms});
   }

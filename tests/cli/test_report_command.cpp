@@ -13,6 +13,7 @@
 #include <iterator>
 #include <string>
 
+#include "tests/support/temp_dir.h"
 #include "data/store.h"
 #include "tests/cli/run_cli.h"
 
@@ -21,24 +22,9 @@ using cpplan::test::run_cli;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cpplan-cli-report-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// Temp directories named cpplan-cli-report-XXXXXX.
+struct TempDir : cpplan::test::TempDir {
+  TempDir() : cpplan::test::TempDir("cpplan-cli-report-") {}
 };
 
 std::string read_file(const std::string& path) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/temp_dir.h"
 #include "cli/fingerprint.h"
 #include "costmodel/calibration.h"
 #include "data/store.h"
@@ -27,23 +28,9 @@ std::string fixture(const std::string& name) {
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cpplan-cli-store-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+// Temp directories named cpplan-cli-store-XXXXXX.
+struct TempDir : cpplan::test::TempDir {
+  TempDir() : cpplan::test::TempDir("cpplan-cli-store-") {}
 };
 
 cpplan::data::Store open_store(const std::string& path) {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/support/temp_dir.h"
 #include "data/store.h"
 
 namespace cpplan::test::store {
@@ -23,24 +24,9 @@ using data::HardwareFingerprint;
 using data::RunRecord;
 using data::Store;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cpplan-store-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// Temp directories named cpplan-store-XXXXXX.
+struct TempDir : cpplan::test::TempDir {
+  TempDir() : cpplan::test::TempDir("cpplan-store-") {}
 };
 
 inline std::string read_bytes(const fs::path& path) {

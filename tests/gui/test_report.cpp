@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
 #include "data/store.h"
 #include "gui/report/report.h"
 
@@ -31,23 +32,9 @@ namespace report = cpplan::report;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "cpplan-report-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+// Temp directories named cpplan-report-XXXXXX.
+struct TempDir : cpplan::test::TempDir {
+  TempDir() : cpplan::test::TempDir("cpplan-report-") {}
 };
 
 std::string read_file(const std::string& path) {
