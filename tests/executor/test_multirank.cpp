@@ -1,14 +1,19 @@
 // Real ranks over loopback (Gloo): every parallel plan must reproduce the single-rank run's final
 // latents, send the bytes the cost model predicts, and be recorded in the SQLite store.
-#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <map>
 
+#include "cli/fingerprint.h"
+#include "costmodel/calibration.h"
 #include "data/store.h"
 #include "executor/npy.h"
 #include "tests/executor/process.h"
+
+// Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
+#undef CHECK
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 using cpplan::test::run_process;
@@ -134,4 +139,51 @@ TEST_CASE("a file that is not a cpplan database is refused and left unchanged", 
   CHECK(p.code == 3);
   CHECK_THAT(p.err, Catch::Contains("not a cpplan database"));
   CHECK(cpplan::test::slurp(foreign.string()) == "my notes, not a database\n");
+}
+
+TEST_CASE("cpplan run predicts with this machine's probes and its latest calibration", "[executor][multirank][store]") {
+  using namespace cpplan::costmodel;
+  const std::string db = (work_dir() / "calibrated.db").string();
+  {
+    auto store = cpplan::data::Store::open(db);
+    REQUIRE(store.ok());
+    MeasurementSet m;  // a few kernels and collectives: enough for a measured model
+    m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
+    m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
+    m.collectives.push_back({Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
+    m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
+    REQUIRE(store.value().record_measurements(cpplan::cli::cpu_fingerprint(), m, "probe").ok());
+  }
+  auto run_json = [&] {
+    const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
+                                "--ring", "2", "--db", db, "--json"});
+    INFO(p.err);
+    REQUIRE(p.code == 0);
+    return json::parse(p.out);
+  };
+  json j = run_json();
+  CHECK(j["predicted"]["hardware"] == "local");
+  CHECK(j["predicted"]["calibrated"] == false);
+  CHECK(j["predicted"]["source"] == "datasheet");  // attention and memory-bound work were not probed
+  const double raw = j["predicted"]["step_ms"];
+
+  Calibration cal;  // step_ms = 5 ms flat: easy to find again
+  cal.features = {"gemm", "attention", "memory", "launch", "comm", "constant", "contention"};
+  cal.coefficients = {0, 0, 0, 0, 0, 5.0, 0};
+  cal.runs = 9;
+  cal.folds = 3;
+  {
+    auto store = cpplan::data::Store::open(db);
+    REQUIRE(store.value().record_calibration(cpplan::cli::cpu_fingerprint(), cal).ok());
+  }
+  j = run_json();
+  CHECK(j["predicted"]["hardware"] == "local (calibration v1)");
+  CHECK(j["predicted"]["calibrated"] == true);
+  CHECK(j["predicted"]["step_ms"] == Approx(5.0));
+  CHECK(j["predicted"]["uncalibrated_step_ms"] == Approx(raw));
+  auto store = cpplan::data::Store::open(db);
+  const auto runs = store.value().runs();
+  REQUIRE(runs.ok());
+  CHECK(runs.value().front().run.predicted_step_ms == Approx(5.0));
+  CHECK(runs.value().front().run.predicted_hardware == "local (calibration v1)");
 }

@@ -1,6 +1,5 @@
 // The rendezvous store: the c10d::Store semantics the Gloo groups rely on, bounded waits, and
 // where it listens: loopback for local runs, only the address asked for otherwise.
-#include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,6 +17,10 @@
 
 #include "executor/rendezvous.h"
 #include "tests/executor/process.h"
+
+// Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
+#undef CHECK
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 using cpplan::executor::connect_store;
