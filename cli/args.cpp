@@ -80,7 +80,11 @@ const Topology* resolve_topology(const Args& a, Context& ctx, int& nodes) {
 Context build_query(const Args& a, const std::string& exe, std::ostream& err) {
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
   if (!catalog) throw InvalidInput{catalog.error().message};
-  Context ctx{std::move(catalog).value(), {}, false, nullptr};
+  return build_query(a, std::move(catalog).value(), err);
+}
+
+Context build_query(const Args& a, ProfileCatalog catalog, std::ostream& err) {
+  Context ctx{std::move(catalog), {}, false, nullptr};
   Query& q = ctx.query;
   q.topology = resolve_topology(a, ctx, q.nodes);
   if (a.gpus.empty() && !q.topology) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};

@@ -9,6 +9,7 @@
 
 #include "core/plan.h"
 #include "core/profiles.h"
+#include "core/text.h"
 
 namespace cpplan::cli {
 
@@ -39,8 +40,10 @@ struct Args {
   bool topo_no_p2p = false;
 };
 
-// Bad input: the message names the flag, its value and the rule (exit code 3).
+// Bad input: the message names the flag, its value and the rule (exit code 3). It is one line:
+// control characters of the values it quotes (an argument can hold a newline) are escaped.
 struct InvalidInput {
+  explicit InvalidInput(std::string_view text) : message(printable(text)) {}
   std::string message;
 };
 
@@ -59,6 +62,8 @@ struct Context {
 
 // The catalog and the query; throws InvalidInput. `exe` locates the installed profiles.
 Context build_query(const Args& a, const std::string& exe, std::ostream& err);
+// The same on a catalog already loaded (a.profiles is not read again).
+Context build_query(const Args& a, ProfileCatalog catalog, std::ostream& err);
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Args& a);
 // A number flag in (lo, hi]; throws InvalidInput.

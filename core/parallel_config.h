@@ -3,6 +3,8 @@
 // TensorParallelConfig / ParallelConfig, plus xDiT's cfg and data degrees), see
 // shared/spec/parallelism.md. These are plain values; validity lives in planner/validate.h.
 
+#include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,8 +41,16 @@ struct ParallelConfig {
   int ring() const { return context_parallel_config.ring_degree; }
   int ulysses() const { return context_parallel_config.ulysses_degree; }
   int tp() const { return tensor_parallel_config.tp_degree; }
+  // The product of the five degrees, saturated at the limits of long long: degrees straight from
+  // the command line reach 2^17 each, whose product (2^85) does not fit.
   long long world_size() const {
-    return 1LL * ring() * ulysses() * tp() * cfg_degree * dp_degree;
+    long long w = 1;
+    for (const int d : {ring(), ulysses(), tp(), cfg_degree, dp_degree}) {
+      const bool negative = (w < 0) != (d < 0);
+      if (__builtin_mul_overflow(w, static_cast<long long>(d), &w))
+        return negative ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
+    }
+    return w;
   }
 };
 

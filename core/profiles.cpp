@@ -40,10 +40,8 @@ void read_component(Reader& r, Component& c) {
 
 }  // namespace
 
-Result<ModelProfile> load_model_profile(const std::string& path) {
-  auto parsed = parse_toml(path);
-  if (!parsed) return parsed.error();
-  const toml::table& root = *parsed;
+namespace {
+Result<ModelProfile> model_from_toml(const toml::table& root, const std::string& path) {
   std::string error;
   Reader r(root, path, "", &error);
   ModelProfile m;
@@ -151,11 +149,22 @@ Result<ModelProfile> load_model_profile(const std::string& path) {
   if (!r.ok()) return Error{error};
   return m;
 }
+}  // namespace
 
-Result<HardwareProfile> load_hardware_profile(const std::string& path) {
+Result<ModelProfile> load_model_profile(const std::string& path) {
   auto parsed = parse_toml(path);
   if (!parsed) return parsed.error();
-  const toml::table& root = *parsed;
+  return model_from_toml(*parsed, path);
+}
+
+Result<ModelProfile> parse_model_profile(std::string_view text, const std::string& path) {
+  auto parsed = detail::parse_toml_text(text, path);
+  if (!parsed) return parsed.error();
+  return model_from_toml(*parsed, path);
+}
+
+namespace {
+Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::string& path) {
   std::string error;
   Reader r(root, path, "", &error);
   HardwareProfile h;
@@ -225,6 +234,19 @@ Result<HardwareProfile> load_hardware_profile(const std::string& path) {
   if (!r.ok()) return Error{error};
   return h;
 }
+}  // namespace
+
+Result<HardwareProfile> load_hardware_profile(const std::string& path) {
+  auto parsed = parse_toml(path);
+  if (!parsed) return parsed.error();
+  return hardware_from_toml(*parsed, path);
+}
+
+Result<HardwareProfile> parse_hardware_profile(std::string_view text, const std::string& path) {
+  auto parsed = detail::parse_toml_text(text, path);
+  if (!parsed) return parsed.error();
+  return hardware_from_toml(*parsed, path);
+}
 
 namespace {
 template <class P, class F>
@@ -265,8 +287,8 @@ Result<const P*> find_or_suggest(const std::deque<P>& all, std::string_view name
   const auto names = names_of(all);
   const auto near = closest_names(name, names);
   if (!near.empty())
-    return Error{fmt::format("{} = {}: unknown profile; did you mean {}?", flag, name, join_or(near))};
-  return Error{fmt::format("{} = {}: unknown profile; known: {}", flag, name, join_or(names))};
+    return Error{fmt::format("{} = {}: unknown profile; did you mean {}?", flag, printable(name), join_or(near))};
+  return Error{fmt::format("{} = {}: unknown profile; known: {}", flag, printable(name), join_or(names))};
 }
 }  // namespace
 
@@ -289,7 +311,7 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
 Result<bool> ProfileCatalog::check_hardware(const Topology& t) const {
   if (find_hardware(t.hardware)) return true;
   const auto near = closest_names(t.hardware, hardware_names());
-  return Error{fmt::format("{}: hardware = \"{}\": {}", t.source, t.hardware,
+  return Error{fmt::format("{}: hardware = \"{}\": {}", t.source, printable(t.hardware),
                            near.empty() ? fmt::format("unknown hardware profile; known: {}", join_or(hardware_names()))
                                         : fmt::format("unknown hardware profile; did you mean {}?", join_or(near)))};
 }

@@ -18,6 +18,9 @@ namespace cpplan {
 // the file's stem so that names and files cannot disagree.
 Result<ModelProfile> load_model_profile(const std::string& path);
 Result<HardwareProfile> load_hardware_profile(const std::string& path);
+// The same on a file's text already read; `path` names it in messages and gives the stem.
+Result<ModelProfile> parse_model_profile(std::string_view text, const std::string& path);
+Result<HardwareProfile> parse_hardware_profile(std::string_view text, const std::string& path);
 
 // All profiles of a search path. Each directory holds models/*.toml, hardware/*.toml and
 // topologies/*.toml; a later directory's profile replaces an earlier one of the same name.

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace cpplan {
 
 namespace {
@@ -29,7 +31,7 @@ Result<Resolution> parse_resolution(std::string_view text) {
   Resolution r;
   if (x == std::string_view::npos || !parse_int(text.substr(0, x), r.width) ||
       !parse_int(text.substr(x + 1), r.height)) {
-    return Error{fmt::format("--res = {}: must be WIDTHxHEIGHT in pixels, e.g. 1024x1024", text)};
+    return Error{fmt::format("--res = {}: must be WIDTHxHEIGHT in pixels, e.g. 1024x1024", printable(text))};
   }
   if (r.width <= 0 || r.height <= 0)
     return Error{fmt::format("--res = {}: width and height must be positive", text)};

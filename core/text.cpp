@@ -1,6 +1,7 @@
 #include "core/text.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <numeric>
 
 namespace cpplan {
@@ -44,6 +45,49 @@ std::string join_or(const std::vector<std::string>& items) {
     out += items[i];
   }
   return out;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
+}
+
+std::size_t find_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    // Lead byte: sequence length and the allowed range of the second byte (Unicode table 3-7).
+    int length = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) length = 2;
+    else if (b == 0xe0) length = 3, lo = 0xa0;
+    else if (b == 0xed) length = 3, hi = 0x9f;  // no surrogates
+    else if (b >= 0xe1 && b <= 0xef) length = 3;
+    else if (b == 0xf0) length = 4, lo = 0x90;
+    else if (b == 0xf4) length = 4, hi = 0x8f;  // nothing above U+10FFFF
+    else if (b >= 0xf1 && b <= 0xf3) length = 4;
+    else return i;
+    if (i + length > text.size()) return i;
+    for (int k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xbf)) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace cpplan

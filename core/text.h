@@ -18,4 +18,12 @@ std::vector<std::string> closest_names(std::string_view name, const std::vector<
 // "a, b or c"
 std::string join_or(const std::vector<std::string>& items);
 
+// `text` fit to echo in a one-line message: control characters as C escapes (\n, \t, \x1b), so
+// that input quoted in an error can neither break its line nor drive the terminal.
+std::string printable(std::string_view text);
+
+// Index of the first byte that does not start a well-formed UTF-8 sequence (overlong forms,
+// surrogates and code points above U+10FFFF are ill-formed, as in TOML); npos when all is well.
+std::size_t find_invalid_utf8(std::string_view text);
+
 }  // namespace cpplan

@@ -28,7 +28,8 @@ class Reader {
 
   void fail(std::string_view key, std::string_view value, std::string_view rule) {
     if (!ok()) return;
-    *error_ = fmt::format("{}: {} = {}: {}", file_, field(key), value, rule);
+    // Keys and values are the file's: escaped, so that the message stays one line.
+    *error_ = printable(fmt::format("{}: {} = {}: {}", file_, field(key), value, rule));
   }
 
   // Rejects keys outside `allowed`, suggesting the closest one (catches typos in hand edits).
@@ -164,8 +165,19 @@ inline Result<toml::table> parse_toml(const std::string& path) {
   try {
     return toml::parse_file(path);
   } catch (const toml::parse_error& e) {
+    // toml++ quotes the offending characters raw ("saw '<newline>'").
     return Error{fmt::format("{}:{}:{}: invalid TOML: {}", path, e.source().begin.line,
-                             e.source().begin.column, e.description())};
+                             e.source().begin.column, printable(e.description()))};
+  }
+}
+
+// The same for a file's text already read; `path` names it in messages.
+inline Result<toml::table> parse_toml_text(std::string_view text, const std::string& path) {
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", path, e.source().begin.line,
+                             e.source().begin.column, printable(e.description()))};
   }
 }
 

@@ -241,10 +241,8 @@ void check_graph(Reader& r, const Topology& t) {
 
 }  // namespace
 
-Result<Topology> load_topology(const std::string& path) {
-  auto parsed = detail::parse_toml(path);
-  if (!parsed) return parsed.error();
-  const toml::table& root = *parsed;
+namespace {
+Result<Topology> topology_from_toml(const toml::table& root, const std::string& path) {
   std::string error;
   Reader r(root, path, "", &error);
   Topology t;
@@ -272,6 +270,19 @@ Result<Topology> load_topology(const std::string& path) {
   if (!r.ok()) return Error{error};
   return t;
 }
+}  // namespace
+
+Result<Topology> load_topology(const std::string& path) {
+  auto parsed = detail::parse_toml(path);
+  if (!parsed) return parsed.error();
+  return topology_from_toml(*parsed, path);
+}
+
+Result<Topology> parse_topology(std::string_view text, const std::string& path) {
+  auto parsed = detail::parse_toml_text(text, path);
+  if (!parsed) return parsed.error();
+  return topology_from_toml(*parsed, path);
+}
 
 namespace {
 
@@ -280,11 +291,15 @@ std::string range_name(const std::string& prefix, int first, int last) {
   return first == last ? fmt::format("{}{}", prefix, first) : fmt::format("{}{{{}..{}}}", prefix, first, last);
 }
 
+// A TOML basic string: quotes, backslashes and control characters escaped (TOML forbids the
+// latter raw; an imported NIC name or a loaded device name may hold them).
 std::string toml_string(std::string_view text) {
   std::string s = "\"";
   for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') s += '\\';
-    s += c;
+    if (u < 0x20 || u == 0x7f) s += fmt::format("\\u{:04x}", u);
+    else s += c;
   }
   return s + "\"";
 }
@@ -312,8 +327,8 @@ std::string to_toml(const Topology& t) {
           break;
         ++j;
       }
-    s += fmt::format("\n[[devices]]\nname = \"{}\"\nkind = \"{}\"\n",
-                     first >= 0 ? range_name(prefix, first, first + static_cast<int>(j - i) - 1) : d.name,
+    s += fmt::format("\n[[devices]]\nname = {}\nkind = \"{}\"\n",
+                     toml_string(first >= 0 ? range_name(prefix, first, first + static_cast<int>(j - i) - 1) : d.name),
                      to_string(d.kind));
     if (d.kind == DeviceKind::kNic) s += fmt::format("bandwidth_gbps = {}\n", d.bandwidth_gbps);
     if (!d.p2p) s += "p2p = false\n";
@@ -347,8 +362,8 @@ std::string to_toml(const Topology& t) {
     const int count = static_cast<int>(j - i);
     const std::string from = count > 1 ? range_name(fp, f0, f0 + count - 1) : t.devices[l.from].name;
     const std::string to = count > 1 && !broadcast ? range_name(tp, t0, t0 + count - 1) : t.devices[l.to].name;
-    s += fmt::format("\n[[links]]\nfrom = \"{}\"\nto = \"{}\"\nkind = \"{}\"\nbandwidth_gbps = {}\nlatency_us = {}\n", from,
-                     to, to_string(l.type), l.bandwidth_gbps, l.latency_us);
+    s += fmt::format("\n[[links]]\nfrom = {}\nto = {}\nkind = \"{}\"\nbandwidth_gbps = {}\nlatency_us = {}\n",
+                     toml_string(from), toml_string(to), to_string(l.type), l.bandwidth_gbps, l.latency_us);
     i = j;
   }
   if (torus)

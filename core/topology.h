@@ -80,6 +80,8 @@ struct Topology {
 // Parses and validates one file (docs/topology.md). Errors name the file, the dotted field, its
 // value and the rule. The hardware name is checked by ProfileCatalog (core/profiles.h).
 Result<Topology> load_topology(const std::string& path);
+// The same on a file's text already read; `path` names it in messages and gives the stem.
+Result<Topology> parse_topology(std::string_view text, const std::string& path);
 
 // "gpu{0..7}" -> gpu0 .. gpu7; a name without braces is itself. Empty on a malformed range.
 std::vector<std::string> expand_names(std::string_view pattern);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/text.h"
+
 namespace cpplan {
 
 namespace {
@@ -69,9 +71,12 @@ int find_root(std::vector<int>& parent, int v) {
   return v;
 }
 
-}  // namespace
-
-Result<Topology> import_nvidia_smi_topo(std::string_view raw, const std::string& file, const TopoImportOptions& o) {
+Result<Topology> import_matrix(std::string_view raw, const std::string& file, const TopoImportOptions& o) {
+  // Names (NICs) end up in a TOML file, which must be UTF-8; nvidia-smi writes ASCII.
+  if (const auto bad = find_invalid_utf8(raw); bad != std::string_view::npos)
+    return Error{fmt::format("{}:{}: byte 0x{:02x} is not UTF-8 text: not the output of nvidia-smi topo -m", file,
+                             1 + std::count(raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(bad), '\n'),
+                             static_cast<unsigned char>(raw[bad]))};
   const std::string text = strip_ansi(raw);
   std::vector<std::string_view> lines;
   for (std::size_t start = 0; start <= text.size();) {
@@ -305,6 +310,15 @@ Result<Topology> import_nvidia_smi_topo(std::string_view raw, const std::string&
                               nvlink_text, cpus.size(), cpus.size() == 1 ? "" : "s", nics.size(),
                               nics.size() == 1 ? "" : "s",
                               nic_text.empty() ? "" : fmt::format(" ({})", fmt::join(nic_text, ", ")));
+  return t;
+}
+
+}  // namespace
+
+Result<Topology> import_nvidia_smi_topo(std::string_view raw, const std::string& file, const TopoImportOptions& o) {
+  auto t = import_matrix(raw, file, o);
+  // Messages quote the matrix's tokens, which may hold control characters: keep them one line.
+  if (!t) return Error{printable(t.error().message)};
   return t;
 }
 

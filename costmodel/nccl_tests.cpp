@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "core/text.h"
+
 namespace cpplan::costmodel {
 
 namespace {
@@ -307,6 +309,9 @@ Result<bool> parse_json(std::string_view text, const std::string& file, Parsed& 
     const std::size_t byte = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(byte), '\n');
     return Error{fmt::format("{}:{}: not valid JSON: {}", file, line, e.what())};
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range.406: a number too large for a double ("1e999")
+    return Error{fmt::format("{}: not valid JSON: {}", file, e.what())};
   }
   if (!doc.is_object()) return Error{fmt::format("{}: the JSON is not an object with results[]", file)};
   json_header(doc, file, p, 0);
@@ -388,8 +393,9 @@ std::optional<Collective> collective_from_nccl_test(std::string_view test) {
   return std::nullopt;
 }
 
-Result<NcclTestsFile> parse_nccl_tests_file(std::string_view text, std::string_view file_name,
-                                            const NcclTestsOptions& options) {
+namespace {
+
+Result<NcclTestsFile> parse_file(std::string_view text, std::string_view file_name, const NcclTestsOptions& options) {
   const std::string file(file_name);
   Parsed p;
   const std::string_view body = trim(text);
@@ -466,6 +472,16 @@ Result<NcclTestsFile> parse_nccl_tests_file(std::string_view text, std::string_v
     out.samples.push_back(s);
   }
   return out;
+}
+
+}  // namespace
+
+Result<NcclTestsFile> parse_nccl_tests_file(std::string_view text, std::string_view file_name,
+                                            const NcclTestsOptions& options) {
+  auto parsed = parse_file(text, file_name, options);
+  // Messages quote the file's tokens and keys, which may hold control characters: one line.
+  if (!parsed) return Error{printable(parsed.error().message)};
+  return parsed;
 }
 
 Result<std::vector<CollectiveSample>> parse_nccl_tests(std::string_view text, std::string_view file_name,

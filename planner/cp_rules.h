@@ -28,7 +28,7 @@ const std::vector<const CpRules*>& all_cp_rules();
 namespace rules {
 // `degree_name = degree: must divide image tokens = S` (and text tokens when the model's CP
 // plan splits text too).
-void require_even_split(const Query& q, std::string_view degree_name, int degree, std::vector<std::string>& reasons);
+void require_even_split(const Query& q, std::string_view degree_name, long long degree, std::vector<std::string>& reasons);
 // The Ulysses head rule: (heads / tp_degree) % ulysses_degree == 0.
 void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons);
 // Ring needs the attention kernel's log-sum-exp.

@@ -4,7 +4,7 @@
 
 namespace cpplan::planner::rules {
 
-void require_even_split(const Query& q, std::string_view name, int degree, std::vector<std::string>& reasons) {
+void require_even_split(const Query& q, std::string_view name, long long degree, std::vector<std::string>& reasons) {
   if (degree <= 1) return;
   const Sequence& s = q.sequence;
   if (s.image_tokens % degree != 0)

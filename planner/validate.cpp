@@ -1,6 +1,8 @@
 #include "planner/validate.h"
 
 #include <fmt/format.h>
+#include <limits>
+#include <string>
 
 #include "planner/cp_rules.h"
 
@@ -46,10 +48,10 @@ std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
   degrees_at_least_one(c, reasons);
   if (!reasons.empty()) return reasons;  // the other rules divide by the degrees
 
-  if (c.world_size() != q.gpus)
+  if (const long long world = c.world_size(); world != q.gpus)
     reasons.push_back(fmt::format(
         "ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = {}: must equal the GPU count {}",
-        c.world_size(), q.gpus));
+        world == std::numeric_limits<long long>::max() ? "more than 2^63" : std::to_string(world), q.gpus));
   const ContextParallelConfig& cp = c.context_parallel_config;
   if (cp.ulysses_anything && cp.ring_anything)
     reasons.push_back("ulysses_anything and ring_anything: mutually exclusive; choose one");

@@ -25,7 +25,7 @@ class UlyssesAnythingRules final : public CpRules {
     if (t < 1 || q.model->heads % t != 0) return;  // the TP rule reports it
     const int heads = q.model->heads / t;
     const int pad = (u - heads % u) % u;
-    if (pad * u >= heads + pad)
+    if (1LL * pad * u >= heads + pad)  // u reaches 2^17: pad * u overflows an int
       reasons.push_back(fmt::format(
           "ulysses_degree = {}: ulysses_anything pads {} heads{} to {}, and the padding {} must be less than one "
           "rank's share {} / {} = {}",

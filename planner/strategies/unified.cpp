@@ -11,7 +11,8 @@ class UnifiedRules final : public CpRules {
   CpVariant variant() const override { return CpVariant::kUnified; }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses > 1; }
   void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
-    rules::require_even_split(q, "ring_degree x ulysses_degree", c.ring() * c.ulysses(), reasons);
+    // In long long: `cpplan check` passes degrees up to 2^17 each before the world size is checked.
+    rules::require_even_split(q, "ring_degree x ulysses_degree", 1LL * c.ring() * c.ulysses(), reasons);
     rules::require_heads_divisible(q, c, reasons);
     rules::require_lse_backend(q, c, reasons);
   }

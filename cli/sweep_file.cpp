@@ -1,0 +1,257 @@
+#include "cli/sweep_file.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/text.h"
+#include "costmodel/cost_model.h"
+#include "planner/planner.h"
+
+namespace cpplan::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string toml_text(const toml::node& n) {
+  std::ostringstream s;
+  if (n.is_string()) s << '"' << n.as_string()->get() << '"';
+  else if (n.is_integer()) s << n.as_integer()->get();
+  else if (n.is_boolean()) s << (n.as_boolean()->get() ? "true" : "false");
+  else s << "...";
+  return s.str();
+}
+
+std::string where(const std::string& path, const toml::node& n) {
+  return fmt::format("{}:{}", path, n.source().begin.line);
+}
+
+std::vector<std::string> plan_flags(const ParallelConfig& c) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  std::vector<std::string> f;
+  auto degree = [&](const char* flag, int v) {
+    if (v != 1) f.insert(f.end(), {flag, std::to_string(v)});
+  };
+  degree("--ring", cp.ring_degree);
+  degree("--ulysses", cp.ulysses_degree);
+  degree("--tp", c.tp());
+  degree("--cfg", c.cfg_degree);
+  degree("--dp", c.dp_degree);
+  if (cp.ulysses_anything) f.emplace_back("--ulysses-anything");
+  if (cp.ring_anything) f.emplace_back("--ring-anything");
+  if (cp.rotate_method != RotateMethod::kAllGather) f.insert(f.end(), {"--rotate-method", std::string(to_string(cp.rotate_method))});
+  return f;
+}
+
+// Reads `plans` entries given as tables: { ring = 2, ulysses = 1, tp = 1, cfg = 1, dp = 1,
+// ulysses_anything = false, ring_anything = false, rotate_method = "allgather" }.
+Result<ParallelConfig> plan_from_table(const toml::table& t, const std::string& path) {
+  ParallelConfig c;
+  auto& cp = c.context_parallel_config;
+  for (const auto& [key, value] : t) {
+    const std::string k(key.str());
+    const toml::node& node = value;  // a structured binding cannot be captured before clang 16
+    auto integer = [&](int& out) -> std::optional<Error> {
+      if (!node.is_integer() || node.as_integer()->get() < 1 || node.as_integer()->get() > 1 << 17)
+        return Error{fmt::format("{}: plans.{} = {}: must be a positive integer", where(path, node), k, toml_text(node))};
+      out = static_cast<int>(node.as_integer()->get());
+      return std::nullopt;
+    };
+    std::optional<Error> e;
+    if (k == "ring") e = integer(cp.ring_degree);
+    else if (k == "ulysses") e = integer(cp.ulysses_degree);
+    else if (k == "tp") e = integer(c.tensor_parallel_config.tp_degree);
+    else if (k == "cfg") e = integer(c.cfg_degree);
+    else if (k == "dp") e = integer(c.dp_degree);
+    else if (k == "ulysses_anything" && node.is_boolean()) cp.ulysses_anything = node.as_boolean()->get();
+    else if (k == "ring_anything" && node.is_boolean()) cp.ring_anything = node.as_boolean()->get();
+    else if (k == "rotate_method" && node.is_string() && rotate_method_from_string(node.as_string()->get()))
+      cp.rotate_method = *rotate_method_from_string(node.as_string()->get());
+    else
+      e = Error{fmt::format("{}: plans.{} = {}: unknown field or wrong type (ring, ulysses, tp, cfg, dp: integers; "
+                            "ulysses_anything, ring_anything: booleans; rotate_method: allgather or p2p)",
+                            where(path, node), k, toml_text(node))};
+    if (e) return *e;
+  }
+  if (c.world_size() > 1 << 17)  // SweepRun::gpus is an int, and no plan spans more GPUs
+    return Error{fmt::format("{}: plans: {}: the product of the degrees must be at most {} GPUs", where(path, t),
+                             plan_label(c), 1 << 17)};
+  return c;
+}
+
+}  // namespace
+
+Result<std::vector<SweepRun>> load_sweep(const std::string& path, const ProfileCatalog& catalog) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return Error{fmt::format("{}: not a readable file", path)};
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return Error{fmt::format("{}: not a readable file", path)};
+  return parse_sweep(text.str(), path, catalog);
+}
+
+namespace {
+
+Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& path, const ProfileCatalog& catalog) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Error{fmt::format("{}:{}: invalid TOML: {}", path, e.source().begin.line, e.description())};
+  }
+  const std::set<std::string> known = {"models", "resolutions", "frames", "gpus", "steps", "warmup", "seed", "plans", "hardware"};
+  for (const auto& [key, node] : root)
+    if (!known.count(std::string(key.str())))
+      return Error{fmt::format("{}: {}: unknown field (models, resolutions, frames, gpus, steps, warmup, seed, plans, hardware)",
+                               where(path, node), key.str())};
+  auto strings = [&](const char* key, bool required) -> Result<std::vector<std::string>> {
+    std::vector<std::string> out;
+    const toml::node* n = root.get(key);
+    if (!n) {
+      if (required) return Error{fmt::format("{}: {}: required", path, key)};
+      return out;
+    }
+    if (!n->is_array()) return Error{fmt::format("{}: {} = {}: must be an array of strings", where(path, *n), key, toml_text(*n))};
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_string()) return Error{fmt::format("{}: {}: every entry must be a string", where(path, e), key)};
+      out.push_back(e.as_string()->get());
+    }
+    if (out.empty()) return Error{fmt::format("{}: {}: must not be empty", where(path, *n), key)};
+    return out;
+  };
+  auto integers = [&](const char* key, long long lo, long long hi) -> Result<std::vector<int>> {
+    std::vector<int> out;
+    const toml::node* n = root.get(key);
+    if (!n) return out;
+    if (!n->is_array()) return Error{fmt::format("{}: {}: must be an array of integers", where(path, *n), key)};
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_integer() || e.as_integer()->get() < lo || e.as_integer()->get() > hi)
+        return Error{fmt::format("{}: {} = {}: every entry must be an integer between {} and {}", where(path, e), key,
+                                 toml_text(e), lo, hi)};
+      out.push_back(static_cast<int>(e.as_integer()->get()));
+    }
+    return out;
+  };
+  auto integer = [&](const char* key, int fallback, long long lo, long long hi) -> Result<int> {
+    const toml::node* n = root.get(key);
+    if (!n) return fallback;
+    if (!n->is_integer() || n->as_integer()->get() < lo || n->as_integer()->get() > hi)
+      return Error{fmt::format("{}: {} = {}: must be an integer between {} and {}", where(path, *n), key, toml_text(*n), lo, hi)};
+    return static_cast<int>(n->as_integer()->get());
+  };
+  auto models = strings("models", true);
+  if (!models) return models.error();
+  auto resolutions = strings("resolutions", false);
+  if (!resolutions) return resolutions.error();
+  auto frames = integers("frames", 1, 2049);
+  if (!frames) return frames.error();
+  auto gpus = integers("gpus", 1, 1 << 17);
+  if (!gpus) return gpus.error();
+  auto steps = integer("steps", 10, 1, 100000);
+  if (!steps) return steps.error();
+  auto warmup = integer("warmup", 2, 0, 1000);
+  if (!warmup) return warmup.error();
+  auto seed = integer("seed", 0, 0, 1 << 30);
+  if (!seed) return seed.error();
+
+  // plans: "all", "top K", or an array of plan tables
+  enum class Mode { kAll, kTop, kList } mode = Mode::kAll;
+  int top = 0;
+  std::vector<ParallelConfig> listed;
+  if (const toml::node* n = root.get("plans")) {
+    if (n->is_string()) {
+      const std::string s = n->as_string()->get();
+      if (s == "all") mode = Mode::kAll;
+      else if (s.rfind("top ", 0) == 0 && std::sscanf(s.c_str() + 4, "%d", &top) == 1 && top > 0) mode = Mode::kTop;
+      else return Error{fmt::format("{}: plans = \"{}\": must be \"all\", \"top K\" or an array of plan tables", where(path, *n), s)};
+    } else if (n->is_array()) {
+      mode = Mode::kList;
+      for (const auto& e : *n->as_array()) {
+        if (!e.is_table()) return Error{fmt::format("{}: plans: every entry must be a table like {{ ring = 2 }}", where(path, e))};
+        auto c = plan_from_table(*e.as_table(), path);
+        if (!c) return c.error();
+        listed.push_back(*c);
+      }
+    } else {
+      return Error{fmt::format("{}: plans: must be \"all\", \"top K\" or an array of plan tables", where(path, *n))};
+    }
+  }
+  if (mode != Mode::kList && gpus->empty()) return Error{fmt::format("{}: gpus: required with plans = \"all\" or \"top K\"", path)};
+
+  std::vector<SweepRun> runs;
+  for (const std::string& name : *models) {
+    auto model = catalog.model(name);
+    if (!model) return Error{fmt::format("{}: models: {}", path, model.error().message)};
+    const ModelProfile& m = **model;
+    std::vector<std::string> sizes = *resolutions;
+    if (sizes.empty()) sizes.push_back(fmt::format("{}x{}", m.default_width, m.default_height));
+    std::vector<int> frame_counts = *frames;
+    if (frame_counts.empty()) frame_counts.push_back(m.default_frames);
+    for (const std::string& size : sizes)
+      for (int f : frame_counts) {
+        auto res = parse_resolution(size);
+        if (!res) return Error{fmt::format("{}: resolutions: {}", path, res.error().message)};
+        auto seq = compute_sequence(m, *res, f, m.text_tokens);
+        if (!seq) return Error{fmt::format("{}: {}", path, seq.error().message)};
+        Query q;
+        q.model = &m;
+        q.hardware = catalog.find_hardware("h100-sxm");
+        q.resolution = *res;
+        q.frames = f;
+        q.steps = *steps;
+        q.sequence = *seq;
+        std::vector<ParallelConfig> configs;
+        if (mode == Mode::kList) {
+          configs = listed;
+        } else {
+          const costmodel::DatasheetModel hw(*q.hardware);
+          const costmodel::CostModel cost(hw);
+          for (int g : *gpus) {
+            q.gpus = g;
+            const auto report = planner::Planner(cost).plan(q, {.allow_anything = true, .keep_invalid = false});
+            int taken = 0;
+            for (const auto& p : report.plans) {
+              if (mode == Mode::kTop && taken++ >= top) break;
+              configs.push_back(p.plan.config);
+            }
+          }
+        }
+        for (const ParallelConfig& c : configs) {
+          SweepRun r;
+          r.model = m.name;
+          r.resolution = size;
+          r.size = *res;
+          r.frames = f;
+          r.gpus = static_cast<int>(c.world_size());
+          r.steps = *steps;
+          r.seed = *seed;
+          r.config = c;
+          r.plan_flags = plan_flags(c);
+          r.label = plan_label(c);
+          r.run_args = {"--model", m.name, "--res", size, "--frames", std::to_string(f), "--steps", std::to_string(*steps),
+                        "--warmup", std::to_string(*warmup), "--seed", std::to_string(*seed)};
+          r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
+          runs.push_back(std::move(r));
+        }
+      }
+  }
+  return runs;
+}
+
+}  // namespace
+
+Result<std::vector<SweepRun>> parse_sweep(std::string_view text, const std::string& path, const ProfileCatalog& catalog) {
+  auto runs = expand(text, path, catalog);
+  // Messages quote the file's keys and values, which may hold control characters: one line.
+  if (!runs) return Error{printable(runs.error().message)};
+  return runs;
+}
+
+}  // namespace cpplan::cli
