@@ -76,9 +76,11 @@ for t in "${targets[@]}"; do
   line="$t: ${runs:-?} executions in $seconds s, ${per_second:-?} exec/s, corpus ${corp:-?} (inputs/size), coverage ${cov:-?} edges, ${ft:-?} features; $result"
   echo "fuzz: $line"
   row="| \`$t\` | $date | $cores | $seconds | ${runs:-?} | ${per_second:-?} | ${corp:-?} | ${cov:-?} | ${ft:-?} | $result |"
+  # Replace the target's row of the figures table (the other tables have rows of the same name).
   awk -v t="| \`$t\` |" -v row="$row" -v cpu="$cpu" '
-    index($0, t) == 1 { print row; done = 1; next }
-    /^<!-- fuzz.sh rows end -->/ && !done { print row; done = 1 }
+    /^\| target \| date/ { figures = 1 }
+    figures && index($0, t) == 1 { print row; done = 1; next }
+    /^<!-- fuzz.sh rows end -->/ { if (!done) print row; done = 1; figures = 0 }
     /^Machine of the last run: / { print "Machine of the last run: " cpu; next }
     { print }' docs/fuzzing.md >docs/fuzzing.md.new && mv docs/fuzzing.md.new docs/fuzzing.md
   if [ "${FUZZ_MERGE:-0}" = 1 ] && [ "$rc" -eq 0 ]; then
