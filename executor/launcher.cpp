@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -33,7 +34,7 @@ std::string describe_exit(int rank, int status) {
 // fork + execve of `argv` with `env`; with `stdout_path`, the child's stdout goes to that file
 // and its stderr is discarded. The child dies with this process.
 pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-            const std::string* stdout_path = nullptr) {
+            const std::string* stdout_path = nullptr, const cpu_set_t* cpus = nullptr) {
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -49,10 +50,33 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
       _exit(126);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    if (cpus) sched_setaffinity(0, sizeof(cpu_set_t), cpus);  // before exec: every thread inherits it
     execve(args[0], args.data(), envp.data());
     _exit(127);
   }
   return pid;
+}
+
+// The cores of each of `nproc` local ranks: disjoint equal shares of the cores this process may
+// run on, in order, when there are at least as many cores as ranks and CPPLAN_CPU_BIND is not
+// "none"; else none (the kernel schedules freely). A rank that keeps its cores keeps its caches
+// and is not preempted by its peers: on 2 cores, Ulysses 2 ranged 29-43 ms per step unbound.
+std::vector<cpu_set_t> rank_cpu_sets(int nproc) {
+  const char* bind = std::getenv("CPPLAN_CPU_BIND");
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if ((bind && std::string(bind) == "none") || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  const int share = static_cast<int>(cores.size()) / std::max(1, nproc);
+  if (share < 1) return {};
+  std::vector<cpu_set_t> sets(nproc);
+  for (int r = 0; r < nproc; ++r) {
+    CPU_ZERO(&sets[r]);
+    for (int i = 0; i < share; ++i) CPU_SET(cores[r * share + i], &sets[r]);
+  }
+  return sets;
 }
 
 std::vector<std::string> current_environment() {
@@ -110,11 +134,13 @@ LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, cons
   g_signal = 0;
 
   std::vector<pid_t> pids(nproc, -1);
+  const std::vector<cpu_set_t> cpus = rank_cpu_sets(nproc);
   for (int r = 0; r < nproc; ++r) {
     auto env = base;
     env.push_back("RANK=" + std::to_string(r));
     env.push_back("LOCAL_RANK=" + std::to_string(r));
-    pids[r] = spawn(argv, env);
+    if (!cpus.empty()) env.push_back("CPPLAN_RANK_CORES=" + std::to_string(CPU_COUNT(&cpus[r])));
+    pids[r] = spawn(argv, env, nullptr, cpus.empty() ? nullptr : &cpus[r]);
   }
 
   LaunchOutcome outcome;

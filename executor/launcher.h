@@ -2,7 +2,8 @@
 // Starts N local ranks of a command (fork + exec with an argv: no shell sees user strings), with
 // the standard rendezvous variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 // MASTER_ADDR=127.0.0.1, MASTER_PORT), forwards SIGINT/SIGTERM, and ends every rank as soon as
-// one fails.
+// one fails. With at least as many cores as ranks, each rank is bound to its own equal share of
+// them (CPPLAN_RANK_CORES tells it how many; CPPLAN_CPU_BIND=none leaves them unbound).
 
 #include <string>
 #include <vector>

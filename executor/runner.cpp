@@ -43,6 +43,10 @@ int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
 }  // namespace
 
 void share_cpu_threads(int local_ranks) {
+  if (const char* bound = std::getenv("CPPLAN_RANK_CORES")) {  // our launcher gave this rank its own cores
+    at::set_num_threads(std::max(1, std::atoi(bound)));
+    return;
+  }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(std::max(1, cores / std::max(1, local_ranks)));
 }

@@ -44,7 +44,8 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
 
 // CPU threads for one of `local_ranks` ranks sharing this host's cores: an equal share, at least
 // one (what torchrun's OMP_NUM_THREADS default aims at; without it every rank spawns a thread
-// per core and they fight). Applied to LibTorch's intra-op pool.
+// per core and they fight); the cores our launcher bound the rank to (CPPLAN_RANK_CORES) when it
+// did. Applied to LibTorch's intra-op pool.
 void share_cpu_threads(int local_ranks);
 
 // Token split of `length` over `parts` ranks: even when it divides, else the first
