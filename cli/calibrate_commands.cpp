@@ -248,6 +248,7 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
              c.runs, hw.key(), c.folds, *version);
   fmt::print(out, "  held-out MAPE {:.1f}% -> {:.1f}%, Spearman rank correlation {:.3f} -> {:.3f}\n", c.mape_before * 100,
              c.mape_after * 100, c.rank_corr_before, c.rank_corr_after);
+  fmt::print(out, "  shrinkage toward the measured model {:.3g} (chosen by cross-validation)\n", c.shrinkage);
   for (std::size_t i = 0; i < c.features.size(); ++i) fmt::print(out, "  {:<16} x {:.4g}\n", c.features[i], c.coefficients[i]);
   return kExitOk;
 }

@@ -19,6 +19,9 @@ struct Calibration {
   int folds = 0;                        // k of the cross-validation
   double mape_before = 0, mape_after = 0;          // held-out, fraction (0.1 = 10%)
   double rank_corr_before = 0, rank_corr_after = 0; // Spearman, held-out
+  // How far the fit was pulled toward the measured model (each term x 1), chosen by
+  // cross-validation; fit-time information, not stored.
+  double shrinkage = 0;
 };
 
 }  // namespace cpplan::costmodel
@@ -49,8 +52,10 @@ struct Observation {
 };
 
 // Non-negative least squares on relative error (each row divided by its measurement, so the fit
-// minimises what MAPE measures), scored by k-fold cross-validation: every run is predicted by a
-// fit that did not see it. Fills coefficients (fitted to all runs), runs, folds and the metrics.
+// minimises what MAPE measures), shrunk toward the measured model by a strength chosen by k-fold
+// cross-validation, and scored by nested k-fold cross-validation: every run is predicted by a fit
+// (and a shrinkage choice) that did not see it. Fills coefficients (fitted to all runs),
+// shrinkage, runs, folds and the metrics.
 Calibration fit_calibration(const std::vector<Observation>& runs, int folds);
 
 // Mean absolute percentage error (fraction) and Spearman rank correlation.

@@ -3,12 +3,13 @@
 # flux-tiny at 128, 192 and 256 px (single rank, Ring 2, Ulysses 2), calibrate on those runs,
 # then predict and measure the same plans at 160, 224 and 320 px (never seen by the fit) and
 # report MAPE and whether the predicted best plan is the measured best. Rewrites docs/accuracy.md.
-# Usage: scripts/accuracy.sh [path/to/cpplan]
+# Usage: scripts/accuracy.sh [path/to/cpplan]; CPPLAN_ACCURACY_KEEP=DIR keeps the database and CSVs there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cpplan=${1:-build/cli/cpplan}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+keep=${CPPLAN_ACCURACY_KEEP:-}
+trap 'if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$work"/. "$keep"/; fi; rm -rf "$work"' EXIT
 db="$work/accuracy.db"
 steps=30
 

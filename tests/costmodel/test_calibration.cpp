@@ -74,3 +74,29 @@ TEST_CASE("an empty calibration leaves the prediction as it is", "[costmodel][ca
   p.step_ms = 12.5;
   CHECK(calibrated_step_ms(Calibration{}, p, 0) == 12.5);
 }
+
+TEST_CASE("with few noisy runs of collinear terms the fit shrinks toward the measured model", "[costmodel][calibration]") {
+  // Nine runs whose terms move together (as GEMM and attention do over a few sizes of one model)
+  // and a truth close to the raw model: plain NNLS trades the terms for one another on the noise;
+  // cross-validation chooses to shrink, keeps every term, and beats the raw model on held-out runs.
+  std::mt19937 gen(11);
+  std::normal_distribution<double> jitter(0.0, 0.08);
+  std::vector<Observation> runs;
+  for (int i = 0; i < 9; ++i) {
+    const double size = 1.0 + i % 3;  // three sizes
+    Observation o;
+    o.features = {4.0 * size * size, 1.0 * size * size * size * 0.9, 0.2 * size, 0.5, (i / 3) * 0.8 * size, 1.0, 0.0};
+    double truth = 0;
+    for (int j = 0; j < 5; ++j) truth += 1.1 * o.features[j];
+    o.predicted_ms = o.features[0] + o.features[1] + o.features[2] + o.features[3] + o.features[4];
+    o.measured_ms = truth * (1.0 + jitter(gen));
+    runs.push_back(o);
+  }
+  const Calibration c = fit_calibration(runs, 3);
+  CHECK(c.shrinkage > 0);
+  for (int j = 0; j < 5; ++j) {
+    INFO("coefficient " << c.features[j]);
+    CHECK(c.coefficients[j] > 0.3);  // no term traded away entirely
+  }
+  CHECK(c.mape_after < c.mape_before);
+}
