@@ -57,10 +57,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   return pid;
 }
 
-// The cores of each of `nproc` local ranks: disjoint equal shares of the cores this process may
-// run on, in order, when there are at least as many cores as ranks and CPPLAN_CPU_BIND is not
-// "none"; else none (the kernel schedules freely). A rank that keeps its cores keeps its caches
-// and is not preempted by its peers: on 2 cores, Ulysses 2 ranged 29-43 ms per step unbound.
+// rank_cores() for this process's cores, as affinity masks; none with CPPLAN_CPU_BIND=none.
 std::vector<cpu_set_t> rank_cpu_sets(int nproc) {
   const char* bind = std::getenv("CPPLAN_CPU_BIND");
   cpu_set_t allowed;
@@ -69,12 +66,11 @@ std::vector<cpu_set_t> rank_cpu_sets(int nproc) {
   std::vector<int> cores;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &allowed)) cores.push_back(c);
-  const int share = static_cast<int>(cores.size()) / std::max(1, nproc);
-  if (share < 1) return {};
-  std::vector<cpu_set_t> sets(nproc);
-  for (int r = 0; r < nproc; ++r) {
-    CPU_ZERO(&sets[r]);
-    for (int i = 0; i < share; ++i) CPU_SET(cores[r * share + i], &sets[r]);
+  std::vector<cpu_set_t> sets;
+  for (const std::vector<int>& share : rank_cores(nproc, cores)) {
+    sets.emplace_back();
+    CPU_ZERO(&sets.back());
+    for (int c : share) CPU_SET(c, &sets.back());
   }
   return sets;
 }
@@ -86,6 +82,14 @@ std::vector<std::string> current_environment() {
 }
 
 }  // namespace
+
+std::vector<std::vector<int>> rank_cores(int nproc, const std::vector<int>& cores) {
+  const int share = static_cast<int>(cores.size()) / std::max(1, nproc);
+  if (nproc < 1 || share < 1) return {};
+  std::vector<std::vector<int>> out(nproc);
+  for (int r = 0; r < nproc; ++r) out[r].assign(cores.begin() + r * share, cores.begin() + (r + 1) * share);
+  return out;
+}
 
 int run_to_file(const std::vector<std::string>& argv, const std::string& stdout_path) {
   const pid_t pid = spawn(argv, current_environment(), &stdout_path);

@@ -8,10 +8,14 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <sched.h>
+
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "data/store.h"
+#include "executor/launcher.h"
 #include "executor/memory.h"
 #include "tests/executor/process.h"
 
@@ -42,6 +46,30 @@ cpplan::data::StoredRun newest_run() {
   REQUIRE(runs.ok());
   REQUIRE(!runs.value().empty());
   return runs.value().front();
+}
+
+// rank_cores() for the cores this test may use, each share as /proc's Cpus_allowed_list writes
+// it ("0", "2-3", "0,2": ranges of consecutive cores).
+std::vector<std::string> rank_cores_of_this_machine(int nproc) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof set, &set);
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  std::vector<std::string> out;
+  for (const auto& share : cpplan::executor::rank_cores(nproc, cores)) {
+    std::string text;
+    for (std::size_t i = 0; i < share.size();) {
+      std::size_t j = i;
+      while (j + 1 < share.size() && share[j + 1] == share[j] + 1) ++j;
+      if (!text.empty()) text += ",";
+      text += j == i ? std::to_string(share[i]) : std::to_string(share[i]) + "-" + std::to_string(share[j]);
+      i = j + 1;
+    }
+    out.push_back(text);
+  }
+  return out;
 }
 
 }  // namespace
@@ -189,4 +217,49 @@ TEST_CASE("db check reports the integrity of a real database and refuses a forei
   CHECK_THAT(bad.err, Catch::Contains("not a cpplan database"));
   CHECK(cpplan::test::slurp(foreign) == "not a database");
   fs::remove(foreign);
+}
+
+TEST_CASE("the cores of local ranks are disjoint equal shares, or none when too few", "[executor][launcher]") {
+  using cpplan::executor::rank_cores;
+  CHECK(rank_cores(2, {0, 1, 2, 3}) == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
+  CHECK(rank_cores(3, {0, 1, 2, 3, 4, 5, 6}) == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}});
+  CHECK(rank_cores(2, {4, 9}) == std::vector<std::vector<int>>{{4}, {9}});  // the cores allowed, not 0..n
+  CHECK(rank_cores(4, {0, 1}).empty());
+  CHECK(rank_cores(0, {0, 1}).empty());
+}
+
+TEST_CASE("cpplan run binds each local rank to its own cores", "[executor][launcher]") {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores < 2) return;  // nothing to share out
+  const std::string out_path = db_path() + ".bind.out";
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out_path.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    execl(CPPLAN_BINARY, CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "100000",
+          "--ring", "2", "--db", db_path().c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The ranks are the launcher's children: read their allowed cores while they step.
+  std::vector<std::string> allowed;
+  for (int tries = 0; tries < 100 && allowed.size() < 2; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    allowed.clear();
+    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    for (int child; children >> child;) {
+      std::ifstream status("/proc/" + std::to_string(child) + "/status");
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("Cpus_allowed_list:", 0) == 0) allowed.push_back(line.substr(line.find_first_not_of(" \t", 18)));
+    }
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove(out_path);
+  REQUIRE(allowed.size() == 2);
+  INFO("rank 0: " << allowed[0] << ", rank 1: " << allowed[1]);
+  CHECK(allowed[0] != allowed[1]);
+  const auto share = rank_cores_of_this_machine(2);
+  CHECK(allowed[0] == share[0]);
+  CHECK(allowed[1] == share[1]);
 }
