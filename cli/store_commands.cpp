@@ -15,6 +15,7 @@
 
 #include "cli/app.h"
 #include "cli/args.h"
+#include "core/text.h"
 #include "core/units.h"
 #include "costmodel/nccl_tests.h"
 #include "data/store.h"
@@ -22,18 +23,6 @@
 namespace cpplan::cli {
 
 namespace {
-
-// "1 KiB", "128 MiB", "1.5 GiB", "8 B".
-std::string human_bytes(double bytes) {
-  constexpr std::pair<double, const char*> kUnits[] = {{kGiB, "GiB"}, {kMiB, "MiB"}, {1024.0, "KiB"}};
-  for (const auto& [size, name] : kUnits) {
-    if (bytes >= size) {
-      const double n = bytes / size;
-      return n == std::floor(n) ? fmt::format("{:.0f} {}", n, name) : fmt::format("{:.1f} {}", n, name);
-    }
-  }
-  return fmt::format("{:.0f} B", bytes);
-}
 
 std::string host_name() {
   char host[256] = {};

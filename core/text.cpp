@@ -1,8 +1,12 @@
 #include "core/text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <numeric>
+#include <utility>
+
+#include "core/units.h"
 
 namespace cpplan {
 
@@ -88,6 +92,17 @@ std::size_t find_invalid_utf8(std::string_view text) {
     i += length;
   }
   return std::string_view::npos;
+}
+
+std::string human_bytes(double bytes) {
+  constexpr std::pair<double, const char*> kUnits[] = {{kGiB, "GiB"}, {kMiB, "MiB"}, {1024.0, "KiB"}};
+  for (const auto& [size, name] : kUnits) {
+    if (bytes >= size) {
+      const double n = bytes / size;
+      return n == std::floor(n) ? fmt::format("{:.0f} {}", n, name) : fmt::format("{:.1f} {}", n, name);
+    }
+  }
+  return fmt::format("{:.0f} B", bytes);
 }
 
 }  // namespace cpplan

@@ -22,6 +22,10 @@ std::string join_or(const std::vector<std::string>& items);
 // that input quoted in an error can neither break its line nor drive the terminal.
 std::string printable(std::string_view text);
 
+// A byte count for people: "8 B", "1 KiB", "128 MiB", "1.5 GiB" (binary units, one decimal
+// unless whole).
+std::string human_bytes(double bytes);
+
 // Index of the first byte that does not start a well-formed UTF-8 sequence (overlong forms,
 // surrogates and code points above U+10FFFF are ill-formed, as in TOML); npos when all is well.
 std::size_t find_invalid_utf8(std::string_view text);

@@ -6,12 +6,10 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/text.h"
 #include "gui/report/report.h"
 
 namespace cpplan::report::detail {
-
-// "8 B", "4 KiB", "1.5 MiB", "256 MiB", "1 GiB".
-std::string human_bytes(Bytes bytes);
 
 // Renders every plot of `figures` into `out_dir` (which exists and is writable): the scatter of
 // predicted vs measured step time, the error by plan kind, one busbw plot per collective. Plots

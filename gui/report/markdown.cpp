@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "gui/report/detail.h"
 #include "gui/report/report.h"
 
@@ -130,7 +131,7 @@ void bandwidth(std::string& md, const Figures& f, const std::vector<Plot>& plots
     md += "| machine | collective | ranks |";
     std::string align = "|---|---|---:|";
     for (Bytes b : busbw_table_sizes()) {
-      md += fmt::format(" {} |", detail::human_bytes(b));
+      md += fmt::format(" {} |", human_bytes(b));
       align += "---:|";
     }
     md += " peak |\n" + align + "---|\n";
@@ -143,7 +144,7 @@ void bandwidth(std::string& md, const Figures& f, const std::vector<Plot>& plots
       const auto* peak = &c.points.front();
       for (const auto& p : c.points)
         if (p.second > peak->second) peak = &p;
-      md += fmt::format(" {:.2f} at {} |\n", peak->second, detail::human_bytes(peak->first));
+      md += fmt::format(" {:.2f} at {} |\n", peak->second, human_bytes(peak->first));
     }
     md += '\n';
   }
@@ -165,20 +166,5 @@ std::string markdown(const Figures& f, const std::vector<Plot>& plots) {
   bandwidth(md, f, plots);
   return md;
 }
-
-namespace detail {
-
-std::string human_bytes(Bytes bytes) {
-  constexpr std::pair<double, const char*> kUnits[] = {{kGiB, "GiB"}, {kMiB, "MiB"}, {1024.0, "KiB"}};
-  for (const auto& [size, name] : kUnits) {
-    if (bytes >= size) {
-      const double n = bytes / size;
-      return n == std::floor(n) ? fmt::format("{:.0f} {}", n, name) : fmt::format("{:.1f} {}", n, name);
-    }
-  }
-  return fmt::format("{:.0f} B", bytes);
-}
-
-}  // namespace detail
 
 }  // namespace cpplan::report

@@ -372,3 +372,12 @@ TEST_CASE("Explicit --profiles directories come last in the search path, so they
   REQUIRE_FALSE(dirs.empty());
   CHECK(dirs.back() == "/tmp/my-profiles");
 }
+
+TEST_CASE("human_bytes writes binary units, whole numbers without decimals", "[core][text]") {
+  CHECK(cpplan::human_bytes(8) == "8 B");
+  CHECK(cpplan::human_bytes(1023) == "1023 B");
+  CHECK(cpplan::human_bytes(1024) == "1 KiB");
+  CHECK(cpplan::human_bytes(1536) == "1.5 KiB");
+  CHECK(cpplan::human_bytes(128.0 * 1024 * 1024) == "128 MiB");
+  CHECK(cpplan::human_bytes(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
+}
