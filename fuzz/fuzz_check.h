@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/profiles.h"
 #include "core/result.h"
 #include "core/text.h"
 
@@ -47,6 +48,16 @@ void no_throw(std::string_view where, F&& body) {
   } catch (...) {
     fail(where, "unknown exception");
   }
+}
+
+// The built-in profiles, loaded once (a failure to load them is the harness's, not the input's).
+inline const ProfileCatalog& builtin_catalog() {
+  static const ProfileCatalog c = [] {
+    auto loaded = ProfileCatalog::load(profile_search_path({}, ""));
+    if (!loaded) fail("built-in profiles", loaded.error().message);
+    return std::move(loaded).value();
+  }();
+  return c;
 }
 
 }  // namespace cpplan::fuzz

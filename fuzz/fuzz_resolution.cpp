@@ -32,14 +32,7 @@ using cpplan::fuzz::fail;
 
 constexpr std::size_t kMaxArguments = 48;
 
-const ProfileCatalog& catalog() {
-  static const ProfileCatalog c = [] {
-    auto loaded = ProfileCatalog::load(profile_search_path({}, ""));
-    if (!loaded) fail("built-in profiles", loaded.error().message);
-    return std::move(loaded).value();
-  }();
-  return c;
-}
+const ProfileCatalog& catalog() { return cpplan::fuzz::builtin_catalog(); }
 
 std::vector<std::string> arguments(std::string_view text) {
   const char separator = text.find('\0') != std::string_view::npos ? '\0' : '\n';

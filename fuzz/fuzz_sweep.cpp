@@ -16,14 +16,7 @@ using namespace cpplan;
 using cpplan::fuzz::check;
 using cpplan::fuzz::fail;
 
-const ProfileCatalog& catalog() {
-  static const ProfileCatalog c = [] {
-    auto loaded = ProfileCatalog::load(profile_search_path({}, ""));
-    if (!loaded) fail("built-in profiles", loaded.error().message);
-    return std::move(loaded).value();
-  }();
-  return c;
-}
+const ProfileCatalog& catalog() { return cpplan::fuzz::builtin_catalog(); }
 
 void check_sweep(std::string_view text) {
   const auto runs = cli::parse_sweep(text, "sweep.toml", catalog());

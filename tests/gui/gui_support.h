@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/support/temp_dir.h"
 #include "gui/planning.h"
 #include "tests/support/fixtures.h"
 
@@ -51,23 +52,5 @@ bool wait_for(Sender* sender, Signal signal, int timeout_ms = 10000) {
   return fired;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "cpplan-gui-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace cpplan::test

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/machines.h"
 #include "data/store.h"
 #include "gui/history_model.h"
 #include "gui/history_panel.h"
@@ -19,25 +20,8 @@ using cpplan::gui::HistoryModel;
 
 namespace {
 
-HardwareFingerprint cpu_box() {
-  HardwareFingerprint h;
-  h.device_kind = "cpu";
-  h.cpu_name = "Test CPU 9000";
-  h.cpu_count = 16;
-  h.torch = "1.13.1";
-  h.host = "box1";
-  return h;
-}
-
-HardwareFingerprint gpu_box() {
-  HardwareFingerprint h;
-  h.device_kind = "cuda";
-  h.gpu_name = "NVIDIA H100 80GB HBM3";
-  h.gpu_count = 8;
-  h.cpu_name = "Test CPU 9000";
-  h.host = "node7";
-  return h;
-}
+using cpplan::test::cpu_box;
+using cpplan::test::gpu_box;
 
 RunRecord run(const std::string& model, double measured_ms, double predicted_ms, const std::string& profile) {
   RunRecord r;

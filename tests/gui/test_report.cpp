@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/machines.h"
 #include "tests/support/temp_dir.h"
 #include "data/store.h"
 #include "gui/report/report.h"
@@ -42,24 +43,8 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-HardwareFingerprint cpu_box() {
-  HardwareFingerprint h;
-  h.device_kind = "cpu";
-  h.cpu_name = "Test CPU 9000";
-  h.cpu_count = 16;
-  h.torch = "1.13.1";
-  h.host = "box1";
-  return h;
-}
-
-HardwareFingerprint gpu_box() {
-  HardwareFingerprint h;
-  h.device_kind = "cuda";
-  h.gpu_name = "NVIDIA H100 80GB HBM3";
-  h.gpu_count = 8;
-  h.host = "node7";
-  return h;
-}
+using cpplan::test::cpu_box;
+using cpplan::test::gpu_box;
 
 // What the test inserts, so that it can recompute every figure itself.
 struct Inserted {
