@@ -26,7 +26,8 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_option("--res", a.res, "WIDTHxHEIGHT in pixels (default: the model's)");
   app.add_option("--frames", a.frames, "frames, video models (default: the model's)");
   app.add_option("--model", a.model, "model profile (cpplan list models)");
-  app.add_option("--hardware", a.hardware, "hardware profile (default: the local GPU, else h100-sxm)");
+  app.add_option("--hardware", a.hardware,
+                 "hardware profile, or local: this machine as probed (default: the local GPU, else h100-sxm)");
   app.add_option("--steps", a.steps, "denoising steps (default: the model's)");
   app.add_option("--attention-backend", a.backend, "flash | cudnn | sage | native");
   app.add_option("--batch", a.batch, "images generated together (split over dp replicas)");
