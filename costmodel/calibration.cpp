@@ -10,8 +10,9 @@
 namespace cpplan::costmodel {
 
 const std::vector<std::string>& calibration_features() {
-  static const std::vector<std::string> kNames = {"gemm_ms", "attention_ms", "memory_bound_ms", "launch_ms",
-                                                  "comm_ms", "step_constant", "contention_ms"};
+  static const std::vector<std::string> kNames = {"gemm_ms",       "attention_ms",  "memory_bound_ms",
+                                                  "launch_ms",     "comm_ms",       "step_constant",
+                                                  "contention_ms", "collective_calls", "distributed_step"};
   return kNames;
 }
 
@@ -26,7 +27,8 @@ std::vector<double> features_of(const Prediction& p, double oversubscription) {
     comm += b.comm_ms;
   }
   const double kernels = gemm + attention + memory + launch;
-  return {gemm, attention, memory, launch, comm, 1.0, kernels * std::max(0.0, oversubscription)};
+  return {gemm,   attention, memory, launch, comm, 1.0, kernels * std::max(0.0, oversubscription), p.collective_calls,
+          p.collective_calls > 0 ? 1.0 : 0.0};
 }
 
 double calibrated_step_ms(const Calibration& c, const Prediction& p, double oversubscription) {
@@ -88,7 +90,7 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
 
 // The prior the fit shrinks toward: the measured model as it is (each analytic term x 1, no
 // constant, no contention term).
-constexpr double kPrior[] = {1, 1, 1, 1, 1, 0, 0};
+constexpr double kPrior[] = {1, 1, 1, 1, 1, 0, 0, 0, 0};
 
 // Shrinkage strengths tried. With a handful of runs of a few plan kinds the terms are nearly
 // collinear, and plain NNLS trades one for another (GEMM x 0, attention x 2.7) in ways that do not

@@ -34,8 +34,12 @@ namespace cpplan::costmodel {
 const std::vector<std::string>& calibration_features();
 
 // The features of one prediction (ms): GEMM, attention, memory-bound, kernel launches,
-// communication, a constant per step, and the kernels' time again scaled by how far the ranks
-// oversubscribe the device (ranks_per_device / cores - 1, CPU contention; 0 on GPUs).
+// communication, a constant per step, the kernels' time again scaled by how far the ranks
+// oversubscribe the device (ranks_per_device / cores - 1, CPU contention; 0 on GPUs), and the
+// number of collectives per step (its coefficient: ms of synchronisation per collective beyond
+// what the probe's bandwidth and latency give, e.g. waiting on a slower peer), and 1 for a step
+// of several ranks (a fixed cost of stepping together: progress threads, skew). A calibration
+// stored with fewer features (an older cpplan) applies to the ones it has.
 std::vector<double> features_of(const Prediction& p, double oversubscription);
 
 // step_ms predicted by the calibration; the raw prediction when `c` has no coefficients.

@@ -150,6 +150,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
       (call.overlapped ? overlapped : out.comm_ms) += t.ms * call.count;
       if (!call.overlapped) charge(call.axis == CpAxis::kRing ? CommAxis::kRing : CommAxis::kUlysses, t.ms * call.count);
       layer_bytes += call.bytes * nb * busbw_factor(call.kind, g.ranks) * call.count;
+      if (g.ranks > 1) out.collective_calls += call.count;
       out.overhead_ms += 2 * call.count * hw_.launch_us() * 1e-3;
       note_source(out.sources.comm, t.source);
     }
@@ -235,6 +236,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
         if (count == 0 || on_tokens <= 0) return;
         const Timed t = hw_.collective(Collective::kAllReduce, nb * on_tokens * d * b, tp_group);
         bc.comm_ms += count * t.ms;
+        bc.collective_calls += count;
         charge(CommAxis::kTp, count * t.ms);
         layer_bytes += count * nb * on_tokens * d * b * busbw_factor(Collective::kAllReduce, a.t);
         bc.overhead_ms += 2 * count * hw_.launch_us() * 1e-3;
@@ -256,11 +258,13 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     bc.memory_ms *= scale;
     bc.overhead_ms *= scale;
     bc.comm_ms *= scale;
+    bc.collective_calls *= scale;
     for (int i = 0; i < kCommAxisCount; ++i) p.axis_comm_ms[i] += block_axis_ms[i] * scale;
     p.step_flops += bc.flops;
     p.comm_bytes += layer_bytes * scale;
     p.compute_ms += bc.compute_ms();
     p.comm_ms += bc.comm_ms;
+    p.collective_calls += bc.collective_calls;
     note_source(source, bc.source);
     if (p.block_count < kMaxBlockGroups) p.blocks[p.block_count++] = bc;
 
@@ -280,6 +284,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   p.step_comm_extra_ms = gather.ms + cfg.ms;
   if (cp_group.ranks > 1) note_source(p.step_comm_extra_source, gather.source);
   if (cfg_group.ranks > 1) note_source(p.step_comm_extra_source, cfg.source);
+  p.collective_calls += (cp_group.ranks > 1 ? 1 : 0) + (cfg_group.ranks > 1 ? 1 : 0);
   if (p.step_comm_extra_source) note_source(source, *p.step_comm_extra_source);
   p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] += gather.ms;
   p.axis_comm_ms[static_cast<int>(CommAxis::kCfg)] += cfg.ms;

@@ -50,6 +50,7 @@ struct BlockCost {
   Milliseconds memory_ms = 0;   // memory-bound elementwise work and LSE merges
   Milliseconds overhead_ms = 0; // CPU time to launch the kernels
   Milliseconds comm_ms = 0;     // CP and TP collectives
+  double collective_calls = 0;  // collectives issued (each a synchronisation of the group)
   TermSources sources;
   Source source = Source::kDatasheet;  // the least measured of `sources`
   // Eager mode launches asynchronously: the GPU waits on the CPU only when its kernels are
@@ -78,6 +79,7 @@ struct Prediction {
   Milliseconds image_ms = 0;        // text + steps x step + VAE
   Flops step_flops = 0;             // local FLOPs per step on the most loaded rank
   Bytes comm_bytes = 0;             // bytes sent per rank per step (nccl-tests size x busbw factor)
+  double collective_calls = 0;      // collectives per step on the most loaded rank
   Bytes peak_mem_bytes = 0;
   bool fits_memory = false;
   MemoryBreakdown memory;

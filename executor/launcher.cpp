@@ -139,11 +139,18 @@ LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, cons
 
   std::vector<pid_t> pids(nproc, -1);
   const std::vector<cpu_set_t> cpus = rank_cpu_sets(nproc);
+  std::string host_cores;  // every core of the launcher, for a rank that runs alone
+  for (int r = 0; r < static_cast<int>(cpus.size()); ++r)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &cpus[r])) host_cores += (host_cores.empty() ? "" : ",") + std::to_string(c);
   for (int r = 0; r < nproc; ++r) {
     auto env = base;
     env.push_back("RANK=" + std::to_string(r));
     env.push_back("LOCAL_RANK=" + std::to_string(r));
-    if (!cpus.empty()) env.push_back("CPPLAN_RANK_CORES=" + std::to_string(CPU_COUNT(&cpus[r])));
+    if (!cpus.empty()) {
+      env.push_back("CPPLAN_RANK_CORES=" + std::to_string(CPU_COUNT(&cpus[r])));
+      env.push_back("CPPLAN_HOST_CORES=" + host_cores);
+    }
     pids[r] = spawn(argv, env, nullptr, cpus.empty() ? nullptr : &cpus[r]);
   }
 

@@ -1,6 +1,7 @@
 #include "executor/runner.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <csignal>
@@ -43,8 +44,30 @@ int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
 }  // namespace
 
 void share_cpu_threads(int local_ranks) {
-  if (const char* bound = std::getenv("CPPLAN_RANK_CORES")) {  // our launcher gave this rank its own cores
-    at::set_num_threads(std::max(1, std::atoi(bound)));
+  // Under our launcher a rank is bound to its share of the cores (CPPLAN_RANK_CORES of them) and
+  // told every core of the launcher (CPPLAN_HOST_CORES, a list): a rank that runs alone (the
+  // probe's one-rank kernels) takes them all, as a one-rank run has them, then returns to its
+  // share. Threads start with the affinity of the thread that creates them: widen first.
+  static cpu_set_t own;
+  static const bool bound = [] {
+    CPU_ZERO(&own);
+    return std::getenv("CPPLAN_RANK_CORES") && sched_getaffinity(0, sizeof own, &own) == 0;
+  }();
+  if (bound) {
+    cpu_set_t use = own;
+    if (const char* host = std::getenv("CPPLAN_HOST_CORES"); host && local_ranks == 1) {
+      CPU_ZERO(&use);
+      for (const char* p = host; *p;) {
+        char* end = nullptr;
+        const long core = std::strtol(p, &end, 10);
+        if (end == p) break;
+        if (core >= 0 && core < CPU_SETSIZE) CPU_SET(static_cast<int>(core), &use);
+        p = *end == ',' ? end + 1 : end;
+      }
+      if (CPU_COUNT(&use) == 0) use = own;
+    }
+    sched_setaffinity(0, sizeof use, &use);
+    at::set_num_threads(std::max(1, CPU_COUNT(&use)));
     return;
   }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

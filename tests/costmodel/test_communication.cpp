@@ -446,3 +446,19 @@ TEST_CASE("Ring and Unified charge their collectives on the ring axis", "[costmo
   const double kv = 0.01 + 28311552.0 * 0.5 / 100e9 * 1e3;
   CHECK(unified.comm_ms == Approx(57 * (4 * a2a + kv) + gather_out).epsilon(1e-9));
 }
+
+TEST_CASE("the collectives a step issues are counted per plan", "[costmodel][communication]") {
+  // flux-tiny: 2 double + 2 single blocks. Ring (all-gather): K and V together, one per block,
+  // the output gather once per step; Ulysses: Q, K, V and the output all-to-all per block; TP: the
+  // row-parallel all-reduces (double: 2 per stream x 2 streams, single: 1).
+  const cpplan::costmodel::DatasheetModel hw(*cpplan::test::catalog().find_hardware("h100-sxm"));
+  const cpplan::costmodel::CostModel cost(hw);
+  auto calls = [&](const cpplan::ParallelConfig& c) {
+    const cpplan::Query q = cpplan::test::make_query("flux-tiny", static_cast<int>(c.world_size()), 128, 128);
+    return cost.predict(q, c, cpplan::classify(c.context_parallel_config)).collective_calls;
+  };
+  CHECK(calls(cpplan::test::config(1, 1)) == 0);
+  CHECK(calls(cpplan::test::config(2, 1)) == 4 * 1 + 1);
+  CHECK(calls(cpplan::test::config(1, 2)) == 4 * 4 + 1);
+  CHECK(calls(cpplan::test::config(1, 1, 2)) == 2 * 4 + 2 * 1);
+}
