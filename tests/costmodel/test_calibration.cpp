@@ -77,8 +77,9 @@ TEST_CASE("an empty calibration leaves the prediction as it is", "[costmodel][ca
 
 TEST_CASE("with few noisy runs of collinear terms the fit shrinks toward the measured model", "[costmodel][calibration]") {
   // Nine runs whose terms move together (as GEMM and attention do over a few sizes of one model)
-  // and a truth close to the raw model: plain NNLS trades the terms for one another on the noise;
-  // cross-validation chooses to shrink, keeps every term, and stays near the noise on held-out runs.
+  // and a truth close to the raw model plus a cost per distributed step: plain NNLS trades the
+  // terms for one another on the noise; cross-validation chooses to shrink the multipliers, keeps
+  // every term, finds the added cost, and stays near the noise on held-out runs.
   std::mt19937 gen(11);
   std::normal_distribution<double> jitter(0.0, 0.08);
   std::vector<Observation> runs;
@@ -87,8 +88,8 @@ TEST_CASE("with few noisy runs of collinear terms the fit shrinks toward the mea
     Observation o;
     o.features = {4.0 * size * size, 1.0 * size * size * size * 0.9, 0.2 * size, 0.5, (i / 3) * 0.8 * size, 1.0, 0.0,
                   (i / 3) * 8.0, i / 3 > 0 ? 1.0 : 0.0};
-    double truth = 0;
-    for (int j = 0; j < 5; ++j) truth += 1.1 * o.features[j];
+    double truth = 3.0 * o.features[8];  // a fixed cost per distributed step, as on real machines
+    for (int j = 0; j < 5; ++j) truth += 1.05 * o.features[j];
     o.predicted_ms = o.features[0] + o.features[1] + o.features[2] + o.features[3] + o.features[4];
     o.measured_ms = truth * (1.0 + jitter(gen));
     runs.push_back(o);
@@ -99,5 +100,6 @@ TEST_CASE("with few noisy runs of collinear terms the fit shrinks toward the mea
     INFO("coefficient " << c.features[j]);
     CHECK(c.coefficients[j] > 0.3);  // no term traded away entirely
   }
+  CHECK(c.coefficients[8] == Approx(3.0).margin(1.5));  // the distributed step's cost, unshrunk
   CHECK(c.mape_after < 0.15);  // 8% noise on the runs
 }
