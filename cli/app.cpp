@@ -53,7 +53,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
                              "$XDG_DATA_HOME/cpplan/cpplan.db)");
   CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
   CLI::App* db_check = db_cmd->add_subcommand("check", "integrity check of the database");
-  db_check->add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  db_check->add_option("--db", a.db, kDbHelp);
   db_check->add_flag("--json", a.json, "machine-readable output");
   StoreArgs store_args;
   CLI::App* db_merge = add_db_merge_command(*db_cmd, store_args);

@@ -11,6 +11,9 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInvalid = 3;
 inline constexpr int kExitRuntime = 4;
 
+// The help of every command's --db.
+inline constexpr const char* kDbHelp = "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)";
+
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace cpplan::cli

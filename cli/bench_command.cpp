@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/app.h"
+#include "cli/fingerprint.h"
 #include "costmodel/cost_model.h"
 #include "executor/comm.h"
 #include "executor/launcher.h"
@@ -197,10 +198,10 @@ json bench_variants(const std::string& exe, bool quick) {
 // ---------------------------------------------------------------------------- collectives
 // One rank of the collective benchmark: the executor's wrappers against raw c10d calls of the
 // same sizes on the same Gloo group, interleaved, best of N.
-json collectives_rank(int rank, int world, bool quick) {
-  const std::chrono::milliseconds timeout = std::chrono::seconds(60);
-  auto store = executor::connect_store(executor::rendezvous_from_env(timeout));
-  auto pg = executor::gloo_group(store, "bench", rank, world, timeout);
+json collectives_rank(const executor::Rendezvous& r, bool quick) {
+  const int rank = r.rank, world = r.world_size;
+  auto store = executor::connect_store(r);
+  auto pg = executor::gloo_group(store, "bench", rank, world, r.timeout);
   executor::CommStats stats;
   executor::Comm comm(pg, rank, world, &stats);
   // Pairs per case: enough that the median ratio of identical calls sits within about 1% of 1.
@@ -348,10 +349,9 @@ void add_bench_options(CLI::App& bench, BenchArgs& b) {
 int bench_command(const BenchArgs& b, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
   if (!b.worker.empty()) {
     if (b.worker != "collectives") throw InvalidInput{fmt::format("--worker = {}: must be collectives", b.worker)};
-    const int rank = std::atoi(std::getenv("RANK") ? std::getenv("RANK") : "0");
-    const int world = std::atoi(std::getenv("WORLD_SIZE") ? std::getenv("WORLD_SIZE") : "1");
-    const json j = collectives_rank(rank, world, b.quick);
-    if (rank == 0) std::ofstream(std::getenv("CPPLAN_RESULT_FILE")) << j.dump();
+    const executor::Rendezvous rendezvous = rendezvous_env(std::chrono::seconds(60));
+    const json j = collectives_rank(rendezvous, b.quick);
+    if (rendezvous.rank == 0) std::ofstream(std::getenv("CPPLAN_RESULT_FILE")) << j.dump();
     return kExitOk;
   }
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));

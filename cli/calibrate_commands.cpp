@@ -135,14 +135,14 @@ costmodel::StepCorrection local_correction(const LocalModel& local) {
 void add_probe_options(CLI::App& probe, ProbeArgs& p) {
   probe.add_option("--nproc", p.nproc, "ranks: collectives for every group size up to N (default 2)");
   probe.add_option("--device", p.device, "cpu | cuda");
-  probe.add_option("--db", p.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  probe.add_option("--db", p.db, kDbHelp);
   probe.add_option("--model", p.models, "kernel shapes of these models' blocks (default flux-tiny wan-tiny)");
   probe.add_flag("--quick", p.quick, "messages up to 4 MiB, sequences up to 1024 tokens");
   probe.add_option("--worker", p.worker, "internal")->group("");
 }
 
 void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p) {
-  calibrate.add_option("--db", p.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  calibrate.add_option("--db", p.db, kDbHelp);
   calibrate.add_option("--folds", p.folds, "k of the k-fold cross-validation (default 5)");
 }
 
@@ -157,10 +157,11 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
 
   if (!p.worker.empty()) {  // one rank of the probe
     FLAGS_minloglevel = google::GLOG_FATAL;
-    const int rank = std::atoi(env("RANK").c_str()), world = std::atoi(env("WORLD_SIZE").c_str());
+    const executor::Rendezvous rendezvous = rendezvous_env(options.timeout);
+    const int rank = rendezvous.rank, world = rendezvous.world_size;
     const auto start = std::chrono::steady_clock::now();
     options.progress = [&](double f, const std::string& what) { progress_bar(err, f, what, start); };
-    auto store = executor::connect_store(executor::rendezvous_from_env(options.timeout));
+    auto store = executor::connect_store(rendezvous);
     const auto set = executor::probe_rank(options, store, rank, world);
     if (rank == 0) {
       std::ofstream(env("CPPLAN_RESULT_FILE")) << samples_json(set).dump();

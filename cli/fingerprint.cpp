@@ -1,5 +1,8 @@
 #include "cli/fingerprint.h"
 
+#include "cli/args.h"
+#include "executor/rendezvous.h"
+
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -27,18 +30,17 @@ data::HardwareFingerprint cpu_fingerprint() {
   return h;
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
+}
+
+executor::Rendezvous rendezvous_env(std::chrono::milliseconds timeout) {
+  try {
+    return executor::rendezvous_from_env(timeout);
+  } catch (const std::invalid_argument& e) {
+    throw InvalidInput{e.what()};
+  }
 }
 
 }  // namespace cpplan::cli

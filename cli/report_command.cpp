@@ -12,7 +12,7 @@ namespace cpplan::cli {
 
 CLI::App* add_report_command(CLI::App& app, ReportArgs& r) {
   CLI::App* cmd = app.add_subcommand("report", "markdown summary and PNG plots of the cost model's accuracy");
-  cmd->add_option("--db", r.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  cmd->add_option("--db", r.db, kDbHelp);
   cmd->add_option("--out", r.out, "output directory, created if missing (default ./cpplan-report)");
   return cmd;
 }

@@ -266,19 +266,18 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
 
 // One rank under a launcher: rendezvous through MASTER_ADDR/MASTER_PORT.
 int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& err) {
-  const int world = parse_int("WORLD_SIZE", env("WORLD_SIZE"), 1, kMaxGpus);
-  const int rank = parse_int("RANK", env("RANK"), 0, world - 1);
-  parse_int("MASTER_PORT", env("MASTER_PORT"), 1, 65535);
+  const executor::RunSpec spec = make_spec(a, p);
+  const executor::Rendezvous rendezvous = rendezvous_env(spec.timeout);
+  const int rank = rendezvous.rank, world = rendezvous.world_size;
   if (world != p.plan.config.world_size())
     throw InvalidInput{fmt::format("WORLD_SIZE = {}: the plan {} needs {} ranks", world, plan_label(p.plan.config),
                                    p.plan.config.world_size())};
-  const executor::RunSpec spec = make_spec(a, p);
   const std::string started = now_utc();
   executor::RunFigures figures;
   // c10d logs its socket errors through glog on stderr; the failure is reported once, below.
   FLAGS_minloglevel = google::GLOG_FATAL;
   try {
-    auto store = executor::connect_store(executor::rendezvous_from_env(spec.timeout));
+    auto store = executor::connect_store(rendezvous);
     figures = executor::run_rank(spec, store, rank, world);
   } catch (const std::exception& e) {
     std::string msg = e.what();
@@ -324,7 +323,7 @@ void add_run_options(CLI::App& run, Args& a) {
   run.add_option("--seed", a.seed, "weights, noise and text embeddings (default 0)");
   run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
   run.add_option("--device", a.device, "cpu | cuda");
-  run.add_option("--db", a.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  run.add_option("--db", a.db, kDbHelp);
   run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
   run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
   run.add_option("--max-memory", a.max_memory,

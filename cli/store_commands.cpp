@@ -43,7 +43,7 @@ CLI::App* add_import_nccl_tests_command(CLI::App& app, StoreArgs& s) {
   cmd->add_option("--ranks", s.ranks, "ranks of the test (default: from the file's device list or nThread x nGpus)");
   cmd->add_option("--collective", s.collective, "the test, e.g. all_reduce_perf (default: from the file or its name)");
   cmd->add_option("--hardware-name", s.hardware_name, "GPU name of the fingerprint (default: the file's, else unknown)");
-  cmd->add_option("--db", s.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  cmd->add_option("--db", s.db, kDbHelp);
   return cmd;
 }
 

@@ -75,7 +75,7 @@ int emit(const SweepArgs& s, const std::vector<SweepRun>& runs, std::ostream& ou
 
 void add_sweep_options(CLI::App& sweep, SweepArgs& s) {
   sweep.add_option("file", s.file, "sweep file (TOML; docs/calibration.md)")->required();
-  sweep.add_option("--db", s.db, "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  sweep.add_option("--db", s.db, kDbHelp);
   sweep.add_flag("--resume", s.resume, "skip runs already recorded ok on this machine");
   sweep.add_flag("--dry-run", s.dry_run, "list the runs, run nothing");
   sweep.add_option("--csv", s.csv, "predicted vs measured per run (default: FILE with .csv)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <fmt/format.h>
 #include <numeric>
 #include <utility>
@@ -103,6 +104,15 @@ std::string human_bytes(double bytes) {
     }
   }
   return fmt::format("{:.0f} B", bytes);
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace cpplan

@@ -22,6 +22,10 @@ std::string join_or(const std::vector<std::string>& items);
 // that input quoted in an error can neither break its line nor drive the terminal.
 std::string printable(std::string_view text);
 
+// The current time as ISO-8601 UTC to the second ("2026-11-29T18:13:31Z"), as runs,
+// measurements and calibrations record it.
+std::string now_utc();
+
 // A byte count for people: "8 B", "1 KiB", "128 MiB", "1.5 GiB" (binary units, one decimal
 // unless whole).
 std::string human_bytes(double bytes);

@@ -1,10 +1,10 @@
 // The store's machines, measured samples and calibrations (schema v2).
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "data/store.h"
 #include "data/store_detail.h"
 
@@ -13,16 +13,6 @@ namespace cpplan::data {
 using namespace detail;  // the helpers data/'s sources share (store_detail.h)
 
 namespace {
-
-// The current time as ISO-8601 UTC to the second, the format of runs' started_at.
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 // "" when `value` is a finite number >= 0, else why not.
 std::string bad_amount(std::string_view where, std::string_view field, double value) {
@@ -117,7 +107,7 @@ Result<long long> Store::record_measurements(const HardwareFingerprint& hw, cons
   if (why.empty()) why = invalid(set, source);
   if (!why.empty()) return Error{fmt::format("{}: cannot record measurements: {}", path_, why)};
   sqlite3* db = db_.get();
-  const std::string recorded_at = utc_now();
+  const std::string recorded_at = now_utc();
   return sql::write_transaction<long long>(db, path_, "cannot record measurements", [&]() -> Result<long long> {
     auto hardware_id = hardware_row(db, path_, hw);
     if (!hardware_id) return hardware_id.error();
