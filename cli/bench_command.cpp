@@ -105,7 +105,7 @@ json bench_planner(const ProfileCatalog& c, bool quick) {
 double bare_step_ms(const executor::RunSpec& spec, int steps) {
   const ModelProfile& m = *spec.model;
   executor::Comm none;
-  auto model = executor::build_model(m, spec.seed, none, at::kFloat, executor::attention_op(CpVariant::kNone));
+  auto model = executor::build_model(m, spec.seed, none, executor::DeviceSpec{}, executor::attention_op(CpVariant::kNone));
   const auto seq = *compute_sequence(m, spec.resolution, spec.frames, m.text_tokens);
   const int64_t g = m.pixel_granularity();
   executor::ForwardInputs in;

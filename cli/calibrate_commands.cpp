@@ -1,6 +1,5 @@
 #include "cli/calibrate_commands.h"
 
-#include <glog/logging.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "cli/app.h"
+#include "executor/device.h"
 #include "cli/fingerprint.h"
 #include "executor/launcher.h"
 #include "executor/probe.h"
@@ -156,7 +156,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
   const int nproc = parse_int("--nproc", p.nproc, 1, 64);
 
   if (!p.worker.empty()) {  // one rank of the probe
-    FLAGS_minloglevel = google::GLOG_FATAL;
+    executor::quiet_torch_logs();
     const executor::Rendezvous rendezvous = rendezvous_env(options.timeout);
     const int rank = rendezvous.rank, world = rendezvous.world_size;
     const auto start = std::chrono::steady_clock::now();

@@ -1,6 +1,5 @@
 #include "cli/run_command.h"
 
-#include <glog/logging.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -46,12 +45,13 @@ struct Prepared {
 };
 
 Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
-  if (a.device != "cpu") {
-    if (a.device == "cuda")
-      throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA; build against a CUDA LibTorch "
-                         "(README, \"GPU build\")"};
+  if (a.device != "cpu" && a.device != "cuda")
     throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", a.device)};
-  }
+  if (a.device == "cuda" && !executor::cuda_built())
+    throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA; build against a CUDA LibTorch "
+                       "(README, \"GPU build\")"};
+  if (!a.dtype.empty() && a.dtype != "fp32" && a.dtype != "bf16")
+    throw InvalidInput{fmt::format("--dtype = {}: must be fp32 or bf16", a.dtype)};
   ParallelConfig config;
   if (!a.plan.empty() && a.plan != "best") throw InvalidInput{fmt::format("--plan = {}: must be best", a.plan)};
   if (a.plan.empty()) {
@@ -60,7 +60,9 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   } else if (a.gpus.empty()) {
     a.gpus = a.nproc.empty() ? "1" : a.nproc;
   }
-  if (a.hardware.empty()) a.hardware = "h100-sxm";  // only names the profile predictions would use; see below
+  // Only names the profile predictions would use (see finish); on a GPU, the profile nvidia-smi's
+  // name matches (build_query), h100-sxm when none does.
+  if (a.hardware.empty() && a.device == "cpu") a.hardware = "h100-sxm";
   Context ctx = build_query(a, exe, err);
   ctx.query.batch = parse_int("--batch", a.batch, 1, 4096);
   if (!a.plan.empty()) {
@@ -118,7 +120,40 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   s.timeout = std::chrono::seconds(parse_int("--timeout", a.timeout, 1, 86400));
   s.config = p.plan.config;
   if (!a.max_memory.empty()) s.max_memory_bytes = parse_bytes("--max-memory", a.max_memory);
+  if (a.device == "cuda") {
+    // One GPU per local rank, as torchrun places them: cuda:LOCAL_RANK (0 before launch).
+    const std::string local = env("LOCAL_RANK");
+    s.device.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local.empty() ? 0 : parse_int("LOCAL_RANK", local, 0, 1023)));
+  }
+  const std::string dtype = a.dtype.empty() ? (a.device == "cuda" ? "bf16" : "fp32") : a.dtype;
+  s.device.dtype = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
   return s;
+}
+
+std::string dtype_name(const executor::RunSpec& s) { return s.device.dtype == at::kBFloat16 ? "bf16" : "fp32"; }
+
+// The attention kernel the ranks ran: FlashAttention (with its LSE) on a CUDA LibTorch 2.x in
+// half precision, else cpplan's fp32 math attention.
+std::string attention_backend(const executor::RunSpec& s) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (s.device.cuda() && s.device.dtype == at::kBFloat16 && s.model->head_dim % 8 == 0 && s.model->head_dim <= 256)
+    return "flash";
+#endif
+  return s.device.cuda() ? "math-cuda" : "math";
+}
+
+// The machine the run's ranks ran on, as the store keys it.
+data::HardwareFingerprint run_fingerprint(const executor::RunSpec& s) {
+  data::HardwareFingerprint h = cpu_fingerprint();
+  if (!s.device.cuda()) return h;
+  h.device_kind = "cuda";
+  h.gpu_name = executor::cuda_device_name(0);
+  h.gpu_count = executor::cuda_device_count();
+  const executor::CudaVersions v = executor::cuda_versions();
+  h.driver = v.driver;
+  h.cuda = v.runtime;
+  h.nccl = v.nccl;
+  return h;
 }
 
 json figures_json(const executor::RunFigures& f) {
@@ -148,16 +183,17 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.frames = q.frames;
   r.steps = spec.steps;
   r.warmup = spec.warmup;
-  r.dtype = "fp32";
+  r.dtype = dtype_name(spec);
   data::set_plan(r, p.plan.config);
-  r.attention_backend = "math";
+  r.attention_backend = attention_backend(spec);
   r.seed = static_cast<long long>(spec.seed);
   r.status = status;
   r.error = error;
   r.started_at = started;
   r.finished_at = now_utc();
   r.cpplan_version = kVersion;
-  r.run_key = run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed);
+  r.run_key = run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed, r.dtype);
+  const data::HardwareFingerprint machine = run_fingerprint(spec);
   json measured = nullptr;
   if (figures) {
     r.step_ms = figures->median_step_ms();
@@ -186,15 +222,15 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   }
   // The prediction beside the measurement, for the hardware the run used: this machine's
   // measured (and calibrated) model when it was probed, else the --hardware datasheet profile.
-  // The executor runs fp32 on CPU: predict for the same element size.
+  // Predict for the element size the ranks ran (the profiles are bf16; the CPU runs fp32).
   ModelProfile as_run = *q.model;
-  as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  if (spec.device.dtype == at::kFloat) as_run.bytes_per_activation = as_run.bytes_per_param = 4;
   Query run_query = q;
   run_query.model = &as_run;
   json predicted = nullptr;
   const costmodel::DatasheetModel hw(*q.hardware);
   const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
-  const auto local = load_local_model(store.value(), cpu_fingerprint());
+  const auto local = spec.device.cuda() ? nullptr : load_local_model(store.value(), machine);
   if (local) {
     const LocalPrediction lp = predict_local(*local, q, p.plan.config);
     r.predicted_step_ms = lp.step_ms;
@@ -220,7 +256,14 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   }
 
   long long run_id = -1;
-  auto id = store.value().record_run(cpu_fingerprint(), r);
+  // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
+  if (figures && *r.step_ms > 0) {
+    const double tflops = prediction.step_flops / (*r.step_ms * 1e-3) / 1e12;
+    r.metrics.emplace_back("achieved_tflops", tflops);
+    measured["step_tflop"] = prediction.step_flops / 1e12;
+    measured["achieved_tflops"] = tflops;
+  }
+  auto id = store.value().record_run(machine, r);
   if (!id) {
     fmt::print(err, "cpplan run: {}\n", id.error().message);
     return kExitRuntime;
@@ -238,16 +281,19 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
     if (const auto asked = executor::oom_bytes(error); status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
   } else {
-    fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on cpu\n", q.model->name,
-               q.resolution.width, q.resolution.height, q.model->video ? fmt::format("x{}", q.frames) : "",
-               spec.steps, spec.warmup, plan_label(p.plan.config), display_name(p.plan.variant), r.world_size);
+    fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on {} ({}, {} attention)\n",
+               q.model->name, q.resolution.width, q.resolution.height,
+               q.model->video ? fmt::format("x{}", q.frames) : "", spec.steps, spec.warmup, plan_label(p.plan.config),
+               display_name(p.plan.variant), r.world_size, spec.device.cuda() ? machine.gpu_name : "cpu", r.dtype,
+               r.attention_backend);
     if (figures) {
       fmt::print(out,
                  "measured: {:.2f} ms/step median (p10 {:.2f}, p90 {:.2f}), {:.2f} steps/s; compute {:.2f} + "
-                 "communication {:.2f} ms/step ({:.0f}%); {:.3f} MB sent per rank per step; peak {:.0f} MiB per rank\n",
+                 "communication {:.2f} ms/step ({:.0f}%); {:.3f} MB sent per rank per step; peak {:.0f} MiB per rank; "
+                 "{:.1f} TFLOP/s per rank\n",
                  *r.step_ms, *r.step_ms_p10, *r.step_ms_p90, *r.steps_per_sec, *r.compute_ms, *r.comm_ms,
                  100.0 * *r.comm_ms / std::max(1e-9, *r.compute_ms + *r.comm_ms), *r.bytes_sent / 1e6,
-                 *r.peak_mem_bytes / kMiB);
+                 *r.peak_mem_bytes / kMiB, measured.value("achieved_tflops", 0.0));
     } else {
       fmt::print(out, "{}: {}\n", status, error);
     }
@@ -274,8 +320,8 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
                                    p.plan.config.world_size())};
   const std::string started = now_utc();
   executor::RunFigures figures;
-  // c10d logs its socket errors through glog on stderr; the failure is reported once, below.
-  FLAGS_minloglevel = google::GLOG_FATAL;
+  // c10d logs its socket errors on stderr; the failure is reported once, below.
+  executor::quiet_torch_logs();
   try {
     auto store = executor::connect_store(rendezvous);
     figures = executor::run_rank(spec, store, rank, world);
@@ -308,10 +354,10 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
 }  // namespace
 
 std::string run_key(const std::string& model, Resolution res, int frames, int steps, const ParallelConfig& c,
-                    int batch, long long seed) {
+                    int batch, long long seed, const std::string& dtype) {
   const ContextParallelConfig& cp = c.context_parallel_config;
-  return fmt::format("{}|{}x{}x{}|{}|fp32|r{}u{}t{}c{}d{}|ua{}ra{}|{}{}|b{}|s{}", model, res.width, res.height, frames,
-                     steps, cp.ring_degree, cp.ulysses_degree, c.tp(), c.cfg_degree, c.dp_degree,
+  return fmt::format("{}|{}x{}x{}|{}|{}|r{}u{}t{}c{}d{}|ua{}ra{}|{}{}|b{}|s{}", model, res.width, res.height, frames,
+                     steps, dtype, cp.ring_degree, cp.ulysses_degree, c.tp(), c.cfg_degree, c.dp_degree,
                      cp.ulysses_anything ? 1 : 0, cp.ring_anything ? 1 : 0, to_string(cp.rotate_method),
                      cp.convert_to_fp32 ? "" : "|bf16acc", batch, seed);
 }
@@ -322,7 +368,8 @@ void add_run_options(CLI::App& run, Args& a) {
   run.add_option("--warmup", a.warmup, "untimed forward passes first (default 1)");
   run.add_option("--seed", a.seed, "weights, noise and text embeddings (default 0)");
   run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
-  run.add_option("--device", a.device, "cpu | cuda");
+  run.add_option("--device", a.device, "cpu | cuda (one GPU per local rank: cuda:LOCAL_RANK; NCCL groups)");
+  run.add_option("--dtype", a.dtype, "fp32 | bf16 (default: fp32 on cpu, bf16 on cuda)");
   run.add_option("--db", a.db, kDbHelp);
   run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
   run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
@@ -340,6 +387,9 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   const int nproc = a.nproc.empty() ? world : parse_int("--nproc", a.nproc, 1, kMaxGpus);
   if (nproc != world)
     throw InvalidInput{fmt::format("--nproc = {}: the plan {} needs {} ranks", nproc, plan_label(p.plan.config), world)};
+  if (spec.device.cuda() && nproc > executor::cuda_device_count())
+    throw InvalidInput{fmt::format("--nproc = {}: one GPU per rank, and {} are visible", nproc,
+                                   executor::cuda_device_count())};
   const std::string started = now_utc();
   if (!a.db.empty()) {  // refuse a foreign database before spending the run
     auto store = data::Store::open(a.db);

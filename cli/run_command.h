@@ -13,7 +13,7 @@ void add_run_options(CLI::App& run, Args& a);
 
 // The identity of a run's configuration, as recorded in the store (resume and merge use it).
 std::string run_key(const std::string& model, Resolution res, int frames, int steps, const ParallelConfig& c,
-                    int batch, long long seed);
+                    int batch, long long seed, const std::string& dtype = "fp32");
 // argv: the original command line (the launcher starts the ranks with it).
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
                 std::ostream& err);

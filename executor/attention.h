@@ -32,6 +32,11 @@ const AttentionOp& attention_op(CpVariant v);
 
 // Local attention that also returns the log-sum-exp of the scores, [B, H, S_q] (fp32).
 std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+// Folds one block's partial attention (block_out in any precision, its LSE l in fp32) into the
+// running (out, lse), both fp32: softmax over the union of the key sets. !fp32 rounds the running
+// output to bf16 after each merge (convert_to_fp32=False). out undefined: starts the fold.
+void merge_partial_attention(at::Tensor& out, at::Tensor& lse, const at::Tensor& block_out, const at::Tensor& l,
+                             bool fp32 = true);
 // Plain local attention (no LSE), what `native` SDPA gives.
 at::Tensor attention_local(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "executor/device.h"
+
 namespace cpplan::executor {
 
 namespace {
@@ -9,6 +11,22 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 double nbytes(const at::Tensor& t) { return static_cast<double>(t.numel() * t.element_size()); }
 }  // namespace
+
+// Gloo (LibTorch 1.13) has no bf16: data movement carries its 16-bit patterns as fp16, bit-exact.
+at::Tensor Comm::to_wire(const at::Tensor& t) const {
+  const at::Tensor c = t.contiguous();
+  return !nccl_ && c.scalar_type() == at::kBFloat16 ? c.view(at::kHalf) : c;  // moved, never summed
+}
+at::Tensor Comm::from_wire(const at::Tensor& t, at::ScalarType type) const {
+  return t.scalar_type() == type ? t : t.view(type);
+}
+
+void Comm::begin(const at::Tensor& t) const {
+  if (nccl_) synchronize(t.device());
+}
+void Comm::end(const at::Tensor& t) const {
+  if (nccl_) synchronize(t.device());
+}
 
 void Comm::account(double seconds, double bytes) {
   if (!stats_) return;
@@ -19,8 +37,9 @@ void Comm::account(double seconds, double bytes) {
 
 at::Tensor Comm::all_gather_cat(const at::Tensor& t, int64_t dim) {
   if (size_ == 1) return t;
+  std::vector<at::Tensor> in{to_wire(t)};
+  begin(in[0]);
   const auto t0 = Clock::now();
-  std::vector<at::Tensor> in{t.contiguous()};
   // Gather straight into one tensor [n, ...] through contiguous views: no extra copy.
   auto shape = in[0].sizes().vec();
   shape.insert(shape.begin(), size_);
@@ -28,9 +47,11 @@ at::Tensor Comm::all_gather_cat(const at::Tensor& t, int64_t dim) {
   std::vector<std::vector<at::Tensor>> views(1);
   for (int i = 0; i < size_; ++i) views[0].push_back(out[i]);
   pg_->allgather(views, in)->wait();
+  end(out);
   // nccl-tests: size = n x local bytes, busbw factor (n-1)/n
   account(since(t0), nbytes(t) * (size_ - 1));
-  return dim == 0 ? out.flatten(0, 1) : out.movedim(0, dim).flatten(dim, dim + 1);
+  const at::Tensor all = from_wire(out, t.scalar_type());
+  return dim == 0 ? all.flatten(0, 1) : all.movedim(0, dim).flatten(dim, dim + 1);
 }
 
 at::Tensor Comm::all_gather_uneven(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& lengths) {
@@ -51,54 +72,83 @@ at::Tensor Comm::all_gather_uneven(const at::Tensor& t, int64_t dim, const std::
 
 at::Tensor Comm::all_to_all(const at::Tensor& t) {
   if (size_ == 1) return t;
-  const auto t0 = Clock::now();
-  at::Tensor in = t.contiguous();
+  at::Tensor in = to_wire(t);
   at::Tensor out = at::empty_like(in);
+  begin(in);
+  const auto t0 = Clock::now();
   std::vector<int64_t> splits;  // empty: equal splits along dim 0
   pg_->alltoall_base(out, in, splits, splits)->wait();
+  end(out);
   account(since(t0), nbytes(t) * (size_ - 1) / size_);
-  return out;
+  return from_wire(out, t.scalar_type());
 }
 
 at::Tensor Comm::all_to_all_flat(const at::Tensor& flat, const std::vector<int64_t>& send_counts,
                                  const std::vector<int64_t>& recv_counts) {
   if (size_ == 1) return flat;
-  const auto t0 = Clock::now();
   int64_t total = 0;
   for (auto c : recv_counts) total += c;
-  at::Tensor in = flat.contiguous();
+  at::Tensor in = to_wire(flat);
   at::Tensor out = at::empty({total}, in.options());
   auto send = send_counts, recv = recv_counts;
+  begin(in);
+  const auto t0 = Clock::now();
   pg_->alltoall_base(out, in, recv, send)->wait();
+  end(out);
   double sent = 0;
   for (int i = 0; i < size_; ++i)
     if (i != rank_) sent += static_cast<double>(send_counts[i]) * in.element_size();
   account(since(t0), sent);
-  return out;
+  return from_wire(out, flat.scalar_type());
 }
 
 void Comm::all_reduce(at::Tensor& t) {
   if (size_ == 1) return;
+  // Gloo sums bf16 in fp32, then rounds once (NCCL sums bf16 natively).
+  const bool widen = !nccl_ && t.scalar_type() == at::kBFloat16;
+  std::vector<at::Tensor> v{widen ? t.to(at::kFloat) : t};
+  begin(t);
   const auto t0 = Clock::now();
-  std::vector<at::Tensor> v{t};
   pg_->allreduce(v)->wait();
+  end(t);
+  if (widen) t.copy_(v[0]);
   account(since(t0), nbytes(t) * 2.0 * (size_ - 1) / size_);
 }
 
-c10::intrusive_ptr<c10d::Work> Comm::isend(at::Tensor& t, int dst, int tag) {
-  std::vector<at::Tensor> v{t};
-  account(0, nbytes(t));
-  return pg_->send(v, dst, tag);
+Comm::Pending Comm::exchange(at::Tensor& send, int dst, at::Tensor& recv, int src, int tag) {
+  std::vector<at::Tensor> out{to_wire(send)}, in{to_wire(recv)};  // views: recv fills in place
+  Pending p;
+  p.device = send.device();
+  account(0, nbytes(send));
+  if (!nccl_) {  // Gloo: each op is its own non-blocking transfer
+    p.works.push_back(pg_->send(out, dst, tag));
+    p.works.push_back(pg_->recv(in, src, tag));
+    return p;
+  }
+  // NCCL runs a send and a recv queued one after the other on the same pair in order: each
+  // would wait for the other rank's matching call. Posted as one group they proceed together.
+  pg_->startCoalescing();
+  auto s = pg_->send(out, dst, tag);
+  auto r = pg_->recv(in, src, tag);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  p.works = {s, r, pg_->endCoalescing()};  // null where the group holds the op: skipped by wait()
+#else
+  std::vector<c10::intrusive_ptr<c10d::Work>> reqs{s, r};
+  pg_->endCoalescing(reqs);
+  p.works = reqs;
+#endif
+  return p;
 }
 
-c10::intrusive_ptr<c10d::Work> Comm::irecv(at::Tensor& t, int src, int tag) {
-  std::vector<at::Tensor> v{t};
-  return pg_->recv(v, src, tag);
-}
-
-void Comm::wait(const c10::intrusive_ptr<c10d::Work>& work) {
+void Comm::wait(Pending& pending) {
+  // On a GPU the attention queued meanwhile finishes first, uncounted: what is counted is the
+  // transfer left once it has, the communication the overlap did not hide.
+  if (nccl_) synchronize(pending.device);
   const auto t0 = Clock::now();
-  work->wait();
+  for (auto& w : pending.works)
+    if (w) w->wait();
+  if (nccl_) synchronize(pending.device);
+  pending.works.clear();
   if (stats_) stats_->seconds += since(t0);
 }
 

@@ -6,10 +6,24 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/version.h>
 
 #include <vector>
 
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#endif
+
 namespace cpplan::executor {
+
+// What a Gloo or NCCL group is in this LibTorch: a ProcessGroup in 1.x, a Backend (the same
+// collectives, one transport) in 2.x.
+#if TORCH_VERSION_MAJOR >= 2
+using GroupBase = c10d::Backend;
+#else
+using GroupBase = c10d::ProcessGroup;
+#endif
+using Group = c10::intrusive_ptr<GroupBase>;
 
 struct CommStats {
   double seconds = 0;   // wall time inside collectives (waiting included)
@@ -20,8 +34,10 @@ struct CommStats {
 class Comm {
  public:
   Comm() = default;  // a group of one: every collective is the identity
-  Comm(c10::intrusive_ptr<c10d::ProcessGroup> pg, int rank, int size, CommStats* stats)
-      : pg_(std::move(pg)), rank_(rank), size_(size), stats_(stats) {}
+  // `nccl`: the group's collectives are queued on the GPU; they are timed between device
+  // synchronizations so that what is counted is the exposed communication, not the launch.
+  Comm(Group pg, int rank, int size, CommStats* stats, bool nccl = false)
+      : pg_(std::move(pg)), rank_(rank), size_(size), stats_(stats), nccl_(nccl) {}
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -36,18 +52,28 @@ class Comm {
   at::Tensor all_to_all_flat(const at::Tensor& flat, const std::vector<int64_t>& send_counts,
                              const std::vector<int64_t>& recv_counts);
   void all_reduce(at::Tensor& t);  // sum, in place
-  // Non-blocking point-to-point; wait() on the result, timed as communication.
-  c10::intrusive_ptr<c10d::Work> isend(at::Tensor& t, int dst, int tag);
-  c10::intrusive_ptr<c10d::Work> irecv(at::Tensor& t, int src, int tag);
-  void wait(const c10::intrusive_ptr<c10d::Work>& work);
+  // Non-blocking ring shift: `send` to rank `dst` while `recv` arrives from rank `src`, both
+  // posted at once (one NCCL group, so that two ranks sending to each other cannot deadlock);
+  // wait() on the result, timed as communication.
+  struct Pending {
+    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    at::Device device = at::Device(at::kCPU);
+  };
+  Pending exchange(at::Tensor& send, int dst, at::Tensor& recv, int src, int tag);
+  void wait(Pending& pending);
 
  private:
   void account(double seconds, double bytes);
+  at::Tensor to_wire(const at::Tensor& t) const;
+  at::Tensor from_wire(const at::Tensor& t, at::ScalarType type) const;
+  void begin(const at::Tensor& t) const;  // on NCCL: lets queued compute finish, uncounted
+  void end(const at::Tensor& t) const;    // on NCCL: waits for the collective itself
 
-  c10::intrusive_ptr<c10d::ProcessGroup> pg_;
+  Group pg_;
   int rank_ = 0;
   int size_ = 1;
   CommStats* stats_ = nullptr;
+  bool nccl_ = false;
 };
 
 }  // namespace cpplan::executor

@@ -22,8 +22,9 @@ struct MeshCoords {
 class Mesh {
  public:
   // Builds this rank's groups; every rank of the world must call it with the same config.
+  // Gloo groups on CPU, NCCL groups when `device` is a GPU.
   Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig& config,
-       std::chrono::milliseconds timeout);
+       std::chrono::milliseconds timeout, const at::Device& device = at::Device(at::kCPU));
 
   const MeshCoords& coords() const { return coords_; }
   Comm& world() { return world_; }

@@ -15,6 +15,7 @@
 
 #include "core/model.h"
 #include "executor/attention.h"
+#include "executor/device.h"
 
 namespace cpplan::executor {
 
@@ -40,8 +41,10 @@ class DitModel {
   virtual at::Tensor forward(const ForwardInputs& in, AttentionContext& attention) = 0;
 };
 
-// Builds the model of `profile` with weights drawn from `seed`, sharded for `tp` (rank, size).
-std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, at::ScalarType dtype,
+// Builds the model of `profile` with weights drawn from `seed`, sharded for `tp` (rank, size), on
+// `device` in its dtype. The draws depend on the device kind (CPU or CUDA generator), never on
+// the plan.
+std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
                                       const AttentionOp& attention);
 
 // RoPE angles [S, head_dim/2] for latent-grid positions (frame, row, column) of the image tokens

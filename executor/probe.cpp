@@ -31,7 +31,7 @@ double median(std::vector<double> v) {
 int repetitions(double bytes) { return std::clamp(static_cast<int>(4e7 / std::max(bytes, 1.0)), 3, 25); }
 
 // Times `op` `reps` times after one warm-up, every rank of `pg` starting together; median us.
-double time_collective(c10d::ProcessGroup& pg, int reps, const std::function<void()>& op) {
+double time_collective(GroupBase& pg, int reps, const std::function<void()>& op) {
   op();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
@@ -183,7 +183,7 @@ costmodel::MeasurementSet probe_rank(const ProbeOptions& o, const c10::intrusive
     if (rank == 0 && o.progress) o.progress(std::min(1.0, static_cast<double>(done) / std::max(1, total)), what);
   };
   set.collectives = probe_collectives(o, store, rank, world, step);
-  c10::intrusive_ptr<c10d::ProcessGroup> world_group;
+  Group world_group;
   if (world > 1) world_group = gloo_group(store, "probe/world", rank, world, o.timeout);
   // Kernels alone (the other ranks wait; all cores to one rank, as a one-rank run has them),
   // then every rank at once with its share of the cores (as a plan's ranks run).

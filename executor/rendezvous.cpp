@@ -1,7 +1,12 @@
 #include "executor/rendezvous.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#ifdef CPPLAN_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef CPPLAN_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -337,9 +342,18 @@ int connect_within(const std::string& host, int port, std::chrono::milliseconds 
 
 class StoreClient : public c10d::Store {
  public:
-  StoreClient(const Rendezvous& r, std::unique_ptr<Server> server)
-      : c10d::Store(r.timeout), server_(std::move(server)), where_(r.master_addr + ":" + std::to_string(r.master_port)) {
+  StoreClient(const Rendezvous& r, std::shared_ptr<Server> server)
+      : c10d::Store(r.timeout), rendezvous_(r), server_(std::move(server)),
+        where_(r.master_addr + ":" + std::to_string(r.master_port)) {
     fd_ = connect_within(r.master_addr, r.master_port, r.timeout);
+  }
+
+  // LibTorch 2.x asks stores for a clone sharing the same keys (a pure virtual there, absent in
+  // 1.x, hence no `override`): a second connection to the same server, which it keeps alive.
+  c10::intrusive_ptr<c10d::Store> clone() {
+    Rendezvous r = rendezvous_;
+    r.timeout = timeout_;
+    return c10::make_intrusive<StoreClient>(r, server_);
   }
 
   ~StoreClient() override {
@@ -441,7 +455,8 @@ class StoreClient : public c10d::Store {
                              " s (a rank did not arrive)");
   }
 
-  std::unique_ptr<Server> server_;
+  Rendezvous rendezvous_;
+  std::shared_ptr<Server> server_;  // rank 0's, shared with its clones
   std::string where_;
   int fd_ = -1;
   std::mutex mu_;
@@ -481,9 +496,13 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r) {
   return c10::make_intrusive<StoreClient>(r, std::move(server));
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                  const std::string& name, int rank, int size,
-                                                  std::chrono::milliseconds timeout) {
+Group gloo_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
+                 std::chrono::milliseconds timeout) {
+#ifndef CPPLAN_GLOO
+  (void)store, (void)name, (void)rank, (void)size, (void)timeout;
+  throw std::runtime_error("this cpplan was built without Gloo (its LibTorch ships no gloo headers): CPU ranks "
+                           "cannot form a group; use --device cuda");
+#else
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = timeout;
   const char* master = std::getenv("MASTER_ADDR");
@@ -496,6 +515,27 @@ c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d:
     options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
                                                      options);
+#endif
+}
+
+Group nccl_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
+                 std::chrono::milliseconds timeout) {
+#ifndef CPPLAN_NCCL
+  (void)store, (void)name, (void)rank, (void)size, (void)timeout;
+  throw std::runtime_error("this cpplan was built without NCCL (configure with -DCPPLAN_NCCL=ON against a CUDA "
+                           "LibTorch): GPU ranks cannot form a group");
+#else
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
+                                                     options);
+#endif
+}
+
+Group new_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
+                std::chrono::milliseconds timeout, const at::Device& device) {
+  return device.is_cuda() ? nccl_group(store, name, rank, size, timeout)
+                          : gloo_group(store, name, rank, size, timeout);
 }
 
 }  // namespace cpplan::executor

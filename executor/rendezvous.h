@@ -7,12 +7,13 @@
 // address of the host), which is why cpplan has its own; the Gloo transport listens on loopback too
 // for local runs. The other ranks connect to it, retrying until the timeout.
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
 #include <memory>
 #include <string>
+
+#include "executor/comm.h"
 
 namespace cpplan::executor {
 
@@ -38,8 +39,17 @@ bool is_loopback(const std::string& host);
 // A Gloo group of `size` ranks named `name` on `store`. Its transport listens on loopback when
 // MASTER_ADDR is loopback (or unset), on GLOO_SOCKET_IFNAME's interface when set, else on the
 // address this host's name resolves to.
-c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                  const std::string& name, int rank, int size,
-                                                  std::chrono::milliseconds timeout);
+Group gloo_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
+                 std::chrono::milliseconds timeout);
+
+// An NCCL group of `size` ranks named `name` on `store`, one GPU per rank (the current device);
+// its collectives time out after `timeout` (NCCL's watchdog then ends the rank). Throws in a
+// build without NCCL.
+Group nccl_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
+                 std::chrono::milliseconds timeout);
+
+// NCCL for a GPU device, Gloo otherwise.
+Group new_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
+                std::chrono::milliseconds timeout, const at::Device& device);
 
 }  // namespace cpplan::executor

@@ -21,13 +21,6 @@
 namespace cpplan::executor {
 
 namespace {
-using Clock = std::chrono::steady_clock;
-
-double peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
-}
 
 // Fault injection for the failure tests and drills: CPPLAN_FAULT_KILL="RANK:STEP" makes that
 // rank kill itself (SIGKILL, no cleanup) when it reaches that step. -1 when unset.
@@ -97,11 +90,14 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   const ParallelConfig& pc = spec.config;
   const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
   share_cpu_threads(local_world ? std::atoi(local_world) : world);
-  if (spec.max_memory_bytes > 0) limit_cpu_memory(spec.max_memory_bytes);
-  Mesh mesh(store, rank, pc, spec.timeout);
+  const DeviceSpec& dev = spec.device;
+  if (dev.cuda()) (void)use_cuda_device(dev.device.index());
+  reset_peak_memory(dev.device);
+  if (spec.max_memory_bytes > 0) limit_memory(dev.device, spec.max_memory_bytes);
+  Mesh mesh(store, rank, pc, spec.timeout, dev.device);
   const MeshCoords& xy = mesh.coords();
   const CpVariant variant = classify(pc.context_parallel_config);
-  auto model = build_model(m, spec.seed, mesh.tp(), at::kFloat, attention_op(variant));
+  auto model = build_model(m, spec.seed, mesh.tp(), dev, attention_op(variant));
   const bool split_text = model->cp_plan().split_text;
 
   // Geometry and the CP split (the same rule on every rank).
@@ -116,26 +112,28 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
     actx.cp_lengths.push_back(img_len[i] + (m.text_handling == TextHandling::kJoint ? txt_len[i] : 0));
   const at::Tensor image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g,
                                                   spec.resolution.width / g, m.head_dim)
-                                    .narrow(0, offset_of(img_len, me), img_len[me]);
-  const at::Tensor text_rope = text_rope_angles(txt_len[me], m.head_dim);
+                                    .narrow(0, offset_of(img_len, me), img_len[me])
+                                    .to(dev.device);
+  const at::Tensor text_rope = text_rope_angles(txt_len[me], m.head_dim).to(dev.device);
 
-  // The same noise and text embeddings as a single-rank run; this replica's share of the batch.
+  // The same noise and text embeddings as a single-rank run (drawn on CPU on every device); this
+  // replica's share of the batch. Latents stay fp32; the model sees them in its dtype.
   at::Generator gen = at::detail::createCPUGenerator(spec.seed ^ 0x9e3779b97f4a7c15ULL);
-  const at::Tensor latents = at::randn({spec.batch, s_img, m.in_channels}, gen, at::TensorOptions(at::kFloat));
-  const at::Tensor cond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat));
-  const at::Tensor uncond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat));
+  const at::Tensor latents = at::randn({spec.batch, s_img, m.in_channels}, gen, at::TensorOptions(at::kFloat)).to(dev.device);
+  const at::Tensor cond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
+  const at::Tensor uncond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
   const int64_t per_replica = spec.batch / pc.dp_degree;
   auto mine = [&](const at::Tensor& t) { return t.narrow(0, xy.dp * per_replica, per_replica); };
 
   // apply_context_parallel: split the inputs at entry, gather the output at exit.
   auto forward = [&](const at::Tensor& x, const at::Tensor& text, double sigma) {
     ForwardInputs in;
-    in.latents = x.narrow(1, offset_of(img_len, me), img_len[me]);
+    in.latents = x.narrow(1, offset_of(img_len, me), img_len[me]).to(dev.dtype);
     in.text = split_text ? text.narrow(1, offset_of(txt_len, me), txt_len[me]) : text;
-    in.timestep = at::full({x.size(0)}, sigma, at::kFloat);
+    in.timestep = at::full({x.size(0)}, sigma, at::TensorOptions(at::kFloat).device(dev.device));
     in.image_rope = image_rope;
     in.text_rope = text_rope;
-    return mesh.cp().all_gather_uneven(model->forward(in, actx), 1, img_len);
+    return mesh.cp().all_gather_uneven(model->forward(in, actx), 1, img_len).to(at::kFloat);
   };
   const bool true_cfg = m.guidance == Guidance::kTrueCfg;
   auto velocity = [&](const at::Tensor& x, double sigma) {
@@ -161,14 +159,16 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   std::vector<double> step_ms, comm_ms;
   const CommStats before = mesh.stats();
   const int kill_at = fault_step(rank);
+  StepTimer timer(dev.device);
+  synchronize(dev.device);
   for (int i = 0; i < spec.steps; ++i) {
     if (i == kill_at) raise(SIGKILL);
     const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
     const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
     const double comm0 = mesh.stats().seconds;
-    const auto t0 = Clock::now();
+    timer.start();
     x = x + (next - sigma) * velocity(x, sigma);
-    step_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    step_ms.push_back(timer.stop_ms());
     comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
   }
   const double bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
@@ -177,10 +177,11 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   std::vector<double> mine_figures = step_ms;
   mine_figures.insert(mine_figures.end(), comm_ms.begin(), comm_ms.end());
   mine_figures.push_back(bytes_per_step);
-  mine_figures.push_back(peak_rss_bytes());
-  const at::Tensor local = at::tensor(mine_figures, at::kDouble);
-  const at::Tensor all = mesh.world().all_gather_cat(local.unsqueeze(0), 0);
-  const at::Tensor final_latents = mesh.dp().all_gather_cat(x, 0);
+  mine_figures.push_back(peak_memory_bytes(dev.device));
+  // Gathered over the run's own groups: on NCCL the tensors must live on the GPU.
+  const at::Tensor local = at::tensor(mine_figures, at::kDouble).to(dev.device);
+  const at::Tensor all = mesh.world().all_gather_cat(local.unsqueeze(0), 0).cpu();
+  const at::Tensor final_latents = mesh.dp().all_gather_cat(x, 0).cpu();
 
   RunFigures f;
   if (rank != 0) return f;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "executor/device.h"
 
 namespace cpplan::executor {
 
@@ -25,16 +26,18 @@ struct RunSpec {
   uint64_t seed = 0;
   double guidance_scale = 5.0;  // true CFG only
   std::chrono::milliseconds timeout{60000};
-  int64_t max_memory_bytes = 0;  // per rank; 0: none beyond the device's (see limit_cpu_memory)
+  int64_t max_memory_bytes = 0;  // per rank; 0: none beyond the device's (see limit_memory)
+  // CPU in fp32 by default; a GPU rank names its device (cuda:LOCAL_RANK) and runs in bf16.
+  DeviceSpec device;
 };
 
 struct RunFigures {
-  std::vector<double> step_ms;          // per timed step, the slowest rank's
+  std::vector<double> step_ms;          // per timed step, the slowest rank's (CUDA events on GPU)
   double compute_ms = 0;                // per step, mean over steps, slowest rank
   double comm_ms = 0;                   // per step: time inside collectives, slowest rank
   double bytes_sent = 0;                // per rank per step (the most loaded rank)
-  std::vector<double> peak_mem_bytes;   // per rank (peak RSS on CPU)
-  at::Tensor latents;                   // final latents [batch, S_img, in_channels], rank 0 only
+  std::vector<double> peak_mem_bytes;   // per rank (peak RSS on CPU, caching-allocator peak on GPU)
+  at::Tensor latents;                   // final latents [batch, S_img, in_channels], fp32 on CPU, rank 0 only
   double median_step_ms() const;
   double percentile_step_ms(double p) const;  // p in [0, 1]
 };

@@ -1,13 +1,33 @@
 // Local attention, the log-sum-exp merge, Ring attention and the Ulysses all-to-alls shared by
 // the variants.
+#include <torch/version.h>
+
 #include <cmath>
 
 #include "executor/attention.h"
 
 namespace cpplan::executor {
 
+namespace {
+// FlashAttention-2 in LibTorch 2.x: CUDA, half precision, head_dim a multiple of 8 up to 256.
+[[maybe_unused]] bool flash_fits(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const auto t = q.scalar_type();
+  return q.is_cuda() && (t == at::kBFloat16 || t == at::kHalf) && k.scalar_type() == t && v.scalar_type() == t &&
+         q.size(-1) % 8 == 0 && q.size(-1) <= 256;
+}
+}  // namespace
+
 std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+#if defined(CPPLAN_CUDA) && TORCH_VERSION_MAJOR >= 2
+  if (flash_fits(q, k, v)) {
+    // Output in q's precision and the log-sum-exp [B, H, S_q] in fp32 (older kernels pad its
+    // last dim to a multiple of 128: sliced back).
+    const auto r = at::_scaled_dot_product_flash_attention(q, k, v, 0.0, false, false, scale);
+    return {std::get<0>(r), std::get<1>(r).narrow(-1, 0, q.size(2)).to(at::kFloat)};
+  }
+#endif
+  // The math path: fp32 scores, exact on every device.
   const at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
   at::Tensor lse = at::logsumexp(scores, -1);
   at::Tensor out = at::matmul(at::exp(scores - lse.unsqueeze(-1)), v.to(at::kFloat));
@@ -15,12 +35,15 @@ std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const 
 }
 
 at::Tensor attention_local(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v);  // flash / cuDNN / efficient
+#endif
   return attention_with_lse(q, k, v).first.to(q.scalar_type());
 }
 
-namespace {
-// out, lse <- merge of (out, lse) and (o, l): softmax over the union of both key sets.
-void merge(at::Tensor& out, at::Tensor& lse, const at::Tensor& o, const at::Tensor& l, bool fp32) {
+void merge_partial_attention(at::Tensor& out, at::Tensor& lse, const at::Tensor& block_out, const at::Tensor& l,
+                             bool fp32) {
+  const at::Tensor o = block_out.to(at::kFloat);  // flash returns bf16; the merge runs in fp32
   if (!out.defined()) {
     out = fp32 ? o : o.to(at::kBFloat16).to(at::kFloat);
     lse = l;
@@ -31,7 +54,6 @@ void merge(at::Tensor& out, at::Tensor& lse, const at::Tensor& o, const at::Tens
   if (!fp32) out = out.to(at::kBFloat16).to(at::kFloat);  // convert_to_fp32=False: bf16 accumulator
   lse = merged;
 }
-}  // namespace
 
 at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, Comm& ring,
                           const std::vector<int64_t>& lengths, const ContextParallelConfig& cp) {
@@ -43,17 +65,15 @@ at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
     const int me = ring.rank(), next = (me + 1) % r, prev = (me + r - 1) % r;
     for (int step = 0; step < r; ++step) {
       at::Tensor incoming;
-      c10::intrusive_ptr<c10d::Work> send, recv;
+      Comm::Pending transfer;
       if (step + 1 < r) {
         incoming = at::empty_like(current);
-        send = ring.isend(current, next, step);
-        recv = ring.irecv(incoming, prev, step);
+        transfer = ring.exchange(current, next, incoming, prev, step);
       }
       auto [o, l] = attention_with_lse(q, current[0], current[1]);
-      merge(out, lse, o, l, fp32);
+      merge_partial_attention(out, lse, o, l, fp32);
       if (step + 1 < r) {
-        ring.wait(send);
-        ring.wait(recv);
+        ring.wait(transfer);
         current = incoming;
       }
     }
@@ -67,7 +87,7 @@ at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
       const at::Tensor block = gathered.narrow(3, offset, lengths[j]);
       offset += lengths[j];
       auto [o, l] = attention_with_lse(q, block[0], block[1]);
-      merge(out, lse, o, l, fp32);
+      merge_partial_attention(out, lse, o, l, fp32);
     }
   }
   return out.to(q.scalar_type());

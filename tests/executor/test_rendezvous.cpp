@@ -144,7 +144,7 @@ TEST_CASE("a local run's rendezvous and Gloo transport listen on loopback only",
   const int port = free_port();
   auto store0 = connect_store(endpoint(port, 0, 2));
   auto store1 = connect_store(endpoint(port, 1, 2));
-  c10::intrusive_ptr<c10d::ProcessGroup> group1;
+  cpplan::executor::Group group1;
   std::thread rank1([&] { group1 = cpplan::executor::gloo_group(store1, "world", 1, 2, 5s); });
   auto group0 = cpplan::executor::gloo_group(store0, "world", 0, 2, 5s);
   rank1.join();

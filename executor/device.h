@@ -1,0 +1,71 @@
+#pragma once
+// The device a rank computes on and what differs between CPU and CUDA ranks: where tensors live,
+// their precision, how a step is timed (CUDA events on the GPU, the steady clock on CPU) and how
+// peak memory is read (the CUDA caching allocator's peak on the GPU, the peak RSS on CPU).
+//
+// CUDA code is compiled only when LibTorch has CUDA (CMake defines CPPLAN_CUDA); a CPU build
+// answers cuda_built() == false and never touches a GPU.
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+namespace cpplan::executor {
+
+struct DeviceSpec {
+  at::Device device = at::Device(at::kCPU);
+  at::ScalarType dtype = at::kFloat;  // weights and activations; LSE merges and latents stay fp32
+  bool cuda() const { return device.is_cuda(); }
+  at::TensorOptions options() const { return at::TensorOptions().device(device).dtype(dtype); }
+};
+
+// Whether this binary was built against a CUDA LibTorch.
+bool cuda_built();
+// GPUs visible to this process (0 in a CPU build or without a driver).
+int cuda_device_count();
+// The GPU `index` for this process: made current for every later CUDA call of the thread.
+// Throws std::runtime_error with one line when there is no such GPU.
+at::Device use_cuda_device(int index);
+// "NVIDIA H200" etc.; empty in a CPU build.
+std::string cuda_device_name(int index);
+
+// Versions for the hardware fingerprint: CUDA runtime and driver ("12.8"), NCCL ("2.27.3");
+// empty in a CPU build (NCCL's also without CPPLAN_NCCL).
+struct CudaVersions {
+  std::string runtime, driver, nccl;
+};
+CudaVersions cuda_versions();
+
+// Waits for the device's queued work (no-op on CPU).
+void synchronize(const at::Device& device);
+
+// Times one interval of device work: CUDA events on the current stream on a GPU (what the
+// kernels took, not when the host queued them), the steady clock on CPU.
+class StepTimer {
+ public:
+  explicit StepTimer(const at::Device& device);
+  ~StepTimer();
+  StepTimer(const StepTimer&) = delete;
+  StepTimer& operator=(const StepTimer&) = delete;
+  void start();
+  double stop_ms();  // waits for the interval's work to finish
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// Peak bytes of this rank since the last reset: the caching allocator's peak of allocated bytes
+// on a GPU, the process's peak RSS on CPU (which has no reset).
+double peak_memory_bytes(const at::Device& device);
+void reset_peak_memory(const at::Device& device);
+
+// Caps what the rank may allocate on `device`: the CUDA caching allocator's memory fraction on a
+// GPU (its out-of-memory error names the bytes asked), limit_cpu_memory() on CPU.
+void limit_memory(const at::Device& device, int64_t bytes);
+
+// Silences LibTorch's own logging (glog or c10's) below FATAL: c10d reports socket errors there,
+// and cpplan reports the failure once, in one line.
+void quiet_torch_logs();
+
+}  // namespace cpplan::executor

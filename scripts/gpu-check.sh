@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Builds cpplan against this machine's CUDA LibTorch (the one inside its PyTorch) and measures it on
+# its GPU, in well under 8 minutes:
+#   1. configure + build (NCCL on, GUI and benchmarks off);
+#   2. the GPU suite (ctest label cuda: FlashAttention's LSE merge, CUDA events, the caching
+#      allocator's peak, a real `cpplan run --device cuda` recorded in SQLite, a GPU OOM);
+#   3. a full-size flux.1-dev 1024x1024 bf16 run on one GPU: steps/s, peak memory and achieved
+#      TFLOP/s (the cost model's FLOPs of a step over the measured step time);
+# and writes every figure to OUT_DIR/gpu-check.json (plus the raw outputs beside it).
+#
+# Usage: scripts/gpu-check.sh [OUT_DIR]      (default: $OUT, else ./gpu-check)
+# Needs: python3 with a CUDA torch, cmake, ninja, a C++17 compiler, and cpplan's other libraries:
+# installed (scripts/install-deps.sh on Debian) or as the bundle scripts/gpu-deps.sh makes on a
+# Debian machine (.gpu-deps at the repository root, or CPPLAN_DEPS=DIR), for GPU machines that
+# have none of them.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-${OUT:-$root/gpu-check}}
+build=${CPPLAN_GPU_BUILD:-$root/build-gpu}
+deps=${CPPLAN_DEPS:-$root/.gpu-deps}
+steps=${CPPLAN_GPU_STEPS:-10}
+mkdir -p "$out"
+log() { printf 'gpu-check: %s\n' "$*" >&2; }
+now() { date +%s.%N; }
+t_start=$(now)
+
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') ||
+  { log "python3 cannot import torch: a CUDA PyTorch is needed"; exit 2; }
+python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
+  { log "torch sees no GPU (torch.cuda.is_available() is False)"; exit 2; }
+# nccl.h: PyTorch's nvidia-nccl package, else the CUDA toolkit's (CMake looks there itself).
+nccl_include=$(python3 - <<'PY'
+import os
+try:
+    import nvidia.nccl as n
+    for p in n.__path__:
+        if os.path.exists(os.path.join(p, "include", "nccl.h")):
+            print(os.path.join(p, "include")); break
+except ImportError:
+    pass
+PY
+)
+prefix="$torch_prefix"
+[ -d "$deps" ] && prefix="$torch_prefix;$deps"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+
+log "configure ($build)"
+t0=$(now)
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCPPLAN_GUI=OFF -DCPPLAN_BUILD_BENCH=OFF -DCPPLAN_NCCL=ON ${nccl_include:+-DNCCL_INCLUDE_DIR="$nccl_include"} \
+  >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log" >&2; log "configure failed ($out/configure.log)"; exit 1; }
+grep -q "CUDA ON" "$out/configure.log" || { log "the LibTorch found has no CUDA ($out/configure.log)"; exit 1; }
+log "build"
+cmake --build "$build" --parallel "$(nproc)" --target cpplan test_cuda >"$out/build.log" 2>&1 ||
+  { grep -m5 -B2 -A8 "error" "$out/build.log" >&2 || tail -30 "$out/build.log" >&2; log "build failed ($out/build.log)"; exit 1; }
+build_s=$(python3 -c "print(round($(now) - $t0, 1))")
+
+log "GPU suite (label cuda)"
+t0=$(now)
+set +e
+(cd "$build" && ctest -L cuda --output-on-failure --timeout 300 --output-junit "$out/ctest-cuda.xml") >"$out/ctest-cuda.log" 2>&1
+tests_rc=$?
+set -e
+tests_s=$(python3 -c "print(round($(now) - $t0, 1))")
+tail -5 "$out/ctest-cuda.log" >&2
+
+log "flux.1-dev 1024x1024 bf16, one GPU, $steps steps"
+t0=$(now)
+set +e
+"$build/cli/cpplan" run --model flux.1-dev --res 1024x1024 --steps "$steps" --warmup 2 --device cuda --dtype bf16 \
+  --db "$out/gpu-check.db" --json --timeout 300 >"$out/flux-dev-1024.json" 2>"$out/flux-dev-1024.err"
+flux_rc=$?
+set -e
+flux_s=$(python3 -c "print(round($(now) - $t0, 1))")
+
+python3 - "$out" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" <<'PY'
+import json, os, re, sys, time
+out, tests_rc, flux_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+build_s, tests_s, flux_s, t_start = map(float, sys.argv[4:8])
+import torch
+report = {
+    "gpu": torch.cuda.get_device_name(0), "gpu_count": torch.cuda.device_count(),
+    "torch": torch.__version__, "cuda": torch.version.cuda,
+    "nccl": ".".join(map(str, torch.cuda.nccl.version())) if hasattr(torch.cuda, "nccl") else None,
+    "seconds": {"build": build_s, "tests": tests_s, "flux_run": flux_s, "total": round(time.time() - t_start, 1)},
+}
+log = open(os.path.join(out, "ctest-cuda.log")).read()
+m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", log)
+report["tests"] = {"exit_code": tests_rc, "failed": int(m.group(2)) if m else None, "total": int(m.group(3)) if m else None}
+flux = {"exit_code": flux_rc, "model": "flux.1-dev", "resolution": "1024x1024", "dtype": "bf16", "world_size": 1}
+try:
+    run = json.load(open(os.path.join(out, "flux-dev-1024.json")))
+    meas = run.get("measured") or {}
+    flux.update({
+        "status": run.get("status"), "error": run.get("error"),
+        "step_ms": meas.get("step_ms"), "step_ms_p10": meas.get("step_ms_p10"), "step_ms_p90": meas.get("step_ms_p90"),
+        "steps_per_sec": meas.get("steps_per_sec"),
+        "peak_mem_gib": meas["peak_mem_bytes"] / 2**30 if meas.get("peak_mem_bytes") else None,
+        "step_tflop": meas.get("step_tflop"), "achieved_tflops": meas.get("achieved_tflops"),
+        "predicted": run.get("predicted"),
+    })
+except Exception as e:  # the run failed before printing JSON: its stderr says why
+    flux["error"] = open(os.path.join(out, "flux-dev-1024.err")).read().strip()[-500:] or str(e)
+report["flux_dev_1024"] = flux
+json.dump(report, open(os.path.join(out, "gpu-check.json"), "w"), indent=2)
+print(json.dumps(report, indent=2))
+PY
+[ "$tests_rc" -eq 0 ] && [ "$flux_rc" -eq 0 ]

@@ -1,0 +1,125 @@
+// The GPU suite (label cuda), built only against a CUDA LibTorch and run by scripts/gpu-check.sh:
+// FlashAttention's LSE as Ring merges it, CUDA-event timing, the caching allocator's peak, a real
+// `cpplan run --device cuda` recorded in the store, and a GPU out-of-memory recorded as such.
+// Multi-GPU NCCL runs need a machine with two GPUs or more: the last case runs them when it has.
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+
+#include "data/store.h"
+#include "executor/device.h"
+#include "tests/executor/process.h"
+
+// Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
+#undef CHECK
+#include <catch2/catch.hpp>
+
+#include "tests/executor/attention_checks.h"
+
+namespace fs = std::filesystem;
+using cpplan::test::run_process;
+using nlohmann::json;
+namespace ex = cpplan::executor;
+
+namespace {
+
+fs::path work_dir() { return cpplan::test::process_temp_dir("cpplan-cuda-"); }
+
+at::Device gpu() {
+  REQUIRE(ex::cuda_device_count() > 0);
+  return ex::use_cuda_device(0);
+}
+
+std::vector<std::string> flux_tiny_run(const std::string& db) {
+  return {CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "3", "--device", "cuda",
+          "--db", db, "--json", "--timeout", "60"};
+}
+
+}  // namespace
+
+TEST_CASE("FlashAttention's output and LSE, folded block by block, equal the fp32 math path", "[cuda]") {
+  const at::Device d = gpu();
+  cpplan::test::check_blockwise_attention(at::TensorOptions(at::kBFloat16).device(d), 2e-2);
+  cpplan::test::check_blockwise_attention(at::TensorOptions(at::kFloat).device(d), 1e-4);
+}
+
+TEST_CASE("CUDA events time the device's work and the caching allocator's peak counts what was held", "[cuda]") {
+  const at::Device d = gpu();
+  ex::reset_peak_memory(d);
+  const double before = ex::peak_memory_bytes(d);
+  {
+    at::Tensor big = at::empty({256LL << 20}, at::TensorOptions(at::kFloat).device(d));  // 1 GiB
+    big.fill_(1.0);
+    ex::synchronize(d);
+  }
+  CHECK(ex::peak_memory_bytes(d) >= before + (1LL << 30));
+
+  const at::Tensor a = at::randn({8192, 8192}, at::TensorOptions(at::kBFloat16).device(d));
+  (void)at::matmul(a, a);
+  ex::synchronize(d);
+  ex::StepTimer timer(d);
+  const auto t0 = std::chrono::steady_clock::now();
+  timer.start();
+  for (int i = 0; i < 10; ++i) (void)at::matmul(a, a);
+  const double ms = timer.stop_ms();
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double tflops = 10 * 2.0 * 8192.0 * 8192.0 * 8192.0 / (ms * 1e-3) / 1e12;
+  INFO("10 bf16 GEMMs 8192^3: " << ms << " ms by events, " << wall << " ms wall, " << tflops << " TFLOP/s");
+  CHECK(ms > 0);
+  CHECK(ms <= wall + 0.5);  // the events bracket the kernels, inside the host's interval
+  CHECK(tflops < 5000);     // no GPU of today does more: the timer did not lose the work
+}
+
+TEST_CASE("cpplan run --device cuda runs flux-tiny in bf16 and records the GPU machine", "[cuda]") {
+  const std::string db = (work_dir() / "runs.db").string();
+  const auto p = run_process(flux_tiny_run(db));
+  INFO(p.err);
+  REQUIRE(p.code == 0);
+  const json j = json::parse(p.out);
+  CHECK(j["status"] == "ok");
+  CHECK(j["measured"]["step_ms"].get<double>() > 0);
+  CHECK(j["measured"]["peak_mem_bytes"].get<double>() > 0);
+  CHECK(j["measured"]["achieved_tflops"].get<double>() > 0);
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  auto runs = store.value().runs("flux-tiny");
+  REQUIRE(runs.ok());
+  REQUIRE(runs.value().size() == 1);
+  const auto& r = runs.value().front();
+  CHECK(r.run.dtype == "bf16");
+  CHECK(r.run.attention_backend == "flash");
+  CHECK(r.hardware.device_kind == "cuda");
+  CHECK(!r.hardware.gpu_name.empty());
+  CHECK(!r.hardware.cuda.empty());
+}
+
+TEST_CASE("a GPU rank past --max-memory is recorded as out of memory with the bytes it asked", "[cuda]") {
+  const std::string db = (work_dir() / "oom.db").string();
+  std::vector<std::string> args = flux_tiny_run(db);
+  args.insert(args.end(), {"--max-memory", "1MiB"});
+  const auto p = run_process(args);
+  INFO(p.err);
+  CHECK(p.code != 0);
+  const json j = json::parse(p.out);
+  CHECK(j["status"] == "oom");
+  CHECK(j["oom_bytes"].get<double>() > 0);
+}
+
+TEST_CASE("on two GPUs or more, NCCL plans reproduce the one-GPU run", "[cuda][nccl]") {
+  if (ex::cuda_device_count() < 2) {
+    WARN("one GPU visible: the NCCL plans need two (not run)");
+    return;
+  }
+  const std::string db = (work_dir() / "nccl.db").string();
+  for (const std::vector<std::string> plan : {std::vector<std::string>{"--ulysses", "2"},
+                                              std::vector<std::string>{"--ring", "2", "--rotate-method", "p2p"},
+                                              std::vector<std::string>{"--ring", "2"},
+                                              std::vector<std::string>{"--tp", "2"}}) {
+    std::vector<std::string> args = flux_tiny_run(db);
+    args.insert(args.end(), plan.begin(), plan.end());
+    const auto p = run_process(args);
+    INFO(plan[0] << ": " << p.err);
+    CHECK(p.code == 0);
+  }
+}
