@@ -84,9 +84,11 @@ std::unique_ptr<LocalModel> load_local_model(const data::Store& store, const dat
   auto m = store.measurements(hw.key());
   if (!m || (m->collectives.empty() && m->kernels.empty())) return nullptr;
   auto local = std::make_unique<LocalModel>();
+  local->cuda = hw.device_kind == "cuda";
   local->measurements = std::move(m).value();
-  local->profile = costmodel::local_profile(local->measurements, hw.cpu_name.empty() ? hw.gpu_name : hw.cpu_name,
-                                            physical_memory_mib());
+  local->profile = local->cuda ? costmodel::local_profile(local->measurements, hw.gpu_name,
+                                                          executor::cuda_memory_bytes(0) / (1 << 20))
+                               : costmodel::local_profile(local->measurements, hw.cpu_name, physical_memory_mib());
   local->fallback = std::make_unique<costmodel::DatasheetModel>(local->profile);
   local->model = std::make_unique<costmodel::MeasuredModel>(local->profile, local->measurements, *local->fallback);
   if (auto c = store.latest_calibration(hw.key()); c && c->has_value()) local->calibration = **c;
@@ -99,7 +101,7 @@ std::unique_ptr<LocalModel> open_local_model(const std::string& db) {
   if (!fs::exists(path, ec))  // a query creates no database
     throw InvalidInput{fmt::format("--hardware = local: no database at {} (run cpplan probe first)", path)};
   const data::Store store = open_store(path);
-  auto local = load_local_model(store, cpu_fingerprint());
+  auto local = load_local_model(store, machine_fingerprint(local_is_cuda()));
   if (!local)
     throw InvalidInput{fmt::format("--hardware = local: {} holds no probe of this machine (run cpplan probe first)",
                                    path)};
@@ -113,8 +115,8 @@ ModelProfile as_run_on_cpu(const ModelProfile& m) {
 }
 
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
-  // The executor runs fp32 on the CPU: the same element size for the bytes moved.
-  const ModelProfile as_run = as_run_on_cpu(*q.model);
+  // The executor runs fp32 on the CPU, bf16 (the profiles' precision) on GPUs.
+  const ModelProfile as_run = local.cuda ? *q.model : as_run_on_cpu(*q.model);
   Query run_query = q;
   run_query.model = &as_run;
   run_query.hardware = &local.profile;
@@ -134,7 +136,7 @@ costmodel::StepCorrection local_correction(const LocalModel& local) {
 
 void add_probe_options(CLI::App& probe, ProbeArgs& p) {
   probe.add_option("--nproc", p.nproc, "ranks: collectives for every group size up to N (default 2)");
-  probe.add_option("--device", p.device, "cpu | cuda");
+  probe.add_option("--device", p.device, "cpu | cuda (default: cuda when this build sees a GPU; one per rank, bf16)");
   probe.add_option("--db", p.db, kDbHelp);
   probe.add_option("--model", p.models, "kernel shapes of these models' blocks (default flux-tiny wan-tiny)");
   probe.add_flag("--quick", p.quick, "messages up to 4 MiB, sequences up to 1024 tokens");
@@ -147,13 +149,24 @@ void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p) {
 }
 
 int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
-  if (p.device != "cpu")
-    throw InvalidInput{p.device == "cuda" ? "--device = cuda: this build's LibTorch has no CUDA"
-                                          : fmt::format("--device = {}: must be cpu or cuda", p.device)};
+  const std::string device = p.device.empty() ? (local_is_cuda() ? "cuda" : "cpu") : p.device;
+  if (device != "cpu" && device != "cuda") throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", device)};
+  const bool cuda = device == "cuda";
+  if (cuda && !executor::cuda_built())
+    throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA (README, \"GPU build\")"};
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
   if (!catalog) throw InvalidInput{catalog.error().message};
   executor::ProbeOptions options = probe_options(p, *catalog);
   const int nproc = parse_int("--nproc", p.nproc, 1, 64);
+  if (cuda && !p.worker.empty()) {  // one GPU per rank, in bf16 as runs have it
+    const std::string local = env("LOCAL_RANK");
+    options.device.device =
+        at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local.empty() ? 0 : parse_int("LOCAL_RANK", local, 0, 1023)));
+    options.device.dtype = at::kBFloat16;
+  }
+  if (cuda && p.worker.empty() && nproc > executor::cuda_device_count())
+    throw InvalidInput{fmt::format("--nproc = {}: one GPU per rank, and {} are visible", nproc,
+                                   executor::cuda_device_count())};
 
   if (!p.worker.empty()) {  // one rank of the probe
     executor::quiet_torch_logs();
@@ -174,7 +187,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
   costmodel::MeasurementSet set;
   {
     const fs::path result = fs::temp_directory_path() / fmt::format("cpplan-probe-{}.json", getpid());
-    std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc};
+    std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc, "--device", device};
     for (const auto& m : p.models) argv.insert(argv.end(), {"--model", m});
     if (p.quick) argv.push_back("--quick");
     const auto outcome = executor::launch_local(argv, nproc, {"CPPLAN_RESULT_FILE=" + result.string()});
@@ -187,7 +200,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
     std::error_code ec;
     fs::remove(result, ec);
   }
-  const data::HardwareFingerprint hw = cpu_fingerprint();
+  const data::HardwareFingerprint hw = machine_fingerprint(cuda);
   auto rows = store.record_measurements(hw, set, "probe");
   if (!rows) {
     fmt::print(err, "cpplan probe: {}\n", rows.error().message);
@@ -198,7 +211,8 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
   for (const auto& k : set.kernels)
     if (k.kind == costmodel::KernelKind::kGemm) best_gemm = std::max(best_gemm, k.flops / (k.time_us * 1e-6));
   fmt::print(out, "probe: {} collective and {} kernel samples of {} ({} ranks) recorded in {} (machine {})\n",
-             set.collectives.size(), set.kernels.size(), hw.cpu_name, nproc, store.path(), hw.key());
+             set.collectives.size(), set.kernels.size(), cuda ? hw.gpu_name : hw.cpu_name, nproc, store.path(),
+             hw.key());
   fmt::print(out, "  best busbw {:.3f} GB/s, best GEMM {:.1f} GFLOP/s\n", best_busbw, best_gemm / 1e9);
   return kExitOk;
 }
@@ -208,7 +222,7 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   if (!catalog) throw InvalidInput{catalog.error().message};
   const int folds = parse_int("--folds", p.folds, 2, 100);
   data::Store store = open_store(p.db);
-  const data::HardwareFingerprint hw = cpu_fingerprint();
+  const data::HardwareFingerprint hw = machine_fingerprint(local_is_cuda());
   auto local = load_local_model(store, hw);
   if (!local) throw InvalidInput{fmt::format("{}: no probe of this machine ({}); run cpplan probe first", store.path(), hw.key())};
   auto runs = store.runs();

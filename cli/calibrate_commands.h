@@ -21,6 +21,7 @@ struct LocalModel {
   std::unique_ptr<costmodel::DatasheetModel> fallback;
   std::unique_ptr<costmodel::MeasuredModel> model;
   std::optional<costmodel::Calibration> calibration;
+  bool cuda = false;  // probed on GPUs (bf16 runs) rather than the CPU (fp32 runs)
 };
 
 // Null when the store holds no measurements of `hw`.
@@ -43,7 +44,7 @@ costmodel::StepCorrection local_correction(const LocalModel& local);
 ModelProfile as_run_on_cpu(const ModelProfile& m);
 
 struct ProbeArgs {
-  std::string nproc = "2", db, device = "cpu", worker;
+  std::string nproc = "2", db, device, worker;  // device: empty = this machine's (local_is_cuda)
   std::vector<std::string> models = {"flux-tiny", "wan-tiny"};
   bool quick = false;
   std::string folds = "5";

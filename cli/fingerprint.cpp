@@ -1,6 +1,7 @@
 #include "cli/fingerprint.h"
 
 #include "cli/args.h"
+#include "executor/device.h"
 #include "executor/rendezvous.h"
 
 #include <torch/version.h>
@@ -29,6 +30,21 @@ data::HardwareFingerprint cpu_fingerprint() {
   h.host = host;
   return h;
 }
+
+data::HardwareFingerprint machine_fingerprint(bool cuda) {
+  data::HardwareFingerprint h = cpu_fingerprint();
+  if (!cuda) return h;
+  h.device_kind = "cuda";
+  h.gpu_name = executor::cuda_device_name(0);
+  h.gpu_count = executor::cuda_device_count();
+  const executor::CudaVersions v = executor::cuda_versions();
+  h.driver = v.driver;
+  h.cuda = v.runtime;
+  h.nccl = v.nccl;
+  return h;
+}
+
+bool local_is_cuda() { return executor::cuda_built() && executor::cuda_device_count() > 0; }
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);

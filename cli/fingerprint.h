@@ -14,6 +14,12 @@ struct Rendezvous;  // executor/rendezvous.h
 namespace cpplan::cli {
 
 data::HardwareFingerprint cpu_fingerprint();
+// The machine as a run on `cuda` GPUs (or its CPU) sees it: the CPU fingerprint, plus GPU name
+// and count, driver, CUDA and NCCL versions for a GPU.
+data::HardwareFingerprint machine_fingerprint(bool cuda);
+// "This machine" of probe, calibrate and --hardware local: its GPUs when this build has CUDA and
+// sees one, else its CPU.
+bool local_is_cuda();
 
 // An environment variable, or "" when unset.
 std::string env(const char* name);

@@ -142,19 +142,6 @@ std::string attention_backend(const executor::RunSpec& s) {
   return s.device.cuda() ? "math-cuda" : "math";
 }
 
-// The machine the run's ranks ran on, as the store keys it.
-data::HardwareFingerprint run_fingerprint(const executor::RunSpec& s) {
-  data::HardwareFingerprint h = cpu_fingerprint();
-  if (!s.device.cuda()) return h;
-  h.device_kind = "cuda";
-  h.gpu_name = executor::cuda_device_name(0);
-  h.gpu_count = executor::cuda_device_count();
-  const executor::CudaVersions v = executor::cuda_versions();
-  h.driver = v.driver;
-  h.cuda = v.runtime;
-  h.nccl = v.nccl;
-  return h;
-}
 
 json figures_json(const executor::RunFigures& f) {
   return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
@@ -193,7 +180,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.finished_at = now_utc();
   r.cpplan_version = kVersion;
   r.run_key = run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed, r.dtype);
-  const data::HardwareFingerprint machine = run_fingerprint(spec);
+  const data::HardwareFingerprint machine = machine_fingerprint(spec.device.cuda());
   json measured = nullptr;
   if (figures) {
     r.step_ms = figures->median_step_ms();
@@ -230,7 +217,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   json predicted = nullptr;
   const costmodel::DatasheetModel hw(*q.hardware);
   const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
-  const auto local = spec.device.cuda() ? nullptr : load_local_model(store.value(), machine);
+  const auto local = load_local_model(store.value(), machine);
   if (local) {
     const LocalPrediction lp = predict_local(*local, q, p.plan.config);
     r.predicted_step_ms = lp.step_ms;

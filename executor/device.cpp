@@ -74,6 +74,15 @@ CudaVersions cuda_versions() {
   return v;
 }
 
+double cuda_memory_bytes(int index) {
+#ifdef CPPLAN_CUDA
+  if (index >= 0 && index < cuda_device_count())
+    return static_cast<double>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+#endif
+  (void)index;
+  return 0;
+}
+
 void synchronize(const at::Device& device) {
 #ifdef CPPLAN_CUDA
   if (device.is_cuda()) c10::cuda::device_synchronize();

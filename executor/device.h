@@ -28,6 +28,8 @@ int cuda_device_count();
 at::Device use_cuda_device(int index);
 // "NVIDIA H200" etc.; empty in a CPU build.
 std::string cuda_device_name(int index);
+// The GPU's memory in bytes; 0 in a CPU build.
+double cuda_memory_bytes(int index);
 
 // Versions for the hardware fingerprint: CUDA runtime and driver ("12.8"), NCCL ("2.27.3");
 // empty in a CPU build (NCCL's also without CPPLAN_NCCL).

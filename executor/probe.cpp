@@ -31,13 +31,17 @@ double median(std::vector<double> v) {
 int repetitions(double bytes) { return std::clamp(static_cast<int>(4e7 / std::max(bytes, 1.0)), 3, 25); }
 
 // Times `op` `reps` times after one warm-up, every rank of `pg` starting together; median us.
-double time_collective(GroupBase& pg, int reps, const std::function<void()>& op) {
+// On a GPU the time runs until the device has finished the collective.
+double time_collective(GroupBase& pg, const at::Device& device, int reps, const std::function<void()>& op) {
   op();
+  synchronize(device);
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
     pg.barrier()->wait();
+    synchronize(device);
     const auto t0 = Clock::now();
     op();
+    synchronize(device);
     t.push_back(us_since(t0));
   }
   return median(t);
@@ -51,24 +55,27 @@ std::vector<CollectiveSample> probe_collectives(const ProbeOptions& o, const c10
     // Every rank belongs to one group of g consecutive ranks; all groups run at once, as a
     // plan's groups of one axis do.
     const int index = rank / g, me = rank % g;
-    auto pg = gloo_group(store, "probe/" + std::to_string(g) + "/" + std::to_string(index), me, g, o.timeout);
+    auto pg = new_group(store, "probe/" + std::to_string(g) + "/" + std::to_string(index), me, g, o.timeout,
+                        o.device.device);
+    const at::Device dev = o.device.device;
+    const auto f32 = at::TensorOptions(at::kFloat).device(dev);
     for (double bytes = 1024; bytes <= o.max_message_bytes; bytes *= 4) {
       const int64_t n = static_cast<int64_t>(bytes / 4) / g * g;
-      at::Tensor x = at::randn({n});
+      at::Tensor x = at::randn({n}, f32);
       const int reps = repetitions(bytes * g);
       auto record = [&](Collective kind, bool uneven, double size, double us) {
         const double algbw = size / (us * 1e-6) / 1e9;
         out.push_back({kind, g, uneven, size, us, algbw, algbw * costmodel::busbw_factor(kind, g)});
       };
       step(fmt_label("all_gather", g, bytes));
-      record(Collective::kAllGather, false, bytes * g, time_collective(*pg, reps, [&] {
+      record(Collective::kAllGather, false, bytes * g, time_collective(*pg, dev, reps, [&] {
                std::vector<at::Tensor> in{x};
                std::vector<std::vector<at::Tensor>> outs(1);
                for (int i = 0; i < g; ++i) outs[0].push_back(at::empty_like(x));
                pg->allgather(outs, in)->wait();
              }));
       step(fmt_label("all_to_all", g, bytes));
-      record(Collective::kAllToAll, false, bytes, time_collective(*pg, reps, [&] {
+      record(Collective::kAllToAll, false, bytes, time_collective(*pg, dev, reps, [&] {
                at::Tensor y = at::empty_like(x);
                std::vector<int64_t> in_splits, out_splits;
                pg->alltoall_base(y, x, out_splits, in_splits)->wait();
@@ -82,28 +89,26 @@ std::vector<CollectiveSample> probe_collectives(const ProbeOptions& o, const c10
         }
         int64_t total_send = 0, total_recv = 0;
         for (int j = 0; j < g; ++j) total_send += send[j], total_recv += recv[j];
-        at::Tensor xs = at::randn({total_send});
+        at::Tensor xs = at::randn({total_send}, f32);
         step(fmt_label("all_to_all uneven", g, bytes));
-        record(Collective::kAllToAll, true, bytes, time_collective(*pg, reps, [&] {
-                 at::Tensor y = at::empty({total_recv});
+        record(Collective::kAllToAll, true, bytes, time_collective(*pg, dev, reps, [&] {
+                 at::Tensor y = at::empty({total_recv}, f32);
                  auto r = recv, s = send;  // c10d moves the split vectors away
                  pg->alltoall_base(y, xs, r, s)->wait();
                }));
       }
       step(fmt_label("all_reduce", g, bytes));
       at::Tensor r = x.clone();
-      record(Collective::kAllReduce, false, bytes, time_collective(*pg, reps, [&] {
+      record(Collective::kAllReduce, false, bytes, time_collective(*pg, dev, reps, [&] {
                std::vector<at::Tensor> v{r};
                pg->allreduce(v)->wait();
              }));
       step(fmt_label("send_recv", g, bytes));
       at::Tensor incoming = at::empty_like(x);
-      record(Collective::kSendRecv, false, bytes, time_collective(*pg, reps, [&] {
-               std::vector<at::Tensor> s{x}, d{incoming};
-               auto a = pg->send(s, (me + 1) % g, 0);
-               auto b = pg->recv(d, (me + g - 1) % g, 0);
-               a->wait();
-               b->wait();
+      Comm ring(pg, me, g, nullptr, dev.is_cuda());  // the ring shift Ring attention posts
+      record(Collective::kSendRecv, false, bytes, time_collective(*pg, dev, reps, [&] {
+               auto pending = ring.exchange(x, (me + 1) % g, incoming, (me + g - 1) % g, 0);
+               ring.wait(pending);
              }));
     }
   }
@@ -113,14 +118,21 @@ std::vector<CollectiveSample> probe_collectives(const ProbeOptions& o, const c10
 // Kernels of the blocks: GEMMs of the projections and FFN, attention, memory-bound work.
 std::vector<KernelSample> probe_kernels(const ProbeOptions& o, int concurrent, const std::function<void(const std::string&)>& step) {
   std::vector<KernelSample> out;
-  auto timed = [](const std::function<void()>& f, double work) {
+  const at::Device dev = o.device.device;
+  const at::TensorOptions opts = o.device.options();
+  const double elem = static_cast<double>(c10::elementSize(o.device.dtype));
+  // Work per repetition sets the count: ~0.2 GFLOP on a CPU, ~50 GFLOP on a GPU (~1000x faster).
+  const double budget = dev.is_cuda() ? 5e10 : 2e8;
+  StepTimer timer(dev);
+  auto timed = [&](const std::function<void()>& f, double work) {
     f();
-    const int reps = std::clamp(static_cast<int>(2e8 / std::max(work, 1.0)), 3, 50);
+    synchronize(dev);
+    const int reps = std::clamp(static_cast<int>(budget / std::max(work, 1.0)), 3, 50);
     std::vector<double> t;
     for (int i = 0; i < reps; ++i) {
-      const auto t0 = Clock::now();
+      timer.start();
       f();
-      t.push_back(us_since(t0));
+      t.push_back(timer.stop_ms() * 1e3);
     }
     return median(t);
   };
@@ -133,28 +145,28 @@ std::vector<KernelSample> probe_kernels(const ProbeOptions& o, int concurrent, c
   }
   for (int64_t tokens = 16; tokens <= o.max_tokens; tokens *= 2) {
     for (auto [k, n] : gemm_shapes) {
-      const at::Tensor a = at::randn({tokens, k}), w = at::randn({n, k});
+      const at::Tensor a = at::randn({tokens, k}, opts), w = at::randn({n, k}, opts);
       const double flops = 2.0 * tokens * k * n;
       step("gemm " + std::to_string(tokens) + "x" + std::to_string(k) + "x" + std::to_string(n));
       const double us = timed([&] { (void)at::linear(a, w); }, flops);
       out.push_back({KernelKind::kGemm, "m=" + std::to_string(tokens) + " k=" + std::to_string(k) + " n=" + std::to_string(n),
-                     flops, 4.0 * (tokens * k + k * n + tokens * n), static_cast<double>(tokens), concurrent, us});
+                     flops, elem * (tokens * k + k * n + tokens * n), static_cast<double>(tokens), concurrent, us});
     }
     for (auto [h, hd] : attention_shapes) {
-      const at::Tensor q = at::randn({1, h, tokens, hd});
+      const at::Tensor q = at::randn({1, h, tokens, hd}, opts);
       const double flops = 4.0 * tokens * tokens * h * hd;
       step("attention " + std::to_string(tokens) + " tokens " + std::to_string(h) + " heads");
       const double us = timed([&] { (void)attention_with_lse(q, q, q); }, flops);
       out.push_back({KernelKind::kAttention, "q=kv=" + std::to_string(tokens) + " h=" + std::to_string(h) + " d=" + std::to_string(hd),
-                     flops, 4.0 * 4 * tokens * h * hd, static_cast<double>(tokens), concurrent, us});
+                     flops, elem * 4 * tokens * h * hd, static_cast<double>(tokens), concurrent, us});
     }
   }
   // Memory-bound: an elementwise add reads two and writes one; the 1-element one is the
   // per-kernel overhead.
   for (int64_t n = 1; n <= (int64_t{1} << 24); n *= 4) {
-    const at::Tensor a = at::randn({n}), b = at::randn({n});
+    const at::Tensor a = at::randn({n}, opts), b = at::randn({n}, opts);
     step("elementwise " + std::to_string(n));
-    const double bytes = 12.0 * n;
+    const double bytes = 3 * elem * n;
     const double us = timed([&] { (void)at::add(a, b); }, bytes * 10);
     out.push_back({KernelKind::kMemory, "add n=" + std::to_string(n), 0, bytes, 1, concurrent, us});
   }
@@ -182,9 +194,10 @@ costmodel::MeasurementSet probe_rank(const ProbeOptions& o, const c10::intrusive
     ++done;
     if (rank == 0 && o.progress) o.progress(std::min(1.0, static_cast<double>(done) / std::max(1, total)), what);
   };
+  if (o.device.cuda()) (void)use_cuda_device(o.device.device.index());
   set.collectives = probe_collectives(o, store, rank, world, step);
   Group world_group;
-  if (world > 1) world_group = gloo_group(store, "probe/world", rank, world, o.timeout);
+  if (world > 1) world_group = new_group(store, "probe/world", rank, world, o.timeout, o.device.device);
   // Kernels alone (the other ranks wait; all cores to one rank, as a one-rank run has them),
   // then every rank at once with its share of the cores (as a plan's ranks run).
   if (world_group) world_group->barrier()->wait();

@@ -15,6 +15,7 @@
 
 #include "core/model.h"
 #include "costmodel/measurements.h"
+#include "executor/device.h"
 
 namespace cpplan::executor {
 
@@ -23,6 +24,9 @@ struct ProbeOptions {
   double max_message_bytes = 256.0 * (1 << 20);
   int max_tokens = 4096;                     // sequence lengths 16, 32, ..., max_tokens
   std::chrono::milliseconds timeout{120000};
+  // CPU fp32 by default; on a GPU (cuda:LOCAL_RANK, bf16 kernels) collectives go over NCCL and
+  // every time is taken once the device has finished (CUDA events for kernels).
+  DeviceSpec device;
   // Progress on rank 0: (fraction done, what is being measured).
   std::function<void(double, const std::string&)> progress;
 };

@@ -4,8 +4,10 @@
 #   1. configure + build (NCCL on, GUI and benchmarks off);
 #   2. the GPU suite (ctest label cuda: FlashAttention's LSE merge, CUDA events, the caching
 #      allocator's peak, a real `cpplan run --device cuda` recorded in SQLite, a GPU OOM);
-#   3. a full-size flux.1-dev 1024x1024 bf16 run on one GPU: steps/s, peak memory and achieved
-#      TFLOP/s (the cost model's FLOPs of a step over the measured step time);
+#   3. `cpplan probe` of the GPU's kernels at flux.1-dev's shapes (recorded in the run database);
+#   4. a full-size flux.1-dev 1024x1024 bf16 run on one GPU: steps/s, peak memory and achieved
+#      TFLOP/s (the cost model's FLOPs of a step over the measured step time), beside the cost
+#      model's predictions from the probe and from the datasheet profile;
 # and writes every figure to OUT_DIR/gpu-check.json (plus the raw outputs beside it).
 #
 # Usage: scripts/gpu-check.sh [OUT_DIR]      (default: $OUT, else ./gpu-check)
@@ -66,6 +68,16 @@ set -e
 tests_s=$(python3 -c "print(round($(now) - $t0, 1))")
 tail -5 "$out/ctest-cuda.log" >&2
 
+log "probe of the GPU's kernels (flux.1-dev shapes)"
+t0=$(now)
+set +e
+"$build/cli/cpplan" probe --device cuda --nproc 1 --model flux.1-dev --db "$out/gpu-check.db" \
+  >"$out/probe.txt" 2>"$out/probe.err"
+probe_rc=$?
+set -e
+probe_s=$(python3 -c "print(round($(now) - $t0, 1))")
+"$build/cli/cpplan" --gpus 1 --model flux.1-dev --res 1024x1024 --json >"$out/flux-dev-1024-datasheet.json" 2>/dev/null || true
+
 log "flux.1-dev 1024x1024 bf16, one GPU, $steps steps"
 t0=$(now)
 set +e
@@ -75,17 +87,26 @@ flux_rc=$?
 set -e
 flux_s=$(python3 -c "print(round($(now) - $t0, 1))")
 
-python3 - "$out" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" <<'PY'
+python3 - "$out" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" "$probe_rc" "$probe_s" <<'PY'
 import json, os, re, sys, time
 out, tests_rc, flux_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 build_s, tests_s, flux_s, t_start = map(float, sys.argv[4:8])
+probe_rc, probe_s = int(sys.argv[8]), float(sys.argv[9])
 import torch
 report = {
     "gpu": torch.cuda.get_device_name(0), "gpu_count": torch.cuda.device_count(),
     "torch": torch.__version__, "cuda": torch.version.cuda,
     "nccl": ".".join(map(str, torch.cuda.nccl.version())) if hasattr(torch.cuda, "nccl") else None,
-    "seconds": {"build": build_s, "tests": tests_s, "flux_run": flux_s, "total": round(time.time() - t_start, 1)},
+    "seconds": {"build": build_s, "tests": tests_s, "probe": probe_s, "flux_run": flux_s,
+                "total": round(time.time() - t_start, 1)},
 }
+probe = {"exit_code": probe_rc}
+text = open(os.path.join(out, "probe.txt")).read() if os.path.exists(os.path.join(out, "probe.txt")) else ""
+m = re.search(r"best GEMM ([0-9.]+) GFLOP/s", text)
+probe["best_gemm_tflops"] = float(m.group(1)) / 1e3 if m else None
+m = re.search(r"(\d+) kernel samples", text)
+probe["kernel_samples"] = int(m.group(1)) if m else None
+report["probe"] = probe
 log = open(os.path.join(out, "ctest-cuda.log")).read()
 m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", log)
 report["tests"] = {"exit_code": tests_rc, "failed": int(m.group(2)) if m else None, "total": int(m.group(3)) if m else None}
@@ -101,10 +122,15 @@ try:
         "step_tflop": meas.get("step_tflop"), "achieved_tflops": meas.get("achieved_tflops"),
         "predicted": run.get("predicted"),
     })
+    sheet = json.load(open(os.path.join(out, "flux-dev-1024-datasheet.json")))
+    top = sheet["plans"][0] if sheet.get("plans") else None
+    if top:
+        flux["predicted_datasheet"] = {"hardware": sheet.get("hardware"),
+                                       "step_ms": top.get("predicted", {}).get("step_ms")}
 except Exception as e:  # the run failed before printing JSON: its stderr says why
     flux["error"] = open(os.path.join(out, "flux-dev-1024.err")).read().strip()[-500:] or str(e)
 report["flux_dev_1024"] = flux
 json.dump(report, open(os.path.join(out, "gpu-check.json"), "w"), indent=2)
 print(json.dumps(report, indent=2))
 PY
-[ "$tests_rc" -eq 0 ] && [ "$flux_rc" -eq 0 ]
+[ "$tests_rc" -eq 0 ] && [ "$flux_rc" -eq 0 ] && [ "$probe_rc" -eq 0 ]

@@ -106,6 +106,21 @@ TEST_CASE("a GPU rank past --max-memory is recorded as out of memory with the by
   CHECK(j["oom_bytes"].get<double>() > 0);
 }
 
+TEST_CASE("cpplan probe measures the GPU's kernels and --hardware local plans with them", "[cuda][probe]") {
+  const std::string db = (work_dir() / "probe.db").string();
+  auto p = run_process({CPPLAN_BINARY, "probe", "--nproc", "1", "--quick", "--db", db});
+  INFO(p.err);
+  REQUIRE(p.code == 0);
+  CHECK_THAT(p.out, Catch::Contains("kernel samples of " + ex::cuda_device_name(0)));
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  p = run_process({CPPLAN_BINARY, "--hardware", "local", "--db", db, "--gpus", "1", "--model", "flux-tiny", "--res",
+                   "128x128", "--json"});
+  INFO(p.err);
+  REQUIRE(p.code == 0);
+  CHECK_THAT(p.out, Catch::Contains("\"source\": \"measured\""));
+}
+
 TEST_CASE("on two GPUs or more, NCCL plans reproduce the one-GPU run", "[cuda][nccl]") {
   if (ex::cuda_device_count() < 2) {
     WARN("one GPU visible: the NCCL plans need two (not run)");
