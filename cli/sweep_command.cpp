@@ -24,7 +24,9 @@ using nlohmann::json;
 namespace {
 
 // The run's identity as `cpplan run` records it (resume skips runs recorded under it).
-std::string key_of(const SweepRun& r) { return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed); }
+std::string key_of(const SweepRun& r) {
+  return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed, r.dtype);
+}
 
 struct Outcome {
   int code = -1;
@@ -98,7 +100,9 @@ int sweep_command(const SweepArgs& s, const Args& a, const std::string& exe, std
     auto store = data::Store::open(db);
     if (!store) throw InvalidInput{store.error().message};
     if (s.resume) {
-      const std::string me = cpu_fingerprint().key();
+      // This machine as the sweep's runs see it (a sweep has one device).
+      const bool cuda = !runs.empty() && runs.front().device == "cuda";
+      const std::string me = machine_fingerprint(cuda).key();
       auto recorded = store.value().runs();
       if (!recorded) throw InvalidInput{recorded.error().message};
       for (const auto& r : recorded.value())

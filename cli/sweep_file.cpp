@@ -106,11 +106,13 @@ Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& p
   } catch (const toml::parse_error& e) {
     return Error{fmt::format("{}:{}: invalid TOML: {}", path, e.source().begin.line, e.description())};
   }
-  const std::set<std::string> known = {"models", "resolutions", "frames", "gpus", "steps", "warmup", "seed", "plans", "hardware"};
+  const std::set<std::string> known = {"models", "resolutions", "frames", "gpus",    "steps",
+                                       "warmup", "seed",        "plans",  "hardware", "device"};
   for (const auto& [key, node] : root)
     if (!known.count(std::string(key.str())))
-      return Error{fmt::format("{}: {}: unknown field (models, resolutions, frames, gpus, steps, warmup, seed, plans, hardware)",
-                               where(path, node), key.str())};
+      return Error{fmt::format(
+          "{}: {}: unknown field (models, resolutions, frames, gpus, steps, warmup, seed, plans, hardware, device)",
+          where(path, node), key.str())};
   auto strings = [&](const char* key, bool required) -> Result<std::vector<std::string>> {
     std::vector<std::string> out;
     const toml::node* n = root.get(key);
@@ -160,6 +162,13 @@ Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& p
   if (!warmup) return warmup.error();
   auto seed = integer("seed", 0, 0, 1 << 30);
   if (!seed) return seed.error();
+  // The device every run uses: cpu (fp32, Gloo) or cuda (one GPU per rank, bf16, NCCL).
+  std::string device = "cpu";
+  if (const toml::node* n = root.get("device")) {
+    if (!n->is_string() || (n->as_string()->get() != "cpu" && n->as_string()->get() != "cuda"))
+      return Error{fmt::format("{}: device = {}: must be \"cpu\" or \"cuda\"", where(path, *n), toml_text(*n))};
+    device = n->as_string()->get();
+  }
 
   // plans: "all", "top K", or an array of plan tables
   enum class Mode { kAll, kTop, kList } mode = Mode::kAll;
@@ -238,6 +247,9 @@ Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& p
           r.run_args = {"--model", m.name, "--res", size, "--frames", std::to_string(f), "--steps", std::to_string(*steps),
                         "--warmup", std::to_string(*warmup), "--seed", std::to_string(*seed)};
           r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
+          r.device = device;
+          r.dtype = device == "cuda" ? "bf16" : "fp32";
+          if (device == "cuda") r.run_args.insert(r.run_args.end(), {"--device", "cuda"});
           runs.push_back(std::move(r));
         }
       }

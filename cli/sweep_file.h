@@ -26,6 +26,8 @@ struct SweepRun {
   ParallelConfig config;
   std::vector<std::string> plan_flags;  // --ring 2 --ulysses 2 ...
   std::string label;                    // human label of the plan
+  std::string device = "cpu";           // cpu | cuda (the sweep's `device`)
+  std::string dtype = "fp32";           // what `cpplan run` uses on that device
   std::vector<std::string> run_args;    // everything after `cpplan run`
 };
 

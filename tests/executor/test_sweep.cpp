@@ -29,6 +29,14 @@ std::string write(const std::string& name, const std::string& text) {
 }
 }  // namespace
 
+namespace {
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
 TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]") {
   struct Case {
     std::string text, message;
@@ -42,6 +50,7 @@ TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]"
       {"models = [\"flux-tiny\"]\ncolour = 3\n", ":2: colour: unknown field"},
       {"models = [\"flux-tiny\"]\nplans = \"all\"\n", "gpus: required with plans"},
       {"models = [\"flux-tiny\"\n", "invalid TOML"},
+      {"models = [\"flux-tiny\"]\ndevice = \"tpu\"\n", ":2: device = \"tpu\": must be \"cpu\" or \"cuda\""},
   };
   for (const auto& c : cases) {
     const std::string path = write("bad.toml", c.text);
@@ -51,6 +60,19 @@ TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]"
     CHECK_THAT(p.err, Catch::Contains(c.message));
     CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("a sweep on cuda runs every plan with --device cuda, in its launch scripts too", "[executor][sweep]") {
+  const std::string path =
+      write("gpu.toml", "models = [\"flux-tiny\"]\nresolutions = [\"128x128\"]\ndevice = \"cuda\"\nplans = [ {}, { ulysses = 2 } ]\n");
+  const auto p = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "torchrun", "--db", (dir() / "gpu.db").string()});
+  INFO(p.err);
+  REQUIRE(p.code == 0);
+  CHECK(count_of(p.out, "--device cuda") == 2);
+  const std::string cpu = write("cpu.toml", "models = [\"flux-tiny\"]\nresolutions = [\"128x128\"]\nplans = [ {} ]\n");
+  const auto q = run_process({CPPLAN_BINARY, "sweep", cpu, "--emit", "torchrun", "--db", (dir() / "gpu.db").string()});
+  REQUIRE(q.code == 0);
+  CHECK(count_of(q.out, "--device") == 0);
 }
 
 namespace {
