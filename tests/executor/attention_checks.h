@@ -1,6 +1,7 @@
 #pragma once
 // Checks of the attention kernels shared by the CPU suite and the GPU suite (test_cuda): the same
-// assertions on whatever device and precision the tensors have. Include after catch.hpp.
+// assertions on whatever device and precision the tensors have. Include after catch.hpp (and
+// LibTorch before it: its glog CHECK must not replace Catch's).
 
 #include <ATen/ATen.h>
 

@@ -7,7 +7,6 @@
 
 #include "data/store.h"
 #include "executor/device.h"
-#include "executor/npy.h"
 #include "tests/executor/process.h"
 
 // Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
@@ -15,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/executor/attention_checks.h"
+#include "tests/executor/saved_run.h"
 
 namespace fs = std::filesystem;
 using cpplan::test::run_process;
@@ -24,26 +24,10 @@ namespace {
 
 fs::path work_dir() { return cpplan::test::process_temp_dir("cpplan-device-"); }
 
-struct Run {
-  json result;
-  at::Tensor latents;
-};
+using Run = cpplan::test::SavedRun;
 
-Run run_flux_tiny(const std::vector<std::string>& extra) {
-  static int counter = 0;
-  const std::string latents = (work_dir() / ("latents-" + std::to_string(counter++) + ".npy")).string();
-  std::vector<std::string> args = {CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "3",
-                                   "--db", (work_dir() / "runs.db").string(), "--save-latents", latents, "--json",
-                                   "--timeout", "30"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  const auto p = run_process(args);
-  INFO("stderr: " << p.err);
-  REQUIRE(p.code == 0);
-  Run r{json::parse(p.out), {}};
-  auto t = cpplan::executor::read_npy(latents);
-  REQUIRE(t.ok());
-  r.latents = t.value();
-  return r;
+Run run_flux_tiny(const std::vector<std::string>& flags) {
+  return cpplan::test::run_saved("flux-tiny", "128x128", flags, work_dir(), (work_dir() / "runs.db").string());
 }
 
 }  // namespace

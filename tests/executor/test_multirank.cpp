@@ -15,6 +15,8 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "tests/executor/saved_run.h"
+
 namespace fs = std::filesystem;
 using cpplan::test::run_process;
 using nlohmann::json;
@@ -25,26 +27,10 @@ fs::path work_dir() { return cpplan::test::process_temp_dir("cpplan-multirank-")
 
 std::string db_path() { return (work_dir() / "runs.db").string(); }
 
-struct Run {
-  json result;
-  at::Tensor latents;
-};
+using Run = cpplan::test::SavedRun;
 
-Run run(const std::string& model, const std::string& res, std::vector<std::string> plan) {
-  static int counter = 0;
-  const std::string latents = (work_dir() / ("latents-" + std::to_string(counter++) + ".npy")).string();
-  std::vector<std::string> args = {CPPLAN_BINARY, "run", "--model", model, "--res", res, "--steps", "3",
-                                   "--warmup", "1", "--db", db_path(), "--save-latents", latents, "--json",
-                                   "--timeout", "30"};
-  args.insert(args.end(), plan.begin(), plan.end());
-  const auto p = run_process(args);
-  INFO("cpplan run " << model << " " << res << " stderr: " << p.err);
-  REQUIRE(p.code == 0);
-  Run r{json::parse(p.out), {}};
-  auto t = cpplan::executor::read_npy(latents);
-  REQUIRE(t.ok());
-  r.latents = t.value();
-  return r;
+Run run(const std::string& model, const std::string& res, const std::vector<std::string>& plan) {
+  return cpplan::test::run_saved(model, res, plan, work_dir(), db_path());
 }
 
 double relative_error(const at::Tensor& a, const at::Tensor& reference) {
