@@ -8,7 +8,9 @@
 #   4. a full-size flux.1-dev 1024x1024 bf16 run on one GPU: steps/s, peak memory and achieved
 #      TFLOP/s (the cost model's FLOPs of a step over the measured step time), beside the cost
 #      model's predictions from the probe and from the datasheet profile;
-# and writes every figure to OUT_DIR/gpu-check.json (plus the raw outputs beside it).
+# and writes every figure to OUT_DIR/gpu-check.json. Beside it, at most five more files (a device
+# tool brings back few): gpu-check.db (the runs and probes, for calibration), ctest-cuda.log,
+# flux-dev-1024.json, probe.txt and logs.txt (stderr of each step, the end of the build logs).
 #
 # Usage: scripts/gpu-check.sh [OUT_DIR]      (default: $OUT, else ./gpu-check)
 # Needs: python3 with a CUDA torch, cmake, ninja, a C++17 compiler, and cpplan's other libraries:
@@ -22,7 +24,17 @@ out=${1:-${OUT:-$root/gpu-check}}
 build=${CPPLAN_GPU_BUILD:-$root/build-gpu}
 deps=${CPPLAN_DEPS:-$root/.gpu-deps}
 steps=${CPPLAN_GPU_STEPS:-10}
-mkdir -p "$out"
+work="$build/gpu-check-logs"  # every raw output; the chosen ones go to $out at exit
+mkdir -p "$out" "$work"
+publish() {
+  for f in gpu-check.json gpu-check.db ctest-cuda.log flux-dev-1024.json probe.txt; do
+    [ -f "$work/$f" ] && cp -f "$work/$f" "$out/"
+  done
+  for f in configure.log build.log probe.err flux-dev-1024.err; do
+    [ -f "$work/$f" ] && { echo "== $f (last 200 lines)"; tail -200 "$work/$f"; }
+  done >"$out/logs.txt" 2>/dev/null || true
+}
+trap publish EXIT
 log() { printf 'gpu-check: %s\n' "$*" >&2; }
 now() { date +%s.%N; }
 t_start=$(now)
@@ -52,42 +64,42 @@ log "configure ($build)"
 t0=$(now)
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   -DCPPLAN_GUI=OFF -DCPPLAN_BUILD_BENCH=OFF -DCPPLAN_NCCL=ON ${nccl_include:+-DNCCL_INCLUDE_DIR="$nccl_include"} \
-  >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log" >&2; log "configure failed ($out/configure.log)"; exit 1; }
-grep -q "CUDA ON" "$out/configure.log" || { log "the LibTorch found has no CUDA ($out/configure.log)"; exit 1; }
+  >"$work/configure.log" 2>&1 || { tail -20 "$work/configure.log" >&2; log "configure failed ($work/configure.log)"; exit 1; }
+grep -q "CUDA ON" "$work/configure.log" || { log "the LibTorch found has no CUDA ($work/configure.log)"; exit 1; }
 log "build"
-cmake --build "$build" --parallel "$(nproc)" --target cpplan test_cuda >"$out/build.log" 2>&1 ||
-  { grep -m5 -B2 -A8 "error" "$out/build.log" >&2 || tail -30 "$out/build.log" >&2; log "build failed ($out/build.log)"; exit 1; }
+cmake --build "$build" --parallel "$(nproc)" --target cpplan test_cuda >"$work/build.log" 2>&1 ||
+  { grep -m5 -B2 -A8 "error" "$work/build.log" >&2 || tail -30 "$work/build.log" >&2; log "build failed ($work/build.log)"; exit 1; }
 build_s=$(python3 -c "print(round($(now) - $t0, 1))")
 
 log "GPU suite (label cuda)"
 t0=$(now)
 set +e
-(cd "$build" && ctest -L cuda --output-on-failure --timeout 300 --output-junit "$out/ctest-cuda.xml") >"$out/ctest-cuda.log" 2>&1
+(cd "$build" && ctest -L cuda --output-on-failure --timeout 300 --output-junit "$work/ctest-cuda.xml") >"$work/ctest-cuda.log" 2>&1
 tests_rc=$?
 set -e
 tests_s=$(python3 -c "print(round($(now) - $t0, 1))")
-tail -5 "$out/ctest-cuda.log" >&2
+tail -5 "$work/ctest-cuda.log" >&2
 
 log "probe of the GPU's kernels (flux.1-dev shapes)"
 t0=$(now)
 set +e
-"$build/cli/cpplan" probe --device cuda --nproc 1 --model flux.1-dev --db "$out/gpu-check.db" \
-  >"$out/probe.txt" 2>"$out/probe.err"
+"$build/cli/cpplan" probe --device cuda --nproc 1 --model flux.1-dev --db "$work/gpu-check.db" \
+  >"$work/probe.txt" 2>"$work/probe.err"
 probe_rc=$?
 set -e
 probe_s=$(python3 -c "print(round($(now) - $t0, 1))")
-"$build/cli/cpplan" --gpus 1 --model flux.1-dev --res 1024x1024 --json >"$out/flux-dev-1024-datasheet.json" 2>/dev/null || true
+"$build/cli/cpplan" --gpus 1 --model flux.1-dev --res 1024x1024 --json >"$work/flux-dev-1024-datasheet.json" 2>/dev/null || true
 
 log "flux.1-dev 1024x1024 bf16, one GPU, $steps steps"
 t0=$(now)
 set +e
 "$build/cli/cpplan" run --model flux.1-dev --res 1024x1024 --steps "$steps" --warmup 2 --device cuda --dtype bf16 \
-  --db "$out/gpu-check.db" --json --timeout 300 >"$out/flux-dev-1024.json" 2>"$out/flux-dev-1024.err"
+  --db "$work/gpu-check.db" --json --timeout 300 >"$work/flux-dev-1024.json" 2>"$work/flux-dev-1024.err"
 flux_rc=$?
 set -e
 flux_s=$(python3 -c "print(round($(now) - $t0, 1))")
 
-python3 - "$out" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" "$probe_rc" "$probe_s" <<'PY'
+python3 - "$work" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" "$probe_rc" "$probe_s" <<'PY'
 import json, os, re, sys, time
 out, tests_rc, flux_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 build_s, tests_s, flux_s, t_start = map(float, sys.argv[4:8])
