@@ -2,10 +2,12 @@
 
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <string>
 
@@ -21,7 +23,12 @@ class CappedAllocator final : public c10::Allocator {
  public:
   explicit CappedAllocator(c10::Allocator* inner) : inner_(inner) {}
 
+  // LibTorch 2.x made allocate() non-const and added copy_data().
+#if TORCH_VERSION_MAJOR >= 2
+  c10::DataPtr allocate(size_t n) override {
+#else
   c10::DataPtr allocate(size_t n) const override {
+#endif
     const auto bytes = static_cast<int64_t>(n);
     const int64_t now = g_in_use.fetch_add(bytes) + bytes;
     const int64_t limit = g_limit.load();
@@ -38,6 +45,9 @@ class CappedAllocator final : public c10::Allocator {
     void* data = held->inner.get();
     return {data, held, &release, c10::Device(c10::DeviceType::CPU)};
   }
+#if TORCH_VERSION_MAJOR >= 2
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+#endif
 
  private:
   struct Held {

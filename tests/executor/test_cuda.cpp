@@ -127,7 +127,7 @@ TEST_CASE("on two GPUs or more, NCCL plans reproduce the one-GPU run", "[cuda][n
     return;
   }
   const std::string db = (work_dir() / "nccl.db").string();
-  for (const std::vector<std::string> plan : {std::vector<std::string>{"--ulysses", "2"},
+  for (const std::vector<std::string>& plan : {std::vector<std::string>{"--ulysses", "2"},
                                               std::vector<std::string>{"--ring", "2", "--rotate-method", "p2p"},
                                               std::vector<std::string>{"--ring", "2"},
                                               std::vector<std::string>{"--tp", "2"}}) {

@@ -47,7 +47,7 @@ TEST_CASE("bf16 ranks compute the fp32 run's function and parallel bf16 runs agr
   INFO("bf16 vs fp32, one rank: " << vs_fp32);
   CHECK(vs_fp32 <= 2e-2);  // measured 4.7e-3
   CHECK(vs_fp32 > 0);  // it did run in bf16
-  for (const std::vector<std::string> plan : {std::vector<std::string>{"--ring", "2", "--rotate-method", "p2p"},
+  for (const std::vector<std::string>& plan : {std::vector<std::string>{"--ring", "2", "--rotate-method", "p2p"},
                                               std::vector<std::string>{"--ulysses", "2"},
                                               std::vector<std::string>{"--tp", "2"}}) {
     std::vector<std::string> args = plan;
