@@ -116,6 +116,7 @@ void Comm::all_reduce(at::Tensor& t) {
 }
 
 Comm::Pending Comm::exchange(at::Tensor& send, int dst, at::Tensor& recv, int src, int tag) {
+  TORCH_CHECK(recv.is_contiguous(), "Comm::exchange: the receive buffer must be contiguous");
   std::vector<at::Tensor> out{to_wire(send)}, in{to_wire(recv)};  // views: recv fills in place
   Pending p;
   p.device = send.device();

@@ -53,8 +53,8 @@ class Comm {
                              const std::vector<int64_t>& recv_counts);
   void all_reduce(at::Tensor& t);  // sum, in place
   // Non-blocking ring shift: `send` to rank `dst` while `recv` arrives from rank `src`, both
-  // posted at once (one NCCL group, so that two ranks sending to each other cannot deadlock);
-  // wait() on the result, timed as communication.
+  // posted at once (one NCCL group, so that two ranks sending to each other cannot deadlock).
+  // `recv` must be contiguous: it is filled in place. wait() on the result, timed as communication.
   struct Pending {
     std::vector<c10::intrusive_ptr<c10d::Work>> works;
     at::Device device = at::Device(at::kCPU);

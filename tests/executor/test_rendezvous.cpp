@@ -148,11 +148,14 @@ TEST_CASE("a local run's rendezvous and Gloo transport listen on loopback only",
   std::thread rank1([&] { group1 = cpplan::executor::gloo_group(store1, "world", 1, 2, 5s); });
   auto group0 = cpplan::executor::gloo_group(store0, "world", 0, 2, 5s);
   rank1.join();
-  // Gloo listens only while its pairs connect; what stays is the store's listener, the ranks'
-  // store connections and the connected pair of the two Gloo ranks: every one on 127.0.0.1.
+  // What stays: the store's listener, the ranks' store connections and the connected pair of the
+  // two Gloo ranks; Gloo 1.13's listens only while its pairs connect, LibTorch 2.x's keeps one
+  // listener per rank. Every one on 127.0.0.1.
   const auto sockets = own_sockets();
-  INFO("sockets: " << sockets.size());
-  CHECK(std::count_if(sockets.begin(), sockets.end(), [](const Socket& s) { return s.listening; }) == 1);
+  const auto listening = std::count_if(sockets.begin(), sockets.end(), [](const Socket& s) { return s.listening; });
+  INFO("sockets: " << sockets.size() << ", listening: " << listening);
+  CHECK(listening >= 1);
+  CHECK(listening <= 3);
   REQUIRE(sockets.size() >= 7);  // listener, 2 store connections (both ends), 2 Gloo pair ends
   for (const auto& s : sockets) {
     CHECK_FALSE(s.ipv6);
