@@ -133,7 +133,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 #endif
     Context ctx = build_query(a, exe, err);
     // --hardware local: this machine's probes (and calibration) from the store, for plans run as
-    // the CPU executor runs them (fp32).
+    // the executor runs them there (fp32 on its CPU, bf16 on its GPUs).
     const costmodel::HardwareModel* measured = nullptr;
     costmodel::StepCorrection correction;
 #ifdef CPPLAN_HAVE_EXECUTOR
@@ -141,7 +141,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     ModelProfile as_run;
     if (ctx.local_hardware) {
       local = open_local_model(a.db);
-      as_run = as_run_on_cpu(*ctx.query.model);
+      as_run = as_executed(*ctx.query.model, !local->cuda);
       ctx.query.model = &as_run;
       ctx.query.hardware = &local->profile;
       local->model->set_concurrent_ranks(ctx.query.gpus);

@@ -108,15 +108,14 @@ std::unique_ptr<LocalModel> open_local_model(const std::string& db) {
   return local;
 }
 
-ModelProfile as_run_on_cpu(const ModelProfile& m) {
+ModelProfile as_executed(const ModelProfile& m, bool fp32) {
   ModelProfile as_run = m;
-  as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  if (fp32) as_run.bytes_per_activation = as_run.bytes_per_param = 4;
   return as_run;
 }
 
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
-  // The executor runs fp32 on the CPU, bf16 (the profiles' precision) on GPUs.
-  const ModelProfile as_run = local.cuda ? *q.model : as_run_on_cpu(*q.model);
+  const ModelProfile as_run = as_executed(*q.model, !local.cuda);
   Query run_query = q;
   run_query.model = &as_run;
   run_query.hardware = &local.profile;
@@ -149,24 +148,15 @@ void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p) {
 }
 
 int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
-  const std::string device = p.device.empty() ? (local_is_cuda() ? "cuda" : "cpu") : p.device;
-  if (device != "cpu" && device != "cuda") throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", device)};
-  const bool cuda = device == "cuda";
-  if (cuda && !executor::cuda_built())
-    throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA (README, \"GPU build\")"};
+  // One GPU per rank, in bf16 as runs have it; or the CPU in fp32.
+  const executor::DeviceSpec device = rank_device(p.device, "");
+  const bool cuda = device.cuda();
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
   if (!catalog) throw InvalidInput{catalog.error().message};
   executor::ProbeOptions options = probe_options(p, *catalog);
+  options.device = device;
   const int nproc = parse_int("--nproc", p.nproc, 1, 64);
-  if (cuda && !p.worker.empty()) {  // one GPU per rank, in bf16 as runs have it
-    const std::string local = env("LOCAL_RANK");
-    options.device.device =
-        at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local.empty() ? 0 : parse_int("LOCAL_RANK", local, 0, 1023)));
-    options.device.dtype = at::kBFloat16;
-  }
-  if (cuda && p.worker.empty() && nproc > executor::cuda_device_count())
-    throw InvalidInput{fmt::format("--nproc = {}: one GPU per rank, and {} are visible", nproc,
-                                   executor::cuda_device_count())};
+  if (p.worker.empty()) check_local_gpus(device, nproc);
 
   if (!p.worker.empty()) {  // one rank of the probe
     executor::quiet_torch_logs();
@@ -187,7 +177,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
   costmodel::MeasurementSet set;
   {
     const fs::path result = fs::temp_directory_path() / fmt::format("cpplan-probe-{}.json", getpid());
-    std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc, "--device", device};
+    std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc, "--device", cuda ? "cuda" : "cpu"};
     for (const auto& m : p.models) argv.insert(argv.end(), {"--model", m});
     if (p.quick) argv.push_back("--quick");
     const auto outcome = executor::launch_local(argv, nproc, {"CPPLAN_RESULT_FILE=" + result.string()});

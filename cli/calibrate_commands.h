@@ -40,8 +40,9 @@ struct LocalPrediction {
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c);
 // The calibration of `local` as a step correction for this machine's cores; empty without one.
 costmodel::StepCorrection local_correction(const LocalModel& local);
-// The model of a query as the CPU executor runs it: fp32 activations and weights.
-ModelProfile as_run_on_cpu(const ModelProfile& m);
+// The model of a query as the executor runs it: fp32 weights and activations on the CPU (`fp32`),
+// the profile's own precision (bf16) on GPUs.
+ModelProfile as_executed(const ModelProfile& m, bool fp32);
 
 struct ProbeArgs {
   std::string nproc = "2", db, device, worker;  // device: empty = this machine's (local_is_cuda)

@@ -7,6 +7,8 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -45,6 +47,29 @@ data::HardwareFingerprint machine_fingerprint(bool cuda) {
 }
 
 bool local_is_cuda() { return executor::cuda_built() && executor::cuda_device_count() > 0; }
+
+executor::DeviceSpec rank_device(const std::string& device, const std::string& dtype) {
+  const std::string kind = device.empty() ? (local_is_cuda() ? "cuda" : "cpu") : device;
+  if (kind != "cpu" && kind != "cuda") throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", kind)};
+  if (kind == "cuda" && !executor::cuda_built())
+    throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA; build against a CUDA LibTorch "
+                       "(README, \"GPU build\")"};
+  if (!dtype.empty() && dtype != "fp32" && dtype != "bf16")
+    throw InvalidInput{fmt::format("--dtype = {}: must be fp32 or bf16", dtype)};
+  executor::DeviceSpec d;
+  if (kind == "cuda") {
+    const std::string local = env("LOCAL_RANK");
+    d.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local.empty() ? 0 : parse_int("LOCAL_RANK", local, 0, 1023)));
+  }
+  d.dtype = dtype == "bf16" || (dtype.empty() && kind == "cuda") ? at::kBFloat16 : at::kFloat;
+  return d;
+}
+
+void check_local_gpus(const executor::DeviceSpec& device, int nproc) {
+  if (device.cuda() && nproc > executor::cuda_device_count())
+    throw InvalidInput{fmt::format("--nproc = {}: one GPU per rank, and {} are visible", nproc,
+                                   executor::cuda_device_count())};
+}
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);

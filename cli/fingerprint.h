@@ -6,6 +6,7 @@
 
 #include "core/text.h"  // now_utc()
 #include "data/store.h"
+#include "executor/device.h"
 
 namespace cpplan::executor {
 struct Rendezvous;  // executor/rendezvous.h
@@ -20,6 +21,14 @@ data::HardwareFingerprint machine_fingerprint(bool cuda);
 // "This machine" of probe, calibrate and --hardware local: its GPUs when this build has CUDA and
 // sees one, else its CPU.
 bool local_is_cuda();
+
+// The device of one rank of `cpplan run` or `cpplan probe`: `device` cpu | cuda (empty: this
+// machine's, local_is_cuda), `dtype` fp32 | bf16 (empty: fp32 on cpu, bf16 on cuda); a GPU rank
+// takes cuda:LOCAL_RANK, as torchrun places ranks (cuda:0 before launch). Bad values, or cuda in
+// a build without it, are InvalidInput.
+executor::DeviceSpec rank_device(const std::string& device, const std::string& dtype);
+// `nproc` local ranks on `device`: a GPU each. InvalidInput naming --nproc when too few are visible.
+void check_local_gpus(const executor::DeviceSpec& device, int nproc);
 
 // An environment variable, or "" when unset.
 std::string env(const char* name);

@@ -22,6 +22,7 @@
 #include "cli/render.h"
 #include "costmodel/cost_model.h"
 #include "data/store.h"
+#include "executor/attention.h"
 #include "executor/launcher.h"
 #include "executor/memory.h"
 #include "executor/npy.h"
@@ -42,16 +43,11 @@ constexpr const char* kVersion = "0.1.0";
 struct Prepared {
   Context ctx;
   Plan plan;
+  executor::DeviceSpec device;
 };
 
 Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
-  if (a.device != "cpu" && a.device != "cuda")
-    throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", a.device)};
-  if (a.device == "cuda" && !executor::cuda_built())
-    throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA; build against a CUDA LibTorch "
-                       "(README, \"GPU build\")"};
-  if (!a.dtype.empty() && a.dtype != "fp32" && a.dtype != "bf16")
-    throw InvalidInput{fmt::format("--dtype = {}: must be fp32 or bf16", a.dtype)};
+  const executor::DeviceSpec device = rank_device(a.device, a.dtype);
   ParallelConfig config;
   if (!a.plan.empty() && a.plan != "best") throw InvalidInput{fmt::format("--plan = {}: must be best", a.plan)};
   if (a.plan.empty()) {
@@ -62,7 +58,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   }
   // Only names the profile predictions would use (see finish); on a GPU, the profile nvidia-smi's
   // name matches (build_query), h100-sxm when none does.
-  if (a.hardware.empty() && a.device == "cpu") a.hardware = "h100-sxm";
+  if (a.hardware.empty() && !device.cuda()) a.hardware = "h100-sxm";
   Context ctx = build_query(a, exe, err);
   ctx.query.batch = parse_int("--batch", a.batch, 1, 4096);
   if (!a.plan.empty()) {
@@ -76,7 +72,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons, "; "))};
-  return {std::move(ctx), std::move(plan)};
+  return {std::move(ctx), std::move(plan), device};
 }
 
 // A byte size: a number and an optional unit (B, KiB, MiB, GiB, TiB binary; KB, MB, GB, TB decimal).
@@ -120,25 +116,15 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   s.timeout = std::chrono::seconds(parse_int("--timeout", a.timeout, 1, 86400));
   s.config = p.plan.config;
   if (!a.max_memory.empty()) s.max_memory_bytes = parse_bytes("--max-memory", a.max_memory);
-  if (a.device == "cuda") {
-    // One GPU per local rank, as torchrun places them: cuda:LOCAL_RANK (0 before launch).
-    const std::string local = env("LOCAL_RANK");
-    s.device.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local.empty() ? 0 : parse_int("LOCAL_RANK", local, 0, 1023)));
-  }
-  const std::string dtype = a.dtype.empty() ? (a.device == "cuda" ? "bf16" : "fp32") : a.dtype;
-  s.device.dtype = dtype == "bf16" ? at::kBFloat16 : at::kFloat;
+  s.device = p.device;
   return s;
 }
 
 std::string dtype_name(const executor::RunSpec& s) { return s.device.dtype == at::kBFloat16 ? "bf16" : "fp32"; }
 
-// The attention kernel the ranks ran: FlashAttention (with its LSE) on a CUDA LibTorch 2.x in
-// half precision, else cpplan's fp32 math attention.
+// The attention kernel the ranks ran: FlashAttention (with its LSE), else cpplan's fp32 math.
 std::string attention_backend(const executor::RunSpec& s) {
-#if TORCH_VERSION_MAJOR >= 2
-  if (s.device.cuda() && s.device.dtype == at::kBFloat16 && s.model->head_dim % 8 == 0 && s.model->head_dim <= 256)
-    return "flash";
-#endif
+  if (executor::flash_attention_fits(s.device.device, s.device.dtype, s.model->head_dim)) return "flash";
   return s.device.cuda() ? "math-cuda" : "math";
 }
 
@@ -209,9 +195,8 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   }
   // The prediction beside the measurement, for the hardware the run used: this machine's
   // measured (and calibrated) model when it was probed, else the --hardware datasheet profile.
-  // Predict for the element size the ranks ran (the profiles are bf16; the CPU runs fp32).
-  ModelProfile as_run = *q.model;
-  if (spec.device.dtype == at::kFloat) as_run.bytes_per_activation = as_run.bytes_per_param = 4;
+  // Predict for the element size the ranks ran (the profiles are bf16).
+  const ModelProfile as_run = as_executed(*q.model, spec.device.dtype == at::kFloat);
   Query run_query = q;
   run_query.model = &as_run;
   json predicted = nullptr;
@@ -374,9 +359,7 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   const int nproc = a.nproc.empty() ? world : parse_int("--nproc", a.nproc, 1, kMaxGpus);
   if (nproc != world)
     throw InvalidInput{fmt::format("--nproc = {}: the plan {} needs {} ranks", nproc, plan_label(p.plan.config), world)};
-  if (spec.device.cuda() && nproc > executor::cuda_device_count())
-    throw InvalidInput{fmt::format("--nproc = {}: one GPU per rank, and {} are visible", nproc,
-                                   executor::cuda_device_count())};
+  check_local_gpus(spec.device, nproc);
   const std::string started = now_utc();
   if (!a.db.empty()) {  // refuse a foreign database before spending the run
     auto store = data::Store::open(a.db);

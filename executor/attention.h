@@ -30,6 +30,11 @@ class AttentionOp {
 
 const AttentionOp& attention_op(CpVariant v);
 
+// Whether attention_with_lse runs FlashAttention for tensors of this device, dtype and head size:
+// a CUDA LibTorch 2.x, CUDA tensors in bf16 or fp16, head_dim a multiple of 8 up to 256. Else it
+// runs the fp32 math path.
+bool flash_attention_fits(const at::Device& device, at::ScalarType dtype, int64_t head_dim);
+
 // Local attention that also returns the log-sum-exp of the scores, [B, H, S_q] (fp32).
 std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 // Folds one block's partial attention (block_out in any precision, its LSE l in fp32) into the

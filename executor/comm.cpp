@@ -21,10 +21,7 @@ at::Tensor Comm::from_wire(const at::Tensor& t, at::ScalarType type) const {
   return t.scalar_type() == type ? t : t.view(type);
 }
 
-void Comm::begin(const at::Tensor& t) const {
-  if (nccl_) synchronize(t.device());
-}
-void Comm::end(const at::Tensor& t) const {
+void Comm::settle(const at::Tensor& t) const {
   if (nccl_) synchronize(t.device());
 }
 
@@ -38,7 +35,7 @@ void Comm::account(double seconds, double bytes) {
 at::Tensor Comm::all_gather_cat(const at::Tensor& t, int64_t dim) {
   if (size_ == 1) return t;
   std::vector<at::Tensor> in{to_wire(t)};
-  begin(in[0]);
+  settle(in[0]);
   const auto t0 = Clock::now();
   // Gather straight into one tensor [n, ...] through contiguous views: no extra copy.
   auto shape = in[0].sizes().vec();
@@ -47,7 +44,7 @@ at::Tensor Comm::all_gather_cat(const at::Tensor& t, int64_t dim) {
   std::vector<std::vector<at::Tensor>> views(1);
   for (int i = 0; i < size_; ++i) views[0].push_back(out[i]);
   pg_->allgather(views, in)->wait();
-  end(out);
+  settle(out);
   // nccl-tests: size = n x local bytes, busbw factor (n-1)/n
   account(since(t0), nbytes(t) * (size_ - 1));
   const at::Tensor all = from_wire(out, t.scalar_type());
@@ -74,11 +71,11 @@ at::Tensor Comm::all_to_all(const at::Tensor& t) {
   if (size_ == 1) return t;
   at::Tensor in = to_wire(t);
   at::Tensor out = at::empty_like(in);
-  begin(in);
+  settle(in);
   const auto t0 = Clock::now();
   std::vector<int64_t> splits;  // empty: equal splits along dim 0
   pg_->alltoall_base(out, in, splits, splits)->wait();
-  end(out);
+  settle(out);
   account(since(t0), nbytes(t) * (size_ - 1) / size_);
   return from_wire(out, t.scalar_type());
 }
@@ -91,10 +88,10 @@ at::Tensor Comm::all_to_all_flat(const at::Tensor& flat, const std::vector<int64
   at::Tensor in = to_wire(flat);
   at::Tensor out = at::empty({total}, in.options());
   auto send = send_counts, recv = recv_counts;
-  begin(in);
+  settle(in);
   const auto t0 = Clock::now();
   pg_->alltoall_base(out, in, recv, send)->wait();
-  end(out);
+  settle(out);
   double sent = 0;
   for (int i = 0; i < size_; ++i)
     if (i != rank_) sent += static_cast<double>(send_counts[i]) * in.element_size();
@@ -107,10 +104,10 @@ void Comm::all_reduce(at::Tensor& t) {
   // Gloo sums bf16 in fp32, then rounds once (NCCL sums bf16 natively).
   const bool widen = !nccl_ && t.scalar_type() == at::kBFloat16;
   std::vector<at::Tensor> v{widen ? t.to(at::kFloat) : t};
-  begin(t);
+  settle(t);
   const auto t0 = Clock::now();
   pg_->allreduce(v)->wait();
-  end(t);
+  settle(t);
   if (widen) t.copy_(v[0]);
   account(since(t0), nbytes(t) * 2.0 * (size_ - 1) / size_);
 }

@@ -66,8 +66,9 @@ class Comm {
   void account(double seconds, double bytes);
   at::Tensor to_wire(const at::Tensor& t) const;
   at::Tensor from_wire(const at::Tensor& t, at::ScalarType type) const;
-  void begin(const at::Tensor& t) const;  // on NCCL: lets queued compute finish, uncounted
-  void end(const at::Tensor& t) const;    // on NCCL: waits for the collective itself
+  // On NCCL, before a collective (uncounted): lets queued compute finish; after it: waits for
+  // the collective itself. No-op on Gloo, whose collectives block.
+  void settle(const at::Tensor& t) const;
 
   Group pg_;
   int rank_ = 0;

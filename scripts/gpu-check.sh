@@ -37,6 +37,7 @@ publish() {
 trap publish EXIT
 log() { printf 'gpu-check: %s\n' "$*" >&2; }
 now() { date +%s.%N; }
+since() { python3 -c "print(round($(now) - $1, 1))"; }  # seconds since a now()
 t_start=$(now)
 
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') ||
@@ -69,7 +70,7 @@ grep -q "CUDA ON" "$work/configure.log" || { log "the LibTorch found has no CUDA
 log "build"
 cmake --build "$build" --parallel "$(nproc)" --target cpplan test_cuda >"$work/build.log" 2>&1 ||
   { grep -m5 -B2 -A8 "error" "$work/build.log" >&2 || tail -30 "$work/build.log" >&2; log "build failed ($work/build.log)"; exit 1; }
-build_s=$(python3 -c "print(round($(now) - $t0, 1))")
+build_s=$(since "$t0")
 
 log "GPU suite (label cuda)"
 t0=$(now)
@@ -77,7 +78,7 @@ set +e
 (cd "$build" && ctest -L cuda --output-on-failure --timeout 300 --output-junit "$work/ctest-cuda.xml") >"$work/ctest-cuda.log" 2>&1
 tests_rc=$?
 set -e
-tests_s=$(python3 -c "print(round($(now) - $t0, 1))")
+tests_s=$(since "$t0")
 tail -5 "$work/ctest-cuda.log" >&2
 
 log "probe of the GPU's kernels (flux.1-dev shapes)"
@@ -87,7 +88,7 @@ set +e
   >"$work/probe.txt" 2>"$work/probe.err"
 probe_rc=$?
 set -e
-probe_s=$(python3 -c "print(round($(now) - $t0, 1))")
+probe_s=$(since "$t0")
 "$build/cli/cpplan" --gpus 1 --model flux.1-dev --res 1024x1024 --json >"$work/flux-dev-1024-datasheet.json" 2>/dev/null || true
 
 log "flux.1-dev 1024x1024 bf16, one GPU, $steps steps"
@@ -97,7 +98,7 @@ set +e
   --db "$work/gpu-check.db" --json --timeout 300 >"$work/flux-dev-1024.json" 2>"$work/flux-dev-1024.err"
 flux_rc=$?
 set -e
-flux_s=$(python3 -c "print(round($(now) - $t0, 1))")
+flux_s=$(since "$t0")
 
 python3 - "$work" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" "$probe_rc" "$probe_s" <<'PY'
 import json, os, re, sys, time

@@ -8,19 +8,20 @@
 
 namespace cpplan::executor {
 
-namespace {
-// FlashAttention-2 in LibTorch 2.x: CUDA, half precision, head_dim a multiple of 8 up to 256.
-[[maybe_unused]] bool flash_fits(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  const auto t = q.scalar_type();
-  return q.is_cuda() && (t == at::kBFloat16 || t == at::kHalf) && k.scalar_type() == t && v.scalar_type() == t &&
-         q.size(-1) % 8 == 0 && q.size(-1) <= 256;
+bool flash_attention_fits(const at::Device& device, at::ScalarType dtype, int64_t head_dim) {
+#if defined(CPPLAN_CUDA) && TORCH_VERSION_MAJOR >= 2
+  return device.is_cuda() && (dtype == at::kBFloat16 || dtype == at::kHalf) && head_dim % 8 == 0 && head_dim <= 256;
+#else
+  (void)device, (void)dtype, (void)head_dim;
+  return false;
+#endif
 }
-}  // namespace
 
 std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
 #if defined(CPPLAN_CUDA) && TORCH_VERSION_MAJOR >= 2
-  if (flash_fits(q, k, v)) {
+  if (flash_attention_fits(q.device(), q.scalar_type(), q.size(-1)) && k.scalar_type() == q.scalar_type() &&
+      v.scalar_type() == q.scalar_type()) {
     // Output in q's precision and the log-sum-exp [B, H, S_q] in fp32 (older kernels pad its
     // last dim to a multiple of 128: sliced back).
     const auto r = at::_scaled_dot_product_flash_attention(q, k, v, 0.0, false, false, scale);
