@@ -40,9 +40,9 @@ now() { date +%s.%N; }
 since() { python3 -c "print(round($(now) - $1, 1))"; }  # seconds since a now()
 t_start=$(now)
 
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') ||
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
   { log "python3 cannot import torch: a CUDA PyTorch is needed"; exit 2; }
-python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
+python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
   { log "torch sees no GPU (torch.cuda.is_available() is False)"; exit 2; }
 # nccl.h: PyTorch's nvidia-nccl package, else the CUDA toolkit's (CMake looks there itself).
 nccl_include=$(python3 - <<'PY'

@@ -69,7 +69,7 @@ TEST_CASE("bf16 ranks compute the fp32 run's function and parallel bf16 runs agr
   CHECK(runs.value().back().run.dtype == "fp32");
 }
 
-TEST_CASE("a bad --dtype or --device is one line and exit 3", "[executor][cli]") {
+TEST_CASE("a bad --dtype or --device (run, probe) is one line and exit 3", "[executor][cli]") {
   const std::string db = (work_dir() / "refused.db").string();
   auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--dtype", "fp16", "--db", db});
   CHECK(p.code == 3);
@@ -79,6 +79,14 @@ TEST_CASE("a bad --dtype or --device is one line and exit 3", "[executor][cli]")
   CHECK(p.err == "cpplan: --device = tpu: must be cpu or cuda\n");
   if (!cpplan::executor::cuda_built()) {
     p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--device", "cuda", "--db", db});
+    CHECK(p.code == 3);
+    CHECK_THAT(p.err, Catch::Contains("--device = cuda: this build's LibTorch has no CUDA"));
+  }
+  p = run_process({CPPLAN_BINARY, "probe", "--device", "tpu", "--db", db});
+  CHECK(p.code == 3);
+  CHECK(p.err == "cpplan: --device = tpu: must be cpu or cuda\n");
+  if (!cpplan::executor::cuda_built()) {
+    p = run_process({CPPLAN_BINARY, "probe", "--device", "cuda", "--db", db});
     CHECK(p.code == 3);
     CHECK_THAT(p.err, Catch::Contains("--device = cuda: this build's LibTorch has no CUDA"));
   }
