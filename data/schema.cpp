@@ -132,6 +132,22 @@ CREATE TABLE calibrations (
 );
 )sql";
 
+// v3: runs measured outside cpplan's executor, in a user's own pipeline (python/cpplan_record.py,
+// imported by `cpplan import-runs`): where the run came from ('executor' | 'pipeline'), the runtime
+// that ran it (diffusers, xdit, compiled, cpplan), where the text encoder and the VAE ran, the
+// images per call, and the whole image's, text encoding's and VAE decode's times. Existing rows
+// are executor runs of one image.
+constexpr std::string_view kV3 = R"sql(
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'executor';
+ALTER TABLE runs ADD COLUMN runtime TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN text_encoder TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN vae TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN batch INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN image_ms REAL;
+ALTER TABLE runs ADD COLUMN text_encode_ms REAL;
+ALTER TABLE runs ADD COLUMN vae_decode_ms REAL;
+)sql";
+
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Big-endian 32-bit field of the database header (https://sqlite.org/fileformat.html#the_database_header).
@@ -223,6 +239,7 @@ const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "hardware, runs and run_metrics", kV1},
       {2, "collective_samples, kernel_samples and calibrations", kV2},
+      {3, "runs: source, runtime, text_encoder, vae, batch, image_ms, text_encode_ms, vae_decode_ms", kV3},
   };
   return list;
 }

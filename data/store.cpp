@@ -54,6 +54,9 @@ std::string invalid(const HardwareFingerprint& hw, const RunRecord& run) {
   if (run.status != "ok" && run.status != "failed" && run.status != "cancelled" && run.status != "oom") {
     return fmt::format("status = '{}': must be ok, failed, oom or cancelled", run.status);
   }
+  if (run.source != "executor" && run.source != "pipeline") {
+    return fmt::format("source = '{}': must be executor or pipeline", run.source);
+  }
   // SQLite stores NaN as NULL, which would read back as "not measured".
   std::string why;
   run_fields(run, [&](std::string_view name, const auto& field) {

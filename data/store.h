@@ -63,6 +63,16 @@ struct RunRecord {
   // The cost model's prediction for the same configuration, and the hardware profile it used.
   std::optional<double> predicted_step_ms, predicted_steps_per_sec, predicted_peak_mem_bytes;
   std::string predicted_hardware;
+  // Since schema v3: where the run was measured, "executor" (cpplan run) or "pipeline" (a user's
+  // own pipeline timed by python/cpplan_record.py, cpplan import-runs); the runtime that ran it
+  // ("diffusers" | "xdit" | "compiled" | "cpplan", "" when not said); where the text encoder ran
+  // ("replicated" | "offloaded" | "sequential" | "sharded", "" when none ran) and the VAE
+  // ("single" | "parallel", ""); images per call; and, per image, the whole call, the text
+  // encoding and the VAE decode in ms (absent when not measured).
+  std::string source = "executor";
+  std::string runtime, text_encoder, vae;
+  int batch = 1;
+  std::optional<double> image_ms, text_encode_ms, vae_decode_ms;
   std::vector<double> step_times_ms;                     // every timed step, in order
   std::vector<std::pair<std::string, double>> metrics;  // named extras, e.g. "rank1.peak_mem_bytes"
 
@@ -97,8 +107,8 @@ class Store {
   static Result<Store> open(const std::string& path);
 
   // In one transaction: adds the machine (once per key), the run and its metrics. Returns the
-  // run's id. Rejects (writing nothing) an unknown status or device_kind, an empty model or
-  // metric name, and NaN in any number.
+  // run's id. Rejects (writing nothing) an unknown status, source or device_kind, an empty model
+  // or metric name, and NaN in any number.
   Result<long long> record_run(const HardwareFingerprint& hw, const RunRecord& run);
 
   // Every run (or those of `model_filter`, exact match), newest first.

@@ -69,6 +69,14 @@ void run_fields(Run& r, F&& f) {
   f("predicted_steps_per_sec", r.predicted_steps_per_sec);
   f("predicted_peak_mem_bytes", r.predicted_peak_mem_bytes);
   f("predicted_hardware", r.predicted_hardware);
+  f("source", r.source);  // schema v3
+  f("runtime", r.runtime);
+  f("text_encoder", r.text_encoder);
+  f("vae", r.vae);
+  f("batch", r.batch);
+  f("image_ms", r.image_ms);
+  f("text_encode_ms", r.text_encode_ms);
+  f("vae_decode_ms", r.vae_decode_ms);
 }
 
 // "a, b, c" of the columns, each prefixed with `prefix`.

@@ -3,7 +3,9 @@
 // them together (hardware_id, run_id, calibration version) are rewritten for this file.
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
+#include <set>
 #include <span>
 
 #include "data/schema.h"
@@ -116,9 +118,11 @@ class Merger {
       if (columns[static_cast<std::size_t>(c)] == "run_key") run_key = kFirst + c;
       if (columns[static_cast<std::size_t>(c)] == "started_at") started_at = kFirst + c;
     }
+    auto sources = source_run_columns(columns);
+    if (!sources) return sources.error();
     auto select = there(fmt::format("SELECT r.id, h.key, {} FROM runs r JOIN hardware h ON h.id = r.hardware_id "
                                     "ORDER BY r.id",
-                                    each(columns, "r.{}", ", ")));
+                                    fmt::join(*sources, ", ")));
     if (!select) return select.error();
     auto same_keyed = here("SELECT count(*) FROM runs WHERE run_key = ? AND hardware_id = ? AND started_at = ?");
     if (!same_keyed) return same_keyed.error();
@@ -176,6 +180,33 @@ class Merger {
     }
     if (rc != SQLITE_DONE) return s.error("cannot read runs");
     return true;
+  }
+
+  // What to select from the other file's runs for each of `columns`: the column itself, or, for a
+  // column an older schema lacks (v3 added source, runtime, ...), the default this file's schema
+  // gives it, as its own migration would have filled it in.
+  Result<std::vector<std::string>> source_run_columns(const std::vector<std::string_view>& columns) {
+    auto there_columns = there("SELECT name FROM pragma_table_info('runs')");
+    if (!there_columns) return there_columns.error();
+    std::set<std::string> present;
+    int rc;
+    while ((rc = there_columns.value().step()) == SQLITE_ROW) present.insert(there_columns->text(0));
+    if (rc != SQLITE_DONE) return there_columns->error("cannot read the runs table's columns");
+    auto defaults = here("SELECT name, dflt_value FROM pragma_table_info('runs')");
+    if (!defaults) return defaults.error();
+    std::map<std::string, std::string> default_of;
+    while ((rc = defaults.value().step()) == SQLITE_ROW) {
+      default_of[defaults->text(0)] = defaults->is_null(1) ? "NULL" : defaults->text(1);
+    }
+    if (rc != SQLITE_DONE) return defaults->error("cannot read the runs table's columns");
+    std::vector<std::string> out;
+    for (std::string_view name : columns) {
+      const std::string column(name);
+      if (present.count(column)) out.push_back("r." + column);
+      else if (auto it = default_of.find(column); it != default_of.end()) out.push_back(it->second);
+      else return Error{fmt::format("{}: runs has no column {}", into_path_, column)};
+    }
+    return out;
   }
 
   // Identical samples are grouped and counted on both sides; the difference is added.

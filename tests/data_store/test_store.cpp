@@ -31,7 +31,7 @@ using namespace cpplan::test::store;  // the fixtures these tests share (store_t
 namespace {
 
 constexpr long long kCplnApplicationId = 0x43504C4E;
-constexpr int kCurrentSchema = 2;
+constexpr int kCurrentSchema = 3;
 
 // Every field away from its default, with values that test exactness and binding.
 RunRecord full_run() {
@@ -73,6 +73,14 @@ RunRecord full_run() {
   r.predicted_steps_per_sec = 0.81;
   r.predicted_peak_mem_bytes = 9.0e15;
   r.predicted_hardware = "h200-sxm";
+  r.source = "pipeline";
+  r.runtime = "xdit";
+  r.text_encoder = "sharded";
+  r.vae = "parallel";
+  r.batch = 4;
+  r.image_ms = 0.1 + 0.7;
+  r.text_encode_ms = 1e-300;
+  r.vae_decode_ms = 0.0;
   r.step_times_ms = {1201.25, 1199.5, 1.0 / 3.0, 1300.0};
   r.metrics = {{"rank1.peak_mem_bytes", 7.5e10}, {"step_ms", -1.0}, {"rank0.comm_ms", 12.125}, {"z", 0.0}};
   return r;
@@ -165,6 +173,10 @@ TEST_CASE("a recorded run reads back field for field, absent numbers staying abs
   CHECK(bare.run.metrics.empty());
   CHECK(bare.run.rotate_method == "allgather");
   CHECK(bare.run.convert_to_fp32);
+  CHECK(bare.run.source == "executor");
+  CHECK(bare.run.batch == 1);
+  CHECK_FALSE(bare.run.image_ms.has_value());
+  CHECK(*full.run.image_ms == 0.1 + 0.7);
 }
 
 TEST_CASE("step times and named metrics land in run_metrics", "[data][store]") {
@@ -246,6 +258,18 @@ TEST_CASE("an invalid run is refused with the field named and nothing written", 
   auto r3 = store.record_run(laptop(), nan_measure);
   REQUIRE_FALSE(r3.ok());
   CHECK_THAT(r3.error().message, Catch::Contains("comm_ms = nan"));
+
+  RunRecord bad_source = minimal_run("o");
+  bad_source.source = "recorder";
+  auto r5 = store.record_run(laptop(), bad_source);
+  REQUIRE_FALSE(r5.ok());
+  CHECK_THAT(r5.error().message, Catch::Contains("source = 'recorder': must be executor or pipeline"));
+
+  RunRecord nan_image = minimal_run("i");
+  nan_image.image_ms = std::nan("");
+  auto r6 = store.record_run(laptop(), nan_image);
+  REQUIRE_FALSE(r6.ok());
+  CHECK_THAT(r6.error().message, Catch::Contains("image_ms = nan: must be a number"));
 
   HardwareFingerprint tpu = laptop();
   tpu.device_kind = "tpu";

@@ -157,7 +157,7 @@ RunRecord timed_run(const std::string& key, const std::string& started_at, doubl
 
 }  // namespace
 
-TEST_CASE("the committed v1 database migrates in place to v2 with both runs intact", "[data][store][migration]") {
+TEST_CASE("the committed v1 database migrates in place to the current schema with both runs intact", "[data][store][migration]") {
   const std::string original = committed_v1();
   REQUIRE(fs::is_regular_file(original));
   // Read as bytes only: an sqlite connection to it could leave -wal/-shm files in the source tree.
@@ -170,7 +170,7 @@ TEST_CASE("the committed v1 database migrates in place to v2 with both runs inta
   fs::copy_file(original, path);
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 2);
+    CHECK(store.schema_version() == 3);
     const std::vector<StoredRun> runs = runs_of(store);
     REQUIRE(runs.size() == 2);
     // Newest first: ids 2 and 1 as the v1 code recorded them, every field as it wrote it.
@@ -192,7 +192,7 @@ TEST_CASE("the committed v1 database migrates in place to v2 with both runs inta
     REQUIRE(latest.ok());
     CHECK_FALSE(latest->has_value());
   }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 2);
+  CHECK(raw_integer(path, "PRAGMA user_version") == 3);
   CHECK(raw_integer(path, "PRAGMA application_id") == 0x43504C4E);
   for (const char* table : {"collective_samples", "kernel_samples", "calibrations"}) {
     INFO(table);
@@ -219,11 +219,11 @@ TEST_CASE("the committed v1 database migrates in place to v2 with both runs inta
   CHECK_FALSE(fs::exists(original + "-shm"));
 }
 
-TEST_CASE("a new database is created at v2 with every table and index", "[data][store][migration]") {
+TEST_CASE("a new database is created at the current schema with every table and index", "[data][store][migration]") {
   TempDir dir;
   const std::string path = dir.file("new.db");
   { Store store = open_store(path); }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 2);
+  CHECK(raw_integer(path, "PRAGMA user_version") == 3);
   CHECK(raw_integer(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('hardware', 'runs', "
                           "'run_metrics', 'collective_samples', 'kernel_samples', 'calibrations')") == 6);
   CHECK(raw_integer(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
@@ -543,7 +543,7 @@ TEST_CASE("merging into an empty database copies the other exactly", "[data][sto
         source.latest_calibration(h200_node().key()).value()->coefficients);
 }
 
-TEST_CASE("a v1 database merges its runs into a v2 one and stays untouched", "[data][store][merge][migration]") {
+TEST_CASE("a v1 database merges its runs into a current one and stays untouched", "[data][store][merge][migration]") {
   TempDir dir;
   fs::create_directories(dir.path() / "old");
   const std::string old_path = (dir.path() / "old" / "store-v1.db").string();
@@ -583,8 +583,8 @@ TEST_CASE("merging a file that is not a cpplan database is refused and touches n
   SECTION("a database of a newer cpplan") {
     path = (dir.path() / "other" / "newer.db").string();
     { Store newer = open_store(path); }
-    raw_exec(path, "PRAGMA user_version = 3;");
-    expected = "schema version 3 is newer than this cpplan knows (2)";
+    raw_exec(path, "PRAGMA user_version = 4;");
+    expected = "schema version 4 is newer than this cpplan knows (3)";
   }
   SECTION("an empty file") {
     path = (dir.path() / "other" / "empty.db").string();
