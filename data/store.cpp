@@ -170,42 +170,84 @@ Result<Store> Store::open(const std::string& path) {
   return Store(std::move(db), path, *version);
 }
 
+namespace {
+
+// Inside a write transaction: the run (its machine added when new) and its metrics. Returns the
+// run's id. The caller validated both.
+Result<long long> insert_run(sqlite3* db, const std::string& path, const HardwareFingerprint& hw, const RunRecord& run) {
+  auto hw_row = hardware_row(db, path, hw);
+  if (!hw_row) return hw_row.error();
+  const long long hardware_id = *hw_row;
+
+  auto insert_run = sql::Statement::prepare(
+      db, fmt::format("INSERT INTO runs (hardware_id, {}) VALUES (?, {})", column_list(kAllRun, ""), placeholders(kAllRun)),
+      path);
+  if (!insert_run) return insert_run.error();
+  insert_run.value().bind(hardware_id);
+  run_fields(run, [&](std::string_view, const auto& field) { insert_run.value().bind(field); });
+  if (auto done = insert_run.value().run("cannot add the run"); !done) return done.error();
+  const long long run_id = sqlite3_last_insert_rowid(db);
+
+  auto insert_metric =
+      sql::Statement::prepare(db, "INSERT INTO run_metrics (run_id, name, step, value) VALUES (?, ?, ?, ?)", path);
+  if (!insert_metric) return insert_metric.error();
+  sql::Statement& m = insert_metric.value();
+  for (std::size_t i = 0; i < run.step_times_ms.size(); ++i) {
+    m.reset();
+    m.bind(run_id).bind(std::string("step_ms")).bind(static_cast<long long>(i)).bind(run.step_times_ms[i]);
+    if (auto done = m.run("cannot add a step time"); !done) return done.error();
+  }
+  for (const auto& [name, value] : run.metrics) {
+    m.reset();
+    m.bind(run_id).bind(name).bind_null().bind(value);
+    if (auto done = m.run("cannot add a metric"); !done) return done.error();
+  }
+  return run_id;
+}
+
+}  // namespace
+
 Result<long long> Store::record_run(const HardwareFingerprint& hw, const RunRecord& run) {
   if (!db_) return closed();
   if (const std::string why = invalid(hw, run); !why.empty()) {
     return Error{fmt::format("{}: cannot record run '{}': {}", path_, run.run_key, why)};
   }
   sqlite3* db = db_.get();
-  return sql::write_transaction<long long>(db, path_, "cannot record a run", [&]() -> Result<long long> {
-    auto hw_row = hardware_row(db, path_, hw);
-    if (!hw_row) return hw_row.error();
-    const long long hardware_id = *hw_row;
+  return sql::write_transaction<long long>(db, path_, "cannot record a run",
+                                           [&]() -> Result<long long> { return insert_run(db, path_, hw, run); });
+}
 
-    auto insert_run = sql::Statement::prepare(
-        db,
-        fmt::format("INSERT INTO runs (hardware_id, {}) VALUES (?, {})", column_list(kAllRun, ""), placeholders(kAllRun)),
-        path_);
-    if (!insert_run) return insert_run.error();
-    insert_run.value().bind(hardware_id);
-    run_fields(run, [&](std::string_view, const auto& field) { insert_run.value().bind(field); });
-    if (auto done = insert_run.value().run("cannot add the run"); !done) return done.error();
-    const long long run_id = sqlite3_last_insert_rowid(db);
-
-    auto insert_metric =
-        sql::Statement::prepare(db, "INSERT INTO run_metrics (run_id, name, step, value) VALUES (?, ?, ?, ?)", path_);
-    if (!insert_metric) return insert_metric.error();
-    sql::Statement& m = insert_metric.value();
-    for (std::size_t i = 0; i < run.step_times_ms.size(); ++i) {
-      m.reset();
-      m.bind(run_id).bind(std::string("step_ms")).bind(static_cast<long long>(i)).bind(run.step_times_ms[i]);
-      if (auto done = m.run("cannot add a step time"); !done) return done.error();
+Result<RecordSummary> Store::record_runs(const std::vector<std::pair<HardwareFingerprint, RunRecord>>& runs) {
+  if (!db_) return closed();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (const std::string why = invalid(runs[i].first, runs[i].second); !why.empty()) {
+      return Error{fmt::format("{}: cannot record run {} '{}': {}", path_, i, runs[i].second.run_key, why)};
     }
-    for (const auto& [name, value] : run.metrics) {
-      m.reset();
-      m.bind(run_id).bind(name).bind_null().bind(value);
-      if (auto done = m.run("cannot add a metric"); !done) return done.error();
+  }
+  sqlite3* db = db_.get();
+  return sql::write_transaction<RecordSummary>(db, path_, "cannot record runs", [&]() -> Result<RecordSummary> {
+    // merge_from's rule for "the same run" (keyed runs): run_key, machine and started_at.
+    auto same = sql::Statement::prepare(
+        db, "SELECT count(*) FROM runs r JOIN hardware h ON h.id = r.hardware_id "
+            "WHERE r.run_key = ? AND h.key = ? AND r.started_at = ?", path_);
+    if (!same) return same.error();
+    RecordSummary summary;
+    for (const auto& [hw, run] : runs) {
+      if (!run.run_key.empty()) {
+        sql::Statement& s = same.value();
+        s.reset();
+        s.bind(run.run_key).bind(hw.key()).bind(run.started_at);
+        if (s.step() != SQLITE_ROW) return s.error("cannot look for the run");
+        if (s.integer(0) > 0) {
+          ++summary.skipped;
+          continue;
+        }
+      }
+      auto id = insert_run(db, path_, hw, run);
+      if (!id) return id.error();
+      ++summary.added;
     }
-    return run_id;
+    return summary;
   });
 }
 

@@ -60,7 +60,8 @@ struct RunRecord {
   // store NULL); -0.0 reads back as 0.0 (SQLite keeps integral REALs as integers).
   std::optional<double> step_ms, step_ms_p10, step_ms_p90, steps_per_sec, compute_ms, comm_ms, peak_mem_bytes,
       bytes_sent;
-  // The cost model's prediction for the same configuration, and the hardware profile it used.
+  // The cost model's prediction for the same configuration, and the hardware profile it used (a
+  // pipeline run: the profile its recorder named, "" when none, the predicted figures absent).
   std::optional<double> predicted_step_ms, predicted_steps_per_sec, predicted_peak_mem_bytes;
   std::string predicted_hardware;
   // Since schema v3: where the run was measured, "executor" (cpplan run) or "pipeline" (a user's
@@ -97,6 +98,12 @@ struct MergeSummary {
   long long calibrations_added = 0;
 };
 
+// What record_runs() did with the runs it was given.
+struct RecordSummary {
+  long long added = 0;
+  long long skipped = 0;  // the same run was here already (see record_runs)
+};
+
 // One open database file. Movable, not copyable; the destructor closes the connection. Use one
 // Store per thread (or per process); open it after fork(), never carry it across.
 class Store {
@@ -110,6 +117,12 @@ class Store {
   // run's id. Rejects (writing nothing) an unknown status, source or device_kind, an empty model
   // or metric name, and NaN in any number.
   Result<long long> record_run(const HardwareFingerprint& hw, const RunRecord& run);
+
+  // In one transaction, every run of `runs` as record_run() adds it, except a run already here
+  // by merge_from()'s rule for keyed runs (the same non-empty run_key, machine and started_at,
+  // including an earlier run of `runs`), which is skipped. Validates every run first: one invalid
+  // run is an error naming its index, and nothing is written.
+  Result<RecordSummary> record_runs(const std::vector<std::pair<HardwareFingerprint, RunRecord>>& runs);
 
   // Every run (or those of `model_filter`, exact match), newest first.
   Result<std::vector<StoredRun>> runs(const std::string& model_filter = "") const;

@@ -182,3 +182,36 @@ TEST_CASE("pipeline runs merge between v3 databases with every new field", "[dat
   CHECK(runs[0].run.image_ms == pipeline_run().image_ms);
   CHECK(runs[0].hardware == h200_node());
 }
+
+TEST_CASE("record_runs adds runs in one transaction and skips those already there", "[data][store]") {
+  TempDir dir;
+  Store store = open_store(dir.file("cpplan.db"));
+  RunRecord later = pipeline_run();
+  later.started_at = "2025-12-01T09:05:00Z";  // same key, another start: another run
+  RunRecord unkeyed = pipeline_run();
+  unkeyed.run_key = "";  // never skipped
+  auto first = store.record_runs({{h200_node(), pipeline_run()}, {h200_node(), pipeline_run()}, {h200_node(), later}});
+  INFO((first ? std::string() : first.error().message));
+  REQUIRE(first.ok());
+  CHECK(first->added == 2);
+  CHECK(first->skipped == 1);  // the second copy of the first run
+  auto again = store.record_runs({{h200_node(), pipeline_run()}, {laptop(), pipeline_run()}, {h200_node(), unkeyed}});
+  REQUIRE(again.ok());
+  CHECK(again->added == 2);  // the laptop is another machine; the unkeyed run is new
+  CHECK(again->skipped == 1);
+  CHECK(runs_of(store).size() == 4);
+  CHECK(runs_of(store)[3].run == pipeline_run());
+}
+
+TEST_CASE("record_runs with one invalid run writes nothing and names it", "[data][store]") {
+  TempDir dir;
+  const std::string path = dir.file("cpplan.db");
+  Store store = open_store(path);
+  RunRecord bad = pipeline_run();
+  bad.source = "notebook";
+  auto r = store.record_runs({{h200_node(), pipeline_run()}, {h200_node(), bad}});
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("run 1 'pipeline-0123456789abcdef': source = 'notebook'"));
+  CHECK(runs_of(store).empty());
+  CHECK(raw_integer(path, "SELECT count(*) FROM hardware") == 0);
+}
