@@ -13,6 +13,7 @@
 #include "cli/sweep_command.h"
 #include "cli/db_command.h"
 #include "cli/store_commands.h"
+#include "cli/import_runs_command.h"
 #include "cli/run_command.h"
 #endif
 #ifdef CPPLAN_HAVE_REPORT  // built with the GUI's Qt (gui/report/)
@@ -58,6 +59,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   StoreArgs store_args;
   CLI::App* db_merge = add_db_merge_command(*db_cmd, store_args);
   CLI::App* import_nccl = add_import_nccl_tests_command(app, store_args);
+  CLI::App* import_runs = add_import_runs_command(app, store_args);
   db_cmd->require_subcommand(1);
   ProbeArgs probe_args;
   CLI::App* probe_cmd = app.add_subcommand("probe", "measure this machine's collectives and kernels");
@@ -124,6 +126,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (db_check->parsed()) return db_check_command(a.db, a.json, out, err);
     if (db_merge->parsed()) return db_merge_command(store_args, out, err);
     if (import_nccl->parsed()) return import_nccl_tests_command(store_args, out, err);
+    if (import_runs->parsed()) return import_runs_command(store_args, out, err);
     if (probe_cmd->parsed()) return probe_command(probe_args, a, exe, out, err);
     if (calibrate_cmd->parsed()) return calibrate_command(probe_args, a, exe, out, err);
     if (sweep_cmd->parsed()) return sweep_command(sweep_args, a, exe, out, err);

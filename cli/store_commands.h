@@ -18,6 +18,9 @@ struct StoreArgs {
   // db merge
   std::vector<std::string> sources;
   std::string into;
+  // import-runs (cli/import_runs_command.h)
+  std::string runs_file;
+  bool json = false;
 };
 
 // Adds the subcommand to `app` (import-nccl-tests) or to `db` (merge) and returns it.
