@@ -155,6 +155,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.height = q.resolution.height;
   r.frames = q.frames;
   r.steps = spec.steps;
+  r.batch = q.batch;
   r.warmup = spec.warmup;
   r.dtype = dtype_name(spec);
   data::set_plan(r, p.plan.config);
