@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/args.h"
+#include "cli/calibrate_import.h"
 #ifdef CPPLAN_HAVE_EXECUTOR  // the one place the CLI knows the executor is optional
 #include "cli/bench_command.h"
 #include "cli/calibrate_commands.h"
@@ -23,6 +24,7 @@
 #include "cli/topo_command.h"
 #include "core/profiles.h"
 #include "core/text.h"
+#include "core/version.h"
 #include "costmodel/cost_model.h"
 #include "planner/planner.h"
 
@@ -32,12 +34,16 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   Args a;
   CLI::App app{"cpplan: plans, predicts and ranks multi-GPU parallel configurations for diffusion transformers",
                "cpplan"};
-  app.set_version_flag("--version", "cpplan 0.1.0");
+  app.set_version_flag("--version", std::string("cpplan ") + kVersion);
   app.fallthrough();
   add_query_options(app, a);
   app.add_option("--top", a.top, "ranked plans to show (default 10)");
   app.add_flag("--all", a.all, "show every plan, invalid ones with their reasons");
 
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "fit the cost model: to the runs measured here, or to imported end-to-end timings (--import)");
+  add_calibrate_import_options(*calibrate, calibrate_args);
   CLI::App* recommend = app.add_subcommand("recommend", "rank every plan (the default command)");
   recommend->fallthrough();
   CLI::App* check = app.add_subcommand("check", "one plan's verdict: exit 0 valid, 3 invalid");
@@ -64,8 +70,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   ProbeArgs probe_args;
   CLI::App* probe_cmd = app.add_subcommand("probe", "measure this machine's collectives and kernels");
   add_probe_options(*probe_cmd, probe_args);
-  CLI::App* calibrate_cmd = app.add_subcommand("calibrate", "fit the cost model to the runs measured here");
-  add_calibrate_options(*calibrate_cmd, probe_args);
+  add_calibrate_options(*calibrate, probe_args);
   SweepArgs sweep_args;
   CLI::App* sweep_cmd = app.add_subcommand("sweep", "run a benchmark sweep through the executor");
   add_sweep_options(*sweep_cmd, sweep_args);
@@ -91,7 +96,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     out << app.help();
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
-    out << "cpplan 0.1.0\n";
+    out << "cpplan " << kVersion << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     fmt::print(err, "cpplan: {} (see cpplan --help)\n", e.what());
@@ -119,6 +124,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       return kExitOk;
     }
     if (topo_import->parsed()) return topo_import_command(a, exe, out);
+    if (calibrate->parsed() && !calibrate_args.import.empty()) return calibrate_import_command(calibrate_args, a, exe, out);
+#ifndef CPPLAN_HAVE_EXECUTOR
+    if (calibrate->parsed())
+      throw InvalidInput{"calibrate: without --import it fits the runs of this machine, which needs the executor "
+                         "(a build with CPPLAN_EXECUTOR=ON)"};
+#endif
 
 #ifdef CPPLAN_HAVE_EXECUTOR
     if (run_cmd->parsed()) return run_command(a, argc, argv, exe, out, err);
@@ -128,7 +139,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (import_nccl->parsed()) return import_nccl_tests_command(store_args, out, err);
     if (import_runs->parsed()) return import_runs_command(store_args, out, err);
     if (probe_cmd->parsed()) return probe_command(probe_args, a, exe, out, err);
-    if (calibrate_cmd->parsed()) return calibrate_command(probe_args, a, exe, out, err);
+    if (calibrate->parsed()) {
+      probe_args.folds = calibrate_args.folds;
+      return calibrate_command(probe_args, a, exe, out, err);
+    }
     if (sweep_cmd->parsed()) return sweep_command(sweep_args, a, exe, out, err);
 #endif
 #ifdef CPPLAN_HAVE_REPORT
@@ -144,9 +158,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     ModelProfile as_run;
     if (ctx.local_hardware) {
       local = open_local_model(a.db);
+      attach_runtime(*local, ctx.catalog);
       as_run = as_executed(*ctx.query.model, !local->cuda);
       ctx.query.model = &as_run;
       ctx.query.hardware = &local->profile;
+      ctx.query.runtime = &local->runtime;
       local->model->set_concurrent_ranks(ctx.query.gpus);
       measured = local->model.get();
       correction = local_correction(*local);

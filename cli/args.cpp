@@ -32,7 +32,12 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_option("--attention-backend", a.backend, "flash | cudnn | sage | native");
   app.add_option("--batch", a.batch, "images generated together (split over dp replicas)");
   app.add_option("--text-tokens", a.text_tokens, "text tokens (default: the model's)");
-  app.add_flag("--offload-text-encoders", a.offload, "keep text encoders off the GPU");
+  app.add_option("--runtime", a.runtime,
+                 "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers; cpplan run: cpplan)");
+  app.add_option("--text-encoder", a.text_encoder,
+                 "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
+  app.add_option("--vae", a.vae, "single | parallel (default: the fastest that fits, per plan)");
+  app.add_flag("--offload-text-encoders", a.offload, "the same as --text-encoder offloaded");
   app.add_option("--profiles", a.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
   app.add_flag("--json", a.json, "machine-readable output");
   app.add_option("--topology", a.topology, "place plans on a topology (cpplan list topologies)");
@@ -75,6 +80,29 @@ const Topology* resolve_topology(const Args& a, Context& ctx, int& nodes) {
     throw InvalidInput{fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topo->name)};
   return topo;
 }
+// --runtime, --text-encoder (or --offload-text-encoders) and --vae.
+void resolve_runtime_and_placement(const Args& a, Context& ctx) {
+  Query& q = ctx.query;
+  auto runtime = ctx.catalog.runtime(a.runtime.empty() ? "diffusers" : a.runtime);
+  if (!runtime) throw InvalidInput{runtime.error().message};
+  q.runtime = *runtime;
+  if (a.offload && !a.text_encoder.empty() && a.text_encoder != "offloaded")
+    throw InvalidInput{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", a.text_encoder)};
+  if (a.offload) q.text_encoder = TextEncoderPlacement::kOffloaded;
+  if (!a.text_encoder.empty()) {
+    TextEncoderPlacement te{};
+    if (!text_encoder_placement_from_string(a.text_encoder, te))
+      throw InvalidInput{fmt::format("--text-encoder = {}: must be replicated, offloaded, sequential or sharded",
+                                     a.text_encoder)};
+    q.text_encoder = te;
+  }
+  if (!a.vae.empty()) {
+    VaePlacement v{};
+    if (!vae_placement_from_string(a.vae, v))
+      throw InvalidInput{fmt::format("--vae = {}: must be single or parallel", a.vae)};
+    q.vae = v;
+  }
+}
 }  // namespace
 
 
@@ -116,7 +144,7 @@ Context build_query(const Args& a, ProfileCatalog catalog, std::ostream& err) {
   if (!backend)
     throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
   q.backend = *backend;
-  q.offload_text_encoders = a.offload;
+  resolve_runtime_and_placement(a, ctx);
   auto seq = compute_sequence(m, q.resolution, q.frames, text);
   if (!seq) throw InvalidInput{seq.error().message};
   q.sequence = *seq;

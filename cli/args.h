@@ -17,7 +17,10 @@ inline constexpr int kMaxGpus = 1 << 17;
 
 struct Args {
   std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", batch = "1", text_tokens;
-  bool offload = false;
+  std::string runtime;       // empty: diffusers (cpplan run: cpplan)
+  std::string text_encoder;  // empty: the planner picks per plan
+  std::string vae;           // empty: the planner picks per plan
+  bool offload = false;      // --offload-text-encoders: --text-encoder offloaded
   std::vector<std::string> profiles;
   // topology-aware placement
   std::string topology, topology_file, nodes;

@@ -114,11 +114,18 @@ ModelProfile as_executed(const ModelProfile& m, bool fp32) {
   return as_run;
 }
 
+void attach_runtime(LocalModel& local, const ProfileCatalog& catalog) {
+  const RuntimeProfile* cpplan = catalog.find_runtime("cpplan");
+  local.runtime = cpplan ? *cpplan : costmodel::kernel_launch_runtime(*local.model);
+  local.runtime.us_per_op = local.model->launch_us();
+}
+
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
   const ModelProfile as_run = as_executed(*q.model, !local.cuda);
   Query run_query = q;
   run_query.model = &as_run;
   run_query.hardware = &local.profile;
+  run_query.runtime = &local.runtime;
   const int ranks = static_cast<int>(c.world_size());
   local.model->set_concurrent_ranks(ranks);
   LocalPrediction p;
@@ -144,7 +151,6 @@ void add_probe_options(CLI::App& probe, ProbeArgs& p) {
 
 void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p) {
   calibrate.add_option("--db", p.db, kDbHelp);
-  calibrate.add_option("--folds", p.folds, "k of the k-fold cross-validation (default 5)");
 }
 
 int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
@@ -215,6 +221,7 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   const data::HardwareFingerprint hw = machine_fingerprint(local_is_cuda());
   auto local = load_local_model(store, hw);
   if (!local) throw InvalidInput{fmt::format("{}: no probe of this machine ({}); run cpplan probe first", store.path(), hw.key())};
+  attach_runtime(*local, *catalog);
   auto runs = store.runs();
   if (!runs) throw InvalidInput{runs.error().message};
   local->calibration.reset();  // the features are those of the uncalibrated model

@@ -22,7 +22,14 @@ struct LocalModel {
   std::unique_ptr<costmodel::MeasuredModel> model;
   std::optional<costmodel::Calibration> calibration;
   bool cuda = false;  // probed on GPUs (bf16 runs) rather than the CPU (fp32 runs)
+  // How the executor runs here: the cpplan runtime's op counts at the probe's measured time of
+  // the smallest op (set by attach_runtime).
+  RuntimeProfile runtime;
 };
+
+// Sets local.runtime from the catalog's "cpplan" runtime (kernel launches when it has none) with
+// the probe's per-op time.
+void attach_runtime(LocalModel& local, const ProfileCatalog& catalog);
 
 // Null when the store holds no measurements of `hw`.
 std::unique_ptr<LocalModel> load_local_model(const data::Store& store, const data::HardwareFingerprint& hw);

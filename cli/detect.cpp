@@ -27,15 +27,7 @@ std::optional<LocalGpu> query_nvidia_smi() {
 }
 
 const HardwareProfile* match_hardware(const ProfileCatalog& catalog, const LocalGpu& gpu) {
-  const HardwareProfile* best = nullptr;
-  for (const HardwareProfile& h : catalog.hardware_profiles()) {
-    if (h.match.empty()) continue;
-    bool all = true;
-    for (const auto& m : h.match) all = all && gpu.name.find(m) != std::string::npos;
-    if (!all) continue;
-    if (!best || std::abs(h.memory_mib - gpu.memory_mib) < std::abs(best->memory_mib - gpu.memory_mib)) best = &h;
-  }
-  return best;
+  return catalog.match_gpu(gpu.name, gpu.memory_mib);
 }
 
 }  // namespace cpplan::cli

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "costmodel/cost_model.h"
+#include "planner/snippets.h"
 
 namespace cpplan::cli {
 
@@ -24,13 +25,51 @@ std::string frameworks_text(const RankedPlan& p) {
   return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
 }
 
+// The frameworks' snippets, each line indented under its "# framework" heading.
+void print_snippets(std::ostream& out, const std::string& snippets) {
+  std::size_t start = 0;
+  while (start < snippets.size()) {
+    const auto nl = snippets.find('\n', start);
+    const std::string line = snippets.substr(start, nl - start);
+    if (line.rfind("# diffusers", 0) == 0 || line.rfind("# cache-dit", 0) == 0 || line.rfind("# xDiT", 0) == 0)
+      fmt::print(out, "{}{}\n", line.substr(2), line.find(':') == std::string::npos ? ":" : "");
+    else
+      fmt::print(out, "  {}\n", line);
+    start = nl == std::string::npos ? snippets.size() : nl + 1;
+  }
+}
+
+// "replicated/single": where the text encoders and the VAE decode run.
+std::string placement_text(const costmodel::Prediction& pr) {
+  return fmt::format("{}/{}", to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae));
+}
+
+// "42.32 ms/step (host-bound: host 40.1 ms, GPU 30.2 + 5.4 communication, sync 1.2)"
+std::string step_text(const costmodel::Prediction& pr) {
+  int host_bound = 0;
+  for (int i = 0; i < pr.block_count; ++i) host_bound += pr.blocks[i].host_bound() ? pr.blocks[i].count : 0;
+  int blocks = 0;
+  for (int i = 0; i < pr.block_count; ++i) blocks += pr.blocks[i].count;
+  const std::string bound = host_bound == 0        ? "GPU-bound"
+                            : host_bound == blocks ? "host-bound"
+                                                   : fmt::format("{} of {} blocks host-bound", host_bound, blocks);
+  std::string s = fmt::format("{:.2f} ms/step ({}: host {:.2f} ms, GPU {:.2f} compute + {:.2f} communication", pr.step_ms,
+                              bound, pr.host_ms, pr.compute_ms, pr.comm_ms);
+  if (pr.sync_ms > 0) s += fmt::format(", {:.2f} waiting at collectives", pr.sync_ms);
+  s += ")";
+  if (pr.calibrated) s += fmt::format(", calibrated from {:.2f} analytic", pr.uncalibrated_step_ms);
+  return s;
+}
+
 std::string query_line(const Query& q) {
   const ModelProfile& m = *q.model;
   std::string size = fmt::format("{}x{}", q.resolution.width, q.resolution.height);
   if (m.video) size += fmt::format(", {} frames", q.frames);
-  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}", m.name, q.gpus, q.hardware->name, size, q.steps,
-                     to_string(q.backend), q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
-                     q.offload_text_encoders ? ", text encoders offloaded" : "");
+  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
+                     size, q.steps, to_string(q.backend), q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
+                     q.runtime ? q.runtime->name : "kernel launches",
+                     q.text_encoder ? fmt::format(", text encoder {}", to_string(*q.text_encoder)) : "",
+                     q.vae ? fmt::format(", VAE {}", to_string(*q.vae)) : "");
 }
 
 std::string sequence_line(const Query& q) {
@@ -54,7 +93,9 @@ json query_json(const Query& q) {
          {"steps", q.steps},
          {"batch", q.batch},
          {"attention_backend", to_string(q.backend)},
-         {"offload_text_encoders", q.offload_text_encoders},
+         {"runtime", q.runtime ? json(q.runtime->name) : json(nullptr)},
+         {"text_encoder", q.text_encoder ? json(to_string(*q.text_encoder)) : json("auto")},
+         {"vae", q.vae ? json(to_string(*q.vae)) : json("auto")},
          {"sequence",
           {{"image_tokens", q.sequence.image_tokens},
            {"text_tokens", q.sequence.text_tokens},
@@ -88,8 +129,10 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                         {"gemm_ms", b.gemm_ms},
                         {"attention_ms", b.attention_ms},
                         {"memory_bound_ms", b.memory_ms},
-                        {"launch_ms", b.overhead_ms},
+                        {"host_ms", b.host_ms},
                         {"comm_ms", b.comm_ms},
+                        {"sync_ms", b.sync_ms},
+                        {"bound", b.host_bound() ? "host" : "device"},
                         {"source", costmodel::to_string(b.source)},
                         {"sources",
                          {{"gemm", source_json(b.sources.gemm)},
@@ -98,15 +141,31 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                           {"comm", source_json(b.sources.comm)}}}});
     }
     const auto& m = pr.memory;
+    const costmodel::PipelineCost& pc = pr.pipeline;
+    j["text_encoder"] = to_string(pc.text_encoder);
+    j["vae"] = to_string(pc.vae);
     j["fits_memory"] = pr.fits_memory;
     j["predicted"] = {{"step_ms", pr.step_ms},
                       {"steps_per_sec", pr.steps_per_sec},
                       {"image_ms", pr.image_ms},
                       {"compute_ms", pr.compute_ms},
                       {"comm_ms", pr.comm_ms},
+                      {"host_ms", pr.host_ms},
+                      {"sync_ms", pr.sync_ms},
+                      {"runtime", pr.runtime.empty() ? json(nullptr) : json(pr.runtime)},
                       {"peak_mem_bytes", pr.peak_mem_bytes},
                       {"text_encode_ms", pr.text_encode_ms},
                       {"vae_decode_ms", pr.vae_decode_ms},
+                      {"pipeline_ms", pc.host_ms},
+                      {"pipeline",
+                       {{"text_encoder", to_string(pc.text_encoder)},
+                        {"vae", to_string(pc.vae)},
+                        {"text_encode_ms", pc.text_encode_ms},
+                        {"text_transfer_ms", pc.text_transfer_ms},
+                        {"text_comm_ms", pc.text_comm_ms},
+                        {"vae_decode_ms", pc.vae_decode_ms},
+                        {"vae_comm_ms", pc.vae_comm_ms},
+                        {"host_ms", pc.host_ms}}},
                       {"step_tflop", pr.step_flops / 1e12},
                       {"comm_bytes", pr.comm_bytes},
                       {"source", costmodel::to_string(pr.source)},
@@ -121,8 +180,12 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                         {"activations", m.activations},
                         {"attention_extra", m.attention_extra},
                         {"vae_decode", m.vae_decode},
+                        {"text_encode", m.text_encode},
+                        {"transformer_while_encoding", m.transformer_while_encoding},
                         {"runtime_reserved", m.runtime_reserved}}}};
   } else {
+    j["text_encoder"] = nullptr;
+    j["vae"] = nullptr;
     j["fits_memory"] = nullptr;
     j["predicted"] = nullptr;
   }
@@ -156,17 +219,17 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
                  ? ", step times calibrated to this machine's runs"
                  : "");
 
-  fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {}{}\n", "rank", "plan", "CP variant", "step ms",
-             "steps/s", "image s", "peak GiB", "fits", q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "",
-             "frameworks");
+  fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", "CP variant",
+             "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
+             q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "", "frameworks");
   int shown = 0;
   for (const RankedPlan& p : r.plans) {
     if (!p.plan.valid()) break;
     if (!o.all && shown >= o.top) break;
     const auto& pr = *p.predicted;
-    fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {}{}\n", ++shown,
+    fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
                plan_label(p.plan.config), display_name(p.plan.variant), pr.step_ms, pr.steps_per_sec,
-               pr.image_ms / 1e3, gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO",
+               pr.image_ms / 1e3, gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
                p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(p));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
@@ -203,32 +266,13 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   if (r.valid_count == 0 || r.plans.empty()) return;
   const RankedPlan& top = r.plans.front();
   const auto& pr = *top.predicted;
-  fmt::print(out, "\ntop plan: {} ({}): {:.2f} ms/step {} {:.2f} compute + {:.2f} communication{}; {:.2f} s per image; "
-             "peak {:.1f} of {:.1f} GiB{}\n",
-             plan_label(top.plan.config), display_name(top.plan.variant), pr.step_ms, pr.calibrated ? "(calibrated) from" : "=",
-             pr.compute_ms, pr.comm_ms, pr.calibrated ? fmt::format(" = {:.2f} analytic", pr.uncalibrated_step_ms) : "",
-             pr.image_ms / 1e3, gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
-             pr.fits_memory ? "" : " (does NOT fit: try --offload-text-encoders or more GPUs)");
-  using planner::Framework;
-  for (Framework f : {Framework::kDiffusers, Framework::kCacheDit, Framework::kXdit}) {
-    const auto why = planner::unsupported_reason(f, q, top.plan);
-    if (!why.empty()) {
-      fmt::print(out, "{}: cannot run this plan: {}\n", to_string(f), why);
-    } else if (f == Framework::kXdit) {
-      fmt::print(out, "xdit:\n  {}\n", planner::xdit_command(q, top.plan));
-    } else if (f == Framework::kDiffusers) {
-      fmt::print(out, "diffusers:\n");
-      std::string snippet = planner::diffusers_snippet(q, top.plan);
-      std::size_t start = 0;
-      while (start < snippet.size()) {
-        const auto nl = snippet.find('\n', start);
-        fmt::print(out, "  {}\n", snippet.substr(start, nl - start));
-        start = nl == std::string::npos ? snippet.size() : nl + 1;
-      }
-    } else {
-      fmt::print(out, "cache-dit: runs this plan with the diffusers config above\n");
-    }
-  }
+  fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} steps + {:.2f} VAE decode + "
+             "{:.2f} pipeline; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}\n",
+             plan_label(top.plan.config), display_name(top.plan.variant), step_text(pr), pr.image_ms / 1e3,
+             pr.text_encode_ms / 1e3, q.steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
+             to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
+             pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
+  print_snippets(out, planner::framework_snippets(q, top));
   if (top.placement) print_placement(out, q, top);
   if (o.explain) print_explain(out, q, top);
 }
@@ -242,8 +286,8 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
     return;
   }
   const auto& pr = *p.predicted;
-  fmt::print(out, "valid: {:.2f} ms/step ({:.2f} steps/s) = {:.2f} compute + {:.2f} communication; {:.2f} s per image\n",
-             pr.step_ms, pr.steps_per_sec, pr.compute_ms, pr.comm_ms, pr.image_ms / 1e3);
+  fmt::print(out, "valid: {} ({:.2f} steps/s); {:.2f} s per image; text encoder {}, VAE {}\n", step_text(pr),
+             pr.steps_per_sec, pr.image_ms / 1e3, to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae));
   fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
              pr.fits_memory ? "fits" : "does NOT fit");
   fmt::print(out, "frameworks: {}\n", frameworks_text(p));

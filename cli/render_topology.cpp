@@ -228,16 +228,14 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
                busbw, alpha, pr.axis_comm_ms[i]);
     if (!bottleneck.empty()) fmt::print(out, "           bottleneck: {}\n", bottleneck);
   }
-  Milliseconds gemm = 0, attention = 0, memory = 0, launch = 0;
-  for (int i = 0; i < pr.block_count; ++i) {
-    gemm += pr.blocks[i].gemm_ms, attention += pr.blocks[i].attention_ms;
-    memory += pr.blocks[i].memory_ms, launch += pr.blocks[i].overhead_ms;
-  }
+  Milliseconds gemm = 0, attention = 0, memory = 0;
+  for (int i = 0; i < pr.block_count; ++i)
+    gemm += pr.blocks[i].gemm_ms, attention += pr.blocks[i].attention_ms, memory += pr.blocks[i].memory_ms;
   fmt::print(out,
-             "cost terms per step: compute {:.2f} ms (GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}; launches "
-             "{:.2f}) + communication {:.2f} ms = {:.2f} ms{}\n",
-             pr.compute_ms, gemm, attention, memory, launch, pr.comm_ms,
-             pr.calibrated ? pr.uncalibrated_step_ms : pr.step_ms,
+             "cost terms per step ({}): GPU {:.2f} ms (GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}; "
+             "communication {:.2f}), host {:.2f} ms, waiting for the slowest rank {:.2f} ms -> {:.2f} ms{}\n",
+             pr.runtime.empty() ? "kernel launches" : "runtime " + pr.runtime, pr.compute_ms + pr.comm_ms, gemm,
+             attention, memory, pr.comm_ms, pr.host_ms, pr.sync_ms, pr.calibrated ? pr.uncalibrated_step_ms : pr.step_ms,
              pr.calibrated ? fmt::format(" analytic; calibrated: {:.2f} ms", pr.step_ms) : "");
   // Where each term's inputs came from: measured (probes of this machine), datasheet (the
   // profile), calibrated (fitted to runs); "-" for a term without inputs.
@@ -247,16 +245,26 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
   for (int i = 0; i < pr.block_count; ++i) {
     const auto& b = pr.blocks[i];
     fmt::print(out,
-               "  {} blocks x{}: GEMM {:.2f} [{}], attention {:.2f} [{}], memory-bound {:.2f} [{}], launches {:.2f}, "
-               "comm {:.2f} ms [{}]\n",
+               "  {} blocks x{}: GEMM {:.2f} [{}], attention {:.2f} [{}], memory-bound {:.2f} [{}], comm {:.2f} ms [{}]; "
+               "host {:.2f} ms; sync {:.2f} ms: {}-bound\n",
                to_string(b.kind), b.count, b.gemm_ms, from(b.sources.gemm), b.attention_ms, from(b.sources.attention),
-               b.memory_ms, from(b.sources.memory), b.overhead_ms, b.comm_ms, from(b.sources.comm));
+               b.memory_ms, from(b.sources.memory), b.comm_ms, from(b.sources.comm), b.host_ms, b.sync_ms,
+               b.host_bound() ? "host" : "GPU");
   }
   if (pr.step_comm_extra_ms > 0)
     fmt::print(out, "  per step: CP output gather and CFG gather {:.2f} ms [{}]\n", pr.step_comm_extra_ms,
                from(pr.step_comm_extra_source));
-  fmt::print(out, "per image: text encoding {:.1f} ms + {} steps x {:.2f} ms + VAE decode {:.1f} ms = {:.2f} s\n",
-             pr.text_encode_ms, q.steps, pr.step_ms, pr.vae_decode_ms, pr.image_ms / 1e3);
+  const costmodel::PipelineCost& pc = pr.pipeline;
+  fmt::print(out,
+             "per image: text encoding {:.1f} ms (text encoder {}{}) + {} steps x {:.2f} ms + VAE decode {:.1f} ms "
+             "(VAE {}{}) + pipeline {:.1f} ms = {:.2f} s\n",
+             pr.text_encode_ms, to_string(pc.text_encoder),
+             pc.text_transfer_ms > 0 ? fmt::format(", {:.1f} ms of it waiting on the host link", pc.text_transfer_ms)
+             : pc.text_comm_ms > 0   ? fmt::format(", {:.1f} ms of it all-reduces", pc.text_comm_ms)
+                                     : "",
+             q.steps, pr.step_ms, pr.vae_decode_ms, to_string(pc.vae),
+             pc.vae_comm_ms > 0 ? fmt::format(", {:.1f} ms of it communication", pc.vae_comm_ms) : "", pc.host_ms,
+             pr.image_ms / 1e3);
 }
 
 void print_topologies(std::ostream& out, const ProfileCatalog& c) {

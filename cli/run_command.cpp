@@ -59,6 +59,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   // Only names the profile predictions would use (see finish); on a GPU, the profile nvidia-smi's
   // name matches (build_query), h100-sxm when none does.
   if (a.hardware.empty() && !device.cuda()) a.hardware = "h100-sxm";
+  if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
   Context ctx = build_query(a, exe, err);
   ctx.query.batch = parse_int("--batch", a.batch, 1, 4096);
   if (!a.plan.empty()) {
@@ -204,6 +205,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   const costmodel::DatasheetModel hw(*q.hardware);
   const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
   const auto local = load_local_model(store.value(), machine);
+  if (local) attach_runtime(*local, p.ctx.catalog);
   if (local) {
     const LocalPrediction lp = predict_local(*local, q, p.plan.config);
     r.predicted_step_ms = lp.step_ms;
@@ -246,7 +248,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   planner::RankedPlan ranked;
   ranked.plan = p.plan;
   ranked.predicted = prediction;
-  ranked.frameworks = planner::frameworks_for(q, p.plan);
+  ranked.frameworks = planner::frameworks_for(q, p.plan, prediction.pipeline.placement());
   if (a.json) {
     json j{{"run_id", run_id}, {"status", status}, {"plan", plan_json(q, ranked)}, {"measured", measured},
            {"predicted", predicted}, {"comm_bytes_predicted", prediction.comm_bytes}, {"db", db_path}};

@@ -25,6 +25,10 @@ struct HardwareProfile {
   std::string description;
   std::string source;
   std::vector<std::string> match;  // substrings of the nvidia-smi name that identify it
+  // GPU architecture ("ampere", "ada", "hopper", "blackwell", "tpu", ...): fits of end-to-end
+  // timings scale the efficiencies of every profile of an architecture (core/fit.h).
+  std::string architecture;
+  std::string fitted_by;           // the fit whose multipliers were applied ("" when none)
 
   TFlopsPerSec bf16_tflops = 0;    // dense, no sparsity
   double memory_mib = 0;           // capacity as nvidia-smi reports it
@@ -34,6 +38,7 @@ struct HardwareProfile {
   LinkKind link_kind = LinkKind::kNvSwitch;
   Link intra_node;                 // GPU to GPU inside a node
   Link network;                    // per GPU between nodes
+  Link host_link;                  // GPU to host memory (PCIe): offloaded weights stream over it
   int gpus_per_node = 8;
 
   // Achievable fractions of peak on large shapes; small shapes fall off (see costmodel).

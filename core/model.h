@@ -34,6 +34,11 @@ struct Component {
   std::string name;
   double params = 0;
   Bytes bytes_per_param = 2;
+  // Text encoders: the transformer's shape, for encoding as GEMMs + attention + memory-bound work
+  // (0: unknown; encoding is then the GEMM roofline of 2 x params x tokens alone).
+  int layers = 0;
+  int hidden = 0;
+  int tokens = 0;  // tokens the encoder reads per prompt (0: the model's text tokens)
 };
 
 struct VaeProfile {
@@ -42,6 +47,7 @@ struct VaeProfile {
   int temporal = 1;  // frames per latent frame after the first (video VAEs)
   double decode_gflop_per_pixel = 0;   // decoder FLOPs per output pixel per frame, in GFLOP
   double decode_bytes_per_pixel = 0;   // live decoder activations per output pixel of a chunk
+  double decode_traffic_bytes_per_pixel = 0;  // memory traffic of GroupNorm/SiLU/upsampling per output pixel
 };
 
 struct ModelProfile {

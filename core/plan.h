@@ -1,12 +1,14 @@
 #pragma once
 // A query (what the user asks) and a plan (one parallel assignment for it).
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/parallel_config.h"
+#include "core/runtime.h"
 #include "core/sequence.h"
 #include "core/topology.h"
 
@@ -24,7 +26,11 @@ struct Query {
   int batch = 1;                 // images generated together (split over dp replicas)
   Sequence sequence;
   AttentionBackend backend = AttentionBackend::kFlash;
-  bool offload_text_encoders = false;
+  // The framework's runtime (host costs, fusion); nullptr: kernel launches only.
+  const RuntimeProfile* runtime = nullptr;
+  // Forced placements; unset: the planner picks, per plan, the fastest that fits.
+  std::optional<TextEncoderPlacement> text_encoder;
+  std::optional<VaePlacement> vae;
   // With --topology: the node's devices and links, replicated over `nodes` nodes; the planner
   // then places every plan's axes on devices (planner/topology/). nullptr: today's layout rule.
   const Topology* topology = nullptr;

@@ -1,6 +1,7 @@
 #include "core/profiles.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -31,11 +32,16 @@ Bytes dtype_bytes(Reader& r, std::string_view key, Bytes fallback) {
   return kBytes[static_cast<int>(d)];
 }
 
-void read_component(Reader& r, Component& c) {
-  r.only({"name", "params", "dtype"});
+void read_text_encoder(Reader& r, Component& c) {
+  r.only({"name", "params", "dtype", "layers", "hidden", "tokens"});
   r.string("name", c.name);
   r.number("params", c.params, 0, kMaxParams, true, true);
   c.bytes_per_param = dtype_bytes(r, "dtype", 2);
+  r.integer("layers", c.layers, 1, 10000, false);
+  r.integer("hidden", c.hidden, 1, 1 << 20, false);
+  r.integer("tokens", c.tokens, 1, 1 << 20, false);
+  if (r.ok() && (c.layers > 0) != (c.hidden > 0))
+    r.fail(c.layers > 0 ? "hidden" : "layers", "(missing)", "layers and hidden go together");
 }
 
 }  // namespace
@@ -86,7 +92,7 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
               fmt::format("must be at least text.tokens = {}", m.text_tokens));
     tx.tables("encoders", false, [&](Reader& e) {
       Component c;
-      read_component(e, c);
+      read_text_encoder(e, c);
       m.text_encoders.push_back(c);
     });
   }
@@ -94,7 +100,7 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
   if (const auto* t = r.table("vae"); t && r.ok()) {
     Reader v = r.sub(*t, "vae");
     v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel",
-            "decode_bytes_per_pixel"});
+            "decode_bytes_per_pixel", "decode_traffic_bytes_per_pixel"});
     v.string("name", m.vae.weights.name);
     v.number("params", m.vae.weights.params, 0, kMaxParams, true, true);
     m.vae.weights.bytes_per_param = dtype_bytes(v, "dtype", 2);
@@ -102,6 +108,7 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
     v.integer("temporal", m.vae.temporal, 1, 64, false);
     v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, true, true);
     v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, true, true);
+    v.number("decode_traffic_bytes_per_pixel", m.vae.decode_traffic_bytes_per_pixel, 0, 1e8, false);
   }
 
   if (const auto* t = r.table("parallel"); t && r.ok()) {
@@ -169,9 +176,11 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   Reader r(root, path, "", &error);
   HardwareProfile h;
   h.source = path;
-  r.only({"name", "description", "match", "compute", "memory", "interconnect", "network", "efficiency"});
+  r.only({"name", "description", "architecture", "match", "compute", "memory", "interconnect", "network", "host",
+          "efficiency"});
   read_name(r, path, h.name);
   r.string("description", h.description, false);
+  r.string("architecture", h.architecture, false);
   if (const toml::node* n = root.get("match"); n && r.ok()) {
     if (!n->is_array()) r.fail("match", "...", "must be an array of strings");
     else
@@ -214,6 +223,14 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
     l.only({"bandwidth_gbps", "latency_us", "efficiency"});
     read_link(l, h.network);
   }
+  // The host link defaults to PCIe Gen4 x16 (32 GB/s per direction) at 0.8 of it.
+  h.host_link = {32, 10, 0.8};
+  if (const auto* t = r.table("host", false); t && r.ok()) {
+    Reader l = r.sub(*t, "host");
+    l.only({"bandwidth_gbps", "efficiency"});
+    l.number("bandwidth_gbps", h.host_link.bandwidth_gbps, 0, 1e6, true, true);
+    l.number("efficiency", h.host_link.efficiency, 0, 1, false, true);
+  }
   if (const auto* t = r.table("efficiency"); t && r.ok()) {
     Reader e = r.sub(*t, "efficiency");
     e.only({"gemm", "gemm_half_rows", "attention", "attention_half_tokens", "conv", "memory",
@@ -246,6 +263,61 @@ Result<HardwareProfile> parse_hardware_profile(std::string_view text, const std:
   auto parsed = detail::parse_toml_text(text, path);
   if (!parsed) return parsed.error();
   return hardware_from_toml(*parsed, path);
+}
+
+namespace {
+Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::string& path) {
+  std::string error;
+  Reader r(root, path, "", &error);
+  RuntimeProfile rt;
+  rt.source = path;
+  r.only({"name", "description", "host", "ops", "device"});
+  read_name(r, path, rt.name);
+  r.string("description", rt.description, false);
+  if (const auto* t = r.table("host"); t && r.ok()) {
+    Reader h = r.sub(*t, "host");
+    h.only({"dispatch", "us_per_op", "eager_us_per_op", "overlaps_device", "collective_us", "sync_us", "image_ms"});
+    h.string("dispatch", rt.dispatch);
+    h.number("us_per_op", rt.us_per_op, 0, 1e6);
+    h.number("eager_us_per_op", rt.eager_us_per_op, 0, 1e6, false);
+    h.boolean("overlaps_device", rt.overlaps_device, true);
+    h.number("collective_us", rt.collective_us, 0, 1e6);
+    h.number("sync_us", rt.sync_us, 0, 1e6);
+    h.number("image_ms", rt.image_ms, 0, 1e7);
+  }
+  if (const auto* t = r.table("ops"); t && r.ok()) {
+    Reader o = r.sub(*t, "ops");
+    RuntimeOps& ops = rt.ops;
+    o.only({"double_block", "single_block", "cross_block", "image_attention", "ulysses", "ring", "ring_iteration",
+            "anything", "tp_all_reduce", "tp_linear", "step", "text_encoder_layer", "vae_decode"});
+    for (auto [key, out] : {std::pair{"double_block", &ops.double_block}, {"single_block", &ops.single_block},
+                            {"cross_block", &ops.cross_block}, {"image_attention", &ops.image_attention},
+                            {"ulysses", &ops.ulysses}, {"ring", &ops.ring}, {"ring_iteration", &ops.ring_iteration},
+                            {"anything", &ops.anything}, {"tp_all_reduce", &ops.tp_all_reduce},
+                            {"tp_linear", &ops.tp_linear}, {"step", &ops.step},
+                            {"text_encoder_layer", &ops.text_encoder_layer}, {"vae_decode", &ops.vae_decode}})
+      o.number(key, *out, 0, 1e7);
+  }
+  if (const auto* t = r.table("device"); t && r.ok()) {
+    Reader d = r.sub(*t, "device");
+    d.only({"elementwise_traffic"});
+    d.number("elementwise_traffic", rt.elementwise_traffic, 0, 100, true, true);
+  }
+  if (!r.ok()) return Error{error};
+  return rt;
+}
+}  // namespace
+
+Result<RuntimeProfile> load_runtime_profile(const std::string& path) {
+  auto parsed = parse_toml(path);
+  if (!parsed) return parsed.error();
+  return runtime_from_toml(*parsed, path);
+}
+
+Result<RuntimeProfile> parse_runtime_profile(std::string_view text, const std::string& path) {
+  auto parsed = detail::parse_toml_text(text, path);
+  if (!parsed) return parsed.error();
+  return runtime_from_toml(*parsed, path);
 }
 
 namespace {
@@ -292,7 +364,7 @@ Result<const P*> find_or_suggest(const std::deque<P>& all, std::string_view name
 }
 }  // namespace
 
-Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& directories) {
+Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& directories, const CatalogOptions& options) {
   ProfileCatalog c;
   for (const auto& d : directories) {
     if (auto r = load_dir(fs::path(d) / "models", c.models_, load_model_profile); !r) return r.error();
@@ -301,11 +373,32 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
   if (c.models_.empty() || c.hardware_.empty())
     return Error{fmt::format("profiles: no model or hardware profiles found in {}",
                              directories.empty() ? std::string("(no directory)") : join_or(directories))};
-  for (const auto& d : directories)
+  for (const auto& d : directories) {
     if (auto r = load_dir(fs::path(d) / "topologies", c.topologies_, load_topology); !r) return r.error();
+    if (auto r = load_dir(fs::path(d) / "runtimes", c.runtimes_, load_runtime_profile); !r) return r.error();
+    if (auto r = load_dir(fs::path(d) / "fits", c.fits_, load_runtime_fit); !r) return r.error();
+  }
   for (const Topology& t : c.topologies_)
     if (auto r = c.check_hardware(t); !r) return r.error();
+  for (const RuntimeFit& f : c.fits_)
+    if (auto r = c.check_fit(f); !r) return r.error();
+  if (options.apply_fits) c.apply_fits();
   return c;
+}
+
+Result<bool> ProfileCatalog::check_fit(const RuntimeFit& f) const {
+  for (const auto& [name, values] : f.runtimes)
+    if (!find_runtime(name))
+      return Error{fmt::format("{}: runtimes.{}: unknown runtime profile; known: {}", f.source_file, printable(name),
+                               join_or(runtime_names()))};
+  return true;
+}
+
+void ProfileCatalog::apply_fits() {
+  for (const RuntimeFit& f : fits_) {
+    for (RuntimeProfile& rt : runtimes_) apply_fit(f, rt);
+    for (HardwareProfile& hw : hardware_) apply_fit(f, hw);
+  }
 }
 
 Result<bool> ProfileCatalog::check_hardware(const Topology& t) const {
@@ -338,6 +431,30 @@ Result<const HardwareProfile*> ProfileCatalog::hardware(std::string_view n) cons
   return find_or_suggest(hardware_, n, "--hardware");
 }
 std::vector<std::string> ProfileCatalog::model_names() const { return names_of(models_); }
+const HardwareProfile* ProfileCatalog::match_gpu(std::string_view gpu_name, double memory_mib) const {
+  // Closest capacity first; between equally close ones the more specific match ("L40S" over
+  // "L40", both 48 GB).
+  auto key = [&](const HardwareProfile& h) {
+    std::size_t matched = 0;
+    for (const auto& m : h.match) matched += m.size();
+    return std::pair(std::abs(h.memory_mib - memory_mib), -static_cast<double>(matched));
+  };
+  const HardwareProfile* best = nullptr;
+  for (const HardwareProfile& h : hardware_) {
+    if (h.match.empty()) continue;
+    bool all = true;
+    for (const auto& m : h.match) all = all && gpu_name.find(m) != std::string_view::npos;
+    if (!all) continue;
+    if (!best || key(h) < key(*best)) best = &h;
+  }
+  return best;
+}
+
+const RuntimeProfile* ProfileCatalog::find_runtime(std::string_view n) const { return find_named(runtimes_, n); }
+Result<const RuntimeProfile*> ProfileCatalog::runtime(std::string_view n) const {
+  return find_or_suggest(runtimes_, n, "--runtime");
+}
+std::vector<std::string> ProfileCatalog::runtime_names() const { return names_of(runtimes_); }
 std::vector<std::string> ProfileCatalog::hardware_names() const { return names_of(hardware_); }
 
 std::vector<std::string> profile_search_path(const std::vector<std::string>& explicit_dirs,

@@ -9,7 +9,9 @@
 
 #include "core/hardware.h"
 #include "core/model.h"
+#include "core/fit.h"
 #include "core/result.h"
+#include "core/runtime.h"
 #include "core/topology.h"
 
 namespace cpplan {
@@ -21,12 +23,24 @@ Result<HardwareProfile> load_hardware_profile(const std::string& path);
 // The same on a file's text already read; `path` names it in messages and gives the stem.
 Result<ModelProfile> parse_model_profile(std::string_view text, const std::string& path);
 Result<HardwareProfile> parse_hardware_profile(std::string_view text, const std::string& path);
+Result<RuntimeProfile> load_runtime_profile(const std::string& path);
+Result<RuntimeProfile> parse_runtime_profile(std::string_view text, const std::string& path);
 
-// All profiles of a search path. Each directory holds models/*.toml, hardware/*.toml and
-// topologies/*.toml; a later directory's profile replaces an earlier one of the same name.
+// All profiles of a search path. Each directory holds models/*.toml, hardware/*.toml,
+// topologies/*.toml, runtimes/*.toml and fits/*.toml; a later directory's profile replaces an
+// earlier one of the same name. Every fit is applied, in load order, to the runtimes and hardware
+// profiles it names (unless `apply_fits` is off: the priors, as a fit starts from them).
+struct CatalogOptions {
+  bool apply_fits = true;
+};
+
 class ProfileCatalog {
  public:
-  static Result<ProfileCatalog> load(const std::vector<std::string>& directories);
+  using LoadOptions = CatalogOptions;
+  static Result<ProfileCatalog> load(const std::vector<std::string>& directories) {
+    return load(directories, CatalogOptions{});
+  }
+  static Result<ProfileCatalog> load(const std::vector<std::string>& directories, const CatalogOptions& options);
 
   const ModelProfile* find_model(std::string_view name) const;
   const HardwareProfile* find_hardware(std::string_view name) const;
@@ -45,13 +59,25 @@ class ProfileCatalog {
   std::vector<std::string> hardware_names() const;
   const std::deque<Topology>& topologies() const { return topologies_; }
   std::vector<std::string> topology_names() const;
+  const RuntimeProfile* find_runtime(std::string_view name) const;
+  Result<const RuntimeProfile*> runtime(std::string_view name) const;  // "--runtime = x: unknown profile; ..."
+  const std::deque<RuntimeProfile>& runtimes() const { return runtimes_; }
+  std::vector<std::string> runtime_names() const;
+  const std::deque<RuntimeFit>& fits() const { return fits_; }
+  // The profile whose every `match` substring is in `gpu_name` (as nvidia-smi prints it); among
+  // several, the one whose capacity is closest to `memory_mib` (an RTX 4090 with 24 or 48 GB).
+  const HardwareProfile* match_gpu(std::string_view gpu_name, double memory_mib) const;
 
  private:
   Result<bool> check_hardware(const Topology& t) const;
+  Result<bool> check_fit(const RuntimeFit& f) const;
+  void apply_fits();
 
   std::deque<ModelProfile> models_;       // deque: pointers handed out stay valid
   std::deque<HardwareProfile> hardware_;
   std::deque<Topology> topologies_;
+  std::deque<RuntimeProfile> runtimes_;
+  std::deque<RuntimeFit> fits_;
 };
 
 // The search path, lowest precedence first: the built-in profiles (share/cpplan/profiles beside

@@ -1,8 +1,11 @@
 #pragma once
-// Analytic cost of one plan: per denoising step, compute per block type from the FLOPs of the
-// local shard over peak x efficiency (roofline with the weight/activation bytes), memory-bound
-// work from bytes over memory bandwidth, collectives as alpha + bytes * factor / busbw, and the
-// peak memory per GPU. See docs/cost-model.md for every formula.
+// Analytic cost of one plan as a framework runs it: per denoising step and block type, the GPU's
+// time (GEMMs from the FLOPs of the local shard over peak x efficiency with the weight/activation
+// bytes, attention, memory-bound work from bytes over memory bandwidth, collectives as alpha +
+// bytes * factor / busbw) against the host's time to dispatch the block's ops (the runtime
+// profile); once per image, text encoding, VAE decode and the pipeline's own work, for the text
+// encoder and VAE placement that is fastest and fits; and the peak memory per GPU. See
+// docs/cost-model.md for every formula.
 
 #include <algorithm>
 #include <array>
@@ -10,6 +13,7 @@
 #include <optional>
 
 #include "core/plan.h"
+#include "core/runtime.h"
 #include "costmodel/hardware_model.h"
 
 namespace cpplan::costmodel {
@@ -47,36 +51,67 @@ struct BlockCost {
   Flops flops = 0;              // local FLOPs (GEMMs + attention)
   Milliseconds gemm_ms = 0;
   Milliseconds attention_ms = 0;
-  Milliseconds memory_ms = 0;   // memory-bound elementwise work and LSE merges
-  Milliseconds overhead_ms = 0; // CPU time to launch the kernels
-  Milliseconds comm_ms = 0;     // CP and TP collectives
+  Milliseconds memory_ms = 0;   // memory-bound elementwise work, layout copies and LSE merges
+  Milliseconds host_ms = 0;     // host time to dispatch the blocks' ops and collectives (the runtime)
+  Milliseconds comm_ms = 0;     // CP and TP collectives on the GPU
+  Milliseconds sync_ms = 0;     // waiting at each collective for the slowest rank (not overlapped)
   double collective_calls = 0;  // collectives issued (each a synchronisation of the group)
+  // The host's ops behind host_ms (with collective_calls x the runtime's collective_us): the
+  // block's own, the Ulysses all-to-alls', Ring's set-up and Ring's K/V blocks.
+  double ops = 0, ulysses_ops = 0, ring_ops = 0, ring_iteration_ops = 0;
+  bool overlapped = true;       // the runtime launches asynchronously (host and GPU overlap)
   TermSources sources;
   Source source = Source::kDatasheet;  // the least measured of `sources`
-  // Eager mode launches asynchronously: the GPU waits on the CPU only when its kernels are
-  // shorter than their launches.
-  Milliseconds compute_ms() const { return std::max(gemm_ms + attention_ms + memory_ms, overhead_ms); }
+  Milliseconds kernels_ms() const { return gemm_ms + attention_ms + memory_ms; }
+  Milliseconds device_ms() const { return kernels_ms() + comm_ms; }  // the GPU's stream, in order
+  // Asynchronous launches: the GPU waits on the host only when its work is shorter than the
+  // host's; a synchronous runtime pays both. Then the synchronisation at the collectives.
+  Milliseconds time_ms() const {
+    return (overlapped ? std::max(device_ms(), host_ms) : device_ms() + host_ms) + sync_ms;
+  }
+  bool host_bound() const { return overlapped && host_ms > device_ms(); }
 };
 
+// Bytes per GPU in the three phases of an image: encoding the prompt, denoising, decoding.
 struct MemoryBreakdown {
   Bytes transformer_weights = 0;  // TP-sharded attention/FFN weights plus replicated rest
-  Bytes text_encoder_weights = 0; // 0 with --offload-text-encoders
+  Bytes text_encoder_weights = 0; // resident throughout: whole (replicated), a shard (sharded), else 0
   Bytes vae_weights = 0;
   Bytes activations = 0;          // transformer phase: resident + largest live layer
   Bytes attention_extra = 0;      // of which: gathered K/V, full-sequence Q/K/V (per strategy)
-  Bytes vae_decode = 0;           // decoder activations of one chunk
+  Bytes vae_decode = 0;           // decoder activations of one chunk (of this GPU's patch when parallel)
+  Bytes text_encode = 0;          // only while encoding: streamed or loaded encoder weights + activations
+  bool transformer_while_encoding = true;  // false when the encoder runs before the transformer is loaded
   Bytes runtime_reserved = 0;     // CUDA context, workspaces
   Bytes peak() const;
 };
 
+// The once-per-image work, for the placement chosen.
+struct PipelineCost {
+  TextEncoderPlacement text_encoder = TextEncoderPlacement::kReplicated;
+  VaePlacement vae = VaePlacement::kSingle;
+  Milliseconds text_encode_ms = 0;   // every encoder, every prompt (both under true CFG)
+  Milliseconds text_transfer_ms = 0; // of which: weights over the host link not hidden by compute
+  Milliseconds text_comm_ms = 0;     // of which: the sharded encoder's all-reduces
+  Milliseconds vae_decode_ms = 0;
+  Milliseconds vae_comm_ms = 0;      // of which: the parallel decode's halo exchange and gather
+  Milliseconds host_ms = 0;          // the pipeline's own host work per image (runtime image_ms)
+  Milliseconds total_ms() const { return text_encode_ms + vae_decode_ms + host_ms; }
+  PipelinePlacement placement() const { return {text_encoder, vae}; }
+};
+
 struct Prediction {
   Milliseconds step_ms = 0;       // one denoising step (all passes of the batch)
-  Milliseconds compute_ms = 0;    // kernels: GEMM + attention + memory-bound (or launches, if longer)
-  Milliseconds comm_ms = 0;       // collectives (no overlap assumed)
+  Milliseconds compute_ms = 0;    // GPU kernels: GEMM + attention + memory-bound
+  Milliseconds comm_ms = 0;       // collectives on the GPU
+  Milliseconds host_ms = 0;       // the host's dispatch time per step (blocks and the rest of the step)
+  Milliseconds sync_ms = 0;       // waiting for the slowest rank at collectives
   double steps_per_sec = 0;
-  Milliseconds text_encode_ms = 0;  // once per image
-  Milliseconds vae_decode_ms = 0;   // once per image
-  Milliseconds image_ms = 0;        // text + steps x step + VAE
+  Milliseconds text_encode_ms = 0;  // once per image (pipeline.text_encode_ms)
+  Milliseconds vae_decode_ms = 0;   // once per image (pipeline.vae_decode_ms)
+  Milliseconds image_ms = 0;        // text + steps x step + VAE + the pipeline's host work
+  PipelineCost pipeline;
+  std::string runtime;              // the runtime profile it was predicted for ("" without one)
   Flops step_flops = 0;             // local FLOPs per step on the most loaded rank
   Bytes comm_bytes = 0;             // bytes sent per rank per step (nccl-tests size x busbw factor)
   double collective_calls = 0;      // collectives per step on the most loaded rank
@@ -85,6 +120,9 @@ struct Prediction {
   MemoryBreakdown memory;
   std::array<BlockCost, kMaxBlockGroups> blocks{};
   int block_count = 0;
+  // The step outside the blocks: the scheduler's update (memory_ms), the CP output and CFG
+  // gathers (comm_ms), the prologue/epilogue ops on the host (ops, host_ms) and their waits.
+  BlockCost step_rest;
   Milliseconds step_comm_extra_ms = 0;  // per step: output gather over CP, CFG all-gather
   std::optional<Source> step_comm_extra_source;
   std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};  // comm_ms split by CommAxis
@@ -104,13 +142,18 @@ class CostModel {
   explicit CostModel(const HardwareModel& hw, StepCorrection correction = {})
       : hw_(hw), correction_(std::move(correction)) {}
   // Precondition: the plan is valid for the query (planner::validate). `layout`: the groups of a
-  // placement; nullptr: default_layout().
+  // placement; nullptr: default_layout(). Without q.runtime, the host side is the hardware's
+  // kernel launches (kernel_launch_runtime()).
   Prediction predict(const Query& q, const ParallelConfig& c, CpVariant v, const CommLayout* layout = nullptr) const;
 
  private:
   const HardwareModel& hw_;
   StepCorrection correction_;
 };
+
+// The runtime of a query without one: every kernel costs the hardware's launch time, asynchronous,
+// no collective overheads (the model before runtimes existed; the executor's probes measure it).
+RuntimeProfile kernel_launch_runtime(const HardwareModel& hw);
 
 // FLOPs of one forward pass of the transformer on one device (no parallelism), as in
 // shared/reference/models.md: linears 2 x weights x tokens, attention 4 x S_q x S_kv x hidden.

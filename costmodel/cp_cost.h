@@ -42,6 +42,7 @@ struct AttentionCost {
   double heads = 0;           // heads per kernel call (Ulysses Anything: including padding)
   int calls = 1;              // kernel calls per layer (Ring: one per K/V block)
   Bytes merge_bytes = 0;      // memory traffic of Ring's log-sum-exp merges
+  Bytes layout_bytes = 0;     // memory traffic of the contiguous copies around all-to-alls
   Bytes transient_bytes = 0;  // live bytes beyond the local Q/K/V/O: gathered K/V, full-sequence QKV
   std::array<CommCall, 3> comm{};
   int comm_count = 0;
@@ -72,6 +73,11 @@ inline double local_tokens(const AttentionInput& in, int n) {
 }
 inline double sequence(const AttentionInput& in) { return in.image_tokens + in.text_tokens; }
 inline double split_sequence(const AttentionInput& in) { return in.image_tokens + (in.split_text ? in.text_tokens : 0); }
+// Each all-to-all needs its tensor contiguous in the order it scatters (heads for Q, K, V;
+// sequence for the output): one copy before and one after each of the four, read and written.
+inline Bytes all_to_all_layout_traffic(double split_tokens, double hidden, Bytes elem) {
+  return 4 * 2 * 2.0 * split_tokens * hidden * elem;
+}
 inline Bytes merge_traffic(double q_tokens, double hidden, int blocks, bool fp32, Bytes elem) {
   // each merge reads the running output and the block's output and writes the result
   return 3.0 * q_tokens * hidden * (fp32 ? 4.0 : elem) * blocks;

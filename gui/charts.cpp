@@ -169,7 +169,7 @@ void BreakdownChart::set_prediction(const costmodel::Prediction* p) {
                                             .arg(p->comm_ms, 0, 'f', 2)
                                       : QStringLiteral("Step time"));
   if (!p) return;
-  const char* const kParts[] = {"GEMM", "attention", "memory-bound", "launch-bound", "communication"};
+  const char* const kParts[] = {"GEMM", "attention", "memory-bound", "host-bound", "communication"};
   QBarSet* sets[5];
   auto* series = new QHorizontalStackedBarSeries;
   for (int k = 0; k < 5; ++k) {
@@ -184,7 +184,7 @@ void BreakdownChart::set_prediction(const costmodel::Prediction* p) {
     *sets[0] << b.gemm_ms;
     *sets[1] << b.attention_ms;
     *sets[2] << b.memory_ms;
-    *sets[3] << std::max(0.0, b.overhead_ms - kernels);  // compute_ms() = max(kernels, launches)
+    *sets[3] << std::max(0.0, b.host_ms - kernels - b.comm_ms);  // host time beyond the GPU's (a host-bound block)
     *sets[4] << b.comm_ms;
   }
   if (p->step_comm_extra_ms > 0) {

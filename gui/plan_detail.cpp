@@ -13,30 +13,11 @@
 
 #include "core/units.h"
 #include "gui/charts.h"
-#include "planner/frameworks.h"
+#include "planner/snippets.h"
 
 namespace cpplan::gui {
 
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p) {
-  if (!p.plan.valid()) return {};
-  using planner::Framework;
-  std::string out;
-  const auto diffusers_why = planner::unsupported_reason(Framework::kDiffusers, q, p.plan);
-  if (diffusers_why.empty()) {
-    out += "# diffusers\n" + planner::diffusers_snippet(q, p.plan) + "\n";
-  } else if (planner::unsupported_reason(Framework::kCacheDit, q, p.plan).empty()) {
-    out += fmt::format("# diffusers: cannot run this plan: {}\n# cache-dit runs it with this config:\n", diffusers_why);
-    out += planner::diffusers_snippet(q, p.plan) + "\n";
-  } else {
-    out += fmt::format("# diffusers: cannot run this plan: {}\n", diffusers_why);
-  }
-  const auto xdit_why = planner::unsupported_reason(Framework::kXdit, q, p.plan);
-  if (xdit_why.empty())
-    out += "\n# xDiT\n" + planner::xdit_command(q, p.plan) + "\n";
-  else
-    out += fmt::format("\n# xDiT: cannot run this plan: {}\n", xdit_why);
-  return out;
-}
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p) { return planner::framework_snippets(q, p); }
 
 PlanDetail::PlanDetail(QWidget* parent)
     : QWidget(parent),

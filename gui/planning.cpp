@@ -25,7 +25,10 @@ Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
   q.frames = in.frames > 0 ? in.frames : m.default_frames;
   q.steps = in.steps > 0 ? in.steps : m.default_steps;
   q.backend = in.backend;
-  q.offload_text_encoders = in.offload_text_encoders;
+  if (in.offload_text_encoders) q.text_encoder = TextEncoderPlacement::kOffloaded;
+  auto runtime = catalog.runtime(in.runtime);
+  if (!runtime) return runtime.error();
+  q.runtime = *runtime;
   auto seq = compute_sequence(m, q.resolution, q.frames, m.text_tokens);
   if (!seq) return seq.error();
   q.sequence = *seq;

@@ -29,6 +29,7 @@ struct QueryInput {
   AttentionBackend backend = AttentionBackend::kFlash;
   bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
   bool offload_text_encoders = false;
+  std::string runtime = "diffusers";  // runtime profile (cpplan --runtime)
 
   bool operator==(const QueryInput&) const = default;
 };

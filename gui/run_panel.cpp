@@ -44,7 +44,7 @@ QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString
   if (cp.ulysses_anything) a << QStringLiteral("--ulysses-anything");
   if (cp.ring_anything) a << QStringLiteral("--ring-anything");
   if (!cp.convert_to_fp32) a << QStringLiteral("--no-fp32");
-  if (q.offload_text_encoders) a << QStringLiteral("--offload-text-encoders");
+  if (q.text_encoder) a << QStringLiteral("--text-encoder") << QString::fromStdString(std::string(to_string(*q.text_encoder)));
   if (!db.isEmpty()) a << QStringLiteral("--db") << db;
   return a;
 }

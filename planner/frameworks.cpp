@@ -16,8 +16,10 @@ std::vector<std::string> FrameworkSet::names() const {
   return out;
 }
 
-std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p) {
+std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ParallelConfig& c = p.config;
+  const bool sharded_text = where.text_encoder == TextEncoderPlacement::kSharded;
+  const bool parallel_vae = where.vae == VaePlacement::kParallel;
   const bool cp = c.ring() * c.ulysses() > 1;
   const bool anything = p.variant == CpVariant::kUlyssesAnything || p.variant == CpVariant::kRingAnything;
   const ModelProfile& m = *q.model;
@@ -28,6 +30,8 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p) 
       if (cp && c.tp() > 1) return "diffusers refuses context and tensor parallelism together";
       if (c.cfg_degree > 1) return "diffusers has no CFG parallelism";
       if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "diffusers' Ring only all-gathers K/V";
+      if (sharded_text) return "diffusers does not shard text encoders";
+      if (parallel_vae) return "diffusers decodes on one GPU";
       return {};
     case Framework::kCacheDit:
       // cache-dit builds on diffusers' parallelism hooks and adds Ulysses x TP hybrids.
@@ -39,15 +43,16 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p) 
       if (!m.xdit) return "xDiT has no pipeline for this model";
       if (anything) return "xDiT needs even splits (no anything modes)";
       if (c.tp() > 1) return "xDiT does not offer tensor parallelism for this pipeline";
+      if (where.text_encoder != TextEncoderPlacement::kReplicated) return "xDiT keeps the text encoders on every GPU";
       return {};
   }
   return {};
 }
 
-FrameworkSet frameworks_for(const Query& q, const Plan& p) {
+FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) {
   FrameworkSet s;
   for (int i = 0; i < kFrameworkCount; ++i)
-    if (unsupported_reason(static_cast<Framework>(i), q, p).empty()) s.add(static_cast<Framework>(i));
+    if (unsupported_reason(static_cast<Framework>(i), q, p, where).empty()) s.add(static_cast<Framework>(i));
   return s;
 }
 
@@ -87,7 +92,39 @@ std::string imports(const Plan& p) {
 }
 }  // namespace
 
-std::string diffusers_snippet(const Query& q, const Plan& p) {
+// The lines that place the text encoders before the pipeline runs (empty when replicated).
+std::string text_encoder_lines(const ModelProfile& m, TextEncoderPlacement te) {
+  if (te == TextEncoderPlacement::kOffloaded)
+    return "# the text encoders stay in CPU memory and stream to the GPU block by block while encoding\n"
+           "from diffusers.hooks import apply_group_offloading\n"
+           "for encoder in (pipe.text_encoder, getattr(pipe, \"text_encoder_2\", None)):\n"
+           "    if encoder is not None:\n"
+           "        apply_group_offloading(encoder, onload_device=torch.device(\"cuda\"), offload_type=\"block_level\",\n"
+           "                               num_blocks_per_group=1, use_stream=True)\n";
+  if (te == TextEncoderPlacement::kSequential && m.pipeline_class == "FluxPipeline")
+    return "# encode first on the GPU, then free the text encoders before the transformer is loaded\n"
+           "pipe.text_encoder.to(\"cuda\"); pipe.text_encoder_2.to(\"cuda\")\n"
+           "prompt_embeds, pooled_prompt_embeds, _ = pipe.encode_prompt(\"a photo of a cat\", prompt_2=None)\n"
+           "pipe.text_encoder = pipe.text_encoder_2 = None\n"
+           "torch.cuda.empty_cache()\n"
+           "pipe.transformer.to(\"cuda\")\n";
+  if (te == TextEncoderPlacement::kSequential)
+    return fmt::format(
+        "# encode first on the GPU with pipe.encode_prompt(...), then set the text encoders to None and\n"
+        "# torch.cuda.empty_cache() before moving the transformer to the GPU; pass the embeddings to\n"
+        "# pipe(...) ({}.encode_prompt's outputs are its prompt_embeds arguments)\n",
+        m.pipeline_class.empty() ? "the pipeline" : m.pipeline_class);
+  return {};
+}
+
+// The prompt arguments of the pipeline call: the embeddings when the text encoders were freed.
+std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te) {
+  if (te == TextEncoderPlacement::kSequential && m.pipeline_class == "FluxPipeline")
+    return "prompt_embeds=prompt_embeds, pooled_prompt_embeds=pooled_prompt_embeds";
+  return "\"a photo of a cat\"";
+}
+
+std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
   const std::string pipeline = m.pipeline_class.empty() ? "DiffusionPipeline" : m.pipeline_class;
   const std::string repo = m.hf_repo.empty() ? "<path to " + m.name + ">" : m.hf_repo;
@@ -99,21 +136,28 @@ std::string diffusers_snippet(const Query& q, const Plan& p) {
   s += fmt::format("from diffusers import {}{}\n", pipeline, imports(p));
   if (m.video) s += "from diffusers.utils import export_to_video\n";
   s += "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n";
-  s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16).to(\"cuda\")\n", pipeline, repo);
+  if (where.text_encoder == TextEncoderPlacement::kReplicated) {
+    s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16).to(\"cuda\")\n", pipeline, repo);
+  } else {
+    s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16)\n", pipeline, repo);
+    s += where.text_encoder == TextEncoderPlacement::kSequential ? "pipe.vae.to(\"cuda\")\n"
+                                                                  : "pipe.transformer.to(\"cuda\")\npipe.vae.to(\"cuda\")\n";
+    s += text_encoder_lines(m, where.text_encoder);
+  }
   s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
   if (!config.empty()) s += fmt::format("pipe.transformer.enable_parallelism(config={})\n", config);
   const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
   s += fmt::format(
-      "out = pipe(\"a photo of a cat\", height={}, width={}{}, num_inference_steps={},\n"
+      "out = pipe({}, height={}, width={}{}, num_inference_steps={},\n"
       "           generator=torch.Generator().manual_seed(0))  # same seed on every rank\n",
-      q.resolution.height, q.resolution.width, frames, q.steps);
+      prompt_arguments(m, where.text_encoder), q.resolution.height, q.resolution.width, frames, q.steps);
   s += "if rank == 0:\n";
   s += m.video ? "    export_to_video(out.frames[0], \"output.mp4\", fps=16)\n" : "    out.images[0].save(\"output.png\")\n";
   s += "dist.destroy_process_group()\n";
   return s;
 }
 
-std::string xdit_command(const Query& q, const Plan& p) {
+std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
   const ParallelConfig& c = p.config;
   std::string s = fmt::format("torchrun --nproc_per_node={} {} --model {} --height {} --width {}", q.gpus,
@@ -123,6 +167,7 @@ std::string xdit_command(const Query& q, const Plan& p) {
   s += fmt::format(" --num_inference_steps {} --ulysses_degree {} --ring_degree {}", q.steps, c.ulysses(), c.ring());
   if (c.cfg_degree == 2) s += " --use_cfg_parallel";
   if (c.dp_degree > 1) s += fmt::format(" --data_parallel_degree {}", c.dp_degree);
+  if (where.vae == VaePlacement::kParallel) s += " --use_parallel_vae";
   s += " --prompt \"a photo of a cat\"";
   return s;
 }

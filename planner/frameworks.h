@@ -21,14 +21,15 @@ struct FrameworkSet {
   std::vector<std::string> names() const;
 };
 
-// Empty when `f` can run the (valid) plan, else the reason it cannot.
-std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p);
-FrameworkSet frameworks_for(const Query& q, const Plan& p);
+// Empty when `f` can run the (valid) plan with its text encoders and VAE placed as `where`, else
+// the reason it cannot.
+std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where = {});
+FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where = {});
 
-// diffusers script for the plan (launch line in its first comment); precondition: diffusers
-// or cache-dit can run it.
-std::string diffusers_snippet(const Query& q, const Plan& p);
+// diffusers script for the plan (launch line in its first comment), with the lines that stream
+// (offloaded) or free (sequential) the text encoders; precondition: diffusers can run it.
+std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlacement& where = {});
 // xDiT launch line; precondition: xDiT can run it.
-std::string xdit_command(const Query& q, const Plan& p);
+std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where = {});
 
 }  // namespace cpplan::planner

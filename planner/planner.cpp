@@ -58,7 +58,7 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topo
     } else {
       rp.predicted = cost_.predict(q, c, rp.plan.variant);
     }
-    rp.frameworks = frameworks_for(q, rp.plan);
+    rp.frameworks = frameworks_for(q, rp.plan, rp.predicted->pipeline.placement());
   }
   return rp;
 }

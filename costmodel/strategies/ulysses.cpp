@@ -20,6 +20,7 @@ class Ulysses final : public CpCostStrategy {
     c.heads = static_cast<double>(padded_heads) / u;
     const Bytes a2a = cp::split_tokens(in, u) * hidden * in.elem_bytes;
     c.add({Collective::kAllToAll, CpAxis::kUlysses, a2a, 4});
+    c.layout_bytes = cp::all_to_all_layout_traffic(cp::split_tokens(in, u), hidden, in.elem_bytes);
     if (anything_) c.add({Collective::kAllGather, CpAxis::kUlysses, 8.0 * u, 1});
     c.transient_bytes = 4.0 * c.q_tokens * (hidden / u) * in.elem_bytes;
     return c;

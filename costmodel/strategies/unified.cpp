@@ -17,6 +17,7 @@ class Unified final : public CpCostStrategy {
     c.q_tokens = cp::sequence(in) / r;
     c.kv_tokens = cp::sequence(in) / r;
     c.add({Collective::kAllToAll, CpAxis::kUlysses, cp::split_tokens(in, u * r) * hidden * in.elem_bytes, 4});
+    c.layout_bytes = cp::all_to_all_layout_traffic(cp::split_tokens(in, u * r), hidden, in.elem_bytes);
     const Bytes gathered = cp::split_sequence(in) * (hidden / u) * in.elem_bytes;
     if (in.ring_p2p) c.add({Collective::kSendRecv, CpAxis::kRing, 2.0 * gathered / r, r - 1, true});
     else c.add({Collective::kAllGather, CpAxis::kRing, 2.0 * gathered, 1});

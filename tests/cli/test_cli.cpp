@@ -44,7 +44,11 @@ TEST_CASE("the human table names the rejected Ring, Ulysses and Unified plans wi
   CHECK_THAT(r.out, Catch::Contains("ulysses_degree = 4: must divide image tokens = 3969"));
   CHECK_THAT(r.out, Catch::Contains("ring_degree x ulysses_degree = 4: must divide image tokens = 3969"));
   CHECK_THAT(r.out, Catch::Contains("ContextParallelConfig(ulysses_degree=4, ulysses_anything=True)"));
-  CHECK_THAT(r.out, Catch::Contains("xdit: cannot run this plan"));
+  CHECK_THAT(r.out, Catch::Contains("xDiT: cannot run this plan: xDiT needs even splits"));
+  // The top plan with its runtime and the bound it hits.
+  CHECK_THAT(r.out, Catch::Contains("runtime diffusers"));
+  CHECK_THAT(r.out, Catch::Contains("top plan: ulysses 4 (Ulysses Anything): "));
+  CHECK_THAT(r.out, Catch::Contains("host-bound"));
 }
 
 TEST_CASE("the --all flag lists every rejected plan and adds invalid plans to the JSON", "[cli][recommend]") {

@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "core/fit.h"
 #include "tests/cli/run_cli.h"
 #include "tests/support/fixtures.h"
 
@@ -106,9 +109,14 @@ TEST_CASE("the --explain flag prints each group's bandwidth and the cost terms",
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("explain: ulysses 4 x cfg 2 (Ulysses), groups placed on 8x-l40s-pcie"));
   CHECK_THAT(r.out, Catch::Contains("busbw GB/s"));
-  CHECK_THAT(line_starting(r.out.substr(r.out.find("explain:")), "  ulysses "), Catch::Matches("  ulysses +4 +2  all_to_all  1 node +32\\.0 +0\\.75 +24\\.0 .*"));
+  // PCIe's efficiency in the l40s profile, 0.75, times the shipped fit's multiplier for PCIe links.
+  const auto fit = cpplan::load_runtime_fit(cpplan::test::profiles_dir() + "/fits/published-flux.toml");
+  REQUIRE(fit);
+  const double eff = 0.75 * fit->links.at("pcie");
+  CHECK_THAT(line_starting(r.out.substr(r.out.find("explain:")), "  ulysses "),
+             Catch::Matches(fmt::format("  ulysses +4 +2  all_to_all  1 node +32\\.0 +{:.2f} +{:.1f} .*", eff, 32 * eff)));
   CHECK_THAT(r.out, Catch::Contains("bottleneck: cut gpu0"));
-  CHECK_THAT(r.out, Catch::Contains("cost terms per step: compute"));
+  CHECK_THAT(r.out, Catch::Contains("cost terms per step (runtime diffusers): GPU"));
   // Without a topology --explain uses the hardware profile's links.
   const auto plain = run_cli({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--explain"});
   REQUIRE(plain.code == 0);

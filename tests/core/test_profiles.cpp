@@ -43,11 +43,11 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("All 15 built-in models and 9 hardware profiles load", "[core][profiles]") {
+TEST_CASE("All 15 built-in models and 16 hardware profiles load", "[core][profiles]") {
   const auto models = catalog().model_names();
   const auto hardware = catalog().hardware_names();
   CHECK(models.size() == 15);
-  CHECK(hardware.size() == 9);  // with the two TPU profiles (planning only)
+  CHECK(hardware.size() == 16);  // with the two TPU profiles (planning only)
   for (const char* name : {"cogvideox-5b", "flux-tiny", "flux.1-dev", "flux.1-schnell", "flux.2-dev", "hunyuanvideo",
                            "ltx-video-2b", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
                            "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b"}) {
@@ -305,7 +305,7 @@ TEST_CASE("A later directory's profile replaces an earlier one of the same name"
   INFO((c.ok() ? std::string() : c.error().message));
   REQUIRE(c.ok());
   CHECK(c->models().size() == 15);  // replaced, not added
-  CHECK(c->hardware_profiles().size() == 9);
+  CHECK(c->hardware_profiles().size() == 16);
   const auto* flux = c->find_model("flux.1-dev");
   REQUIRE(flux);
   CHECK(flux->default_steps == 50);  // the override's value; the built-in says 28

@@ -130,12 +130,13 @@ TEST_CASE("a step correction replaces the step time and keeps the analytic sum",
   const Prediction p = CostModel(datasheet, correction).predict(q, c, CpVariant::kUlysses);
   const auto f = features_of(raw, 1.0);
   double expected = 0;
-  for (std::size_t i = 0; i < f.size(); ++i) expected += f[i] * cal.coefficients[i];
+  for (std::size_t i = 0; i < cal.coefficients.size(); ++i) expected += f[i] * cal.coefficients[i];
   CHECK(p.calibrated);
   CHECK(p.uncalibrated_step_ms == Approx(raw.step_ms));
   CHECK(p.step_ms == Approx(expected));
   CHECK(p.step_ms != Approx(raw.step_ms));
   CHECK(p.steps_per_sec == Approx(1e3 / expected));
-  CHECK(p.image_ms == Approx(raw.text_encode_ms + q.steps * expected + raw.vae_decode_ms));
+  // Per image: the corrected steps plus the once-per-image work of the placement chosen for them.
+  CHECK(p.image_ms == Approx(p.text_encode_ms + q.steps * expected + p.vae_decode_ms + p.pipeline.host_ms));
   CHECK(p.compute_ms == Approx(raw.compute_ms));  // the terms themselves are untouched
 }

@@ -56,7 +56,7 @@ TEST_CASE("Text encoders count unless offloaded, and the VAE always counts", "[c
   const auto resident = predict(q, config(1, 1));
   CHECK(resident.memory.text_encoder_weights == kFluxTextBytes);
   CHECK(resident.memory.vae_weights == 2.0 * 83819683.0);
-  q.offload_text_encoders = true;
+  q.text_encoder = cpplan::TextEncoderPlacement::kOffloaded;
   const auto offloaded = predict(q, config(1, 1));
   CHECK(offloaded.memory.text_encoder_weights == 0.0);
   CHECK(offloaded.memory.vae_weights == 2.0 * 83819683.0);

@@ -6,12 +6,21 @@ namespace cpplan::test {
 
 std::string profiles_dir() { return CPPLAN_TEST_PROFILES; }
 
+namespace {
+ProfileCatalog load(bool apply_fits) {
+  auto loaded = ProfileCatalog::load({profiles_dir()}, CatalogOptions{.apply_fits = apply_fits});
+  if (!loaded) throw std::runtime_error(loaded.error().message);
+  return std::move(loaded).value();
+}
+}  // namespace
+
 const ProfileCatalog& catalog() {
-  static const ProfileCatalog c = [] {
-    auto loaded = ProfileCatalog::load({profiles_dir()});
-    if (!loaded) throw std::runtime_error(loaded.error().message);
-    return std::move(loaded).value();
-  }();
+  static const ProfileCatalog c = load(false);
+  return c;
+}
+
+const ProfileCatalog& fitted_catalog() {
+  static const ProfileCatalog c = load(true);
   return c;
 }
 

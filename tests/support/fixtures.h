@@ -8,8 +8,11 @@
 
 namespace cpplan::test {
 
-// The built-in profiles (loaded once per test binary).
+// The built-in profiles as their files give them, no fit applied (loaded once per test binary):
+// what hand derivations start from.
 const ProfileCatalog& catalog();
+// The built-in profiles with the shipped fits applied (profiles/fits/): what cpplan plans with.
+const ProfileCatalog& fitted_catalog();
 std::string profiles_dir();
 
 // A query for `model` on `gpus` x `hardware`; width/height/frames <= 0 take the model's defaults.

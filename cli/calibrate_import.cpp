@@ -1,0 +1,189 @@
+#include "cli/calibrate_import.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/app.h"
+#include "core/version.h"
+#include "planner/runtime_calibration.h"
+
+namespace cpplan::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
+  calibrate.add_option("--import", c.import,
+                       "fit the runtime and hardware defaults to end-to-end timings: JSON, CSV or the recorder's JSON "
+                       "lines (docs/calibration.md)");
+  calibrate.add_option("-o,--output", c.output, "with --import: write the fit as a profile file (profiles/fits/NAME.toml)");
+  calibrate.add_option("--name", c.name, "with --import: the fit's name (default: the output file's stem)");
+  calibrate.add_option("--runtime", c.runtime, "with --import: the runtime of rows that name none");
+  calibrate.add_option("--runtime-for", c.runtime_for, "with --import: SOURCE=RUNTIME, the runtime of a source's rows; repeatable");
+  calibrate.add_option("--folds", c.folds, "k of the k-fold cross-validation (default 5)");
+  calibrate.add_flag("--json", c.json, "machine-readable output");
+}
+
+namespace {
+
+costmodel::TimingImportOptions import_options(const CalibrateArgs& c) {
+  costmodel::TimingImportOptions o;
+  o.default_runtime = c.runtime;
+  for (const std::string& m : c.runtime_for) {
+    const auto eq = m.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
+      throw InvalidInput{fmt::format("--runtime-for = {}: must be SOURCE=RUNTIME", m)};
+    o.runtime_for_source[m.substr(0, eq)] = m.substr(eq + 1);
+  }
+  return o;
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw InvalidInput{fmt::format("--import = {}: not a readable file", path)};
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof()) throw InvalidInput{fmt::format("--import = {}: cannot be read", path)};
+  return s.str();
+}
+
+std::string fit_name(const CalibrateArgs& c) {
+  if (!c.name.empty()) return c.name;
+  return c.output.empty() ? "fit" : fs::path(c.output).stem().string();
+}
+
+// The output must be a new or existing .toml file in an existing directory, named after the fit
+// (the catalog checks that name = stem when it loads it).
+void check_output(const CalibrateArgs& c, const std::string& name) {
+  if (c.output.empty()) return;
+  const fs::path out(c.output);
+  std::error_code ec;
+  if (out.extension() != ".toml") throw InvalidInput{fmt::format("-o = {}: must end in .toml", c.output)};
+  if (!out.parent_path().empty() && !fs::is_directory(out.parent_path(), ec))
+    throw InvalidInput{fmt::format("-o = {}: directory {} does not exist", c.output, out.parent_path().string())};
+  if (out.stem().string() != name)
+    throw InvalidInput{fmt::format("--name = {}: must equal the output file's stem \"{}\"", name, out.stem().string())};
+}
+
+json rows_json(const planner::RuntimeCalibration& r) {
+  json rows = json::array();
+  for (const auto& c : r.rows)
+    rows.push_back({{"where", c.row.where},
+                    {"source", c.row.source},
+                    {"model", c.row.model},
+                    {"hardware", c.hardware},
+                    {"runtime", c.row.runtime},
+                    {"gpus", c.row.gpus},
+                    {"resolution", fmt::format("{}x{}", c.row.width, c.row.height)},
+                    {"plan", plan_label(c.row.config)},
+                    {"per_image", c.per_image},
+                    {"measured_ms", c.measured_ms},
+                    {"prior_ms", c.prior_ms},
+                    {"fitted_ms", c.fitted_ms},
+                    {"held_out_ms", c.held_out_ms},
+                    {"measured_mem_bytes", c.row.peak_mem_bytes ? json(*c.row.peak_mem_bytes) : json(nullptr)},
+                    {"predicted_mem_bytes", c.predicted_mem_bytes ? json(*c.predicted_mem_bytes) : json(nullptr)}});
+  return rows;
+}
+
+json report_json(const planner::RuntimeCalibration& r, const std::string& output) {
+  json held = json::object();
+  for (const auto& [g, e] : r.held_out) held[g] = e;
+  return {{"rows", rows_json(r)},
+          {"prior_mape", r.prior_mape},
+          {"fitted_mape", r.fitted_mape},
+          {"cv_mape", r.cv_mape},
+          {"folds", r.fit.provenance.folds},
+          {"shrinkage", r.fit.provenance.shrinkage},
+          {"held_out", held},
+          {"pairs", r.pairs},
+          {"pairs_ordered", r.pairs_ordered},
+          {"misordered", r.misordered},
+          {"memory_rows", r.memory_rows},
+          {"memory_within_10", r.memory_within_10},
+          {"memory_outside_10", r.memory_outside_10},
+          {"fit", to_toml(r.fit)},
+          {"output", output.empty() ? json(nullptr) : json(output)}};
+}
+
+double error_pct(double predicted, double measured) { return 100.0 * (predicted / measured - 1); }
+
+void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const std::string& file) {
+  fmt::print(out, "calibrate --import {}: {} rows\n", file, r.rows.size());
+  fmt::print(out, "{:<20} {:<12} {:<9} {:>4} {:<26} {:>11} {:>15} {:>15} {:>15}\n", "source", "hardware", "runtime",
+             "GPUs", "plan", "measured", "priors", "fitted", "held out");
+  for (const auto& c : r.rows) {
+    const double scale = c.per_image ? 1e-3 : 1;
+    const char* unit = c.per_image ? "s" : "ms";
+    fmt::print(out, "{:<20} {:<12} {:<9} {:>4} {:<26} {:>9.2f}{:<2} {:>8.2f} {:+5.1f}% {:>8.2f} {:+5.1f}% {:>8.2f} {:+5.1f}%\n",
+               c.row.source, c.hardware, c.row.runtime, c.row.gpus, plan_label(c.row.config), c.measured_ms * scale, unit,
+               c.prior_ms * scale, error_pct(c.prior_ms, c.measured_ms), c.fitted_ms * scale,
+               error_pct(c.fitted_ms, c.measured_ms), c.held_out_ms * scale, error_pct(c.held_out_ms, c.measured_ms));
+  }
+  fmt::print(out, "time MAPE: priors {:.1f}%, fitted {:.1f}% (in sample, the fit applied to the profiles), "
+             "nested {}-fold cross-validation {:.1f}% (ridge {:.3g})\n",
+             100 * r.prior_mape, 100 * r.fitted_mape, r.fit.provenance.folds, 100 * r.cv_mape, r.fit.provenance.shrinkage);
+  for (const auto& [g, e] : r.held_out) fmt::print(out, "  left out {}: MAPE {:.1f}%\n", g, 100 * e);
+  fmt::print(out, "plan order: {} of {} pairs (same source, GPU kind and size, over 5% apart) ordered right\n",
+             r.pairs_ordered, r.pairs);
+  for (const auto& m : r.misordered) fmt::print(out, "  misordered: {}\n", m);
+  if (r.memory_rows > 0)
+    fmt::print(out, "peak memory: {} of {} within 10%\n", r.memory_within_10, r.memory_rows);
+  for (const auto& m : r.memory_outside_10) fmt::print(out, "  outside 10%: {}\n", m);
+  fmt::print(out, "fitted values:\n");
+  for (const auto& [name, v] : r.fit.runtimes)
+    if (!v.ulysses)
+      fmt::print(out, "  runtime {}: no timings of its own; {}\n", name,
+                 v.us_per_op ? fmt::format("{:.2f} us per op, shared by its dispatch", *v.us_per_op)
+                             : fmt::format("{:.2f} us per op of its eager parts", v.eager_us_per_op.value_or(0)));
+    else
+      fmt::print(out, "  runtime {}: {:.2f} us per op, {:.1f} Ulysses ops per layer, {:.1f} Ring set-up ops per layer and "
+                 "{:.1f} per K/V block, {:.1f} us per collective, {:.1f} us sync, {:.0f} step ops, {:.0f} ms per image\n",
+                 name, v.us_per_op.value_or(0), *v.ulysses, v.ring.value_or(0), v.ring_iteration.value_or(0),
+                 v.collective_us.value_or(0), v.sync_us.value_or(0), v.step.value_or(0), v.image_ms.value_or(0));
+  for (const auto& [name, a] : r.fit.architectures)
+    fmt::print(out, "  architecture {}: efficiencies x GEMM {:.3f}, attention {:.3f}, memory-bound {:.3f}, conv {:.3f}\n",
+               name, a.gemm, a.attention, a.memory, a.conv);
+  for (const auto& [name, m] : r.fit.links) fmt::print(out, "  link {}: efficiency x {:.3f}\n", name, m);
+}
+
+}  // namespace
+
+int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
+  const int folds = parse_int("--folds", c.folds, 2, 100);
+  const std::string name = fit_name(c);
+  check_output(c, name);
+  const auto options = import_options(c);
+  auto rows = costmodel::parse_timing_rows(read_file(c.import), c.import, options);
+  if (!rows) throw InvalidInput{rows.error().message};
+  // The fit starts from the priors: the profiles without any fit applied.
+  auto priors = ProfileCatalog::load(profile_search_path(a.profiles, exe), CatalogOptions{.apply_fits = false});
+  if (!priors) throw InvalidInput{priors.error().message};
+  planner::RuntimeCalibrationOptions o;
+  o.name = name;
+  o.description = fmt::format("runtime and hardware defaults fitted to {}", fs::path(c.import).filename().string());
+  o.source = c.import;
+  o.folds = folds;
+  auto calibrated = planner::calibrate_runtimes(*priors, *rows, o);
+  if (!calibrated) throw InvalidInput{calibrated.error().message};
+  planner::RuntimeCalibration result = std::move(calibrated).value();
+  result.fit.provenance.cpplan_version = kVersion;
+  if (!c.output.empty()) {
+    std::ofstream f(c.output, std::ios::binary | std::ios::trunc);
+    f << to_toml(result.fit);
+    if (!f) throw InvalidInput{fmt::format("-o = {}: cannot be written", c.output)};
+  }
+  if (c.json) out << report_json(result, c.output).dump(2) << '\n';
+  else {
+    print_report(out, result, c.import);
+    if (!c.output.empty()) fmt::print(out, "wrote {}\n", c.output);
+  }
+  return kExitOk;
+}
+
+}  // namespace cpplan::cli

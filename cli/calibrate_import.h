@@ -1,0 +1,31 @@
+#pragma once
+// `cpplan calibrate --import FILE [-o FIT.toml]`: fits the runtime profiles' host costs and
+// per-collective overheads, and the GPU architectures' and links' efficiencies, to end-to-end
+// timings of real pipelines (planner/runtime_calibration.h), reports how well the fit predicts
+// (in sample, nested cross-validation, each GPU kind and each source left out, plan order,
+// memory) and writes the fit as a profile file with its provenance.
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+
+namespace cpplan::cli {
+
+struct CalibrateArgs {
+  std::string import;                    // --import FILE (.json, .csv or .jsonl)
+  std::string output;                    // -o FILE.toml
+  std::string name;                      // --name (default: the output's stem, else "fit")
+  std::string runtime;                   // --runtime: for rows without one
+  std::vector<std::string> runtime_for;  // --runtime-for SOURCE=RUNTIME
+  std::string folds = "5";
+  bool json = false;
+};
+
+void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c);
+// Exit 0, or 3 with one line on bad input (file, row, field, value, rule).
+int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out);
+
+}  // namespace cpplan::cli

@@ -1,0 +1,81 @@
+#pragma once
+// How a framework runs the transformer: the host side of an eager (or compiled) step, which the
+// GPU's kernel times alone do not show. An eager PyTorch step dispatches every tensor op from
+// Python; when the kernels are short (fast GPUs, short local sequences) the GPU waits on the host,
+// and every collective waits for the slowest rank. Loaded from profiles/runtimes/*.toml (schema:
+// docs/profiles.md); the op counts are counted from each framework's block forward.
+
+#include <string>
+#include <string_view>
+
+#include "core/units.h"
+
+namespace cpplan {
+
+// Ops the host dispatches (Python-level tensor ops for eager frameworks, kernel launches for
+// compiled code), per unit of work.
+struct RuntimeOps {
+  double double_block = 0;      // one double-stream (MMDiT) block
+  double single_block = 0;      // one single-stream block
+  double cross_block = 0;       // one self + cross-attention block
+  double image_attention = 0;   // an extra image-only self-attention (SD3.5-medium)
+  double ulysses = 0;           // per attention layer: the four all-to-alls and their reshapes
+  double ring = 0;              // per attention layer: gathering K/V (or setting up the ring)
+  double ring_iteration = 0;    // per K/V block of Ring: slicing, the attention call, the LSE merge
+  double anything = 0;          // per attention layer of an anything mode: lengths, padding, slicing
+  double tp_all_reduce = 0;     // per tensor-parallel all-reduce
+  double tp_linear = 0;         // per tensor-parallel linear: wrapping its input and output (DTensor dispatch)
+  double step = 0;              // per denoising step outside the blocks: embedders, RoPE, norm_out, scheduler
+  double text_encoder_layer = 0;  // per layer of a text encoder
+  double vae_decode = 0;        // one VAE decode (per chunk of a video VAE)
+};
+
+struct RuntimeProfile {
+  std::string name;         // "diffusers", "xdit", "compiled", "cpplan"
+  std::string description;
+  std::string source;       // file it was loaded from
+  std::string fitted_by;    // the fit file whose values replaced the priors ("" when none)
+
+  RuntimeOps ops;
+  // What dispatches the ops ("python": eager PyTorch from Python; "inductor": compiled code;
+  // "cpp": ATen from C++): a fit's host cost per op is shared by the runtimes of one kind.
+  std::string dispatch;
+  Microseconds us_per_op = 0;       // host time to dispatch one op
+  // Host time per op of the parts a compiled pipeline leaves eager (text encoders, VAE); 0: us_per_op.
+  Microseconds eager_us_per_op = 0;
+  bool overlaps_device = true;      // asynchronous launches: a block costs max(host, device)
+  Microseconds collective_us = 0;   // host time to issue one collective (beyond its ops)
+  Microseconds sync_us = 0;         // per collective x sqrt(2 ln n): waiting for the slowest of n ranks
+  Milliseconds image_ms = 0;        // per image on the host: tokenizing, preparing latents, converting the output
+  // Memory-bound traffic of a block relative to a fused implementation (1: norms, modulation,
+  // RoPE and gated residuals each read and write their tensors once; eager frameworks move more:
+  // fp32 RMSNorm and RoPE, unfused modulation).
+  double elementwise_traffic = 1;
+
+  // Host time of `ops` ops of the transformer, and of the eager parts, ms.
+  Milliseconds host_ms(double ops) const { return ops * us_per_op * 1e-3; }
+  Milliseconds eager_host_ms(double ops) const { return ops * (eager_us_per_op > 0 ? eager_us_per_op : us_per_op) * 1e-3; }
+};
+
+// Where the text encoders live while a plan runs (shared/spec and docs/cost-model.md):
+// replicated on every GPU; offloaded to CPU memory and streamed to the GPU block by block to
+// encode; sequential: on the GPU to encode, freed before the transformer's denoising; sharded:
+// tensor-parallel over the plan's GPUs.
+enum class TextEncoderPlacement { kReplicated, kOffloaded, kSequential, kSharded };
+inline constexpr int kTextEncoderPlacementCount = 4;
+// The VAE decode on one GPU, or patch-parallel over the plan's GPUs.
+enum class VaePlacement { kSingle, kParallel };
+inline constexpr int kVaePlacementCount = 2;
+
+// Where a plan's text encoders and VAE decode run.
+struct PipelinePlacement {
+  TextEncoderPlacement text_encoder = TextEncoderPlacement::kReplicated;
+  VaePlacement vae = VaePlacement::kSingle;
+};
+
+std::string_view to_string(TextEncoderPlacement p);  // "replicated", "offloaded", "sequential", "sharded"
+std::string_view to_string(VaePlacement p);          // "single", "parallel"
+bool text_encoder_placement_from_string(std::string_view s, TextEncoderPlacement& out);
+bool vae_placement_from_string(std::string_view s, VaePlacement& out);
+
+}  // namespace cpplan

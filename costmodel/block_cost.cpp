@@ -1,0 +1,244 @@
+// One block group's cost for one denoising step: the GPU's kernels (GEMMs one by one, attention,
+// memory-bound work), its collectives, and the host's time to dispatch it all under the runtime.
+#include <cmath>
+
+#include "costmodel/step_context.h"
+
+namespace cpplan::costmodel {
+
+namespace {
+
+// Accumulates one block's terms (before scaling by the group's count).
+class BlockBuilder {
+ public:
+  BlockBuilder(const StepContext& ctx, const BlockGroup& g) : ctx_(ctx), g_(g) {
+    out_.cost.kind = g.kind;
+    out_.cost.count = g.count;
+    out_.cost.overlapped = ctx.runtime.overlaps_device;
+  }
+
+  BlockTerms build() {
+    gemms();
+    attention_layer(ctx_.attention);
+    if (g_.image_self_attention) attention_layer(ctx_.image_attention);
+    if (g_.kind == BlockKind::kCross) cross_attention();
+    elementwise();
+    tp_all_reduces();
+    host();
+    scale();
+    return out_;
+  }
+
+ private:
+  BlockCost& bc() { return out_.cost; }
+  double d() const { return ctx_.m.hidden(); }
+  double nb() const { return ctx_.samples; }
+  double b() const { return ctx_.m.bytes_per_activation; }
+
+  // One GEMM of rows x k x n (a short text stream is its own small GEMM): TP shards each weight
+  // (column-parallel outputs, row-parallel inputs), every rank sees all its local tokens. Bytes:
+  // the weight shard plus the activations in and out.
+  void gemm(double rows, double k, double n, bool sharded = true) {
+    if (rows <= 0) return;
+    if (sharded && ctx_.axes.t > 1) ++tp_linears_;
+    const Flops fl = 2.0 * nb() * rows * k * n;
+    const Timed t = ctx_.hw.gemm(fl, k * n * ctx_.m.bytes_per_param + nb() * rows * (k + n) * b(), nb() * rows);
+    bc().flops += fl;
+    bc().gemm_ms += t.ms;
+    note_source(bc().sources.gemm, t.source);
+  }
+
+  void gemms() {
+    const ModelProfile& m = ctx_.m;
+    const double t = ctx_.axes.t, dt = d() / t, ft = m.ffn_hidden / t;
+    const double ffn_in = (m.ffn_kind == FfnKind::kSwiGlu ? 2.0 : 1.0) * ft;
+    const double tokens = ctx_.tokens;
+    auto projections = [&](double rows) {
+      for (int i = 0; i < 3; ++i) gemm(rows, d(), dt);  // q, k, v
+      gemm(rows, dt, d());                              // out
+    };
+    auto ffn = [&](double rows) {
+      gemm(rows, d(), ffn_in);
+      gemm(rows, ft, d());
+    };
+    if (g_.kind == BlockKind::kDouble) {  // separate image and text weights, each on its stream
+      for (double rows : {tokens - ctx_.text_local, ctx_.text_local}) {
+        projections(rows);
+        ffn(rows);
+      }
+      if (g_.image_self_attention) projections(ctx_.image_attention.tokens);
+    } else if (g_.kind == BlockKind::kSingle) {  // q, k, v, MLP in; one output projection of both
+      for (int i = 0; i < 3; ++i) gemm(tokens, d(), dt);
+      gemm(tokens, d(), ffn_in);
+      gemm(tokens, dt + ft, d());
+    } else {  // self-attention, cross-attention (queries local, K/V of the whole text), FFN
+      projections(tokens);
+      gemm(tokens, d(), dt);
+      gemm(tokens, dt, d());
+      gemm(ctx_.text, d(), dt);
+      gemm(ctx_.text, d(), dt);
+      ffn(tokens);
+    }
+  }
+
+  Milliseconds attention_kernel(const AttentionCost& c) {
+    const Flops fl = c.flops() * ctx_.m.head_dim * nb();
+    const Timed t = ctx_.hw.attention(fl, c.q_tokens, c.kv_tokens, ctx_.q.backend);
+    bc().flops += fl;
+    bc().attention_ms += t.ms;
+    note_source(bc().sources.attention, t.source);
+    const Bytes moved = (c.merge_bytes + c.layout_bytes) * nb();
+    if (moved > 0) {
+      const Timed merge = ctx_.hw.memory(moved);
+      bc().memory_ms += merge.ms;
+      note_source(bc().sources.memory, merge.source);
+    }
+    return t.ms;
+  }
+
+  // The attention kernels and their collectives; those that overlap the kernels (Ring's p2p
+  // steps) cost only what they take beyond them.
+  void attention_layer(const AttentionCost& c) {
+    const Milliseconds kernels = attention_kernel(c);
+    Milliseconds overlapped = 0;
+    for (int i = 0; i < c.comm_count; ++i) {
+      const CommCall& call = c.comm[i];
+      const CommAxis axis = call.axis == CpAxis::kRing ? CommAxis::kRing : CommAxis::kUlysses;
+      const CommGroup& grp = ctx_.group(axis);
+      const Timed t = ctx_.hw.collective(call.kind, call.bytes * nb(), grp);
+      if (call.overlapped) {
+        overlapped += t.ms * call.count;
+      } else {
+        bc().comm_ms += t.ms * call.count;
+        axis_ms_[static_cast<int>(axis)] += t.ms * call.count;
+      }
+      out_.bytes_sent += call.bytes * nb() * busbw_factor(call.kind, grp.ranks) * call.count;
+      collective(grp, call.count);
+      note_source(bc().sources.comm, t.source);
+    }
+    const Milliseconds exposed = std::max(0.0, overlapped - kernels);
+    bc().comm_ms += exposed;
+    axis_ms_[static_cast<int>(CommAxis::kRing)] += exposed;  // only Ring's p2p steps overlap
+  }
+
+  void cross_attention() {
+    AttentionCost xa;
+    xa.q_tokens = ctx_.tokens;
+    xa.kv_tokens = ctx_.text;
+    xa.heads = ctx_.input.heads;
+    attention_kernel(xa);
+  }
+
+  // Memory-bound work per token of a fused block: two norm+modulate (2 x 2D), q/k norm and RoPE
+  // (8D/t), two gated residual adds (2 x 3D), the FFN activation (2F/t); cross blocks add a norm
+  // and a residual (5D). Read + write of each, in the activation dtype; the runtime's
+  // elementwise_traffic scales it to what the framework's unfused ops move.
+  void elementwise() {
+    const double t = ctx_.axes.t, f = ctx_.m.ffn_hidden;
+    double per_token = 10.0 * d() + 8.0 * d() / t + 2.0 * f / t + (g_.kind == BlockKind::kCross ? 5.0 * d() : 0.0);
+    if (g_.image_self_attention) per_token += 6.0 * d();
+    const Timed e = ctx_.hw.memory(nb() * ctx_.tokens * per_token * b() * ctx_.runtime.elementwise_traffic);
+    bc().memory_ms += e.ms;
+    note_source(bc().sources.memory, e.source);
+  }
+
+  // TP: every row-parallel projection ends in an all-reduce of its tokens' activations. Double
+  // blocks: attention out and FFN out per stream (image, text); single blocks: one, their output
+  // projection fuses attention and MLP; cross blocks: self-attention, cross-attention and FFN;
+  // SD3.5-medium's extra image self-attention adds one.
+  void tp_all_reduces() {
+    if (ctx_.axes.t <= 1) return;
+    auto all_reduce = [&](int count, double on_tokens) {
+      if (count == 0 || on_tokens <= 0) return;
+      const CommGroup& grp = ctx_.group(CommAxis::kTp);
+      const Timed t = ctx_.hw.collective(Collective::kAllReduce, nb() * on_tokens * d() * b(), grp);
+      bc().comm_ms += count * t.ms;
+      axis_ms_[static_cast<int>(CommAxis::kTp)] += count * t.ms;
+      out_.bytes_sent += count * nb() * on_tokens * d() * b() * busbw_factor(Collective::kAllReduce, ctx_.axes.t);
+      collective(grp, count);
+      tp_all_reduces_ += count;
+      note_source(bc().sources.comm, t.source);
+    };
+    if (g_.kind == BlockKind::kDouble) {
+      all_reduce(2 + (g_.image_self_attention ? 1 : 0), ctx_.tokens - ctx_.text_local);
+      all_reduce(2, ctx_.text_local);
+    } else {
+      all_reduce(g_.kind == BlockKind::kCross ? 3 : 1, ctx_.tokens);
+    }
+  }
+
+  void collective(const CommGroup& grp, double count) {
+    if (grp.ranks <= 1) return;
+    bc().collective_calls += count;
+    bc().sync_ms += count * ctx_.runtime.sync_us * 1e-3 * slowest_rank_factor(grp.ranks);
+  }
+
+  void host() {
+    const RuntimeProfile& rt = ctx_.runtime;
+    const HostOps ops = block_host_ops(ctx_, g_);
+    bc().ops = ops.block + tp_all_reduces_ * rt.ops.tp_all_reduce + tp_linears_ * rt.ops.tp_linear;
+    bc().ulysses_ops = ops.ulysses;
+    bc().ring_ops = ops.ring;
+    bc().ring_iteration_ops = ops.ring_iterations;
+    bc().host_ms = rt.host_ms(bc().ops + ops.ulysses + ops.ring + ops.ring_iterations) +
+                   bc().collective_calls * rt.collective_us * 1e-3;
+  }
+
+  void live_bytes() {
+    const double t = ctx_.axes.t, f = ctx_.m.ffn_hidden;
+    const bool cross = g_.kind == BlockKind::kCross;
+    const Bytes qkvo = 4.0 * ctx_.tokens * d() / t * b() + (cross ? 2.0 * ctx_.text * d() / t * b() : 0.0);
+    const Bytes attention = nb() * (qkvo + ctx_.attention.transient_bytes);
+    const Bytes ffn = nb() * ctx_.tokens * f / t * b() * (ctx_.m.ffn_kind == FfnKind::kSwiGlu ? 3.0 : 2.0);
+    out_.live_bytes = std::max(attention, ffn);
+  }
+
+  void scale() {
+    live_bytes();
+    BlockCost& c = bc();
+    c.source = Source::kDatasheet;
+    std::optional<Source> all;
+    for (const auto& term : {c.sources.gemm, c.sources.attention, c.sources.memory, c.sources.comm})
+      if (term) note_source(all, *term);
+    c.source = all.value_or(Source::kDatasheet);
+    const double n = g_.count;
+    for (Milliseconds* x : {&c.flops, &c.gemm_ms, &c.attention_ms, &c.memory_ms, &c.host_ms, &c.comm_ms, &c.sync_ms,
+                            &c.collective_calls, &c.ops, &c.ulysses_ops, &c.ring_ops, &c.ring_iteration_ops})
+      *x *= n;
+    for (int i = 0; i < kCommAxisCount; ++i) out_.axis_comm_ms[i] = axis_ms_[i] * n;
+    out_.bytes_sent *= n;
+  }
+
+  const StepContext& ctx_;
+  const BlockGroup& g_;
+  BlockTerms out_;
+  std::array<Milliseconds, kCommAxisCount> axis_ms_{};
+  double tp_all_reduces_ = 0;
+  double tp_linears_ = 0;  // the block's tensor-parallel linears
+};
+
+}  // namespace
+
+double slowest_rank_factor(int ranks) { return ranks > 1 ? std::sqrt(2.0 * std::log(static_cast<double>(ranks))) : 0; }
+
+HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g) {
+  const RuntimeOps& ops = ctx.runtime.ops;
+  const CpVariant v = ctx.variant;
+  const bool ulysses = v == CpVariant::kUlysses || v == CpVariant::kUlyssesAnything || v == CpVariant::kUnified;
+  const bool ring = v == CpVariant::kRing || v == CpVariant::kRingAnything || v == CpVariant::kUnified;
+  const bool anything = v == CpVariant::kUlyssesAnything || v == CpVariant::kRingAnything;
+  const double layers = 1 + (g.image_self_attention ? 1 : 0);  // attention layers of the block
+  HostOps out;
+  out.block = (g.kind == BlockKind::kDouble ? ops.double_block
+               : g.kind == BlockKind::kSingle ? ops.single_block
+                                              : ops.cross_block) +
+              (g.image_self_attention ? ops.image_attention : 0) + (anything ? layers * ops.anything : 0);
+  out.ulysses = ulysses ? layers * ops.ulysses : 0;
+  out.ring = ring ? layers * ops.ring : 0;
+  out.ring_iterations = ring ? layers * ctx.axes.r * ops.ring_iteration : 0;
+  return out;
+}
+
+BlockTerms block_terms(const StepContext& ctx, const BlockGroup& g) { return BlockBuilder(ctx, g).build(); }
+
+}  // namespace cpplan::costmodel

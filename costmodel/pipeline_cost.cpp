@@ -1,0 +1,169 @@
+// Once per image: encoding the prompt (every text encoder; the negative prompt too under true
+// CFG) and decoding the latents with the VAE, for one placement of each, and the memory of the
+// three phases of an image. docs/cost-model.md, "Per image".
+#include <algorithm>
+
+#include "costmodel/step_context.h"
+
+namespace cpplan::costmodel {
+
+namespace {
+
+// Memory-bound traffic of one encoder layer per token, in hidden-sized elements read or written,
+// fused: two norms (2 x 2), two residual adds (2 x 3), the FFN activation (~4 x 2); the runtime's
+// elementwise_traffic scales it as for the transformer.
+constexpr double kEncoderElementwise = 18;
+// Live activations of one encoder layer per token, in hidden-sized elements: hidden state,
+// residual, Q, K, V, attention output and the FFN's hidden (~4).
+constexpr double kEncoderLive = 10;
+// Parallel decode (patch parallelism, as xDiT's DistVAE): every 3x3 convolution of the decoder
+// (about 30 in the 2D and causal 3D decoders of the profiles) exchanges one boundary row of its
+// input with each neighbour; about 256 channels on average; its GroupNorms reduce statistics
+// (latency only); the patches are gathered at the end (3 bf16 channels per pixel).
+constexpr double kDecoderConvs = 30;
+constexpr double kHaloChannels = 256;
+
+CommGroup replica_group(const StepContext& ctx, int n) {
+  const HardwareProfile& hw = ctx.hw.profile();
+  return {n, 1, n > hw.gpus_per_node};
+}
+
+double prompts(const StepContext& ctx) {
+  return ctx.m.passes_per_step() * std::max(1.0, static_cast<double>(ctx.q.batch) / ctx.axes.d);
+}
+
+struct EncoderTerms {
+  Milliseconds ms = 0, transfer_ms = 0, comm_ms = 0;
+  Bytes resident = 0;  // on the GPU throughout
+  Bytes encoding = 0;  // on the GPU only while encoding (weights streamed or loaded, activations)
+};
+
+// One text encoder under a placement: GEMMs of 2 x params x tokens, attention over its tokens,
+// memory-bound work, the host's ops, and what the placement adds.
+EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlacement te) {
+  const RuntimeProfile& rt = ctx.runtime;
+  const HardwareModel& hw = ctx.hw;
+  const double tokens = e.tokens > 0 ? e.tokens : ctx.text;
+  const double rows = tokens * prompts(ctx);
+  const int n = te == TextEncoderPlacement::kSharded ? ctx.axes.replica() : 1;
+  const Bytes weights = e.params * e.bytes_per_param;
+  const double b = ctx.m.bytes_per_activation;
+  Milliseconds device = hw.gemm(2.0 * e.params * rows / n, weights / n + rows * 2.0 * e.hidden * b, rows).ms;
+  double host_ops = 0, collectives = 0;
+  EncoderTerms out;
+  if (e.layers > 0) {
+    const double hidden = e.hidden;
+    device += hw.attention(4.0 * tokens * tokens * hidden * e.layers * prompts(ctx) / n, tokens, tokens,
+                           ctx.q.backend).ms;
+    device += hw.memory(e.layers * rows * hidden * b * kEncoderElementwise * rt.elementwise_traffic).ms;
+    host_ops = e.layers * rt.ops.text_encoder_layer;
+    if (n > 1) {  // Megatron-style: an all-reduce after attention and after the FFN of every layer
+      collectives = 2.0 * e.layers;
+      out.comm_ms = collectives * hw.collective(Collective::kAllReduce, rows * hidden * b, replica_group(ctx, n)).ms;
+      device += out.comm_ms;
+      host_ops += collectives * rt.ops.tp_all_reduce;
+    }
+  }
+  const Milliseconds host = rt.eager_host_ms(host_ops) + collectives * rt.collective_us * 1e-3;
+  out.ms = rt.overlaps_device ? std::max(device, host) : device + host;
+  const Bytes live = rows * std::max(1, e.hidden) * b * kEncoderLive;
+  switch (te) {
+    case TextEncoderPlacement::kReplicated:
+      out.resident = weights;
+      out.encoding = live;
+      break;
+    case TextEncoderPlacement::kSharded:
+      out.resident = weights / n;
+      out.encoding = live;
+      break;
+    case TextEncoderPlacement::kOffloaded: {
+      // Streamed block by block with the next block prefetched: two layers on the GPU at a time;
+      // the transfer hides behind the compute only as far as the compute lasts.
+      const GBps link = hw.profile().host_link.bandwidth_gbps * hw.profile().host_link.efficiency;
+      const Milliseconds transfer = transfer_ms(weights, link);
+      out.transfer_ms = std::max(0.0, transfer - out.ms);
+      out.ms += out.transfer_ms;
+      out.encoding = (e.layers > 0 ? 2.0 * weights / e.layers : weights) + live;
+      break;
+    }
+    case TextEncoderPlacement::kSequential:
+      out.encoding = weights + live;
+      break;
+  }
+  return out;
+}
+
+struct DecodeTerms {
+  Milliseconds ms = 0, comm_ms = 0;
+  Bytes live = 0;
+};
+
+// The VAE decode: convolutions (roofline), GroupNorm/SiLU/upsampling traffic, the host's ops per
+// decoded chunk; patch-parallel over the replica's GPUs with halo exchange and a final gather.
+DecodeTerms decode(const StepContext& ctx, VaePlacement placement) {
+  const ModelProfile& m = ctx.m;
+  const RuntimeProfile& rt = ctx.runtime;
+  const HardwareModel& hw = ctx.hw;
+  const Query& q = ctx.q;
+  const int n = placement == VaePlacement::kParallel ? ctx.axes.replica() : 1;
+  const double images = std::max(1.0, static_cast<double>(q.batch) / ctx.axes.d);
+  const double frames = m.video ? q.frames : 1;
+  const double pixels = 1.0 * q.resolution.width * q.resolution.height * frames * images;
+  const double chunks = m.video ? static_cast<double>(q.sequence.latent_frames) : 1.0;
+  const double b = m.bytes_per_activation;
+  DecodeTerms out;
+  Milliseconds device = hw.conv(m.vae.decode_gflop_per_pixel * 1e9 * pixels / n).ms +
+                        hw.memory(m.vae.decode_traffic_bytes_per_pixel * pixels / n).ms;
+  double collectives = 0;
+  if (n > 1) {
+    const CommGroup g = replica_group(ctx, n);
+    const Bytes halo = 2.0 * q.resolution.width * kHaloChannels * b * frames * images;
+    out.comm_ms = kDecoderConvs * (hw.collective(Collective::kSendRecv, halo, g).ms +
+                                   hw.collective(Collective::kAllReduce, 8.0 * kHaloChannels, g).ms) +
+                  hw.collective(Collective::kAllGather, pixels * 3.0 * b, g).ms;
+    collectives = 2 * kDecoderConvs + 1;
+    device += out.comm_ms;
+  }
+  const Milliseconds host = rt.eager_host_ms(rt.ops.vae_decode * chunks) + collectives * rt.collective_us * 1e-3;
+  out.ms = rt.overlaps_device ? std::max(device, host) : device + host;
+  const double chunk_frames = m.video ? m.vae.temporal : 1;
+  out.live = 1.15 * m.vae.decode_bytes_per_pixel * q.resolution.width * q.resolution.height * chunk_frames * images / n;
+  return out;
+}
+
+}  // namespace
+
+bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae) {
+  const bool several = ctx.axes.replica() > 1;
+  const bool te_ok = ctx.q.text_encoder || te == TextEncoderPlacement::kReplicated ||
+                     (!ctx.m.text_encoders.empty() && (te != TextEncoderPlacement::kSharded || several));
+  const bool vae_ok = ctx.q.vae || vae == VaePlacement::kSingle || several;
+  return te_ok && vae_ok;
+}
+
+PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae,
+                              const MemoryBreakdown& denoising) {
+  PlacedPipeline out;
+  out.cost.text_encoder = te;
+  out.cost.vae = vae;
+  out.memory = denoising;
+  Bytes encoding = 0;
+  for (const Component& e : ctx.m.text_encoders) {
+    const EncoderTerms t = encode(ctx, e, te);
+    out.cost.text_encode_ms += t.ms;
+    out.cost.text_transfer_ms += t.transfer_ms;
+    out.cost.text_comm_ms += t.comm_ms;
+    out.memory.text_encoder_weights += t.resident;
+    encoding += t.encoding;
+  }
+  out.memory.text_encode = encoding;
+  out.memory.transformer_while_encoding = te != TextEncoderPlacement::kSequential;
+  const DecodeTerms d = decode(ctx, vae);
+  out.cost.vae_decode_ms = d.ms;
+  out.cost.vae_comm_ms = d.comm_ms;
+  out.memory.vae_decode = d.live;
+  out.cost.host_ms = ctx.runtime.image_ms;
+  return out;
+}
+
+}  // namespace cpplan::costmodel

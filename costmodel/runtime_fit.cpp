@@ -1,0 +1,198 @@
+#include "costmodel/runtime_fit.h"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "costmodel/calibration.h"
+#include "costmodel/least_squares.h"
+
+namespace cpplan::costmodel {
+
+namespace {
+
+// Ridge strengths tried; cross-validation picks one. With a few dozen timings of one model the
+// multipliers trade off against one another; the ridge keeps those the data cannot tell apart
+// near the physics they started from.
+constexpr double kLambdas[] = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1};
+// Alternations of fitting and re-deciding the side of each max.
+constexpr int kMaxAlternations = 30;
+
+double dot(const Terms& terms, const std::vector<double>& theta) {
+  double s = 0;
+  for (const auto& [j, v] : terms) s += (j < 0 ? 1.0 : theta[static_cast<std::size_t>(j)]) * v;
+  return s;
+}
+
+// The linear model of one observation: coefficients of theta, and the fixed part (kFixed terms).
+struct Linear {
+  Eigen::RowVectorXd row;
+  double fixed = 0;
+  void add(const Terms& terms, double scale) {
+    for (const auto& [j, v] : terms) (j < 0 ? fixed : row[j]) += v * scale;
+  }
+};
+
+// The linear model of `o` with each block's side fixed as it falls at `theta`.
+Linear linearised(const FitObservation& o, const std::vector<double>& theta, int n) {
+  Linear l{Eigen::RowVectorXd::Zero(n), 0};
+  for (const FitBlock& b : o.blocks) {
+    const bool host = dot(b.host, theta) > dot(b.device, theta);
+    if (!b.overlapped || host) l.add(b.host, o.steps);
+    if (!b.overlapped || !host) l.add(b.device, o.steps);
+    l.add(b.sync, o.steps);
+  }
+  l.add(o.once, 1);
+  return l;
+}
+
+double mape_of(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
+               const std::vector<double>& theta) {
+  double e = 0;
+  for (std::size_t i : rows) e += std::abs(predict_fitted(obs[i], theta) - obs[i].measured_ms) / obs[i].measured_ms;
+  return rows.empty() ? 0 : e / static_cast<double>(rows.size());
+}
+
+double objective(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
+                 const std::vector<double>& theta, double lambda) {
+  double s = 0;
+  for (std::size_t i : rows) {
+    const double r = predict_fitted(obs[i], theta) / obs[i].measured_ms - 1;
+    s += r * r;
+  }
+  for (double t : theta) s += lambda * (t - 1) * (t - 1);
+  return s;
+}
+
+// min sum ((a_i theta + fixed_i) / m_i - 1)^2 + lambda |theta - 1|^2, theta >= lower: NNLS on
+// theta - lower.
+std::vector<double> solve(const std::vector<Linear>& rows, const std::vector<double>& measured,
+                          const std::vector<FitParameter>& params, double lambda) {
+  const auto n = static_cast<Eigen::Index>(params.size());
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(m + n, n);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(m + n);
+  Eigen::VectorXd lower(n);
+  for (Eigen::Index j = 0; j < n; ++j) lower[j] = params[static_cast<std::size_t>(j)].lower;
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Linear& l = rows[static_cast<std::size_t>(i)];
+    const double mi = measured[static_cast<std::size_t>(i)];
+    a.row(i) = l.row / mi;
+    b[i] = 1.0 - l.fixed / mi;
+  }
+  for (Eigen::Index j = 0; j < n; ++j) {
+    a(m + j, j) = std::sqrt(lambda);
+    b[m + j] = std::sqrt(lambda);
+  }
+  const Eigen::VectorXd x = nnls(a, b - a * lower) + lower;
+  return {x.data(), x.data() + x.size()};
+}
+
+// Alternates the linear fit with re-deciding each block's side; keeps the best objective seen.
+std::vector<double> fit(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
+                        const std::vector<FitParameter>& params, double lambda) {
+  const int n = static_cast<int>(params.size());
+  std::vector<double> theta(params.size(), 1.0), best = theta;
+  double best_objective = objective(obs, rows, theta, lambda);
+  for (int it = 0; it < kMaxAlternations; ++it) {
+    std::vector<Linear> a;
+    std::vector<double> measured;
+    for (std::size_t i : rows) {
+      a.push_back(linearised(obs[i], theta, n));
+      measured.push_back(obs[i].measured_ms);
+    }
+    const std::vector<double> next = solve(a, measured, params, lambda);
+    const double f = objective(obs, rows, next, lambda);
+    const bool settled = std::equal(next.begin(), next.end(), theta.begin(),
+                                    [](double x, double y) { return std::abs(x - y) < 1e-9 * std::max(1.0, y); });
+    theta = next;
+    if (f < best_objective) {
+      best_objective = f;
+      best = next;
+    }
+    if (settled) break;
+  }
+  return best;
+}
+
+std::vector<std::size_t> fold_rows(const std::vector<std::size_t>& rows, int folds, int f, bool held_out) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if ((static_cast<int>(i % static_cast<std::size_t>(folds)) == f) == held_out) out.push_back(rows[i]);
+  return out;
+}
+
+// The ridge strength with the lowest k-fold MAPE over `rows`.
+double choose_lambda(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
+                     const std::vector<FitParameter>& params, int folds) {
+  folds = std::min<int>(folds, static_cast<int>(rows.size()));
+  if (folds < 2) return kLambdas[std::size(kLambdas) / 2];
+  double best = kLambdas[0], best_error = std::numeric_limits<double>::infinity();
+  for (const double lambda : kLambdas) {
+    double error = 0;
+    for (int f = 0; f < folds; ++f) {
+      const auto theta = fit(obs, fold_rows(rows, folds, f, false), params, lambda);
+      const auto test = fold_rows(rows, folds, f, true);
+      error += mape_of(obs, test, theta) * static_cast<double>(test.size());
+    }
+    if (error < best_error * (1 - 1e-9)) {
+      best = lambda;
+      best_error = error;
+    }
+  }
+  return best;
+}
+
+// Fit on `train` with a cross-validated lambda.
+std::vector<double> fit_cv(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& train,
+                           const std::vector<FitParameter>& params, int folds) {
+  return fit(obs, train, params, choose_lambda(obs, train, params, folds));
+}
+
+}  // namespace
+
+double predict_fitted(const FitObservation& o, const std::vector<double>& theta) {
+  double step = 0;
+  for (const FitBlock& b : o.blocks) {
+    const double h = dot(b.host, theta), d = dot(b.device, theta);
+    step += (b.overlapped ? std::max(h, d) : h + d) + dot(b.sync, theta);
+  }
+  return o.steps * step + dot(o.once, theta);
+}
+
+RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, const std::vector<FitParameter>& params,
+                                        int folds, const std::vector<std::string>& group_keys) {
+  RuntimeFitResult r;
+  std::vector<std::size_t> all(obs.size());
+  std::iota(all.begin(), all.end(), 0);
+  r.folds = std::max(2, std::min<int>(folds, static_cast<int>(obs.size())));
+  r.lambda = choose_lambda(obs, all, params, r.folds);
+  r.theta = fit(obs, all, params, r.lambda);
+  for (const auto& o : obs) r.fitted_ms.push_back(predict_fitted(o, r.theta));
+  // Nested: each outer fold chooses its lambda on its own training rows.
+  r.held_out_ms.assign(obs.size(), 0);
+  for (int f = 0; f < r.folds; ++f) {
+    const auto theta = fit_cv(obs, fold_rows(all, r.folds, f, false), params, r.folds);
+    for (std::size_t i : fold_rows(all, r.folds, f, true)) r.held_out_ms[i] = predict_fitted(obs[i], theta);
+  }
+  // Leave one value of each group key out.
+  std::map<std::string, std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < obs.size(); ++i)
+    for (const auto& g : obs[i].groups)
+      for (const auto& key : group_keys)
+        if (g.rfind(key + "=", 0) == 0) members[g].push_back(i);
+  for (const auto& [group, test] : members) {
+    std::vector<std::size_t> train;
+    for (std::size_t i : all)
+      if (std::find(test.begin(), test.end(), i) == test.end()) train.push_back(i);
+    if (train.size() < 2) continue;
+    r.held_out_groups.emplace_back(group, mape_of(obs, test, fit_cv(obs, train, params, r.folds)));
+  }
+  return r;
+}
+
+}  // namespace cpplan::costmodel

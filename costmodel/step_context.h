@@ -1,0 +1,74 @@
+#pragma once
+// What every block of one denoising step shares, for the cost model's own sources
+// (cost_model.cpp, block_cost.cpp, pipeline_cost.cpp): the plan's degrees and communication
+// groups, the attention layer's cost under the plan's CP strategy, the samples per forward pass
+// and the runtime.
+
+#include "core/plan.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/cp_cost.h"
+
+namespace cpplan::costmodel {
+
+struct Axes {
+  int r, u, t, c, d;
+  explicit Axes(const ParallelConfig& p) : r(p.ring()), u(p.ulysses()), t(p.tp()), c(p.cfg_degree), d(p.dp_degree) {}
+  int replica() const { return r * u * t * c; }  // GPUs of one data-parallel replica
+};
+
+struct StepContext {
+  const Query& q;
+  const ModelProfile& m;
+  const HardwareModel& hw;
+  const RuntimeProfile& runtime;
+  const ParallelConfig& config;
+  CpVariant variant;
+  Axes axes;
+  CommLayout groups;
+  double samples = 1;     // samples in one forward on a rank (true CFG batches both passes unless split)
+  AttentionInput input;   // one self-attention layer, as the strategy sees it
+  AttentionCost attention;        // the self-attention layer
+  AttentionCost image_attention;  // SD3.5-medium's extra image-only self-attention
+  double tokens = 0;      // local tokens of the most loaded rank
+  double text_local = 0;  // of which text (joint models)
+  double text = 0;        // the model's text tokens
+
+  StepContext(const Query& query, const ParallelConfig& c, CpVariant v, const HardwareModel& model,
+              const RuntimeProfile& rt, const CommLayout* layout);
+  const CommGroup& group(CommAxis a) const { return groups[a]; }
+};
+
+// One block group's terms for one step (all `count` blocks), and what it adds to the step's
+// per-axis communication and bytes sent.
+struct BlockTerms {
+  BlockCost cost;
+  std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};
+  Bytes bytes_sent = 0;
+  Bytes live_bytes = 0;  // the largest live layer of one block (attention or FFN), for memory
+};
+BlockTerms block_terms(const StepContext& ctx, const BlockGroup& g);
+
+// The host's ops for one block of `g` under the context's plan (the runtime's counts): the
+// block's own (with an anything mode's), the Ulysses all-to-alls', Ring's set-up and its K/V blocks.
+struct HostOps {
+  double block = 0, ulysses = 0, ring = 0, ring_iterations = 0;
+};
+HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g);
+
+// sqrt(2 ln n): the expected excess of the slowest of n ranks over one, in standard deviations of
+// a rank's host time between collectives (the maximum of n Gaussians); 0 for n = 1.
+double slowest_rank_factor(int ranks);
+
+// Once-per-image costs and the memory of the phases for one placement of the text encoders and
+// the VAE (pipeline_cost.cpp).
+struct PlacedPipeline {
+  PipelineCost cost;
+  MemoryBreakdown memory;
+};
+PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae,
+                              const MemoryBreakdown& denoising);
+// Whether a placement applies to the plan: sharding and parallel decode need more than one GPU
+// per replica; offloading needs the hardware's host link.
+bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae);
+
+}  // namespace cpplan::costmodel

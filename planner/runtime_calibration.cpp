@@ -1,0 +1,296 @@
+#include "planner/runtime_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "core/text.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/runtime_fit.h"
+#include "planner/validate.h"
+
+namespace cpplan::planner {
+
+namespace {
+
+using costmodel::FitBlock;
+using costmodel::FitObservation;
+using costmodel::FitParameter;
+using costmodel::Terms;
+using costmodel::TimingRow;
+
+// A fitted GEMM, attention or convolution efficiency stays below this fraction of the peak
+// (core/fit.cpp caps at it too).
+constexpr double kPeakCap = 0.95;
+// Measurements this far apart must come out in the same order.
+constexpr double kOrderGap = 0.05;
+
+// One row resolved against a catalog: the query (pointing into `catalog`) and its plan.
+struct Resolved {
+  Query query;
+  Plan plan;
+  bool per_image = false;
+  double measured_ms = 0;
+};
+
+Error row_error(const TimingRow& row, std::string_view field, const std::string& value, const std::string& rule) {
+  return Error{printable(fmt::format("{}: {} = {}: {}", row.where, field, value, rule))};
+}
+
+template <class P>
+Result<const P*> named(const TimingRow& row, std::string_view field, const std::string& name, const P* found,
+                       const std::vector<std::string>& known) {
+  if (found) return found;
+  const auto near = closest_names(name, known);
+  return row_error(row, field, name,
+                   near.empty() ? fmt::format("unknown profile; known: {}", join_or(known))
+                                : fmt::format("unknown profile; did you mean {}?", join_or(near)));
+}
+
+Result<const HardwareProfile*> hardware_of(const ProfileCatalog& c, const TimingRow& row) {
+  if (row.hardware.rfind("gpu:", 0) == 0) {
+    const std::string gpu = row.hardware.substr(4);
+    if (const HardwareProfile* h = c.match_gpu(gpu, 0)) return h;
+    return row_error(row, "gpu_name", gpu, "matches no hardware profile (give \"hardware\")");
+  }
+  return named(row, "hardware", row.hardware, c.find_hardware(row.hardware), c.hardware_names());
+}
+
+Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
+  auto model = named(row, "model", row.model, c.find_model(row.model), c.model_names());
+  if (!model) return model.error();
+  auto hw = hardware_of(c, row);
+  if (!hw) return hw.error();
+  auto rt = named(row, "runtime", row.runtime, c.find_runtime(row.runtime), c.runtime_names());
+  if (!rt) return Error{rt.error().message + fmt::format(" (map a source with --runtime-for {}=RUNTIME)", row.source)};
+  const ModelProfile& m = **model;
+  Resolved r;
+  Query& q = r.query;
+  q.model = &m;
+  q.hardware = *hw;
+  q.runtime = *rt;
+  q.gpus = row.gpus;
+  q.resolution = {row.width, row.height};
+  q.frames = m.video ? row.frames : 1;
+  q.steps = row.steps > 0 ? row.steps : m.default_steps;
+  q.batch = row.batch;
+  q.backend = row.backend;
+  q.text_encoder = row.text_encoder.value_or(TextEncoderPlacement::kReplicated);
+  q.vae = row.vae.value_or(VaePlacement::kSingle);
+  auto seq = compute_sequence(m, q.resolution, q.frames, row.text_tokens > 0 ? row.text_tokens : m.text_tokens);
+  if (!seq) return Error{fmt::format("{}: {}", row.where, seq.error().message)};
+  q.sequence = *seq;
+  r.plan = make_plan(q, row.config);
+  if (!r.plan.valid())
+    return Error{printable(fmt::format("{}: plan {} ({}) is invalid: {}", row.where, plan_label(row.config),
+                                       display_name(r.plan.variant), fmt::join(r.plan.reasons, "; ")))};
+  r.per_image = !row.step_ms.has_value();
+  r.measured_ms = r.per_image ? *row.image_ms : *row.step_ms;
+  return r;
+}
+
+costmodel::Prediction predict(const Resolved& r) {
+  const costmodel::DatasheetModel hw(*r.query.hardware);
+  return costmodel::CostModel(hw).predict(r.query, r.plan.config, r.plan.variant);
+}
+
+// The fit's parameters, created as observations name them.
+class Parameters {
+ public:
+  int operator()(const std::string& name, double lower = 0) {
+    auto [it, added] = index_.try_emplace(name, static_cast<int>(list_.size()));
+    if (added) list_.push_back({name, lower});
+    else list_[static_cast<std::size_t>(it->second)].lower = std::max(list_[static_cast<std::size_t>(it->second)].lower, lower);
+    return it->second;
+  }
+  const std::vector<FitParameter>& list() const { return list_; }
+  double theta(const std::vector<double>& t, const std::string& name) const {
+    const auto it = index_.find(name);
+    return it == index_.end() ? 1.0 : t[static_cast<std::size_t>(it->second)];
+  }
+  bool has(const std::string& name) const { return index_.count(name) > 0; }
+
+ private:
+  std::vector<FitParameter> list_;
+  std::map<std::string, int> index_;
+};
+
+// The prediction's terms, each under the parameter that scales it.
+FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parameters& params) {
+  const HardwareProfile& hw = *r.query.hardware;
+  const RuntimeProfile& rt = *r.query.runtime;
+  const std::string run = "runtime." + rt.name + ".";
+  const std::string arch = hw.architecture.empty() ? "" : "architecture." + hw.architecture + ".";
+  auto device = [&](const std::string& what, double lower) {
+    return arch.empty() ? costmodel::kFixed : params(arch + what, lower);
+  };
+  const double peak_eff = *std::max_element(std::begin(hw.attention_efficiency), std::end(hw.attention_efficiency));
+  const int gemm = device("gemm", hw.gemm_efficiency / kPeakCap);
+  const int attention = device("attention", peak_eff / kPeakCap);
+  const int memory = device("memory", 0);
+  const int conv = device("conv", hw.conv_efficiency / kPeakCap);
+  const int comm = params("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
+  const double us = rt.us_per_op * 1e-3, coll = rt.collective_us * 1e-3;
+  FitObservation o;
+  auto block = [&](const costmodel::BlockCost& b, bool rest) {
+    FitBlock fb;
+    fb.overlapped = b.overlapped;
+    fb.host = {{rest ? params(run + "step") : params("dispatch." + rt.dispatch + ".host", 0.05), b.ops * us},
+               {params(run + "ulysses"), b.ulysses_ops * us},
+               {params(run + "ring"), b.ring_ops * us},
+               {params(run + "ring_iteration"), b.ring_iteration_ops * us},
+               {params(run + "collective"), b.collective_calls * coll}};
+    fb.device = {{gemm, b.gemm_ms}, {attention, b.attention_ms}, {memory, b.memory_ms}, {comm, b.comm_ms}};
+    fb.sync = {{params(run + "sync"), b.sync_ms}};
+    o.blocks.push_back(std::move(fb));
+  };
+  for (int i = 0; i < p.block_count; ++i) block(p.blocks[i], false);
+  block(p.step_rest, true);
+  o.steps = r.per_image ? r.query.steps : 1;
+  if (r.per_image)
+    o.once = {{gemm, p.text_encode_ms}, {conv, p.vae_decode_ms}, {params(run + "image"), p.pipeline.host_ms}};
+  o.measured_ms = r.measured_ms;
+  return o;
+}
+
+// theta -> the fit file: runtimes' values, architectures' and links' efficiency multipliers.
+RuntimeFit fit_of(const Parameters& params, const std::vector<double>& t, const ProfileCatalog& priors) {
+  RuntimeFit f;
+  for (const RuntimeProfile& rt : priors.runtimes()) {
+    const std::string run = "runtime." + rt.name + ".", dispatch = "dispatch." + rt.dispatch + ".host";
+    RuntimeFitValues v;
+    // The host cost per op carries to every runtime of the same dispatch, measured or not; the
+    // eager parts of a compiled pipeline are Python's.
+    if (params.has(dispatch)) v.us_per_op = rt.us_per_op * params.theta(t, dispatch);
+    if (rt.eager_us_per_op > 0 && rt.dispatch != "python" && params.has("dispatch.python.host"))
+      v.eager_us_per_op = rt.eager_us_per_op * params.theta(t, "dispatch.python.host");
+    if (params.has(run + "ulysses")) {  // the runtime's own timings
+      auto th = [&](const char* what) { return params.theta(t, run + what); };
+      const double host = std::max(params.theta(t, dispatch), 1e-3);
+      v.ulysses = rt.ops.ulysses * th("ulysses") / host;
+      v.ring = rt.ops.ring * th("ring") / host;
+      v.ring_iteration = rt.ops.ring_iteration * th("ring_iteration") / host;
+      v.collective_us = rt.collective_us * th("collective");
+      v.sync_us = rt.sync_us * th("sync");
+      v.step = rt.ops.step * th("step") / host;
+      v.image_ms = rt.image_ms * th("image");
+    }
+    if (v.us_per_op || v.eager_us_per_op) f.runtimes[rt.name] = v;
+  }
+  for (const FitParameter& p : params.list()) {
+    const auto dot = p.name.rfind('.');
+    const std::string prefix = p.name.substr(0, dot), what = p.name.substr(dot + 1);
+    const double scale = 1.0 / std::max(params.theta(t, p.name), 1e-6);
+    if (prefix.rfind("architecture.", 0) == 0) {
+      ArchitectureFitValues& a = f.architectures[prefix.substr(13)];
+      (what == "gemm" ? a.gemm : what == "attention" ? a.attention : what == "memory" ? a.memory : a.conv) = scale;
+    } else if (prefix.rfind("link.", 0) == 0) {
+      f.links[prefix.substr(5)] = scale;
+    }
+  }
+  return f;
+}
+
+double mape(const std::vector<CalibratedRow>& rows, double CalibratedRow::*field) {
+  double e = 0;
+  for (const auto& r : rows) e += std::abs(r.*field - r.measured_ms) / r.measured_ms;
+  return rows.empty() ? 0 : e / static_cast<double>(rows.size());
+}
+
+std::string row_label(const CalibratedRow& r) {
+  const TimingRow& t = r.row;
+  return fmt::format("{} {} {}x{} {} GPUs {}", t.source, r.hardware, t.width, t.height, t.gpus, plan_label(t.config));
+}
+
+// Pairs of the same source, GPU kind, resolution and unit whose measurements differ by over 5%.
+void check_order(RuntimeCalibration& c) {
+  for (std::size_t i = 0; i < c.rows.size(); ++i)
+    for (std::size_t j = i + 1; j < c.rows.size(); ++j) {
+      const CalibratedRow &a = c.rows[i], &b = c.rows[j];
+      if (a.row.source != b.row.source || a.hardware != b.hardware || a.row.width != b.row.width ||
+          a.row.height != b.row.height || a.per_image != b.per_image || a.row.steps != b.row.steps)
+        continue;
+      if (std::abs(a.measured_ms - b.measured_ms) <= kOrderGap * std::min(a.measured_ms, b.measured_ms)) continue;
+      ++c.pairs;
+      if ((a.measured_ms < b.measured_ms) == (a.fitted_ms < b.fitted_ms)) ++c.pairs_ordered;
+      else c.misordered.push_back(fmt::format("{} vs {}", row_label(a), row_label(b)));
+    }
+}
+
+}  // namespace
+
+Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, const std::vector<TimingRow>& rows,
+                                              const RuntimeCalibrationOptions& options) {
+  if (rows.size() < 2) return Error{fmt::format("{}: {} rows; a fit needs at least 2", options.source, rows.size())};
+  std::vector<Resolved> resolved;
+  for (const TimingRow& row : rows) {
+    auto r = resolve(priors, row);
+    if (!r) return r.error();
+    resolved.push_back(std::move(r).value());
+  }
+  Parameters params;
+  std::vector<FitObservation> observations;
+  RuntimeCalibration out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const costmodel::Prediction p = predict(resolved[i]);
+    FitObservation o = observe(resolved[i], p, params);
+    o.groups = {"hardware=" + resolved[i].query.hardware->name, "source=" + rows[i].source};
+    observations.push_back(std::move(o));
+    CalibratedRow c;
+    c.row = rows[i];
+    c.hardware = resolved[i].query.hardware->name;
+    c.per_image = resolved[i].per_image;
+    c.measured_ms = resolved[i].measured_ms;
+    c.prior_ms = c.per_image ? p.image_ms : p.step_ms;
+    out.rows.push_back(std::move(c));
+  }
+  const costmodel::RuntimeFitResult r =
+      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source"});
+  out.fit = fit_of(params, r.theta, priors);
+  out.fit.name = options.name;
+  out.fit.description = options.description;
+
+  // The fit applied to copies of the priors, through the real cost model: what ships.
+  std::map<std::string, HardwareProfile> hardware;
+  std::map<std::string, RuntimeProfile> runtimes;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    Resolved fitted = resolved[i];
+    auto [h, new_h] = hardware.try_emplace(fitted.query.hardware->name, *fitted.query.hardware);
+    if (new_h) apply_fit(out.fit, h->second);
+    auto [rt, new_rt] = runtimes.try_emplace(fitted.query.runtime->name, *fitted.query.runtime);
+    if (new_rt) apply_fit(out.fit, rt->second);
+    fitted.query.hardware = &h->second;
+    fitted.query.runtime = &rt->second;
+    const costmodel::Prediction p = predict(fitted);
+    CalibratedRow& c = out.rows[i];
+    c.fitted_ms = c.per_image ? p.image_ms : p.step_ms;
+    c.held_out_ms = r.held_out_ms[i];
+    if (rows[i].peak_mem_bytes) {
+      c.predicted_mem_bytes = p.peak_mem_bytes;
+      ++out.memory_rows;
+      if (std::abs(p.peak_mem_bytes / *rows[i].peak_mem_bytes - 1) <= 0.10) ++out.memory_within_10;
+      else
+        out.memory_outside_10.push_back(fmt::format("{}: measured {:.2f} GiB, predicted {:.2f} GiB", row_label(c),
+                                                    *rows[i].peak_mem_bytes / kGiB, p.peak_mem_bytes / kGiB));
+    }
+  }
+  out.prior_mape = mape(out.rows, &CalibratedRow::prior_ms);
+  out.fitted_mape = mape(out.rows, &CalibratedRow::fitted_ms);
+  out.cv_mape = mape(out.rows, &CalibratedRow::held_out_ms);
+  out.held_out = r.held_out_groups;
+  check_order(out);
+
+  FitProvenance& pv = out.fit.provenance;
+  pv.source = options.source;
+  pv.rows = static_cast<int>(rows.size());
+  pv.fitted_at = now_utc();
+  pv.mape = out.fitted_mape;
+  pv.cv_mape = out.cv_mape;
+  pv.folds = r.folds;
+  pv.shrinkage = r.lambda;
+  for (const auto& [group, e] : r.held_out_groups) pv.held_out[group] = e;
+  return out;
+}
+
+}  // namespace cpplan::planner

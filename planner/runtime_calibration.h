@@ -1,0 +1,55 @@
+#pragma once
+// `cpplan calibrate --import`: the planner's predictions of measured end-to-end timings
+// (costmodel/timing_rows.h), the runtime and hardware defaults fitted to them
+// (costmodel/runtime_fit.h), and how well the fit predicts: in sample with the fitted profiles
+// applied to the real cost model, by nested k-fold cross-validation, and with each GPU kind and
+// each source left out. In the planner layer because every row's plan is validated first.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fit.h"
+#include "core/profiles.h"
+#include "core/result.h"
+#include "costmodel/timing_rows.h"
+
+namespace cpplan::planner {
+
+struct CalibratedRow {
+  costmodel::TimingRow row;
+  std::string hardware;      // the profile it was predicted on
+  bool per_image = false;    // compared as seconds per image (else ms per step)
+  double measured_ms = 0;
+  double prior_ms = 0;       // the catalog's profiles without any fit
+  double fitted_ms = 0;      // the profiles with this fit applied
+  double held_out_ms = 0;    // nested cross-validation: a fit that did not see the row
+  std::optional<double> predicted_mem_bytes;  // when the row has a measured peak
+};
+
+struct RuntimeCalibration {
+  RuntimeFit fit;
+  std::vector<CalibratedRow> rows;
+  double prior_mape = 0, fitted_mape = 0, cv_mape = 0;
+  std::vector<std::pair<std::string, double>> held_out;  // "hardware=l20" -> MAPE
+  // Pairs of the same source, GPU kind and resolution whose measurements differ by over 5%:
+  // how many the fitted model orders right, and the ones it does not.
+  int pairs = 0, pairs_ordered = 0;
+  std::vector<std::string> misordered;
+  int memory_rows = 0, memory_within_10 = 0;
+  std::vector<std::string> memory_outside_10;
+};
+
+struct RuntimeCalibrationOptions {
+  std::string name = "fit";    // the fit's name (its file stem)
+  std::string description;
+  std::string source;          // the timings' file, for the provenance
+  int folds = 5;
+};
+
+// `priors`: a catalog loaded without fits (ProfileCatalog::load with apply_fits = false). Every
+// row must name profiles of it and a valid plan; the first that does not is the error.
+Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, const std::vector<costmodel::TimingRow>& rows,
+                                              const RuntimeCalibrationOptions& options);
+
+}  // namespace cpplan::planner
