@@ -1,0 +1,93 @@
+// The hardware profiles added from shared/reference/hardware.md (H20, H800, A800, L40, B200,
+// RTX A6000, A10): their datasheet figures as the files give them, and the nvidia-smi names that
+// must detect them, or must still detect the older profiles whose names contain or are contained
+// in theirs (docs/profiles.md, "match").
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/profiles.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::LinkKind;
+using cpplan::test::catalog;
+
+namespace {
+
+// One profile's figures, written out by hand from hardware.md (bandwidths per direction).
+struct Datasheet {
+  const char* name;
+  double bf16_tflops;            // dense
+  double memory_bandwidth_gbps;
+  double intra_node_gbps;        // GPU to GPU
+  LinkKind link_kind;
+  double host_link_gbps;         // GPU to host memory, PCIe x16
+  const char* architecture;
+};
+
+const std::vector<Datasheet>& added_profiles() {
+  static const std::vector<Datasheet> v = {
+      {"h20", 148, 4000, 450, LinkKind::kNvSwitch, 64, "hopper"},             // NVLink4; PCIe Gen5
+      {"h800", 989, 3350, 200, LinkKind::kNvSwitch, 64, "hopper"},            // NVLink cut to 400 bidirectional
+      {"a800-sxm-80g", 312, 2039, 200, LinkKind::kNvSwitch, 32, "ampere"},    // NVLink3 cut to 400 bidirectional
+      {"l40", 181, 864, 32, LinkKind::kPcie, 32, "ada"},                      // PCIe Gen4 x16 only
+      {"b200", 2250, 7700, 900, LinkKind::kNvSwitch, 64, "blackwell"},        // NVLink5; PCIe Gen5
+      {"rtx-a6000", 154.8, 768, 32, LinkKind::kPcie, 32, "ampere"},           // NVLink bridge not modelled
+      {"a10", 125, 600, 32, LinkKind::kPcie, 32, "ampere"},                   // PCIe Gen4 x16 only
+  };
+  return v;
+}
+
+std::string detected(const char* gpu_name, double memory_mib) {
+  const cpplan::HardwareProfile* h = catalog().match_gpu(gpu_name, memory_mib);
+  return h ? h->name : std::string("(none)");
+}
+
+}  // namespace
+
+TEST_CASE("The catalog holds the seven hardware profiles added from hardware.md", "[core][hardware]") {
+  const std::vector<std::string> names = catalog().hardware_names();
+  for (const char* name : {"h20", "h800", "a800-sxm-80g", "l40", "b200", "rtx-a6000", "a10"}) {
+    INFO(name);
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+}
+
+TEST_CASE("The added hardware profiles carry hardware.md's datasheet figures and their architecture",
+          "[core][hardware]") {
+  for (const Datasheet& d : added_profiles()) {
+    INFO(d.name);
+    const cpplan::HardwareProfile* h = catalog().find_hardware(d.name);
+    REQUIRE(h != nullptr);
+    CHECK(h->bf16_tflops == d.bf16_tflops);
+    CHECK(h->memory_bandwidth_gbps == d.memory_bandwidth_gbps);
+    CHECK(h->intra_node.bandwidth_gbps == d.intra_node_gbps);
+    CHECK(h->link_kind == d.link_kind);
+    CHECK(h->host_link.bandwidth_gbps == d.host_link_gbps);
+    CHECK(h->architecture == d.architecture);
+  }
+}
+
+TEST_CASE("nvidia-smi names resolve to the added profiles and still to the older ones beside them",
+          "[core][hardware]") {
+  // Capacities as nvidia-smi reports them (memory.total, MiB).
+  CHECK(detected("NVIDIA L40", 46068) == "l40");
+  CHECK(detected("NVIDIA A10", 23028) == "a10");
+  CHECK(detected("NVIDIA A100-SXM4-80GB", 81920) == "a100-sxm-80g");  // contains "A10": capacity decides
+  CHECK(detected("NVIDIA H20", 97871) == "h20");
+  CHECK(detected("NVIDIA H200", 143771) == "h200-sxm");  // contains "H20": capacity decides
+  CHECK(detected("NVIDIA H800", 81559) == "h800");
+  CHECK(detected("NVIDIA H100 80GB HBM3", 81559) == "h100-sxm");
+  CHECK(detected("NVIDIA A800-SXM4-80GB", 81920) == "a800-sxm-80g");
+  CHECK(detected("NVIDIA B200", 183359) == "b200");
+  CHECK(detected("NVIDIA RTX A6000", 49140) == "rtx-a6000");
+}
+
+TEST_CASE("An L40S resolves to l40s although its name contains the L40's and its capacity is the same",
+          "[core][hardware]") {
+  // "NVIDIA L40" is a prefix of "NVIDIA L40S", so no substring of l40's can exclude the L40S, and
+  // both report 46068 MiB: only a preference for the more specific match can separate them.
+  CHECK(detected("NVIDIA L40S", 46068) == "l40s");
+}
