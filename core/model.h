@@ -82,6 +82,7 @@ struct ModelProfile {
   bool attention_mask = false;    // passes a mask to attention (Ring Anything cannot)
   bool diffusers_cp_plan = false; // diffusers ships a CP plan for this transformer
   bool xdit = false;              // xDiT runs this model
+  bool xdit_parallel_vae = false; // xDiT decodes it patch-parallel (--use_parallel_vae)
 
   // pipeline
   int default_width = 1024;

@@ -113,11 +113,12 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
 
   if (const auto* t = r.table("parallel"); t && r.ok()) {
     Reader p = r.sub(*t, "parallel");
-    p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit"});
+    p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit", "xdit_parallel_vae"});
     p.choice("cp_split", m.cp_split, {"image_and_text", "image_only"});
     p.boolean("attention_mask", m.attention_mask);
     p.boolean("diffusers_cp_plan", m.diffusers_cp_plan);
     p.boolean("xdit", m.xdit);
+    p.boolean("xdit_parallel_vae", m.xdit_parallel_vae);
   }
 
   if (const auto* t = r.table("pipeline"); t && r.ok()) {

@@ -44,6 +44,7 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, 
       if (anything) return "xDiT needs even splits (no anything modes)";
       if (c.tp() > 1) return "xDiT does not offer tensor parallelism for this pipeline";
       if (where.text_encoder != TextEncoderPlacement::kReplicated) return "xDiT keeps the text encoders on every GPU";
+      if (parallel_vae && !m.xdit_parallel_vae) return "xDiT decodes this model on one GPU";
       return {};
   }
   return {};

@@ -2,7 +2,8 @@
 # The calibration acceptance run (docs/accuracy.md): probe this machine with 2 ranks, run
 # flux-tiny at 128, 192 and 256 px (single rank, Ring 2, Ulysses 2), calibrate on those runs,
 # then predict and measure the same plans at 160, 224 and 320 px (never seen by the fit) and
-# report MAPE and whether the predicted best plan is the measured best. Rewrites docs/accuracy.md.
+# report MAPE and whether the predicted best plan is the measured best. Rewrites its section of
+# docs/accuracy.md ("this-machine").
 # Usage: scripts/accuracy.sh [path/to/cpplan]; CPPLAN_ACCURACY_KEEP=DIR keeps the database and CSVs there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ awk -F, 'NR > 1 && $6 == "ok" { print $2 "|" $5 "|" $7 "|" $8 }' "$work/test.csv
 
 {
   cat <<'HEAD'
-# Accuracy of the calibrated cost model
+## This machine: the executor's calibrated model
 
 Regenerate with `scripts/accuracy.sh` (about three minutes on two cores). It probes this machine
 with 2 ranks (`cpplan probe`), runs flux-tiny at 128x128, 192x192 and 256x256 with one rank,
@@ -74,5 +75,5 @@ HEAD
         printf "| %s | %s (%.2f ms) | %s | %.2f ms (+%.1f%%) | %s |\n", s, bmp[s], bm[s], bpp[s], m, gap, gap <= 5 ? "yes" : "NO"
       }
     }' "$rows"
-} > docs/accuracy.md
-echo "wrote docs/accuracy.md" >&2
+} | scripts/doc-section.sh docs/accuracy.md this-machine
+echo "wrote its section of docs/accuracy.md" >&2
