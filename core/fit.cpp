@@ -1,7 +1,9 @@
 #include "core/fit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include "core/toml_reader.h"
@@ -108,6 +110,26 @@ Result<RuntimeFit> fit_from_toml(const toml::table& root, const std::string& pat
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
 
+// A TOML basic string: quotes, backslashes and control characters escaped.
+std::string toml_string(std::string_view text) {
+  std::string s = "\"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') s += '\\', s += c;
+    else if (u < 0x20 || u == 0x7f) s += fmt::format("\\u{:04x}", u);
+    else s += c;
+  }
+  return s + "\"";
+}
+
+// A TOML key: bare when it can be (letters, digits, '_' and '-'), else quoted.
+std::string key(std::string_view name) {
+  const bool bare = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  return bare ? std::string(name) : toml_string(name);
+}
+
 }  // namespace
 
 Result<RuntimeFit> load_runtime_fit(const std::string& path) {
@@ -125,35 +147,54 @@ Result<RuntimeFit> parse_runtime_fit(std::string_view text, const std::string& p
 std::string to_toml(const RuntimeFit& f) {
   const FitProvenance& p = f.provenance;
   std::string s = fmt::format("# Written by cpplan calibrate --import; schema in docs/profiles.md (fits).\n");
-  s += fmt::format("name = \"{}\"\ndescription = \"{}\"\n\n", f.name, f.description);
-  s += fmt::format("[provenance]\nsource = \"{}\"\nrows = {}\nfitted_at = \"{}\"\ncpplan_version = \"{}\"\n", p.source,
-                   p.rows, p.fitted_at, p.cpplan_version);
+  s += fmt::format("name = {}\ndescription = {}\n\n", toml_string(f.name), toml_string(f.description));
+  s += fmt::format("[provenance]\nsource = {}\nrows = {}\nfitted_at = {}\ncpplan_version = {}\n", toml_string(p.source), p.rows,
+                   toml_string(p.fitted_at), toml_string(p.cpplan_version));
   s += fmt::format("mape = {}\ncv_mape = {}\nfolds = {}\nshrinkage = {}\n", number(p.mape), number(p.cv_mape), p.folds,
                    number(p.shrinkage));
   if (!p.held_out.empty()) {
     s += "held_out = { ";
     bool first = true;
     for (const auto& [k, v] : p.held_out) {
-      s += fmt::format("{}\"{}\" = {}", first ? "" : ", ", k, number(v));
+      s += fmt::format("{}{} = {}", first ? "" : ", ", key(k), number(v));
       first = false;
     }
     s += " }\n";
   }
   for (const auto& [name, v] : f.runtimes) {
-    s += fmt::format("\n[runtimes.{}]\n", name);
+    s += fmt::format("\n[runtimes.{}]\n", key(name));
     for (auto [key, val] : {std::pair{"us_per_op", v.us_per_op}, {"eager_us_per_op", v.eager_us_per_op}, {"ulysses", v.ulysses}, {"ring", v.ring}, {"ring_iteration", v.ring_iteration},
                             {"collective_us", v.collective_us}, {"sync_us", v.sync_us}, {"step", v.step},
                             {"image_ms", v.image_ms}})
       if (val) s += fmt::format("{} = {}\n", key, number(*val));
   }
   for (const auto& [name, v] : f.architectures)
-    s += fmt::format("\n[architectures.{}]\ngemm = {}\nattention = {}\nmemory = {}\nconv = {}\n", name, number(v.gemm),
+    s += fmt::format("\n[architectures.{}]\ngemm = {}\nattention = {}\nmemory = {}\nconv = {}\n", key(name), number(v.gemm),
                      number(v.attention), number(v.memory), number(v.conv));
   if (!f.links.empty()) {
     s += "\n[links]\n";
-    for (const auto& [k, v] : f.links) s += fmt::format("{} = {}\n", k, number(v));
+    for (const auto& [k, v] : f.links) s += fmt::format("{} = {}\n", key(k), number(v));
   }
   return s;
+}
+
+RuntimeFit merge_fits(const std::deque<RuntimeFit>& fits) {
+  RuntimeFit all;
+  std::vector<std::string> names;
+  for (const RuntimeFit& f : fits) {
+    names.push_back(f.name);
+    for (const auto& [name, v] : f.runtimes) {
+      RuntimeFitValues& into = all.runtimes[name];
+      for (auto field : {&RuntimeFitValues::us_per_op, &RuntimeFitValues::eager_us_per_op, &RuntimeFitValues::ulysses,
+                         &RuntimeFitValues::ring, &RuntimeFitValues::ring_iteration, &RuntimeFitValues::collective_us,
+                         &RuntimeFitValues::sync_us, &RuntimeFitValues::image_ms, &RuntimeFitValues::step})
+        if (v.*field) into.*field = v.*field;
+    }
+    for (const auto& [arch, v] : f.architectures) all.architectures[arch] = v;
+    for (const auto& [link, v] : f.links) all.links[link] = v;
+  }
+  all.name = fmt::format("{}", fmt::join(names, "+"));
+  return all;
 }
 
 void apply_fit(const RuntimeFit& fit, RuntimeProfile& rt) {

@@ -5,6 +5,7 @@
 // with its provenance; the catalog applies every fit it loads, in load order, to the profiles it
 // names, so the cost model sees the fitted values. Schema: docs/profiles.md.
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,10 @@ Result<RuntimeFit> load_runtime_fit(const std::string& path);
 Result<RuntimeFit> parse_runtime_fit(std::string_view text, const std::string& path);
 // The fit as a TOML file (what load_runtime_fit reads back).
 std::string to_toml(const RuntimeFit& fit);
+
+// One fit of several applied in order: later values win, field by field for runtimes, whole
+// entries for architectures and links (multipliers replace each other; they do not compound).
+RuntimeFit merge_fits(const std::deque<RuntimeFit>& fits);
 
 // Applies `fit` to a runtime or a hardware profile (efficiencies multiplied, capped where a
 // fraction of a peak must stay one: GEMM, attention and conv at 0.95 of the datasheet peak).

@@ -396,9 +396,19 @@ Result<bool> ProfileCatalog::check_fit(const RuntimeFit& f) const {
 }
 
 void ProfileCatalog::apply_fits() {
-  for (const RuntimeFit& f : fits_) {
-    for (RuntimeProfile& rt : runtimes_) apply_fit(f, rt);
-    for (HardwareProfile& hw : hardware_) apply_fit(f, hw);
+  if (fits_.empty()) return;
+  const RuntimeFit all = merge_fits(fits_);
+  for (RuntimeProfile& rt : runtimes_) {
+    apply_fit(all, rt);
+    for (const RuntimeFit& f : fits_)  // the last fit that named it
+      if (f.runtimes.count(rt.name)) rt.fitted_by = f.name;
+  }
+  for (HardwareProfile& hw : hardware_) {
+    apply_fit(all, hw);
+    for (const RuntimeFit& f : fits_)
+      if ((!hw.architecture.empty() && f.architectures.count(hw.architecture)) ||
+          f.links.count(std::string(to_string(hw.link_kind))))
+        hw.fitted_by = f.name;
   }
 }
 

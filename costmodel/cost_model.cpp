@@ -156,6 +156,16 @@ BlockCost step_rest(const StepContext& ctx, Prediction& p) {
   return rest;
 }
 
+// Adds one block group's (or the step rest's) times to the step's totals.
+void add_to_step(Prediction& p, const BlockCost& b) {
+  p.compute_ms += b.kernels_ms();
+  p.comm_ms += b.comm_ms;
+  p.host_ms += b.host_ms;
+  p.sync_ms += b.sync_ms;
+  p.step_ms += b.time_ms();
+  p.collective_calls += b.collective_calls;
+}
+
 // Memory of the denoising phase (weights of the transformer and the VAE, activations); the
 // placement adds the text encoders and the decode.
 MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
@@ -242,12 +252,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     for (int i = 0; i < kCommAxisCount; ++i) p.axis_comm_ms[i] += t.axis_comm_ms[i];
     p.step_flops += bc.flops;
     p.comm_bytes += t.bytes_sent;
-    p.compute_ms += bc.kernels_ms();
-    p.comm_ms += bc.comm_ms;
-    p.host_ms += bc.host_ms;
-    p.sync_ms += bc.sync_ms;
-    p.step_ms += bc.time_ms();
-    p.collective_calls += bc.collective_calls;
+    add_to_step(p, bc);
     note_source(source, bc.source);
     if (p.block_count < kMaxBlockGroups) p.blocks[p.block_count++] = bc;
     live = std::max(live, t.live_bytes);
@@ -257,12 +262,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   p.step_comm_extra_ms = rest.comm_ms;
   p.step_comm_extra_source = rest.sources.comm;
   if (rest.sources.comm) note_source(source, *rest.sources.comm);
-  p.collective_calls += rest.collective_calls;
-  p.compute_ms += rest.kernels_ms();
-  p.comm_ms += rest.comm_ms;
-  p.host_ms += rest.host_ms;
-  p.sync_ms += rest.sync_ms;
-  p.step_ms += rest.time_ms();
+  add_to_step(p, rest);
   p.steps_per_sec = p.step_ms > 0 ? 1e3 / p.step_ms : 0;
   p.source = source.value_or(Source::kDatasheet);
   if (correction_) {  // after the terms: the correction reads them

@@ -47,7 +47,7 @@ struct RuntimeFitResult {
   std::vector<double> held_out_ms; // nested k-fold: each from a fit (and lambda) that did not see it
   int folds = 0;
   // Per group value (as in FitObservation::groups): the MAPE of its observations predicted by a
-  // fit of all the others; their predictions in held_out_group_ms[group][i] (0 when not in it).
+  // fit of all the others.
   std::vector<std::pair<std::string, double>> held_out_groups;
 };
 

@@ -192,15 +192,21 @@ Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, c
                            const std::string& file_source) {
   TimingRow row;
   row.where = f.where();
-  row.source = f.has("source") ? f.text("source").value() : file_source;
-  for (auto [key, out] : {std::pair{"model", &row.model}}) {
-    auto t = f.text(key);
+  row.source = file_source;
+  if (f.has("source")) {
+    auto t = f.text("source");
     if (!t) return t.error();
-    *out = *t;
+    row.source = *t;
   }
-  if (f.has("hardware")) row.hardware = f.text("hardware").value();
-  else if (f.has("gpu_name")) row.hardware = "gpu:" + f.text("gpu_name").value();  // matched by the caller
-  else return f.fail("hardware", "(missing)", "is required (a hardware profile, or gpu_name)");
+  auto model = f.text("model");
+  if (!model) return model.error();
+  row.model = *model;
+  if (!f.has("hardware") && !f.has("gpu_name"))
+    return f.fail("hardware", "(missing)", "is required (a hardware profile, or gpu_name)");
+  const bool named = f.has("hardware");
+  auto hardware = f.text(named ? "hardware" : "gpu_name");
+  if (!hardware) return hardware.error();
+  row.hardware = named ? *hardware : "gpu:" + *hardware;  // a GPU name is matched by the caller
   if (f.has("runtime")) {
     auto t = f.text("runtime");
     if (!t) return t.error();
@@ -346,7 +352,10 @@ Result<TimingRow> recorder_row(const json& j, const std::string& where, const Ti
                           "ring_degree", "ulysses_degree", "tp_degree", "cfg_degree", "dp_degree", "ulysses_anything",
                           "ring_anything", "text_encoder", "vae", "image_ms", "peak_mem_bytes"})
     if (j.contains(key)) row[key] = j[key];
-  row["gpus"] = j.value("world_size", 1);
+  if (!j.contains("world_size") || !j["world_size"].is_number_integer() || j["world_size"].get<long long>() < 1)
+    return Error{printable(fmt::format("{}: world_size = {}: must be an integer of at least 1", where,
+                                       j.contains("world_size") ? j["world_size"].dump() : "(missing)"))};
+  row["gpus"] = j["world_size"];
   if (j.contains("step_ms") && j["step_ms"].is_array() && !j["step_ms"].empty()) {
     std::vector<double> steps;
     for (const auto& s : j["step_ms"])

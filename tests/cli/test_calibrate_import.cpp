@@ -1,0 +1,359 @@
+// `cpplan calibrate --import` end to end on the 26 published FLUX.1-dev timings
+// (profiles/reference/published-flux.json): the fit's accuracy, the fit file it writes and a
+// query planning with it, bad input (one line, exit 3, no file written); and the runtime and
+// placement flags of a query.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fit.h"
+#include "tests/cli/run_cli.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using cpplan::test::CliResult;
+using cpplan::test::run_cli;
+using cpplan::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+std::string published() { return std::string(CPPLAN_TEST_PROFILES) + "/reference/published-flux.json"; }
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+// The calibration of the published timings, run once for the checks that only read it.
+const json& published_fit() {
+  static const json j = [] {
+    const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "--json"});
+    if (r.code != 0) throw std::runtime_error("calibrate --import failed: " + r.err);
+    return json::parse(r.out);
+  }();
+  return j;
+}
+
+// A bad invocation: exit 3, one line on stderr, nothing on stdout.
+void check_refused(const CliResult& r) {
+  INFO("stdout: " << r.out);
+  INFO("stderr: " << r.err);
+  CHECK(r.code == 3);
+  CHECK(lines(r.err) == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("cpplan: "));
+  CHECK(r.out.empty());
+}
+
+json query(std::vector<std::string> args) {
+  const CliResult r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("calibrate --import fits the 26 published timings within the acceptance thresholds",
+          "[cli][calibrate_import]") {
+  const json& j = published_fit();
+  REQUIRE(j["rows"].size() == 26);
+  // The issue's acceptance: in-sample time MAPE at most 12%.
+  CHECK(j["fitted_mape"].get<double>() <= 0.12);
+  CHECK(j["cv_mape"].get<double>() > 0);
+  CHECK(j["folds"] == 5);
+  // Every pair of one source, GPU kind and size more than 5% apart ordered right, and there are
+  // many: the L20 and RTX 4090 per-step tables alone give dozens.
+  CHECK(j["pairs"].get<int>() > 30);
+  CHECK(j["pairs_ordered"] == j["pairs"]);
+  CHECK(j["misordered"].empty());
+  // Points 0-14 report a peak (the diffusers guide's tables); at least 14 within 10%.
+  CHECK(j["memory_rows"] == 15);
+  CHECK(j["memory_within_10"].get<int>() >= 14);
+  std::set<std::string> held;
+  for (const auto& [k, v] : j["held_out"].items()) {
+    held.insert(k);
+    CHECK(v.get<double>() >= 0);
+  }
+  CHECK(held == std::set<std::string>{"hardware=h100-sxm", "hardware=l20", "hardware=rtx4090-48g", "source=cache-dit",
+                                      "source=diffusers-cp-guide", "source=xdit-flux"});
+  CHECK(j["output"].is_null());
+}
+
+TEST_CASE("calibrate --import reports each row against its source's unit and runtime", "[cli][calibrate_import]") {
+  const json& rows = published_fit()["rows"];
+  REQUIRE(rows.size() == 26);
+  // Points 0-11: ms per step (L20, RTX 4090 48GB); 12-25: seconds per image with their steps.
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("points[" << i << "]");
+    CHECK(rows[i]["per_image"] == (i >= 12));
+    CHECK(rows[i]["where"].get<std::string>() == published() + ": points[" + std::to_string(i) + "]");
+  }
+  CHECK(rows[0]["measured_ms"].get<double>() == Approx(281.07));
+  CHECK(rows[12]["measured_ms"].get<double>() == Approx(6671.0));   // 6.671 s
+  CHECK(rows[21]["measured_ms"].get<double>() == Approx(23559.0));  // 23.559 s
+  CHECK(rows[0]["runtime"] == "diffusers");   // "diffusers eager (torch 2.x, ...)"
+  CHECK(rows[15]["runtime"] == "xdit");       // "xDiT eager (no torch.compile)"
+  CHECK(rows[21]["runtime"] == "diffusers");  // --runtime-for cache-dit=diffusers
+  CHECK(rows[0]["measured_mem_bytes"].get<double>() == Approx(37.11 * 1073741824.0));
+  CHECK(rows[15]["measured_mem_bytes"].is_null());
+}
+
+TEST_CASE("calibrate --import -o writes a fit file that loads and that a query plans with", "[cli][calibrate_import]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const std::string out = dir.file("mine.toml");
+  const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o", out,
+                               "--name", "mine", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(json::parse(r.out)["output"] == out);
+  REQUIRE(fs::is_regular_file(out));
+
+  auto fit = cpplan::load_runtime_fit(out);
+  INFO((fit ? std::string() : fit.error().message));
+  REQUIRE(fit.ok());
+  CHECK(fit->name == "mine");
+  CHECK(fit->provenance.source == published());
+  CHECK(fit->provenance.rows == 26);
+  CHECK(fit->provenance.folds == 5);
+  CHECK(fit->provenance.mape <= 0.12);
+  CHECK(fit->provenance.held_out.size() == 6);
+  CHECK(fit->runtimes.count("diffusers") == 1);
+  CHECK(fit->runtimes.count("xdit") == 1);
+  CHECK(fit->architectures.count("ada") == 1);     // L20, RTX 4090 48GB
+  CHECK(fit->architectures.count("hopper") == 1);  // H100 SXM
+
+  // The fit in a profile directory of its own: the catalog loads and applies it.
+  fs::create_directories(dir.path() / "p" / "fits");
+  fs::copy_file(out, dir.path() / "p" / "fits" / "mine.toml");
+  for (const char* hardware : {"l20", "h100-sxm"}) {
+    INFO(hardware);
+    const json plain = query({"--gpus", "4", "--res", "1024x1024", "--hardware", hardware, "--json"});
+    const json mine = query({"--gpus", "4", "--res", "1024x1024", "--hardware", hardware, "--json", "--profiles",
+                             (dir.path() / "p").string()});
+    REQUIRE(!plain["plans"].empty());
+    REQUIRE(!mine["plans"].empty());
+    CHECK(mine["plans"][0]["label"] == plain["plans"][0]["label"]);
+    CHECK(mine["plans"][0]["predicted"]["step_ms"].get<double>() > 0);
+  }
+}
+
+// The shipped fit (profiles/fits/published-flux.toml) was made by this very command from this
+// very file: a copy of it under another name in --profiles changes no prediction, since every
+// fit loaded is applied "in load order, later values winning" (docs/profiles.md).
+TEST_CASE("a query with a refit of the shipped timings in --profiles predicts what it predicts without",
+          "[cli][calibrate_import]") {
+  TempDir dir("cpplan-calibrate-import-");
+  fs::create_directories(dir.path() / "p" / "fits");
+  const std::string out = (dir.path() / "p" / "fits" / "mine.toml").string();
+  const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o", out});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  for (const char* hardware : {"l20", "h100-sxm"}) {
+    INFO(hardware);
+    const json plain = query({"--gpus", "4", "--res", "1024x1024", "--hardware", hardware, "--json"});
+    const json mine = query({"--gpus", "4", "--res", "1024x1024", "--hardware", hardware, "--json", "--profiles",
+                             (dir.path() / "p").string()});
+    REQUIRE(!plain["plans"].empty());
+    REQUIRE(mine["plans"][0]["label"] == plain["plans"][0]["label"]);
+    CHECK(mine["plans"][0]["predicted"]["step_ms"].get<double>() ==
+          Approx(plain["plans"][0]["predicted"]["step_ms"].get<double>()).epsilon(1e-4));
+  }
+}
+
+// The fit file carries the timings' path and file name (provenance.source, description): a
+// quote in them must not make a file the catalog then refuses.
+TEST_CASE("a fit written from a file whose name holds a quote loads back", "[cli][calibrate_import]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const std::string in = dir.file("lab \"2\".json");
+  fs::copy_file(published(), in);
+  const std::string out = dir.file("lab.toml");
+  const CliResult r = run_cli({"calibrate", "--import", in, "--runtime-for", "cache-dit=diffusers", "-o", out});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto fit = cpplan::load_runtime_fit(out);
+  INFO((fit ? std::string() : fit.error().message));
+  REQUIRE(fit.ok());
+  CHECK(fit->provenance.source == in);
+}
+
+// Bad input is exit 3 with one line (STYLE.md), whatever the JSON type of the bad value.
+TEST_CASE("calibrate --import refuses a row whose source is not a string with one line",
+          "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const std::string in = dir.file("typed.json");
+  std::ofstream(in) << R"([{"source": 5, "model": "flux.1-dev", "hardware": "l20", "runtime": "diffusers", "gpus": 1,
+    "resolution": "1024x1024", "ms_per_step": 500}])";
+  const CliResult r = run_cli({"calibrate", "--import", in, "-o", dir.file("out.toml")});
+  check_refused(r);
+  CHECK_THAT(r.err, Catch::Contains(in + ": rows[0]: source = 5: must be a string"));
+  CHECK_FALSE(fs::exists(dir.file("out.toml")));
+}
+
+TEST_CASE("calibrate --import without -o writes no file and names its fit 'fit'", "[cli][calibrate_import]") {
+  const std::string toml = published_fit()["fit"];
+  CHECK_THAT(toml, Catch::Contains("name = \"fit\""));
+  auto parsed = cpplan::parse_runtime_fit(toml, "/somewhere/fit.toml");
+  INFO((parsed ? std::string() : parsed.error().message));
+  CHECK(parsed.ok());
+}
+
+TEST_CASE("calibrate --import refuses a missing file with one line", "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const CliResult r = run_cli({"calibrate", "--import", dir.file("nope.json"), "-o", dir.file("out.toml")});
+  check_refused(r);
+  CHECK_THAT(r.err, Catch::Contains(dir.file("nope.json")));
+  CHECK_FALSE(fs::exists(dir.file("out.toml")));
+}
+
+TEST_CASE("calibrate --import refuses a JSON row with an unknown key, naming file, row and key",
+          "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const std::string in = dir.file("bad.json");
+  std::ofstream(in) << R"([{"model": "flux.1-dev", "hardware": "l20", "runtime": "diffusers", "gpus": 1,
+    "resolution": "1024x1024", "ms_per_step": 500},
+   {"model": "flux.1-dev", "hardware": "l20", "runtime": "diffusers", "gpus": 1,
+    "resolution": "1024x1024", "ms_per_stepp": 500}])";
+  const CliResult r = run_cli({"calibrate", "--import", in, "-o", dir.file("out.toml")});
+  check_refused(r);
+  CHECK_THAT(r.err, Catch::Contains(in + ": rows[1]: ms_per_stepp = "));
+  CHECK_THAT(r.err, Catch::Contains("did you mean ms_per_step?"));
+  CHECK_FALSE(fs::exists(dir.file("out.toml")));
+}
+
+TEST_CASE("calibrate --import refuses a source that names no runtime and suggests --runtime-for",
+          "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const CliResult r = run_cli({"calibrate", "--import", published(), "-o", dir.file("out.toml")});
+  check_refused(r);
+  // The first cache-dit point: its source's runtime is "cache-dit on diffusers, eager, no caching".
+  CHECK_THAT(r.err, Catch::Contains("points[21]"));
+  CHECK_THAT(r.err, Catch::Contains("runtime = cache-dit"));
+  CHECK_THAT(r.err, Catch::Contains("--runtime-for cache-dit="));
+  CHECK_FALSE(fs::exists(dir.file("out.toml")));
+}
+
+TEST_CASE("calibrate --import refuses an output that is not a .toml in an existing directory named after the fit",
+          "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-import-");
+  const std::vector<std::string> base = {"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  {
+    const CliResult r = with({"-o", dir.file("x.txt")});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("-o = " + dir.file("x.txt") + ": must end in .toml"));
+  }
+  {
+    const std::string missing = (dir.path() / "missing" / "out.toml").string();
+    const CliResult r = with({"-o", missing});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("does not exist"));
+    CHECK_FALSE(fs::exists(dir.path() / "missing"));
+  }
+  {
+    const CliResult r = with({"--name", "a", "-o", dir.file("b.toml")});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--name = a"));
+    CHECK_THAT(r.err, Catch::Contains("\"b\""));
+  }
+  // Nothing was written by any of them.
+  CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("calibrate --import refuses a malformed --runtime-for and --folds below 2", "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-import-");
+  {
+    const CliResult r =
+        run_cli({"calibrate", "--import", published(), "-o", dir.file("out.toml"), "--runtime-for", "oops"});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--runtime-for = oops: must be SOURCE=RUNTIME"));
+  }
+  {
+    const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--folds", "1"});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--folds = 1"));
+  }
+  CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("a compiled transformer predicts a shorter step than eager diffusers, mostly from host time",
+          "[cli][runtime]") {
+  const std::vector<std::string> q = {"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--json"};
+  auto with = [&](const std::string& runtime) {
+    std::vector<std::string> args = q;
+    args.insert(args.end(), {"--runtime", runtime});
+    return query(args);
+  };
+  const json eager = with("diffusers"), compiled = with("compiled");
+  REQUIRE(!eager["plans"].empty());
+  REQUIRE(!compiled["plans"].empty());
+  const json& e = eager["plans"][0]["predicted"];
+  const json& c = compiled["plans"][0]["predicted"];
+  CHECK(e["runtime"] == "diffusers");
+  CHECK(c["runtime"] == "compiled");
+  const double e_step = e["step_ms"], c_step = c["step_ms"];
+  CHECK(c_step < e_step);
+  const double host_gain = e["host_ms"].get<double>() - c["host_ms"].get<double>();
+  const double compute_gain = e["compute_ms"].get<double>() - c["compute_ms"].get<double>();
+  INFO("host " << e["host_ms"] << " -> " << c["host_ms"] << ", compute " << e["compute_ms"] << " -> "
+               << c["compute_ms"]);
+  CHECK(host_gain > 0);
+  CHECK(host_gain > std::abs(compute_gain));
+}
+
+TEST_CASE("unknown runtimes and placements, and contradicting placement flags, are refused with one line",
+          "[cli][runtime][errors]") {
+  const std::vector<std::string> q = {"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = q;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  {
+    const CliResult r = with({"--runtime", "nope"});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--runtime = nope: unknown profile"));
+  }
+  {
+    const CliResult r = with({"--text-encoder", "nope"});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--text-encoder = nope: must be replicated, offloaded, sequential or sharded"));
+  }
+  {
+    const CliResult r = with({"--vae", "nope"});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--vae = nope: must be single or parallel"));
+  }
+  {
+    const CliResult r = with({"--offload-text-encoders", "--text-encoder", "sharded"});
+    check_refused(r);
+    CHECK_THAT(r.err, Catch::Contains("--offload-text-encoders"));
+    CHECK_THAT(r.err, Catch::Contains("sharded"));
+  }
+}
+
+TEST_CASE("FLUX.2-dev on 8 L20s fits only with tensor parallelism and a text encoder that is not replicated",
+          "[cli][runtime][placement]") {
+  // The 32.2e9-parameter transformer is 64 GB in bf16 and the 24e9-parameter Mistral encoder
+  // 48 GB, against 48 GB of an L20: neither fits on one GPU whole.
+  const json j = query({"--gpus", "8", "--model", "flux.2-dev", "--hardware", "l20", "--res", "1024x1024", "--json"});
+  int fitting = 0;
+  for (const auto& p : j["plans"]) {
+    if (p["valid"] != true || p["fits_memory"] != true) continue;
+    ++fitting;
+    INFO(p["label"]);
+    CHECK(p["text_encoder"] != "replicated");
+    CHECK(p["tp_degree"].get<int>() > 1);
+  }
+  CHECK(fitting > 0);
+}

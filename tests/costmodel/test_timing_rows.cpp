@@ -1,0 +1,447 @@
+// End-to-end timings as people publish or record them (costmodel/timing_rows.h): the published
+// object with its sources, CSV with quoted fields, the recorder's JSON lines (docs/calibration.md,
+// "Pipeline runs"), unit conversions, and one error per broken rule naming file, row and field.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "costmodel/timing_rows.h"
+#include "tests/support/temp_dir.h"
+
+using cpplan::AttentionBackend;
+using cpplan::TextEncoderPlacement;
+using cpplan::VaePlacement;
+using cpplan::costmodel::parse_timing_rows;
+using cpplan::costmodel::TimingImportOptions;
+using cpplan::costmodel::TimingRow;
+
+namespace {
+
+// Writes `text` to `name` in a fresh temp directory and parses it back from the file, as the
+// command does (the path names the file in messages, its extension picks the format).
+class TimingFile {
+ public:
+  TimingFile(const std::string& name, const std::string& text) : path_(dir_.file(name)) {
+    std::ofstream(path_, std::ios::binary) << text;
+  }
+  const std::string& path() const { return path_; }
+  cpplan::Result<std::vector<TimingRow>> parse(const TimingImportOptions& o = {}) const {
+    std::ifstream in(path_, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_timing_rows(text, path_, o);
+  }
+  // The error of a file that must not parse.
+  std::string error(const TimingImportOptions& o = {}) const {
+    auto rows = parse(o);
+    REQUIRE_FALSE(rows.ok());
+    return rows.error().message;
+  }
+
+ private:
+  cpplan::test::TempDir dir_{"cpplan-timing-rows-"};
+  std::string path_;
+};
+
+// 2^30 bytes: published "GB" of peak memory are PyTorch's GiB.
+constexpr double kGiBytes = 1073741824.0;
+
+// A minimal valid published point with one field replaced (or removed when `value` is empty).
+std::string point_with(const std::string& key, const std::string& value) {
+  std::string fields[][2] = {{"model", "\"flux.1-dev\""}, {"hardware", "\"l20\""},        {"runtime", "\"diffusers\""},
+                             {"gpus", "2"},               {"resolution", "\"1024x1024\""}, {"ulysses_degree", "2"},
+                             {"ms_per_step", "150.5"}};
+  std::string out = "{";
+  bool replaced = false, first = true;
+  for (auto& [k, v] : fields) {
+    std::string shown = v;
+    if (k == key) {
+      replaced = true;
+      if (value.empty()) continue;
+      shown = value;
+    }
+    out += (first ? "" : ", ") + ("\"" + k + "\": " + shown);
+    first = false;
+  }
+  if (!replaced && !value.empty()) out += ", \"" + key + "\": " + value;
+  return out + "}";
+}
+
+std::string published(const std::string& point) { return "{\"points\": [" + point + "]}"; }
+
+}  // namespace
+
+TEST_CASE("a published object takes each point's runtime from itself, --runtime-for or its source's text",
+          "[costmodel][timing_rows]") {
+  // Three points: one whose source's description starts with "diffusers", one of a source whose
+  // description names no runtime profile ("cache-dit on diffusers") mapped with --runtime-for,
+  // and one that names its runtime itself (it wins over its source's text).
+  const TimingFile file("published.json", R"json({
+  "about": "three published timings, for the test",
+  "sources": {
+    "guide": {"runtime": "diffusers eager (torch 2.x, flash attention backend)", "where": "a guide"},
+    "bench": {"runtime": "cache-dit on diffusers, eager, no caching"}
+  },
+  "points": [
+    {"source": "guide", "model": "flux.1-dev", "hardware": "l20", "gpus": 4, "resolution": "1024x1024",
+     "steps": null, "ring_degree": 1, "ulysses_degree": 4, "ulysses_anything": false, "ring_anything": false,
+     "ms_per_step": 281.07, "peak_memory_gb": 37.5},
+    {"source": "bench", "model": "flux.1-dev", "hardware": "l20", "gpus": 2, "resolution": "1024x1024",
+     "steps": 28, "ring_degree": 2, "ulysses_degree": 1, "seconds_per_image": 13.801},
+    {"source": "guide", "model": "flux.1-dev", "hardware": "h100-sxm", "runtime": "xdit", "gpus": 4,
+     "width": 1008, "height": 1008, "steps": 50, "ring_degree": 2, "ulysses_degree": 2,
+     "ulysses_anything": true, "seconds_per_image": 11.0685, "peak_memory_gb": 33.85}
+  ]
+})json");
+  TimingImportOptions o;
+  o.runtime_for_source["bench"] = "compiled";
+  auto rows = file.parse(o);
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 3);
+
+  const TimingRow& a = (*rows)[0];
+  CHECK(a.where == file.path() + ": points[0]");
+  CHECK(a.source == "guide");
+  CHECK(a.model == "flux.1-dev");
+  CHECK(a.hardware == "l20");
+  CHECK(a.runtime == "diffusers");  // the first word of "diffusers eager (torch 2.x, ...)"
+  CHECK(a.gpus == 4);
+  CHECK(a.width == 1024);
+  CHECK(a.height == 1024);
+  CHECK(a.steps == 0);  // null: a per-step figure
+  CHECK(a.config.ring() == 1);
+  CHECK(a.config.ulysses() == 4);
+  CHECK(a.config.tp() == 1);
+  CHECK_FALSE(a.config.context_parallel_config.ulysses_anything);
+  REQUIRE(a.step_ms.has_value());
+  CHECK(*a.step_ms == Approx(281.07));
+  CHECK_FALSE(a.image_ms.has_value());
+  REQUIRE(a.peak_mem_bytes.has_value());
+  CHECK(*a.peak_mem_bytes == Approx(37.5 * kGiBytes));  // 40 265 318 400 bytes
+  CHECK(*a.peak_mem_bytes == Approx(40265318400.0));
+  CHECK(a.backend == AttentionBackend::kFlash);
+  CHECK_FALSE(a.text_encoder.has_value());
+  CHECK_FALSE(a.vae.has_value());
+
+  const TimingRow& b = (*rows)[1];
+  CHECK(b.where == file.path() + ": points[1]");
+  CHECK(b.source == "bench");
+  CHECK(b.runtime == "compiled");  // --runtime-for bench=compiled
+  CHECK(b.gpus == 2);
+  CHECK(b.steps == 28);
+  CHECK(b.config.ring() == 2);
+  CHECK(b.config.ulysses() == 1);
+  CHECK_FALSE(b.step_ms.has_value());
+  REQUIRE(b.image_ms.has_value());
+  CHECK(*b.image_ms == Approx(13801.0));  // 13.801 s x 1000
+  CHECK_FALSE(b.peak_mem_bytes.has_value());
+
+  const TimingRow& c = (*rows)[2];
+  CHECK(c.runtime == "xdit");  // its own runtime, not its source's "diffusers"
+  CHECK(c.hardware == "h100-sxm");
+  CHECK(c.width == 1008);
+  CHECK(c.height == 1008);
+  CHECK(c.steps == 50);
+  CHECK(c.config.world_size() == 4);
+  CHECK(c.config.context_parallel_config.ulysses_anything);
+  REQUIRE(c.image_ms.has_value());
+  CHECK(*c.image_ms == Approx(11068.5));
+  REQUIRE(c.peak_mem_bytes.has_value());
+  CHECK(*c.peak_mem_bytes == Approx(33.85 * kGiBytes));
+}
+
+TEST_CASE("a source whose text names no runtime keeps that word until --runtime-for maps it",
+          "[costmodel][timing_rows]") {
+  const TimingFile file("published.json", R"({"sources": {"bench": {"runtime": "cache-dit on diffusers"}},
+  "points": [{"source": "bench", "model": "flux.1-dev", "hardware": "l20", "gpus": 1, "resolution": "1024x1024",
+              "steps": 28, "seconds_per_image": 23.559}]})");
+  auto rows = file.parse();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].runtime == "cache-dit");  // resolved (and refused) against the catalog later
+}
+
+TEST_CASE("an array of rows takes the file name as source and --runtime for rows without one",
+          "[costmodel][timing_rows]") {
+  const TimingFile file("mine.json", R"([
+    {"model": "flux.1-dev", "hardware": "l20", "gpus": 2, "resolution": "1024x1024", "ulysses_degree": 2,
+     "step_ms": 150.5, "peak_mem_bytes": 1.5e10, "attention_backend": "cudnn", "text_encoder": "sharded", "vae": "parallel"}
+  ])");
+  TimingImportOptions o;
+  o.default_runtime = "xdit";
+  auto rows = file.parse(o);
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  const TimingRow& r = (*rows)[0];
+  CHECK(r.where == file.path() + ": rows[0]");
+  CHECK(r.source == "mine.json");
+  CHECK(r.runtime == "xdit");
+  REQUIRE(r.step_ms.has_value());
+  CHECK(*r.step_ms == 150.5);
+  REQUIRE(r.peak_mem_bytes.has_value());
+  CHECK(*r.peak_mem_bytes == 1.5e10);  // bytes as given
+  CHECK(r.backend == AttentionBackend::kCudnn);
+  REQUIRE(r.text_encoder.has_value());
+  CHECK(*r.text_encoder == TextEncoderPlacement::kSharded);
+  REQUIRE(r.vae.has_value());
+  CHECK(*r.vae == VaePlacement::kParallel);
+}
+
+TEST_CASE("a CSV file reads quoted fields, doubled quotes and empty cells", "[costmodel][timing_rows]") {
+  const TimingFile file("timings.csv",
+                        "source,model,hardware,runtime,gpus,resolution,steps,ring_degree,ulysses_degree,ulysses_anything,"
+                        "seconds_per_image,ms_per_step,peak_memory_gb\n"
+                        "\"lab, room 2\",flux.1-dev,h100-sxm,diffusers,2,\"1024x1024\",28,1,2,false,4.379,,\n"
+                        "\"the \"\"fast\"\" box\",flux.1-dev,l20,xdit,4,1008x1008,,2,2,true,,300.25,36\r\n");
+  auto rows = file.parse();
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+
+  const TimingRow& a = (*rows)[0];
+  CHECK(a.where == file.path() + ":2");
+  CHECK(a.source == "lab, room 2");
+  CHECK(a.model == "flux.1-dev");
+  CHECK(a.hardware == "h100-sxm");
+  CHECK(a.runtime == "diffusers");
+  CHECK(a.gpus == 2);
+  CHECK(a.width == 1024);
+  CHECK(a.steps == 28);
+  CHECK(a.config.ulysses() == 2);
+  REQUIRE(a.image_ms.has_value());
+  CHECK(*a.image_ms == Approx(4379.0));
+  CHECK_FALSE(a.step_ms.has_value());  // an empty cell is absent
+  CHECK_FALSE(a.peak_mem_bytes.has_value());
+
+  const TimingRow& b = (*rows)[1];
+  CHECK(b.where == file.path() + ":3");
+  CHECK(b.source == "the \"fast\" box");
+  CHECK(b.runtime == "xdit");
+  CHECK(b.width == 1008);
+  CHECK(b.height == 1008);
+  CHECK(b.steps == 0);
+  CHECK(b.config.ring() == 2);
+  CHECK(b.config.ulysses() == 2);
+  CHECK(b.config.context_parallel_config.ulysses_anything);
+  REQUIRE(b.step_ms.has_value());
+  CHECK(*b.step_ms == 300.25);
+  REQUIRE(b.peak_mem_bytes.has_value());
+  CHECK(*b.peak_mem_bytes == 36 * kGiBytes);  // 38 654 705 664 bytes
+}
+
+TEST_CASE("the recorder's JSON lines give the median step, the world size and the GPU name",
+          "[costmodel][timing_rows]") {
+  // Every key of the schema (docs/calibration.md, "The line"), as python/cpplan_record.py writes
+  // them; a blank line between the two lines.
+  const std::string first =
+      R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": null, "device": "cuda",)"
+      R"( "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_count": 4, "world_size": 4, "torch": "2.5.1", "cuda": "12.4",)"
+      R"( "host": "node1", "started_at": "2025-12-01T09:00:00Z", "finished_at": "2025-12-01T09:00:05Z",)"
+      R"( "width": 1024, "height": 1024, "frames": 1, "steps": 3, "batch": 1, "ring_degree": 1, "ulysses_degree": 4,)"
+      R"( "tp_degree": 1, "cfg_degree": 1, "dp_degree": 1, "ulysses_anything": false, "ring_anything": false,)"
+      R"( "text_encoder": "offloaded", "vae": "single", "step_ms": [10, 30, 20], "text_encode_ms": 50.5,)"
+      R"( "vae_decode_ms": 80.0, "image_ms": 250.0, "peak_mem_bytes": 35000000000.0, "peak_mem_kind": "cuda_allocated"})";
+  const std::string second =
+      R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "xdit", "hardware": "l20", "device": "cuda",)"
+      R"( "gpu_name": "NVIDIA L20", "gpu_count": 2, "world_size": 2, "torch": "2.5.1", "cuda": "12.4",)"
+      R"( "host": "node2", "started_at": "2025-12-01T09:00:00Z", "finished_at": "2025-12-01T09:00:09Z",)"
+      R"( "width": 1024, "height": 768, "frames": 1, "steps": 4, "batch": 1, "ring_degree": 2, "ulysses_degree": 1,)"
+      R"( "tp_degree": 1, "cfg_degree": 1, "dp_degree": 1, "ulysses_anything": false, "ring_anything": false,)"
+      R"( "text_encoder": "replicated", "vae": "single", "step_ms": [40, 10, 30, 20], "text_encode_ms": null,)"
+      R"( "vae_decode_ms": null, "image_ms": 900.0, "peak_mem_bytes": null, "peak_mem_kind": null})";
+  const TimingFile file("runs.jsonl", first + "\n\n" + second + "\n");
+  auto rows = file.parse();
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+
+  const TimingRow& a = (*rows)[0];
+  CHECK(a.where == file.path() + ":1");
+  CHECK(a.source == "runs.jsonl");
+  CHECK(a.hardware == "gpu:NVIDIA H100 80GB HBM3");  // hardware null: matched by GPU name later
+  CHECK(a.runtime == "diffusers");
+  CHECK(a.gpus == 4);  // world_size
+  CHECK(a.steps == 3);
+  CHECK(a.config.ulysses() == 4);
+  REQUIRE(a.step_ms.has_value());
+  CHECK(*a.step_ms == 20);  // the median of [10, 30, 20]
+  REQUIRE(a.image_ms.has_value());
+  CHECK(*a.image_ms == 250);
+  REQUIRE(a.peak_mem_bytes.has_value());
+  CHECK(*a.peak_mem_bytes == 35e9);
+  REQUIRE(a.text_encoder.has_value());
+  CHECK(*a.text_encoder == TextEncoderPlacement::kOffloaded);
+  REQUIRE(a.vae.has_value());
+  CHECK(*a.vae == VaePlacement::kSingle);
+
+  const TimingRow& b = (*rows)[1];
+  CHECK(b.where == file.path() + ":3");  // line 3: the blank line 2 is skipped but counted
+  CHECK(b.hardware == "l20");
+  CHECK(b.runtime == "xdit");
+  CHECK(b.gpus == 2);
+  CHECK(b.height == 768);
+  CHECK(b.config.ring() == 2);
+  REQUIRE(b.step_ms.has_value());
+  CHECK(*b.step_ms == 25);  // the median of [10, 20, 30, 40]: (20 + 30) / 2
+  CHECK_FALSE(b.peak_mem_bytes.has_value());
+}
+
+TEST_CASE("recorder lines are recognised by their cpplan_record key whatever the extension",
+          "[costmodel][timing_rows]") {
+  const TimingFile file(
+      "runs.json",
+      R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 1,)"
+      R"( "width": 1024, "height": 1024, "steps": 2, "step_ms": [12.5, 13.5], "image_ms": 100.0})"
+      "\n");
+  auto rows = file.parse();
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].where == file.path() + ":1");
+  REQUIRE((*rows)[0].step_ms.has_value());
+  CHECK(*(*rows)[0].step_ms == 13);  // (12.5 + 13.5) / 2
+}
+
+TEST_CASE("an unknown key is an error naming file, row and key with the nearest known one",
+          "[costmodel][timing_rows][errors]") {
+  const TimingFile file("t.json", published(point_with("modle", "\"flux.1-dev\"")));
+  const std::string e = file.error();
+  CHECK_THAT(e, Catch::StartsWith(file.path() + ": points[0]: modle = "));
+  CHECK_THAT(e, Catch::Contains("unknown field"));
+  CHECK_THAT(e, Catch::Contains("did you mean model?"));
+
+  const TimingFile csv("t.csv", "model,hardwre,gpus\nflux.1-dev,l20,1\n");
+  const std::string ce = csv.error();
+  CHECK_THAT(ce, Catch::StartsWith(csv.path() + ":1: hardwre = "));  // the header is line 1
+  CHECK_THAT(ce, Catch::Contains("did you mean hardware?"));
+
+  const TimingFile object("o.json", R"({"points": [], "sorces": {}})");
+  CHECK_THAT(object.error(), Catch::StartsWith(object.path() + ": sorces = ...: unknown field"));
+}
+
+TEST_CASE("a row without a model is an error naming file, row and field", "[costmodel][timing_rows][errors]") {
+  const TimingFile file("t.json", published(point_with("ulysses_degree", "2") + ", " + point_with("model", "")));
+  CHECK(file.error() == file.path() + ": points[1]: model = (missing): is required");
+}
+
+TEST_CASE("a row without ms_per_step or seconds_per_image is an error", "[costmodel][timing_rows][errors]") {
+  const TimingFile file("t.json", published(point_with("ms_per_step", "")));
+  const std::string e = file.error();
+  CHECK_THAT(e, Catch::StartsWith(file.path() + ": points[0]: ms_per_step = (missing): "));
+  CHECK_THAT(e, Catch::Contains("seconds_per_image"));
+}
+
+TEST_CASE("a per-image figure without its steps is an error", "[costmodel][timing_rows][errors]") {
+  std::string point = point_with("ms_per_step", "");
+  point.insert(1, "\"seconds_per_image\": 4.2, ");
+  const TimingFile file("t.json", "[" + point + "]");
+  const std::string e = file.error();
+  CHECK_THAT(e, Catch::StartsWith(file.path() + ": rows[0]: steps = (missing): "));
+  CHECK_THAT(e, Catch::Contains("per-image figure needs the steps"));
+}
+
+TEST_CASE("a degree below 1 or not an integer is an error naming the degree", "[costmodel][timing_rows][errors]") {
+  const TimingFile zero("t.json", published(point_with("ulysses_degree", "0")));
+  CHECK_THAT(zero.error(), Catch::StartsWith(zero.path() + ": points[0]: ulysses_degree = 0: must be above 0"));
+  const TimingFile half("h.json", published(point_with("ulysses_degree", "1.5")));
+  CHECK(half.error() == half.path() + ": points[0]: ulysses_degree = 1.5: must be an integer");
+  const TimingFile text("x.json", published(point_with("ring_degree", "\"two\"")));
+  CHECK(text.error() == text.path() + ": points[0]: ring_degree = two: must be a number");
+}
+
+TEST_CASE("gpus must equal the product of the degrees", "[costmodel][timing_rows][errors]") {
+  // ulysses 2 x ring 2 = 4 GPUs, not 2.
+  const TimingFile file("t.json", published(point_with("ring_degree", "2")));
+  CHECK(file.error() == file.path() + ": points[0]: gpus = 2: must equal the product of the degrees (4)");
+  const TimingFile csv("t.csv", "model,hardware,runtime,gpus,resolution,tp_degree,ms_per_step\n"
+                                "flux.1-dev,l20,diffusers,8,1024x1024,2,10\n");
+  CHECK(csv.error() == csv.path() + ":2: gpus = 8: must equal the product of the degrees (2)");
+}
+
+TEST_CASE("a JSON file that does not parse is an error naming the file", "[costmodel][timing_rows][errors]") {
+  const TimingFile file("t.json", "{\"points\": [ {\"model\": }");
+  const std::string e = file.error();
+  CHECK_THAT(e, Catch::StartsWith(file.path() + ": invalid JSON: "));
+  CHECK_THAT(e, Catch::Contains("line 1"));  // nlohmann's position of the bad token
+  CHECK(e.find('\n') == std::string::npos);
+
+  // JSON lines: the line that does not parse (line 2; the blank line 1 counts).
+  const TimingFile lines("runs.jsonl", "\n{\"cpplan_record\": 1,\n");
+  const std::string le = lines.error();
+  CHECK_THAT(le, Catch::StartsWith(lines.path() + ":2: invalid JSON: "));
+  CHECK(le.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a CSV row with another field count than its header is an error naming the line",
+          "[costmodel][timing_rows][errors]") {
+  const TimingFile file("t.csv", "model,hardware,runtime,gpus,resolution,ms_per_step\n"
+                                 "flux.1-dev,l20,diffusers,1,1024x1024,10\n"
+                                 "flux.1-dev,l20,\"diffusers,xdit\",1,1024x1024\n");
+  CHECK(file.error() == file.path() + ":3: 5 fields where the header has 6");
+}
+
+TEST_CASE("a recorder line of another schema version is an error naming the line and the key",
+          "[costmodel][timing_rows][errors]") {
+  const TimingFile file(
+      "runs.jsonl",
+      R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 1,)"
+      R"( "width": 1024, "height": 1024, "steps": 2, "step_ms": [12.5, 13.5], "image_ms": 100.0})"
+      "\n"
+      R"({"cpplan_record": 2, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 1,)"
+      R"( "width": 1024, "height": 1024, "steps": 2, "step_ms": [12.5, 13.5], "image_ms": 100.0})"
+      "\n");
+  CHECK(file.error() == file.path() + ":2: cpplan_record = 2: must be 1");
+}
+
+TEST_CASE("a recorder line whose world_size disagrees with its degrees is an error", "[costmodel][timing_rows][errors]") {
+  const TimingFile file(
+      "runs.jsonl",
+      R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 4,)"
+      R"( "width": 1024, "height": 1024, "steps": 2, "ulysses_degree": 2, "step_ms": [12.5, 13.5], "image_ms": 100.0})"
+      "\n");
+  CHECK(file.error() == file.path() + ":1: gpus = 4: must equal the product of the degrees (2)");
+}
+
+// Bad input is a value, not a crash (STYLE.md): a key of the wrong JSON type must come back as
+// an error naming the row and the field, as every other bad value does.
+TEST_CASE("a source of the wrong type is an error, not an exception", "[costmodel][timing_rows][errors]") {
+  const TimingFile file("s.json", published(point_with("source", "5")));
+  cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
+  REQUIRE_NOTHROW(r = file.parse());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == file.path() + ": points[0]: source = 5: must be a string");
+}
+
+TEST_CASE("a hardware of the wrong type is an error, not an exception", "[costmodel][timing_rows][errors]") {
+  const TimingFile file("h.json", published(point_with("hardware", "5")));
+  cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
+  REQUIRE_NOTHROW(r = file.parse());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == file.path() + ": points[0]: hardware = 5: must be a string");
+}
+
+TEST_CASE("a gpu_name of the wrong type is an error, not an exception", "[costmodel][timing_rows][errors]") {
+  const TimingFile file("g.json", published(point_with("hardware", "").insert(1, "\"gpu_name\": [1], ")));
+  cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
+  REQUIRE_NOTHROW(r = file.parse());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == file.path() + ": points[0]: gpu_name = [1]: must be a string");
+}
+
+TEST_CASE("a recorder line whose world_size is not a number is an error, not an exception",
+          "[costmodel][timing_rows][errors]") {
+  const TimingFile file(
+      "runs.jsonl",
+      R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": null,)"
+      R"( "width": 1024, "height": 1024, "steps": 2, "step_ms": [12.5, 13.5], "image_ms": 100.0})"
+      "\n");
+  cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
+  REQUIRE_NOTHROW(r = file.parse());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::StartsWith(file.path() + ":1: "));
+  CHECK_THAT(r.error().message, Catch::Contains("world_size") || Catch::Contains("gpus"));
+}
