@@ -139,6 +139,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     if (import_nccl->parsed()) return import_nccl_tests_command(store_args, out, err);
     if (import_runs->parsed()) return import_runs_command(store_args, out, err);
     if (probe_cmd->parsed()) return probe_command(probe_args, a, exe, out, err);
+    if (calibrate->parsed() && calibrate_args.pipeline_runs)
+      return calibrate_pipeline_runs_command(probe_args, calibrate_args, a, exe, out);
     if (calibrate->parsed()) {
       probe_args.folds = calibrate_args.folds;
       return calibrate_command(probe_args, a, exe, out, err);

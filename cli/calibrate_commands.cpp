@@ -17,6 +17,7 @@
 #include "cli/fingerprint.h"
 #include "executor/launcher.h"
 #include "executor/probe.h"
+#include "data/pipeline_timings.h"
 #include "executor/rendezvous.h"
 
 namespace cpplan::cli {
@@ -228,7 +229,8 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   const double cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<costmodel::Observation> observations;
   for (const data::StoredRun& r : runs.value()) {
-    if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != hw.key()) continue;
+    // This machine's executor runs: a pipeline's runs (cpplan import-runs) fit the runtimes instead.
+    if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != hw.key() || r.run.source != "executor") continue;
     const ModelProfile* m = catalog->find_model(r.run.model);
     if (!m) continue;
     auto seq = compute_sequence(*m, {r.run.width, r.run.height}, r.run.frames, m->text_tokens);
@@ -263,6 +265,21 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   fmt::print(out, "  shrinkage toward the measured model {:.3g} (chosen by cross-validation)\n", c.shrinkage);
   for (std::size_t i = 0; i < c.features.size(); ++i) fmt::print(out, "  {:<16} x {:.4g}\n", c.features[i], c.coefficients[i]);
   return kExitOk;
+}
+
+int calibrate_pipeline_runs_command(const ProbeArgs& p, const CalibrateArgs& c, const Args& a, const std::string& exe,
+                                    std::ostream& out) {
+  const std::string path = p.db.empty() ? data::Store::default_path() : p.db;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InvalidInput{fmt::format("--db = {}: no database (cpplan import-runs writes one)", path)};
+  const data::Store store = open_store(path);
+  auto runs = store.runs();
+  if (!runs) throw InvalidInput{runs.error().message};
+  const auto rows = data::pipeline_timings(runs.value(), store.path());
+  if (rows.size() < 2)
+    throw InvalidInput{fmt::format("--db = {}: {} pipeline runs; a fit needs at least 2 (cpplan import-runs)", path,
+                                   rows.size())};
+  return fit_runtimes_command(rows, store.path(), c, a, exe, out);
 }
 
 }  // namespace cpplan::cli

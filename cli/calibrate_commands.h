@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/args.h"
+#include "cli/calibrate_import.h"
 #include "costmodel/calibration.h"
 #include "costmodel/measured_model.h"
 #include "data/store.h"
@@ -62,5 +63,8 @@ void add_probe_options(CLI::App& probe, ProbeArgs& p);
 void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p);
 int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err);
 int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err);
+// `cpplan calibrate --pipeline-runs [--db F]`: the runtime fit of the database's pipeline runs.
+int calibrate_pipeline_runs_command(const ProbeArgs& p, const CalibrateArgs& c, const Args& a, const std::string& exe,
+                                    std::ostream& out);
 
 }  // namespace cpplan::cli

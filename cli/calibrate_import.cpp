@@ -25,6 +25,9 @@ void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
   calibrate.add_option("--runtime", c.runtime, "with --import: the runtime of rows that name none");
   calibrate.add_option("--runtime-for", c.runtime_for, "with --import: SOURCE=RUNTIME, the runtime of a source's rows; repeatable");
   calibrate.add_option("--folds", c.folds, "k of the k-fold cross-validation (default 5)");
+  calibrate.add_flag("--pipeline-runs", c.pipeline_runs,
+                     "fit the runtime and hardware defaults to the database's runs recorded by python/cpplan_record.py "
+                     "(cpplan import-runs)");
   calibrate.add_flag("--json", c.json, "machine-readable output");
 }
 
@@ -155,21 +158,27 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
 }  // namespace
 
 int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
+  parse_int("--folds", c.folds, 2, 100);
+  check_output(c, fit_name(c));
+  auto rows = costmodel::parse_timing_rows(read_file(c.import), c.import, import_options(c));
+  if (!rows) throw InvalidInput{rows.error().message};
+  return fit_runtimes_command(*rows, c.import, c, a, exe, out);
+}
+
+int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,
+                         const Args& a, const std::string& exe, std::ostream& out) {
   const int folds = parse_int("--folds", c.folds, 2, 100);
   const std::string name = fit_name(c);
   check_output(c, name);
-  const auto options = import_options(c);
-  auto rows = costmodel::parse_timing_rows(read_file(c.import), c.import, options);
-  if (!rows) throw InvalidInput{rows.error().message};
   // The fit starts from the priors: the profiles without any fit applied.
   auto priors = ProfileCatalog::load(profile_search_path(a.profiles, exe), CatalogOptions{.apply_fits = false});
   if (!priors) throw InvalidInput{priors.error().message};
   planner::RuntimeCalibrationOptions o;
   o.name = name;
-  o.description = fmt::format("runtime and hardware defaults fitted to {}", fs::path(c.import).filename().string());
-  o.source = c.import;
+  o.description = fmt::format("runtime and hardware defaults fitted to {}", fs::path(source).filename().string());
+  o.source = source;
   o.folds = folds;
-  auto calibrated = planner::calibrate_runtimes(*priors, *rows, o);
+  auto calibrated = planner::calibrate_runtimes(*priors, rows, o);
   if (!calibrated) throw InvalidInput{calibrated.error().message};
   planner::RuntimeCalibration result = std::move(calibrated).value();
   result.fit.provenance.cpplan_version = kVersion;
@@ -180,7 +189,7 @@ int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::s
   }
   if (c.json) out << report_json(result, c.output).dump(2) << '\n';
   else {
-    print_report(out, result, c.import);
+    print_report(out, result, source);
     if (!c.output.empty()) fmt::print(out, "wrote {}\n", c.output);
   }
   return kExitOk;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "costmodel/timing_rows.h"
 
 namespace cpplan::cli {
 
@@ -22,10 +23,15 @@ struct CalibrateArgs {
   std::vector<std::string> runtime_for;  // --runtime-for SOURCE=RUNTIME
   std::string folds = "5";
   bool json = false;
+  bool pipeline_runs = false;            // --pipeline-runs: the database's runs of source "pipeline"
 };
 
 void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c);
 // Exit 0, or 3 with one line on bad input (file, row, field, value, rule).
 int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out);
+// The fit of `rows` (read from `source`, a file or a database), its report and the -o file: what
+// --import and --pipeline-runs share.
+int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,
+                         const Args& a, const std::string& exe, std::ostream& out);
 
 }  // namespace cpplan::cli

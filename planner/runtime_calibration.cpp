@@ -49,6 +49,8 @@ Result<const P*> named(const TimingRow& row, std::string_view field, const std::
 }
 
 Result<const HardwareProfile*> hardware_of(const ProfileCatalog& c, const TimingRow& row) {
+  if (row.hardware.empty() || row.hardware == "gpu:")
+    return row_error(row, "hardware", "(missing)", "names no hardware profile and no GPU (record it with hardware=NAME)");
   if (row.hardware.rfind("gpu:", 0) == 0) {
     const std::string gpu = row.hardware.substr(4);
     if (const HardwareProfile* h = c.match_gpu(gpu, 0)) return h;

@@ -357,3 +357,69 @@ TEST_CASE("import-runs refuses a --db in a missing directory and creates nothing
   CHECK_THAT(empty.err, Catch::Contains("empty.jsonl: no runs"));
   CHECK_FALSE(fs::exists(dir.file("x.db")));
 }
+
+TEST_CASE("calibrate --pipeline-runs fits the runtimes to the imported runs of a pipeline", "[cli][import_runs][calibrate]") {
+  TempDir dir;
+  const std::string jsonl = dir.file("runs.jsonl"), db = dir.file("runs.db");
+  // Six diffusers runs of FLUX.1-dev on 4 x L20 as the diffusers guide published them (ms per
+  // step), recorded as the recorder writes lines: Ulysses 4, Ring 4 and Unified 2 x 2 at 1024 px,
+  // Ulysses Anything at 1024 and 1008 px; and one on 4 x RTX 4090 48GB.
+  struct Run {
+    const char* hardware;
+    int width, ring, ulysses;
+    bool anything;
+    double step_ms;
+  };
+  const Run runs[] = {{"l20", 1024, 1, 4, false, 281.07},       {"l20", 1024, 4, 1, false, 351.34},
+                      {"l20", 1024, 2, 2, false, 324.37},       {"l20", 1024, 1, 4, true, 280.94},
+                      {"l20", 1008, 1, 4, true, 278.40},        {"rtx4090-48g", 1024, 1, 4, false, 259.07}};
+  std::string text;
+  for (const Run& r : runs) {
+    ordered_json j = gpu_line();
+    j["runtime"] = "diffusers";
+    j["hardware"] = r.hardware;
+    j["gpu_count"] = j["world_size"] = 4;
+    j["width"] = j["height"] = r.width;
+    j["batch"] = 1;
+    j["ring_degree"] = r.ring;
+    j["ulysses_degree"] = r.ulysses;
+    j["cfg_degree"] = 1;
+    j["ulysses_anything"] = r.anything;
+    j["ring_anything"] = false;
+    j["text_encoder"] = "replicated";
+    j["vae"] = "single";
+    j["step_ms"] = {r.step_ms, r.step_ms, r.step_ms, r.step_ms};
+    text += j.dump() + "\n";
+  }
+  write(jsonl, text);
+  REQUIRE(run_cpplan({"import-runs", jsonl, "--db", db}).code == 0);
+
+  const std::string fit = dir.file("mine.toml");
+  const Process p = run_cpplan({"calibrate", "--pipeline-runs", "--db", db, "--json", "-o", fit});
+  INFO(p.out << p.err);
+  REQUIRE(p.code == 0);
+  const auto report = nlohmann::json::parse(p.out);
+  REQUIRE(report["rows"].size() == 6);
+  for (const auto& row : report["rows"]) {
+    CHECK(row["source"] == "pipeline");
+    CHECK(row["runtime"] == "diffusers");
+    CHECK_FALSE(row["per_image"].get<bool>());
+  }
+  // The median step of each run is what is fitted; the fit predicts them better than the priors.
+  std::vector<double> measured;
+  for (const auto& row : report["rows"]) measured.push_back(row["measured_ms"].get<double>());
+  std::sort(measured.begin(), measured.end());
+  CHECK(measured == std::vector<double>{259.07, 278.40, 280.94, 281.07, 324.37, 351.34});
+  CHECK(report["fitted_mape"].get<double>() < report["prior_mape"].get<double>());
+  CHECK(report["fitted_mape"].get<double>() < 0.10);
+  CHECK_THAT(slurp(fit), Catch::Contains("[runtimes.diffusers]"));
+  CHECK_THAT(slurp(fit), Catch::Contains("[architectures.ada]"));
+
+  // Runs of the executor (or no pipeline runs at all) leave nothing to fit: one line, exit 3.
+  const std::string empty = dir.file("empty.db");
+  REQUIRE(open_store(empty).schema_version() > 0);
+  const Process none = run_cpplan({"calibrate", "--pipeline-runs", "--db", empty});
+  CHECK(none.code == 3);
+  CHECK(lines_of(none.err).size() == 1);
+  CHECK_THAT(none.err, Catch::Contains("0 pipeline runs"));
+}
