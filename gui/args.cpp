@@ -27,6 +27,7 @@ int parse_int(const std::string& flag, const std::string& text, int lo, int hi) 
 ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe) {
   ParsedArgs out;
   std::string gpus = "4", res, frames, model = "flux.1-dev", hardware = "h100-sxm", steps, backend = "flash", size;
+  std::string runtime = "diffusers", text_encoder, vae;
   bool offload = false, no_anything = false;
   GuiOptions& o = out.options;
   CLI::App app{"cpplan-gui: explore the planner's configurations (Qt); the query flags are the CLI's", "cpplan-gui"};
@@ -37,7 +38,11 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--hardware", hardware, "hardware profile (default h100-sxm)");
   app.add_option("--steps", steps, "denoising steps (default: the model's)");
   app.add_option("--attention-backend", backend, "flash | cudnn | sage | native");
-  app.add_flag("--offload-text-encoders", offload, "keep text encoders off the GPU");
+  app.add_option("--runtime", runtime, "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers)");
+  app.add_option("--text-encoder", text_encoder,
+                 "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
+  app.add_option("--vae", vae, "single | parallel (default: the fastest that fits, per plan)");
+  app.add_flag("--offload-text-encoders", offload, "the same as --text-encoder offloaded");
   app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/); repeatable");
   app.add_option("--db", o.db, "SQLite database of runs (default $XDG_DATA_HOME/cpplan/cpplan.db)");
@@ -77,7 +82,23 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     const auto b = attention_backend_from_string(backend);
     if (!b) throw Invalid{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", backend)};
     in.backend = *b;
-    in.offload_text_encoders = offload;
+    // --runtime is checked against the catalog by make_query below; the placements as cli/args.cpp does.
+    in.runtime = runtime;
+    if (offload && !text_encoder.empty() && text_encoder != "offloaded")
+      throw Invalid{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", text_encoder)};
+    if (offload) in.text_encoder = TextEncoderPlacement::kOffloaded;
+    if (!text_encoder.empty()) {
+      TextEncoderPlacement te{};
+      if (!text_encoder_placement_from_string(text_encoder, te))
+        throw Invalid{fmt::format("--text-encoder = {}: must be replicated, offloaded, sequential or sharded",
+                                  text_encoder)};
+      in.text_encoder = te;
+    }
+    if (!vae.empty()) {
+      VaePlacement v{};
+      if (!vae_placement_from_string(vae, v)) throw Invalid{fmt::format("--vae = {}: must be single or parallel", vae)};
+      in.vae = v;
+    }
     in.allow_anything = !no_anything;
     if (!size.empty()) {
       auto r = parse_resolution(size);

@@ -3,6 +3,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QCursor>
+#include <QFont>
 #include <QHorizontalStackedBarSeries>
 #include <QLegend>
 #include <QLineSeries>
@@ -11,6 +12,8 @@
 #include <QToolTip>
 #include <QValueAxis>
 #include <algorithm>
+#include <iterator>
+#include <vector>
 
 #include "core/units.h"
 
@@ -158,40 +161,59 @@ void ParetoChart::set_selected(int plan_index) {
 
 BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(parent) {
   setRenderHint(QPainter::Antialiasing);
-  setMinimumSize(280, 180);
+  setMinimumSize(280, 190);  // below it Qt Charts elides the axis labels
   set_prediction(nullptr);
 }
 
+namespace {
+
+// The host's time a block group adds to the GPU's: beyond the GPU's work when launches overlap
+// it (a host-bound block), all of it when the runtime is synchronous (BlockCost::time_ms).
+Milliseconds host_beyond_gpu_ms(const costmodel::BlockCost& b) {
+  return b.overlapped ? std::max(0.0, b.host_ms - b.device_ms()) : b.host_ms;
+}
+
+}  // namespace
+
 void BreakdownChart::set_prediction(const costmodel::Prediction* p) {
-  QChart* chart = fresh_chart(this, p ? QStringLiteral("Step %1 ms = %2 compute + %3 communication")
-                                            .arg(p->step_ms, 0, 'f', 2)
-                                            .arg(p->compute_ms, 0, 'f', 2)
-                                            .arg(p->comm_ms, 0, 'f', 2)
-                                      : QStringLiteral("Step time"));
+  QString title = QStringLiteral("Step time");
+  if (p) {
+    title = QStringLiteral("Step %1 ms: host %2 ms vs GPU %3 ms (%4 compute + %5 communication)")
+                .arg(p->step_ms, 0, 'f', 2)
+                .arg(p->host_ms, 0, 'f', 2)
+                .arg(p->compute_ms + p->comm_ms, 0, 'f', 2)
+                .arg(p->compute_ms, 0, 'f', 2)
+                .arg(p->comm_ms, 0, 'f', 2);
+    if (p->sync_ms > 0) title += QStringLiteral(" + %1 waiting").arg(p->sync_ms, 0, 'f', 2);
+    if (p->calibrated) title += QStringLiteral("; bars: the analytic %1 ms").arg(p->uncalibrated_step_ms, 0, 'f', 2);
+  }
+  QChart* chart = fresh_chart(this, title);
   if (!p) return;
-  const char* const kParts[] = {"GEMM", "attention", "memory-bound", "host-bound", "communication"};
-  QBarSet* sets[5];
+  // Each bar is its group's BlockCost::time_ms(), so the bars add up to the (analytic) step.
+  const char* const kParts[] = {"GEMM", "attention", "memory-bound", "host beyond GPU", "communication",
+                                "waiting at collectives"};
+  constexpr int kPartCount = 6;
+  QBarSet* sets[kPartCount];
   auto* series = new QHorizontalStackedBarSeries;
-  for (int k = 0; k < 5; ++k) {
+  for (int k = 0; k < kPartCount; ++k) {
     sets[k] = new QBarSet(QString::fromLatin1(kParts[k]));
     series->append(sets[k]);
   }
   QStringList categories;
-  for (int i = 0; i < p->block_count; ++i) {
-    const costmodel::BlockCost& b = p->blocks[i];
-    categories << QStringLiteral("%1 x%2").arg(qstr(to_string(b.kind))).arg(b.count);
-    const double kernels = b.gemm_ms + b.attention_ms + b.memory_ms;
+  auto add = [&](const QString& category, const costmodel::BlockCost& b) {
+    categories << category;
     *sets[0] << b.gemm_ms;
     *sets[1] << b.attention_ms;
     *sets[2] << b.memory_ms;
-    *sets[3] << std::max(0.0, b.host_ms - kernels - b.comm_ms);  // host time beyond the GPU's (a host-bound block)
+    *sets[3] << host_beyond_gpu_ms(b);
     *sets[4] << b.comm_ms;
-  }
-  if (p->step_comm_extra_ms > 0) {
-    categories << QStringLiteral("per step");  // output gather over CP, CFG all-gather
-    for (int k = 0; k < 4; ++k) *sets[k] << 0.0;
-    *sets[4] << p->step_comm_extra_ms;
-  }
+    *sets[5] << b.sync_ms;
+  };
+  for (int i = 0; i < p->block_count; ++i)
+    add(QStringLiteral("%1 x%2").arg(qstr(to_string(p->blocks[i].kind))).arg(p->blocks[i].count), p->blocks[i]);
+  // the rest of the step: embedders and scheduler on the host, output gather over CP, CFG all-gather
+  if (p->step_rest.time_ms() > 0) add(QStringLiteral("per step"), p->step_rest);
+  if (sets[5]->sum() == 0) series->remove(sets[5]);  // no collectives to wait at: keep the legend short
   chart->addSeries(series);
   auto* y = new QBarCategoryAxis;
   y->append(categories);
@@ -207,38 +229,60 @@ void BreakdownChart::set_prediction(const costmodel::Prediction* p) {
 
 MemoryChart::MemoryChart(QWidget* parent) : QChartView(parent) {
   setRenderHint(QPainter::Antialiasing);
-  setMinimumSize(280, 140);
+  setMinimumSize(280, 180);  // three bars: below it Qt Charts elides the axis labels
   set_prediction(nullptr, 0);
 }
 
 void MemoryChart::set_prediction(const costmodel::Prediction* p, double gpu_memory_gib) {
-  QChart* chart = fresh_chart(this, p ? QStringLiteral("Peak memory %1 of %2 GiB per GPU%3")
-                                            .arg(p->peak_mem_bytes / kGiB, 0, 'f', 1)
-                                            .arg(gpu_memory_gib, 0, 'f', 1)
-                                            .arg(p->fits_memory ? QString() : QStringLiteral(" (does NOT fit)"))
-                                      : QStringLiteral("Peak memory"));
-  if (!p) return;
-  const costmodel::MemoryBreakdown& m = p->memory;
-  // peak() = weights + reserved + max(activations, vae_decode) (costmodel/cost_model.cpp)
-  std::vector<std::pair<QString, double>> parts = {{QStringLiteral("transformer"), m.transformer_weights},
-                                                   {QStringLiteral("text encoders"), m.text_encoder_weights},
-                                                   {QStringLiteral("VAE"), m.vae_weights},
-                                                   {QStringLiteral("reserved"), m.runtime_reserved}};
-  if (m.activations >= m.vae_decode) {
-    parts.emplace_back(QStringLiteral("activations"), m.activations - m.attention_extra);
-    parts.emplace_back(QStringLiteral("attention extra"), m.attention_extra);
-  } else {
-    parts.emplace_back(QStringLiteral("VAE decode"), m.vae_decode);
+  if (!p) {
+    fresh_chart(this, QStringLiteral("Peak memory"));
+    return;
   }
+  // One bar per phase of an image, as MemoryBreakdown::peak() (costmodel/cost_model.cpp): the
+  // prompt's encoding (with the encoder streamed or loaded, and the transformer only when it is
+  // already resident), the denoising (activations) and the VAE decode; the peak is the largest.
+  const costmodel::MemoryBreakdown& m = p->memory;
+  const Bytes resident = m.transformer_weights + m.text_encoder_weights + m.vae_weights;
+  const Bytes encode = (m.transformer_while_encoding ? m.transformer_weights : 0.0) + m.text_encoder_weights +
+                       m.vae_weights + m.text_encode;
+  const Bytes phases[3] = {encode, resident + m.activations, resident + m.vae_decode};
+  const int peak_phase = static_cast<int>(std::max_element(std::begin(phases), std::end(phases)) - std::begin(phases));
+  const char* const kPhases[3] = {"encoding", "denoising", "decoding"};
+  QChart* chart = fresh_chart(this, QStringLiteral("Peak memory %1 of %2 GiB per GPU, while %3%4")
+                                        .arg(p->peak_mem_bytes / kGiB, 0, 'f', 1)
+                                        .arg(gpu_memory_gib, 0, 'f', 1)
+                                        .arg(QString::fromLatin1(kPhases[peak_phase]))
+                                        .arg(p->fits_memory ? QString() : QStringLiteral(" (does NOT fit)")));
+  // Bytes of each part in the phases encode, denoise, decode. Each phase's own bytes share one
+  // colour (the category says which): the text encoding's streamed or loaded encoder and its
+  // activations, the transformer's activations (less the attention's extra), the VAE decoder's.
+  struct Part {
+    QString name;
+    Bytes bytes[3];
+  };
+  const Bytes tw_encoding = m.transformer_while_encoding ? m.transformer_weights : 0.0;
+  const std::vector<Part> parts = {
+      {QStringLiteral("transformer"), {tw_encoding, m.transformer_weights, m.transformer_weights}},
+      {QStringLiteral("text encoders"), {m.text_encoder_weights, m.text_encoder_weights, m.text_encoder_weights}},
+      {QStringLiteral("VAE"), {m.vae_weights, m.vae_weights, m.vae_weights}},
+      {QStringLiteral("reserved"), {m.runtime_reserved, m.runtime_reserved, m.runtime_reserved}},
+      {QStringLiteral("working set"), {m.text_encode, m.activations - m.attention_extra, m.vae_decode}},
+      {QStringLiteral("attention extra"), {0, m.attention_extra, 0}},
+  };
   auto* series = new QHorizontalStackedBarSeries;
-  for (const auto& [name, bytes] : parts) {
-    auto* set = new QBarSet(name);
-    *set << bytes / kGiB;
+  for (const Part& part : parts) {
+    if (part.bytes[0] == 0 && part.bytes[1] == 0 && part.bytes[2] == 0) continue;  // keep the legend short
+    auto* set = new QBarSet(part.name);
+    for (int phase = 2; phase >= 0; --phase) *set << part.bytes[phase] / kGiB;  // bottom-up: encoding on top
     series->append(set);
   }
   chart->addSeries(series);
   auto* y = new QBarCategoryAxis;
-  y->append(QStringLiteral("GiB"));
+  for (int phase = 2; phase >= 0; --phase)
+    y->append(QString::fromLatin1(kPhases[phase]) + (phase == peak_phase ? QStringLiteral(" (peak)") : QString()));
+  QFont small = y->labelsFont();  // three bars in a short chart: labels no taller than a bar
+  small.setPointSizeF(small.pointSizeF() * 0.8);
+  y->setLabelsFont(small);
   auto* x = new QValueAxis;
   x->setRange(0, std::max(gpu_memory_gib, p->peak_mem_bytes / kGiB));
   x->applyNiceNumbers();

@@ -36,8 +36,9 @@ class ParetoChart : public QChartView {
   QScatterSeries* selected_ = nullptr;
 };
 
-// Stacked bars: per block group (and the per-step extra), GEMM, attention, memory-bound,
-// launch-bound excess and communication milliseconds of one denoising step.
+// Stacked bars: per block group (and the rest of the step), GEMM, attention, memory-bound, the
+// host's time beyond the GPU's (host-bound blocks), communication and waiting at collectives,
+// milliseconds of one denoising step; each bar is its group's BlockCost::time_ms().
 class BreakdownChart : public QChartView {
   Q_OBJECT
 
@@ -46,8 +47,10 @@ class BreakdownChart : public QChartView {
   void set_prediction(const costmodel::Prediction* p);  // null: empty chart
 };
 
-// One stacked bar of the peak memory per GPU: weights, runtime reserve, activations (and the
-// attention's extra) or the VAE decode, whichever is larger; the axis reaches the GPU's memory.
+// One stacked bar per phase of an image (encoding the prompt, denoising, decoding) of the memory
+// per GPU: weights, runtime reserve and the phase's working set (the text encoding's, the
+// activations and the attention's extra, the VAE decode's); the largest is the peak
+// (MemoryBreakdown::peak); the axis reaches the GPU's memory.
 class MemoryChart : public QChartView {
   Q_OBJECT
 

@@ -19,6 +19,36 @@ namespace cpplan::gui {
 
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p) { return planner::framework_snippets(q, p); }
 
+namespace {
+
+// As the CLI's step_text (cli/render.cpp): "12.34 ms/step (GPU-bound: host 5.00 ms vs GPU 10.00
+// compute + 2.34 communication, 0.10 waiting at collectives)".
+std::string step_text(const costmodel::Prediction& pr) {
+  int host_bound = 0, blocks = 0;
+  for (int i = 0; i < pr.block_count; ++i) {
+    host_bound += pr.blocks[i].host_bound() ? pr.blocks[i].count : 0;
+    blocks += pr.blocks[i].count;
+  }
+  const std::string bound = host_bound == 0        ? "GPU-bound"
+                            : host_bound == blocks ? "host-bound"
+                                                   : fmt::format("{} of {} blocks host-bound", host_bound, blocks);
+  std::string s = fmt::format("{:.2f} ms/step ({}: host {:.2f} ms vs GPU {:.2f} compute + {:.2f} communication",
+                              pr.step_ms, bound, pr.host_ms, pr.compute_ms, pr.comm_ms);
+  if (pr.sync_ms > 0) s += fmt::format(", {:.2f} waiting at collectives", pr.sync_ms);
+  s += ")";
+  if (pr.calibrated) s += fmt::format(", calibrated from {:.2f} analytic", pr.uncalibrated_step_ms);
+  return s;
+}
+
+// "sharded (forced)" when the query asked for it, "sharded (auto)" when the planner picked it (the
+// fastest that fits), as the query panel's combos say.
+template <class Placement>
+std::string placement_text(Placement chosen, const std::optional<Placement>& forced) {
+  return fmt::format("{} ({})", to_string(chosen), forced ? "forced" : "auto");
+}
+
+}  // namespace
+
 PlanDetail::PlanDetail(QWidget* parent)
     : QWidget(parent),
       summary_(new QLabel),
@@ -50,7 +80,7 @@ PlanDetail::PlanDetail(QWidget* parent)
   charts->addWidget(breakdown_);
   charts->addWidget(memory_);
   charts->addWidget(code);
-  charts->setSizes({230, 140, 210});
+  charts->setSizes({230, 190, 160});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(summary_);
@@ -87,13 +117,16 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
     return;
   }
   const costmodel::Prediction& pr = *p->predicted;
+  const std::string runtime = pr.runtime.empty() ? "kernel launches only" : pr.runtime + " runtime";
   summary_->setText(QString::fromStdString(fmt::format(
-      "<b>{}</b> ({}, rotate {}): {:.2f} ms/step, {:.2f} steps/s, {:.2f} s per image "
-      "(text {:.0f} ms + {} x step + VAE {:.0f} ms); {:.2f} TFLOP and {:.1f} MB sent per rank per step; "
-      "peak {:.1f} of {:.1f} GiB{}; predictions from {} figures",
-      label, variant, to_string(p->plan.config.context_parallel_config.rotate_method), pr.step_ms, pr.steps_per_sec,
-      pr.image_ms / 1e3, pr.text_encode_ms, q->steps, pr.vae_decode_ms, pr.step_flops / 1e12, pr.comm_bytes / 1e6,
-      pr.peak_mem_bytes / kGiB, gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));
+      "<b>{}</b> ({}, rotate {}) with the {}: {}, {:.2f} steps/s; {:.2f} s per image = {:.2f} text encoding + "
+      "{:.2f} for {} steps + {:.2f} VAE decode + {:.2f} pipeline; text encoder {}, VAE {}; {:.2f} TFLOP and "
+      "{:.1f} MB sent per rank per step; peak {:.1f} of {:.1f} GiB{}; predictions from {} figures",
+      label, variant, to_string(p->plan.config.context_parallel_config.rotate_method), runtime, step_text(pr),
+      pr.steps_per_sec, pr.image_ms / 1e3, pr.text_encode_ms / 1e3, q->steps * pr.step_ms / 1e3, q->steps,
+      pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3, placement_text(pr.pipeline.text_encoder, q->text_encoder),
+      placement_text(pr.pipeline.vae, q->vae), pr.step_flops / 1e12, pr.comm_bytes / 1e6, pr.peak_mem_bytes / kGiB,
+      gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));
   breakdown_->set_prediction(&pr);
   memory_->set_prediction(&pr, gpu_gib);
   snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p)));

@@ -1,6 +1,8 @@
 #pragma once
-// The selected plan: its figures (or, when invalid, every broken rule), the step time per block
-// type and the memory stack as charts, and the diffusers script / xDiT launch line with Copy.
+// The selected plan: its figures as the CLI's "top plan:" line (the runtime, host against GPU
+// time per step, the text-encoder and VAE placement, the per-image split) or, when invalid, every
+// broken rule; the step time per block type and the memory per phase as charts; and the
+// diffusers script / xDiT launch line with Copy.
 
 #include <QWidget>
 

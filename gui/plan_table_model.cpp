@@ -4,6 +4,8 @@
 #include <QColor>
 #include <QStringList>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "core/units.h"
 
@@ -15,6 +17,37 @@ QString frameworks_text(const planner::RankedPlan& p) {
   QStringList names;
   for (const auto& n : p.frameworks.names()) names << QString::fromStdString(n);
   return names.isEmpty() ? QStringLiteral("-") : names.join(QStringLiteral(", "));
+}
+
+// "sharded/single", as the CLI's "text enc / VAE" column (cli/render.cpp).
+QString placement_text(const costmodel::Prediction& pr) {
+  const std::string s =
+      std::string(to_string(pr.pipeline.text_encoder)) + "/" + std::string(to_string(pr.pipeline.vae));
+  return QString::fromStdString(s);
+}
+
+// Blocks (counting each group's count) whose host dispatch outlasts their GPU work, of all blocks.
+std::pair<int, int> host_bound_blocks(const costmodel::Prediction& pr) {
+  int host = 0, all = 0;
+  for (int i = 0; i < pr.block_count; ++i) {
+    host += pr.blocks[i].host_bound() ? pr.blocks[i].count : 0;
+    all += pr.blocks[i].count;
+  }
+  return {host, all};
+}
+
+QString bound_text(const costmodel::Prediction& pr) {
+  return host_bound_blocks(pr).first > 0 ? QStringLiteral("host") : QStringLiteral("GPU");
+}
+
+QString bound_tooltip(const costmodel::Prediction& pr) {
+  const auto [host, all] = host_bound_blocks(pr);
+  return QStringLiteral("%1 of %2 blocks host-bound; per step: host %3 ms, GPU %4 ms compute + %5 ms communication")
+      .arg(host)
+      .arg(all)
+      .arg(pr.host_ms, 0, 'f', 2)
+      .arg(pr.compute_ms, 0, 'f', 2)
+      .arg(pr.comm_ms, 0, 'f', 2);
 }
 
 QString reasons_text(const planner::RankedPlan& p) {
@@ -51,7 +84,10 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case kValidRole: return valid;
     case kFitsRole: return pr && pr->fits_memory;
     case kVariantRole: return static_cast<int>(p.plan.variant);
-    case Qt::ToolTipRole: return valid ? QVariant() : QStringLiteral("invalid: ") + reasons_text(p);
+    case Qt::ToolTipRole:
+      if (!valid) return QStringLiteral("invalid: ") + reasons_text(p);
+      if (column == kBound) return bound_tooltip(*pr);
+      return {};
     case Qt::ForegroundRole:
       if (!valid) return QBrush(QColor(0x80, 0x80, 0x80));
       if (column == kFits && pr && !pr->fits_memory) return QBrush(QColor(0xb0, 0x20, 0x20));
@@ -71,6 +107,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         case kImageS: return pr ? pr->image_ms : kLast;
         case kPeakGiB: return pr ? pr->peak_mem_bytes : kLast;
         case kFits: return pr ? (pr->fits_memory ? 0 : 1) : 2;
+        case kPlacement: return pr ? placement_text(*pr) : QString();
+        case kBound: return pr ? host_bound_blocks(*pr).first : kLast;  // GPU-bound first, then by host-bound blocks
         case kFrameworks: return frameworks_text(p);
         case kReasons: return reasons_text(p);
         default: return {};
@@ -87,6 +125,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         case kImageS: return pr ? QString::number(pr->image_ms / 1e3, 'f', 2) : QString();
         case kPeakGiB: return pr ? QString::number(pr->peak_mem_bytes / kGiB, 'f', 1) : QString();
         case kFits: return !valid ? QStringLiteral("invalid") : pr->fits_memory ? QStringLiteral("yes") : QStringLiteral("NO");
+        case kPlacement: return pr ? placement_text(*pr) : QString();
+        case kBound: return pr ? bound_text(*pr) : QString();
         case kFrameworks: return valid ? frameworks_text(p) : QString();
         case kReasons: return reasons_text(p);
         default: return {};
@@ -97,8 +137,9 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const kNames[kColumnCount] = {"rank",    "plan",     "CP variant", "step ms",    "steps/s",
-                                                   "image s", "peak GiB", "fits",       "frameworks", "reasons"};
+  static const char* const kNames[kColumnCount] = {"rank",    "plan",     "CP variant", "step ms",        "steps/s",
+                                                   "image s", "peak GiB", "fits",       "text enc / VAE", "bound",
+                                                   "frameworks", "reasons"};
   return section >= 0 && section < kColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

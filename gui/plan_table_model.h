@@ -1,6 +1,7 @@
 #pragma once
 // The plans table: a std::vector<planner::RankedPlan> as a QAbstractTableModel (columns as the
-// CLI's table, plus the reasons of invalid plans) and a proxy that sorts and filters it.
+// CLI's table, plus whether the step is host- or GPU-bound and the reasons of invalid plans) and
+// a proxy that sorts and filters it.
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
@@ -15,8 +16,10 @@ class PlanTableModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kRank, kPlan, kVariant, kStepMs, kStepsPerSec, kImageS, kPeakGiB, kFits, kFrameworks, kReasons,
-                kColumnCount };
+  // kPlacement: the text-encoder/VAE placement of the prediction ("sharded/single", as the CLI);
+  // kBound: "host" when any block group waits on the host's dispatch (BlockCost::host_bound), else "GPU".
+  enum Column { kRank, kPlan, kVariant, kStepMs, kStepsPerSec, kImageS, kPeakGiB, kFits, kPlacement, kBound,
+                kFrameworks, kReasons, kColumnCount };
   // Roles beyond Qt's: the number a column sorts by (invalid plans sort last ascending), the
   // plan's index in the vector, and its verdict.
   enum Role { kSortRole = Qt::UserRole + 1, kIndexRole, kValidRole, kFitsRole, kVariantRole };

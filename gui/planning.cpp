@@ -25,10 +25,11 @@ Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
   q.frames = in.frames > 0 ? in.frames : m.default_frames;
   q.steps = in.steps > 0 ? in.steps : m.default_steps;
   q.backend = in.backend;
-  if (in.offload_text_encoders) q.text_encoder = TextEncoderPlacement::kOffloaded;
-  auto runtime = catalog.runtime(in.runtime);
+  auto runtime = catalog.runtime(in.runtime);  // "--runtime = x: unknown profile; ...", as the CLI
   if (!runtime) return runtime.error();
   q.runtime = *runtime;
+  q.text_encoder = in.text_encoder;
+  q.vae = in.vae;
   auto seq = compute_sequence(m, q.resolution, q.frames, m.text_tokens);
   if (!seq) return seq.error();
   q.sequence = *seq;

@@ -28,8 +28,11 @@ struct QueryInput {
   int steps = 0;
   AttentionBackend backend = AttentionBackend::kFlash;
   bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
-  bool offload_text_encoders = false;
-  std::string runtime = "diffusers";  // runtime profile (cpplan --runtime)
+  std::string runtime = "diffusers";   // runtime profile (cpplan --runtime)
+  // Forced placements (cpplan --text-encoder, --vae); unset: the planner picks, per plan, the
+  // fastest that fits.
+  std::optional<TextEncoderPlacement> text_encoder;
+  std::optional<VaePlacement> vae;
 
   bool operator==(const QueryInput&) const = default;
 };

@@ -12,6 +12,25 @@ namespace cpplan::gui {
 
 namespace {
 QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
+
+// The placement combos: "auto" (data -1), then each placement (data: its enum value).
+template <class Placement>
+void fill_placements(QComboBox* box, int count) {
+  box->addItem(QStringLiteral("auto"), -1);
+  box->setItemData(0, QStringLiteral("the planner picks, per plan, the fastest that fits"), Qt::ToolTipRole);
+  for (int i = 0; i < count; ++i) box->addItem(qstr(to_string(static_cast<Placement>(i))), i);
+}
+
+template <class Placement>
+std::optional<Placement> placement_of(const QComboBox* box) {
+  const int v = box->currentData().toInt();
+  return v < 0 ? std::nullopt : std::optional<Placement>(static_cast<Placement>(v));
+}
+
+template <class Placement>
+void show_placement(QComboBox* box, const std::optional<Placement>& p) {
+  box->setCurrentIndex(box->findData(p ? static_cast<int>(*p) : -1));
+}
 }  // namespace
 
 QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
@@ -26,8 +45,10 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       hardware_(new QComboBox),
       steps_(new QSpinBox),
       backend_(new QComboBox),
-      anything_(new QCheckBox(QStringLiteral("allow Ulysses / Ring Anything"))),
-      offload_(new QCheckBox(QStringLiteral("offload text encoders"))) {
+      runtime_(new QComboBox),
+      text_encoder_(new QComboBox),
+      vae_(new QComboBox),
+      anything_(new QCheckBox(QStringLiteral("allow Ulysses / Ring Anything"))) {
   for (const ModelProfile& m : catalog_->models()) {
     model_->addItem(QString::fromStdString(m.name));
     model_->setItemData(model_->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
@@ -37,6 +58,16 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     hardware_->setItemData(hardware_->count() - 1, QString::fromStdString(h.description), Qt::ToolTipRole);
   }
   for (int b = 0; b < kAttentionBackendCount; ++b) backend_->addItem(qstr(to_string(static_cast<AttentionBackend>(b))));
+  for (const RuntimeProfile& r : catalog_->runtimes()) {
+    runtime_->addItem(QString::fromStdString(r.name));
+    runtime_->setItemData(runtime_->count() - 1, QString::fromStdString(r.description), Qt::ToolTipRole);
+  }
+  runtime_->setToolTip(QStringLiteral("how the framework runs the plan: its host cost per op, fusion, waits"));
+  fill_placements<TextEncoderPlacement>(text_encoder_, kTextEncoderPlacementCount);
+  text_encoder_->setToolTip(QStringLiteral("where the text encoders live: on every GPU, offloaded to the host, "
+                                           "loaded only to encode, or sharded over the plan's GPUs"));
+  fill_placements<VaePlacement>(vae_, kVaePlacementCount);
+  vae_->setToolTip(QStringLiteral("the VAE decode on one GPU, or patch-parallel over the plan's GPUs"));
   width_->setRange(1, 16384);
   height_->setRange(1, 16384);
   width_->setSuffix(QStringLiteral(" px"));
@@ -59,8 +90,10 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Hardware"), hardware_);
   form->addRow(QStringLiteral("Steps"), steps_);
   form->addRow(QStringLiteral("Attention"), backend_);
+  form->addRow(QStringLiteral("Runtime"), runtime_);
+  form->addRow(QStringLiteral("Text encoder"), text_encoder_);
+  form->addRow(QStringLiteral("VAE"), vae_);
   form->addRow(anything_);
-  form->addRow(offload_);
   auto* box = new QGroupBox(QStringLiteral("Query"));
   box->setLayout(form);
   auto* layout = new QVBoxLayout(this);
@@ -74,15 +107,17 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   });
   for (QSpinBox* s : {width_, height_, frames_, gpus_, steps_})
     connect(s, &QSpinBox::valueChanged, this, [this] { emit_changed(); });
-  for (QComboBox* c : {hardware_, backend_})
+  for (QComboBox* c : {hardware_, backend_, runtime_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
-  for (QCheckBox* c : {anything_, offload_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
+  connect(anything_, &QCheckBox::toggled, this, [this] { emit_changed(); });
 
   const int flux = model_->findText(QStringLiteral("flux.1-dev"));
   const int h100 = hardware_->findText(QStringLiteral("h100-sxm"));
+  const int diffusers = runtime_->findText(QString::fromStdString(QueryInput{}.runtime));
   quiet_ = true;
   model_->setCurrentIndex(flux >= 0 ? flux : 0);
   hardware_->setCurrentIndex(h100 >= 0 ? h100 : 0);
+  runtime_->setCurrentIndex(diffusers >= 0 ? diffusers : 0);
   gpus_->setValue(4);
   apply_model_defaults();
   quiet_ = false;
@@ -119,7 +154,9 @@ QueryInput QueryPanel::input() const {
   in.steps = steps_->value();
   in.backend = static_cast<AttentionBackend>(backend_->currentIndex());
   in.allow_anything = anything_->isChecked();
-  in.offload_text_encoders = offload_->isChecked();
+  in.runtime = runtime_->currentText().toStdString();
+  in.text_encoder = placement_of<TextEncoderPlacement>(text_encoder_);
+  in.vae = placement_of<VaePlacement>(vae_);
   return in;
 }
 
@@ -137,7 +174,10 @@ void QueryPanel::set_input(const QueryInput& in) {
   if (h >= 0) hardware_->setCurrentIndex(h);
   backend_->setCurrentIndex(static_cast<int>(in.backend));
   anything_->setChecked(in.allow_anything);
-  offload_->setChecked(in.offload_text_encoders);
+  const int r = runtime_->findText(QString::fromStdString(in.runtime));
+  if (r >= 0) runtime_->setCurrentIndex(r);
+  show_placement(text_encoder_, in.text_encoder);
+  show_placement(vae_, in.vae);
   quiet_ = false;
   emit_changed();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The query panel: model (and its facts at the chosen size), resolution, frames (video models),
-// GPU count, hardware, steps, attention backend and options. Every edit emits changed() with the
-// whole query; the window re-plans off the UI thread.
+// GPU count, hardware, steps, attention backend, the runtime (how the framework runs it), the
+// text-encoder and VAE placements ("auto": the planner picks per plan) and the anything modes.
+// Every edit emits changed() with the whole query; the window re-plans off the UI thread.
 
 #include <QWidget>
 
@@ -29,6 +30,9 @@ class QueryPanel : public QWidget {
   QSpinBox* gpus_box() { return gpus_; }
   QSpinBox* width_box() { return width_; }
   QSpinBox* height_box() { return height_; }
+  QComboBox* runtime_box() { return runtime_; }
+  QComboBox* text_encoder_box() { return text_encoder_; }  // "auto", then each placement
+  QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
 
  signals:
   void changed(const cpplan::gui::QueryInput& input);
@@ -48,8 +52,10 @@ class QueryPanel : public QWidget {
   QComboBox* hardware_;
   QSpinBox* steps_;
   QComboBox* backend_;
+  QComboBox* runtime_;
+  QComboBox* text_encoder_;  // item data: -1 for auto, else the TextEncoderPlacement
+  QComboBox* vae_;           // item data: -1 for auto, else the VaePlacement
   QCheckBox* anything_;
-  QCheckBox* offload_;
   bool quiet_ = false;  // set_input in progress: one changed() at the end
 };
 

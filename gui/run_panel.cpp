@@ -44,7 +44,10 @@ QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString
   if (cp.ulysses_anything) a << QStringLiteral("--ulysses-anything");
   if (cp.ring_anything) a << QStringLiteral("--ring-anything");
   if (!cp.convert_to_fp32) a << QStringLiteral("--no-fp32");
-  if (q.text_encoder) a << QStringLiteral("--text-encoder") << QString::fromStdString(std::string(to_string(*q.text_encoder)));
+  // No --runtime: `cpplan run` predicts as it runs (the cpplan runtime). Forced placements are
+  // query flags it takes; unset, it picks them as the planner does.
+  if (q.text_encoder) a << QStringLiteral("--text-encoder") << qstr(to_string(*q.text_encoder));
+  if (q.vae) a << QStringLiteral("--vae") << qstr(to_string(*q.vae));
   if (!db.isEmpty()) a << QStringLiteral("--db") << db;
   return a;
 }

@@ -23,7 +23,8 @@ namespace cpplan::gui {
 // installed; "" when neither is executable.
 QString find_cpplan(const QString& application_dir);
 
-// `cpplan run` arguments for the plan `c` of the query `q`, recording into `db` ("" = default).
+// `cpplan run` arguments for the plan `c` of the query `q`, recording into `db` ("" = default);
+// with the query's forced --text-encoder / --vae, without its runtime (run predicts as cpplan).
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db);
 
 class RunPanel : public QWidget {

@@ -1,9 +1,11 @@
 // The plans table's adapters over real planner results: one row per plan, the CLI's columns
-// and formatting, sorting by each number with invalid plans last, and the three filters.
+// and formatting (with the text-encoder/VAE placement and whether the step is host- or
+// GPU-bound), sorting by each number with invalid plans last, and the three filters.
 #include <catch2/catch.hpp>
 
 #include <QStringList>
 #include <algorithm>
+#include <functional>
 
 #include "core/units.h"
 #include "gui/plan_table_model.h"
@@ -16,12 +18,14 @@ using cpplan::gui::QueryInput;
 
 namespace {
 
-cpplan::gui::PlanResult plan(const std::string& hardware, int gpus, int width, int height) {
+cpplan::gui::PlanResult plan(const std::string& hardware, int gpus, int width, int height,
+                             std::function<void(QueryInput&)> edit = {}) {
   QueryInput in;
   in.hardware = hardware;
   in.gpus = gpus;
   in.width = width;
   in.height = height;
+  if (edit) edit(in);
   auto r = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
   if (!r.error.empty()) throw std::runtime_error(r.error);
   return r;
@@ -44,7 +48,7 @@ TEST_CASE("The table has one row per plan with the CLI's columns and figures", "
   QStringList headers;
   for (int c = 0; c < model.columnCount(); ++c) headers << model.headerData(c, Qt::Horizontal).toString();
   CHECK(headers.join(QStringLiteral("|")).toStdString() ==
-        "rank|plan|CP variant|step ms|steps/s|image s|peak GiB|fits|frameworks|reasons");
+        "rank|plan|CP variant|step ms|steps/s|image s|peak GiB|fits|text enc / VAE|bound|frameworks|reasons");
 
   const auto& top = r.report.plans.front();
   const auto& pr = *top.predicted;
@@ -56,6 +60,12 @@ TEST_CASE("The table has one row per plan with the CLI's columns and figures", "
   CHECK(cell(model, 0, PlanTableModel::kImageS) == QString::number(pr.image_ms / 1e3, 'f', 2));
   CHECK(cell(model, 0, PlanTableModel::kPeakGiB) == QString::number(pr.peak_mem_bytes / cpplan::kGiB, 'f', 1));
   CHECK(cell(model, 0, PlanTableModel::kFits) == "yes");
+  CHECK(cell(model, 0, PlanTableModel::kPlacement).toStdString() ==
+        std::string(cpplan::to_string(pr.pipeline.text_encoder)) + "/" + std::string(cpplan::to_string(pr.pipeline.vae)));
+  bool host_bound = false;
+  for (int i = 0; i < pr.block_count; ++i) host_bound = host_bound || pr.blocks[i].host_bound();
+  CHECK(cell(model, 0, PlanTableModel::kBound) == (host_bound ? "host" : "GPU"));
+  CHECK(cell(model, 0, PlanTableModel::kBound, Qt::ToolTipRole).contains("blocks host-bound"));
   CHECK(cell(model, 0, PlanTableModel::kFrameworks) == "diffusers, cache-dit");
   CHECK(cell(model, 0, PlanTableModel::kReasons).isEmpty());
   CHECK(cell(model, 4, PlanTableModel::kRank) == "5");
@@ -77,6 +87,8 @@ TEST_CASE("An invalid row shows every reason, no figures, and sorts last", "[gui
   CHECK(cell(model, row, PlanTableModel::kFits) == "invalid");
   CHECK(cell(model, row, PlanTableModel::kRank) == "-");
   CHECK(cell(model, row, PlanTableModel::kStepMs).isEmpty());
+  CHECK(cell(model, row, PlanTableModel::kPlacement).isEmpty());
+  CHECK(cell(model, row, PlanTableModel::kBound).isEmpty());
   CHECK(cell(model, row, PlanTableModel::kPlan, Qt::ToolTipRole).contains(expected.front()));
 
   // A Ring plan on 4 GPUs at 1008x1008: 3969 image tokens do not split in 4.
@@ -149,5 +161,50 @@ TEST_CASE("Sorting by step time orders the valid plans by it, invalid ones last"
   std::vector<double> peaks;
   for (int i = 0; i < r.report.valid_count; ++i) peaks.push_back(cell(proxy, i, PlanTableModel::kPeakGiB).toDouble());
   CHECK(std::is_sorted(peaks.rbegin(), peaks.rend()));
+  for (int i = r.report.valid_count; i < proxy.rowCount(); ++i) CHECK(cell(proxy, i, PlanTableModel::kFits) == "invalid");
+}
+
+TEST_CASE("A forced text encoder shows in every valid row's placement column", "[gui][table][placement]") {
+  const auto chosen = plan("h100-sxm", 4, 1024, 1024);
+  const auto forced = plan("h100-sxm", 4, 1024, 1024, [](QueryInput& in) {
+    in.text_encoder = cpplan::TextEncoderPlacement::kSharded;
+    in.vae = cpplan::VaePlacement::kParallel;
+  });
+  REQUIRE(forced.report.valid_count == chosen.report.valid_count);
+  PlanTableModel model;
+  model.set_plans(chosen.report.plans);
+  bool sharded_chosen = false;  // the planner does not shard the encoders of a plan that fits without
+  for (int i = 0; i < chosen.report.valid_count; ++i)
+    sharded_chosen = sharded_chosen || cell(model, i, PlanTableModel::kPlacement).startsWith("sharded");
+  CHECK(!sharded_chosen);
+  model.set_plans(forced.report.plans);
+  for (int i = 0; i < forced.report.valid_count; ++i) CHECK(cell(model, i, PlanTableModel::kPlacement) == "sharded/parallel");
+}
+
+TEST_CASE("The bound column says host for host-bound steps and sorts GPU-bound first", "[gui][table][bound]") {
+  // Eager diffusers on 2 H100s at 1280x1280: some plans' kernels are short enough to wait on
+  // Python's dispatch, others not (as `cpplan --json --all` says per block).
+  const auto r = plan("h100-sxm", 2, 1280, 1280);
+  PlanTableModel model;
+  model.set_plans(r.report.plans);
+  int host = 0;
+  for (int i = 0; i < r.report.valid_count; ++i) {
+    const auto& pr = *r.report.plans[i].predicted;
+    bool any = false;
+    for (int b = 0; b < pr.block_count; ++b) any = any || pr.blocks[b].host_bound();
+    CHECK(cell(model, i, PlanTableModel::kBound) == (any ? "host" : "GPU"));
+    host += any;
+  }
+  REQUIRE(host > 0);
+  REQUIRE(host < r.report.valid_count);  // both kinds, so the sort has something to order
+
+  PlanFilterProxy proxy;
+  proxy.setSourceModel(&model);
+  proxy.set_show_invalid(true);
+  proxy.sort(PlanTableModel::kBound, Qt::AscendingOrder);
+  const int gpu = r.report.valid_count - host;
+  for (int i = 0; i < r.report.valid_count; ++i) CHECK(cell(proxy, i, PlanTableModel::kBound) == (i < gpu ? "GPU" : "host"));
+  for (int i = r.report.valid_count; i < proxy.rowCount(); ++i) CHECK(cell(proxy, i, PlanTableModel::kFits) == "invalid");
+  proxy.sort(PlanTableModel::kPlacement, Qt::DescendingOrder);  // a text column sorts too, invalid still last
   for (int i = r.report.valid_count; i < proxy.rowCount(); ++i) CHECK(cell(proxy, i, PlanTableModel::kFits) == "invalid");
 }

@@ -65,4 +65,29 @@ TEST_CASE("cpplan-gui refuses bad flags with one line and the CLI's exit codes",
   const Outcome model = run_gui({"--model", "nope", "--screenshot", "x.png"});
   CHECK(model.exit_code == 3);
   CHECK(model.err.trimmed().count('\n') == 0);
+  const Outcome te = run_gui({"--text-encoder", "gpu", "--screenshot", "x.png"});
+  CHECK(te.exit_code == 3);
+  CHECK(te.err.trimmed() == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential or sharded");
+  const Outcome vae = run_gui({"--vae", "tiled", "--screenshot", "x.png"});
+  CHECK(vae.exit_code == 3);
+  CHECK(vae.err.trimmed() == "cpplan-gui: --vae = tiled: must be single or parallel");
+  const Outcome runtime = run_gui({"--runtime", "torch", "--screenshot", "x.png"});
+  CHECK(runtime.exit_code == 3);
+  CHECK(runtime.err.startsWith("cpplan-gui: --runtime = torch: "));
+  CHECK(runtime.err.trimmed().count('\n') == 0);
+  const Outcome alias = run_gui({"--offload-text-encoders", "--text-encoder", "sharded", "--screenshot", "x.png"});
+  CHECK(alias.exit_code == 3);
+  CHECK(alias.err.trimmed() == "cpplan-gui: --offload-text-encoders: contradicts --text-encoder = sharded");
+}
+
+TEST_CASE("cpplan-gui takes --runtime, --text-encoder, --vae and the --offload-text-encoders alias",
+          "[gui][screenshot][runtime]") {
+  cpplan::test::TempDir dir;
+  const QString png = QString::fromStdString(dir.file("shot.png"));
+  const Outcome o = run_gui({"--screenshot", png, "--gpus", "4", "--res", "1008x1008", "--runtime", "compiled",
+                             "--offload-text-encoders", "--vae", "single"});
+  INFO(o.err.toStdString());
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.out.contains("5 plans shown (5 valid"));
+  CHECK(!QImage(png).isNull());
 }

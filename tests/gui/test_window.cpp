@@ -1,9 +1,13 @@
 // The query-to-table path with real widgets, off-screen: the window plans on the thread pool,
 // fills the table, selects the top plan and shows its details, snippet, chart and run command;
-// filters and invalid rows; a burst of queries ends on the last one; the heatmap; the flags.
+// filters and invalid rows; a burst of queries ends on the last one; the runtime and placement
+// combos; the heatmap; the flags.
 #include <catch2/catch.hpp>
 
 #include <QCheckBox>
+#include <QAbstractBarSeries>
+#include <QBarSet>
+#include <QChart>
 #include <QClipboard>
 #include <QComboBox>
 #include <QGuiApplication>
@@ -11,6 +15,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QTableWidget>
+#include <algorithm>
 #include <filesystem>
 
 #include "gui/args.h"
@@ -138,6 +143,152 @@ TEST_CASE("Editing the query re-plans and a burst of edits ends on the last one"
   CHECK(w.selected_plan() == -1);
 }
 
+namespace {
+
+// The plan of the shown result with `label` and `variant`, or null.
+const cpplan::planner::RankedPlan* find_plan(MainWindow& w, const std::string& label, cpplan::CpVariant variant) {
+  for (const auto& p : w.plan_model()->plans())
+    if (cpplan::plan_label(p.plan.config) == label && p.plan.variant == variant) return &p;
+  return nullptr;
+}
+
+// Picks `text` in `box` (which re-plans) and waits for the new plans.
+void choose(MainWindow& w, QComboBox* box, const QString& text) {
+  const int i = box->findText(text);
+  REQUIRE(i >= 0);
+  box->setCurrentIndex(i);
+  REQUIRE(w.planning());
+  while (w.planning()) REQUIRE(wait_for(&w, &MainWindow::plans_shown));
+}
+
+}  // namespace
+
+TEST_CASE("The runtime combo re-plans: compiled code steps faster than eager diffusers", "[gui][window][runtime]") {
+  gui_app();
+  cpplan::test::TempDir dir;
+  MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  plan_and_wait(w, flux(4, 1024, 1024));
+  QComboBox* runtime = w.query_panel()->runtime_box();
+  QStringList names;
+  for (int i = 0; i < runtime->count(); ++i) names << runtime->itemText(i);
+  for (const std::string& name : shared_catalog()->runtime_names()) CHECK(names.contains(QString::fromStdString(name)));
+  CHECK(runtime->count() == static_cast<int>(shared_catalog()->runtime_names().size()));
+  CHECK(runtime->currentText() == "diffusers");
+  CHECK(w.result()->query->runtime->name == "diffusers");
+
+  REQUIRE(w.selected_plan() == 0);
+  const auto& top = w.plan_model()->plan(0);
+  const std::string label = cpplan::plan_label(top.plan.config);
+  const cpplan::CpVariant variant = top.plan.variant;
+  const double eager_ms = top.predicted->step_ms;
+  CHECK(top.predicted->runtime == "diffusers");
+  CHECK(w.plan_detail()->summary_text().contains("with the diffusers runtime"));
+  CHECK(w.plan_detail()->summary_text().contains(QStringLiteral("host %1 ms vs GPU").arg(top.predicted->host_ms, 0, 'f', 2)));
+
+  choose(w, runtime, QStringLiteral("compiled"));
+  CHECK(w.result()->input.runtime == "compiled");
+  CHECK(w.result()->query->runtime->name == "compiled");
+  const auto* same = find_plan(w, label, variant);
+  REQUIRE(same != nullptr);
+  CHECK(same->predicted->runtime == "compiled");
+  CHECK(same->predicted->step_ms < eager_ms);
+  CHECK(w.plan_detail()->summary_text().contains("with the compiled runtime"));
+  // `cpplan run` predicts as it runs (the cpplan runtime): the Run tab does not pass --runtime
+  CHECK(!w.run_panel()->arguments().contains("--runtime"));
+}
+
+TEST_CASE("Forcing the text encoder and VAE shows them in the table, the summary and the run", "[gui][window][placement]") {
+  gui_app();
+  cpplan::test::TempDir dir;
+  MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  plan_and_wait(w, flux(4, 1024, 1024));
+  QComboBox* te = w.query_panel()->text_encoder_box();
+  QComboBox* vae = w.query_panel()->vae_box();
+  QStringList items;
+  for (int i = 0; i < te->count(); ++i) items << te->itemText(i);
+  CHECK(items.join('|') == "auto|replicated|offloaded|sequential|sharded");
+  items.clear();
+  for (int i = 0; i < vae->count(); ++i) items << vae->itemText(i);
+  CHECK(items.join('|') == "auto|single|parallel");
+  CHECK(te->currentText() == "auto");
+  CHECK(!w.result()->input.text_encoder);
+  CHECK(w.plan_detail()->summary_text().contains(QStringLiteral("text encoder %1 (auto)").arg(QString::fromStdString(std::string(cpplan::to_string(w.plan_model()->plan(0).predicted->pipeline.text_encoder))))));
+  CHECK(!w.run_panel()->arguments().contains("--text-encoder"));
+
+  choose(w, te, QStringLiteral("sharded"));
+  REQUIRE(w.result()->input.text_encoder == cpplan::TextEncoderPlacement::kSharded);
+  for (int i = 0; i < w.plan_proxy()->rowCount(); ++i)
+    CHECK(w.plan_proxy()->index(i, PlanTableModel::kPlacement).data().toString().startsWith("sharded/"));
+  CHECK(w.plan_detail()->summary_text().contains("text encoder sharded (forced)"));
+  CHECK(w.run_panel()->arguments().join(' ').contains("--text-encoder sharded"));
+
+  choose(w, vae, QStringLiteral("parallel"));
+  REQUIRE(w.result()->input.vae == cpplan::VaePlacement::kParallel);
+  for (int i = 0; i < w.plan_proxy()->rowCount(); ++i)
+    CHECK(w.plan_proxy()->index(i, PlanTableModel::kPlacement).data().toString() == "sharded/parallel");
+  CHECK(w.plan_detail()->summary_text().contains("VAE parallel (forced)"));
+  CHECK(w.run_panel()->arguments().join(' ').contains("--text-encoder sharded --vae parallel"));
+
+  choose(w, te, QStringLiteral("auto"));  // back to the planner's pick
+  CHECK(!w.result()->input.text_encoder);
+  CHECK(!w.run_panel()->arguments().contains("--text-encoder"));
+
+  // set_input shows a query's placements in the combos (the flags' path)
+  QueryInput in = flux(4, 1024, 1024);
+  in.text_encoder = cpplan::TextEncoderPlacement::kOffloaded;
+  in.runtime = "xdit";
+  plan_and_wait(w, in);
+  CHECK(te->currentText() == "offloaded");
+  CHECK(vae->currentText() == "auto");
+  CHECK(w.query_panel()->runtime_box()->currentText() == "xdit");
+  CHECK(w.plan_model()->plan(0).predicted->pipeline.text_encoder == cpplan::TextEncoderPlacement::kOffloaded);
+}
+
+TEST_CASE("The charts add up: step bars to the step, the memory phases to the peak", "[gui][window][charts]") {
+  gui_app();
+  cpplan::test::TempDir dir;
+  MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  QueryInput in = flux(8, 512, 512);  // eager diffusers, short kernels: host-bound blocks
+  in.text_encoder = cpplan::TextEncoderPlacement::kSequential;  // the encoding phase loads the encoder
+  plan_and_wait(w, in);
+  REQUIRE(w.selected_plan() == 0);
+  const auto& pr = *w.plan_model()->plan(0).predicted;
+
+  auto* breakdown = w.plan_detail()->findChild<cpplan::gui::BreakdownChart*>();
+  REQUIRE(breakdown != nullptr);
+  const auto step_series = breakdown->chart()->series();
+  REQUIRE(step_series.size() == 1);
+  double step_sum = 0, host_beyond = 0;
+  for (QBarSet* set : static_cast<QAbstractBarSeries*>(step_series.front())->barSets()) {
+    step_sum += set->sum();
+    if (set->label() == "host beyond GPU") host_beyond = set->sum();
+  }
+  CHECK(step_sum == Approx(pr.calibrated ? pr.uncalibrated_step_ms : pr.step_ms));
+  bool host_bound = false;
+  for (int i = 0; i < pr.block_count; ++i) host_bound = host_bound || pr.blocks[i].host_bound();
+  CHECK((host_beyond > 0) == (host_bound || pr.step_rest.host_bound()));
+  CHECK(breakdown->chart()->title().contains(QStringLiteral("host %1 ms").arg(pr.host_ms, 0, 'f', 2)));
+
+  auto* memory = w.plan_detail()->findChild<cpplan::gui::MemoryChart*>();
+  REQUIRE(memory != nullptr);
+  const auto memory_series = memory->chart()->series();
+  REQUIRE(memory_series.size() == 1);
+  const auto sets = static_cast<QAbstractBarSeries*>(memory_series.front())->barSets();
+  double phase[3] = {0, 0, 0};  // decoding, denoising, encoding (bottom-up)
+  bool working = false;
+  for (QBarSet* set : sets) {
+    for (int k = 0; k < 3; ++k) phase[k] += set->at(k);
+    if (set->label() == "working set") {  // each phase's own bytes
+      working = true;
+      CHECK(set->at(2) == Approx(pr.memory.text_encode / cpplan::kGiB));
+      CHECK(set->at(0) == Approx(pr.memory.vae_decode / cpplan::kGiB));
+    }
+  }
+  CHECK(working);
+  CHECK(std::max({phase[0], phase[1], phase[2]}) == Approx(pr.peak_mem_bytes / cpplan::kGiB));
+  CHECK(memory->chart()->title().contains(QStringLiteral("Peak memory %1 of").arg(pr.peak_mem_bytes / cpplan::kGiB, 0, 'f', 1)));
+}
+
 TEST_CASE("The heatmap holds the best plan over resolutions x GPU counts", "[gui][window][heatmap]") {
   gui_app();
   cpplan::test::TempDir dir;
@@ -188,7 +339,9 @@ TEST_CASE("cpplan-gui's flags: the CLI's query flags, exit 2 for usage and 3 for
   CHECK(ok.options.input.width == 1280);
   CHECK(ok.options.input.frames == 81);
   CHECK(ok.options.input.backend == cpplan::AttentionBackend::kCudnn);
-  CHECK(ok.options.input.offload_text_encoders);
+  CHECK(ok.options.input.text_encoder == cpplan::TextEncoderPlacement::kOffloaded);  // the alias
+  CHECK(!ok.options.input.vae);
+  CHECK(ok.options.input.runtime == "diffusers");
   CHECK(ok.catalog != nullptr);
 
   auto unknown = parse({"--gpu", "4"});
@@ -202,4 +355,40 @@ TEST_CASE("cpplan-gui's flags: the CLI's query flags, exit 2 for usage and 3 for
   CHECK(size.message.find('\n') == std::string::npos);
   CHECK(parse({"--model", "flux-1-dev"}).exit_code == 3);
   CHECK(parse({"--attention-backend", "xformers"}).exit_code == 3);
+}
+
+TEST_CASE("cpplan-gui's --runtime, --text-encoder and --vae: the CLI's values and one-line errors", "[gui][args]") {
+  auto parse = [](std::vector<const char*> argv) {
+    argv.insert(argv.begin(), "cpplan-gui");
+    return cpplan::gui::parse_args(static_cast<int>(argv.size()), argv.data(), "");
+  };
+  auto ok = parse({"--runtime", "compiled", "--text-encoder", "sharded", "--vae", "parallel"});
+  REQUIRE(ok.exit_code == -1);
+  CHECK(ok.options.input.runtime == "compiled");
+  CHECK(ok.options.input.text_encoder == cpplan::TextEncoderPlacement::kSharded);
+  CHECK(ok.options.input.vae == cpplan::VaePlacement::kParallel);
+  auto defaults = parse({});
+  REQUIRE(defaults.exit_code == -1);
+  CHECK(defaults.options.input.runtime == "diffusers");
+  CHECK(!defaults.options.input.text_encoder);
+  CHECK(!defaults.options.input.vae);
+  auto both = parse({"--offload-text-encoders", "--text-encoder", "offloaded"});  // the alias agrees
+  REQUIRE(both.exit_code == -1);
+  CHECK(both.options.input.text_encoder == cpplan::TextEncoderPlacement::kOffloaded);
+
+  auto te = parse({"--text-encoder", "gpu"});
+  CHECK(te.exit_code == 3);
+  CHECK(te.message == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential or sharded");
+  auto vae = parse({"--vae", "tiled"});
+  CHECK(vae.exit_code == 3);
+  CHECK(vae.message == "cpplan-gui: --vae = tiled: must be single or parallel");
+  auto contradiction = parse({"--offload-text-encoders", "--text-encoder", "sharded"});
+  CHECK(contradiction.exit_code == 3);
+  CHECK(contradiction.message == "cpplan-gui: --offload-text-encoders: contradicts --text-encoder = sharded");
+  auto runtime = parse({"--runtime", "torch"});
+  CHECK(runtime.exit_code == 3);
+  CHECK(runtime.message.rfind("cpplan-gui: --runtime = torch: ", 0) == 0);
+  CHECK(runtime.message.find('\n') == std::string::npos);
+  auto empty = parse({"--text-encoder", "auto"});  // "auto" is the GUI's word for leaving it out, not a value
+  CHECK(empty.exit_code == 3);
 }
