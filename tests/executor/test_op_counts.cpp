@@ -1,0 +1,277 @@
+// The `[ops]` of profiles/runtimes/cpplan.toml, counted: the executor's real model and runner
+// (executor/model.cpp, executor/runner.cpp, executor/attention/) run on CPU in fp32 under an ATen
+// RecordFunction observer that counts the top-level ops of the rank's thread (an op dispatched
+// while no other observed op runs on that thread: what the host dispatches one by one; the ops a
+// composite op such as at::linear calls inside itself are not counted again). Every count is a
+// difference of two runs, so what the two share (building the weights, the set-up, the
+// read-back of the figures) cancels exactly:
+//   one forward pass = warm-up 2 minus warm-up 1;
+//   one block        = the pass of a model with 2 blocks of its kind minus the pass with 1;
+//   one step         = steps 2 minus steps 1 (the runner's loop: CP split, forward, CP gather,
+//                      CFG, Euler update), less its blocks and the per-step read-back.
+// Context- and tensor-parallel plans run as real ranks: one thread per rank in this process,
+// Gloo over loopback, counted on rank 0.
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include <chrono>
+#include <stdexcept>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/profiles.h"
+#include "executor/runner.h"
+
+// Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
+#undef CHECK
+#include <catch2/catch.hpp>
+
+#include "tests/support/fixtures.h"
+
+namespace {
+
+using cpplan::BlockGroup;
+using cpplan::BlockKind;
+using cpplan::ModelProfile;
+using cpplan::ParallelConfig;
+using cpplan::executor::RunFigures;
+using cpplan::executor::RunSpec;
+
+// ------------------------------------------------------------------ the observer
+// Thread-local: each rank's thread counts its own ops; LibTorch's intra-op and Gloo worker
+// threads never count (`counting` is false there).
+thread_local bool counting = false;
+thread_local int depth = 0;
+thread_local long long top_level_ops = 0;
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) {
+  if (counting && depth++ == 0) ++top_level_ops;
+  return nullptr;
+}
+void on_op_end(const at::RecordFunction&, at::ObserverContext*) {
+  if (counting) --depth;
+}
+
+// Counts the top-level ATen ops (RecordScope::FUNCTION) of this thread while it lives.
+class OpCounter {
+ public:
+  OpCounter()
+      : handle_(at::addThreadLocalCallback(
+            at::RecordFunctionCallback(on_op_start, on_op_end).scopes({at::RecordScope::FUNCTION}))) {
+    depth = 0;
+    top_level_ops = 0;
+    counting = true;
+  }
+  ~OpCounter() {
+    counting = false;
+    at::removeCallback(handle_);
+  }
+  OpCounter(const OpCounter&) = delete;
+  OpCounter& operator=(const OpCounter&) = delete;
+  long long ops() const { return top_level_ops; }
+
+ private:
+  at::CallbackHandle handle_;
+};
+
+// ------------------------------------------------------------------ runs
+// Sizes every plan below splits evenly (degrees 2 and 3): 6 x 6 = 36 image tokens, 12 text tokens.
+constexpr cpplan::Resolution kResolution{96, 96};
+constexpr int kTextTokens = 12;
+
+// A built-in model (flux-tiny, wan-tiny) with other blocks; the rest as its profile says.
+ModelProfile model(const std::string& base, std::vector<BlockGroup> blocks) {
+  const ModelProfile* found = cpplan::test::catalog().find_model(base);
+  if (!found) throw std::runtime_error("no model profile " + base);
+  ModelProfile m = *found;
+  m.blocks = std::move(blocks);
+  m.text_tokens = kTextTokens;
+  return m;
+}
+ModelProfile model(const std::string& base, BlockKind kind, int count) { return model(base, {{kind, count, false}}); }
+
+RunSpec spec(const ModelProfile& m, const ParallelConfig& pc, int warmup, int steps, int batch = 1) {
+  RunSpec s;
+  s.model = &m;
+  s.batch = batch;
+  s.resolution = kResolution;
+  s.frames = 1;
+  s.warmup = warmup;
+  s.steps = steps;
+  s.config = pc;
+  s.seed = 7;
+  s.timeout = std::chrono::seconds(60);
+  return s;
+}
+
+struct Counted {
+  long long ops = 0;  // rank 0's top-level ops over the whole run_rank
+  RunFigures figures;
+};
+
+// run_rank on every rank of the plan (one thread each, one in-process store), counted on rank 0.
+Counted count_run(const RunSpec& s) {
+  const int world = static_cast<int>(s.config.world_size());
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<Counted> counted(world);
+  std::vector<std::exception_ptr> errors(world);
+  auto rank_main = [&](int rank) {
+    try {
+      OpCounter counter;
+      counted[rank].figures = cpplan::executor::run_rank(s, store, rank, world);
+      counted[rank].ops = counter.ops();
+    } catch (...) {
+      errors[rank] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> others;
+  for (int r = 1; r < world; ++r) others.emplace_back(rank_main, r);
+  rank_main(0);
+  for (auto& t : others) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return counted[0];
+}
+
+// Ops of one forward pass (velocity(): the CP split, the model, the CP gather, CFG).
+long long pass_ops(const ModelProfile& m, const ParallelConfig& pc, int batch) {
+  return count_run(spec(m, pc, 2, 1, batch)).ops - count_run(spec(m, pc, 1, 1, batch)).ops;
+}
+
+// Ops of one block of `kind` of the `base` model's architecture under the plan.
+long long block_ops(const std::string& base, BlockKind kind, const ParallelConfig& pc, int batch = 1) {
+  return pass_ops(model(base, kind, 2), pc, batch) - pass_ops(model(base, kind, 1), pc, batch);
+}
+
+// After the loop rank 0 reads every timed step's time back (`slowest[i].item<double>()`: a select
+// and an item, executor/runner.cpp): per step, but no part of a step.
+constexpr long long kReadBackOpsPerStep = 2;
+
+// Ops of one denoising step of the runner's loop, blocks included.
+long long step_ops(const ModelProfile& m, const ParallelConfig& pc) {
+  return count_run(spec(m, pc, 1, 2)).ops - count_run(spec(m, pc, 1, 1)).ops - kReadBackOpsPerStep;
+}
+
+ParallelConfig single_rank() { return cpplan::test::config(1, 1); }
+
+const cpplan::RuntimeProfile& cpplan_runtime() {
+  static const cpplan::RuntimeProfile rt = [] {
+    auto loaded = cpplan::load_runtime_profile(cpplan::test::profiles_dir() + "/runtimes/cpplan.toml");
+    if (!loaded) throw std::runtime_error(loaded.error().message);
+    return std::move(loaded).value();
+  }();
+  return rt;
+}
+
+}  // namespace
+
+TEST_CASE("cpplan.toml's op counts per block and per step are the executor's own, counted",
+          "[executor][runtime]") {
+  const cpplan::RuntimeOps& claimed = cpplan_runtime().ops;
+  const long long double_block = block_ops("flux-tiny", BlockKind::kDouble, single_rank());
+  const long long single_block = block_ops("flux-tiny", BlockKind::kSingle, single_rank());
+  const long long cross_block = block_ops("wan-tiny", BlockKind::kCross, single_rank());
+  // The step outside the blocks, for flux-tiny's blocks (2 double, 2 single) and wan-tiny's (2
+  // cross, true CFG: the conditional and unconditional batches concatenated, then combined).
+  const ModelProfile flux = model("flux-tiny", {{BlockKind::kDouble, 2, false}, {BlockKind::kSingle, 2, false}});
+  const ModelProfile wan = model("wan-tiny", BlockKind::kCross, 2);
+  const long long flux_step = step_ops(flux, single_rank()) - 2 * double_block - 2 * single_block;
+  const long long wan_step = step_ops(wan, single_rank()) - 2 * cross_block;
+  std::cout << "top-level ATen ops, single rank: double_block " << double_block << ", single_block " << single_block
+            << ", cross_block " << cross_block << ", step " << flux_step << " (FLUX-style; Wan-style with true CFG "
+            << wan_step << ")\n";
+  CHECK(claimed.double_block == double_block);
+  CHECK(claimed.single_block == single_block);
+  CHECK(claimed.cross_block == cross_block);
+  CHECK(claimed.step == flux_step);
+}
+
+TEST_CASE("cpplan.toml's op counts of the parallel plans are the executor's own, counted on real ranks",
+          "[executor][runtime][multirank]") {
+  const cpplan::RuntimeOps& claimed = cpplan_runtime().ops;
+  const ParallelConfig one = single_rank();
+  using cpplan::test::config;
+  // Beyond the single-rank plan, per attention layer (every block below has one in its CP group).
+  auto extra = [&](const std::string& base, BlockKind kind, const ParallelConfig& pc, int batch = 1) {
+    return block_ops(base, kind, pc, batch) - block_ops(base, kind, one, batch);
+  };
+
+  // Ulysses: per all-to-all a reshape, a permute, the send made contiguous, the receive buffer,
+  // a permute and a reshape: 4 x 6. The contiguous copy is no op when the permuted send already
+  // is contiguous, as it is for a batch of 1 (and q, k, v contiguous): FLUX's double blocks then
+  // dispatch 21, its single blocks 22 (their v is a transposed view). The profile takes a batch
+  // of 2 (Wan's true CFG in one pass, or two images), where every send is copied.
+  const long long ulysses = extra("wan-tiny", BlockKind::kCross, config(1, 2));
+  CHECK(extra("flux-tiny", BlockKind::kDouble, config(1, 2), 2) == ulysses);
+  const long long ulysses_double_1 = extra("flux-tiny", BlockKind::kDouble, config(1, 2));
+  const long long ulysses_single_1 = extra("flux-tiny", BlockKind::kSingle, config(1, 2));
+  CHECK(ulysses_double_1 <= ulysses);
+  CHECK(ulysses_single_1 <= ulysses);
+
+  // Ring (the default rotate method, allgather): set-up + r x per K/V block, from r = 2 and 3.
+  // Ring replaces the local attention (12 ops) and its first block needs no merge (10 ops), so
+  // the set-up is negative; the profile's counts are non-negative: ring = 0, a bias of the
+  // set-up's magnitude per attention layer, and ring_iteration exact.
+  const long long ring2 = extra("flux-tiny", BlockKind::kDouble, config(2, 1));
+  const long long ring_iteration = extra("flux-tiny", BlockKind::kDouble, config(3, 1)) - ring2;
+  const long long ring = ring2 - 2 * ring_iteration;
+  // p2p (printed: the profile has one Ring count, the default's).
+  ParallelConfig p2p2 = config(2, 1), p2p3 = config(3, 1);
+  p2p2.context_parallel_config.rotate_method = p2p3.context_parallel_config.rotate_method = cpplan::RotateMethod::kP2P;
+  const long long p2p_2 = extra("flux-tiny", BlockKind::kDouble, p2p2);
+  const long long p2p_iteration = extra("flux-tiny", BlockKind::kDouble, p2p3) - p2p_2;
+
+  // Ulysses Anything beyond Ulysses at u = 2 (the lengths' all-gather and read-back, the flat
+  // all-to-alls' slicing), even lengths and heads; Ring Anything beyond Ring: the same code, its
+  // padding only on the ranks shorter than the longest (never rank 0).
+  const long long anything = extra("flux-tiny", BlockKind::kDouble, config(1, 2, 1, 1, 1, true)) - ulysses_double_1;
+  const long long anything_3 =
+      extra("flux-tiny", BlockKind::kDouble, config(1, 3, 1, 1, 1, true)) - extra("flux-tiny", BlockKind::kDouble, config(1, 3));
+  const long long ring_anything = extra("flux-tiny", BlockKind::kDouble, config(2, 1, 1, 1, 1, false, true)) - ring2;
+
+  // Tensor parallelism: a double block all-reduces 4 times (two attention outputs, two MLPs).
+  const long long tp = extra("flux-tiny", BlockKind::kDouble, config(1, 1, 2));
+
+  std::cout << "top-level ATen ops per attention layer on rank 0 (Gloo, fp32): ulysses " << ulysses << " (batch 1: "
+            << ulysses_double_1 << " double, " << ulysses_single_1 << " single), ring " << ring
+            << ", ring_iteration " << ring_iteration << " (p2p: ring " << p2p_2 - 2 * p2p_iteration
+            << ", ring_iteration " << p2p_iteration << "), ulysses anything beyond ulysses " << anything
+            << " (u = 3: " << anything_3 << "), ring anything beyond ring " << ring_anything
+            << "; tensor parallel 2: " << tp << " per double block (4 all-reduces)\n";
+  CHECK(ring < 0);
+  CHECK(ring_anything == 0);
+  CHECK(tp % 4 == 0);
+  CHECK(claimed.ulysses == ulysses);
+  CHECK(claimed.ring == 0);
+  CHECK(claimed.ring_iteration == ring_iteration);
+  CHECK(claimed.anything == anything);
+  CHECK(claimed.tp_all_reduce == tp / 4);
+}
+
+TEST_CASE("the host time per top-level op of the CPU executor is printed", "[executor][runtime]") {
+  // A model so small that a step is its dispatch: 2 heads of 16, FFN 64, 4 image and 4 text tokens.
+  ModelProfile m = model("flux-tiny", {{BlockKind::kDouble, 2, false}, {BlockKind::kSingle, 2, false}});
+  m.heads = 2;
+  m.ffn_hidden = 64;
+  m.text_tokens = 4;
+  RunSpec timed = spec(m, single_rank(), 3, 50);
+  timed.resolution = {32, 32};
+  RunSpec once = timed, twice = timed;
+  once.steps = 1;
+  twice.steps = 2;
+  const long long ops = count_run(twice).ops - count_run(once).ops - kReadBackOpsPerStep;
+  // Timed without an observer: a registered callback would slow every dispatch.
+  const RunFigures f = cpplan::executor::run_rank(timed, c10::make_intrusive<c10d::HashStore>(), 0, 1);
+  // The median step, and the 10th percentile (less of what other processes on the host take).
+  const double us_per_op = f.median_step_ms() * 1e3 / static_cast<double>(ops);
+  const double us_per_op_p10 = f.percentile_step_ms(0.1) * 1e3 / static_cast<double>(ops);
+  std::cout << "host time per top-level ATen op (CPU, fp32, " << at::get_num_threads() << " threads): " << us_per_op
+            << " us (p10 " << us_per_op_p10 << " us; " << ops << " ops per step, median step " << f.median_step_ms()
+            << " ms)\n";
+  CHECK(ops > 0);
+  CHECK(us_per_op > 0);
+}
