@@ -202,6 +202,13 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
              rp.placement ? fmt::format("groups placed on {}{}", q.topology->name,
                                         q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "")
                           : fmt::format("groups on {}'s links (no --topology)", hw.name));
+  // Which inputs a fit of end-to-end timings changed (profiles/fits/).
+  const std::string hw_fit = hw.fitted_by.empty() ? "as in its profile" : "scaled by the fit " + hw.fitted_by;
+  const std::string rt_fit = !q.runtime                    ? ""
+                             : q.runtime->fitted_by.empty() ? fmt::format("; runtime {}: as in its profile", q.runtime->name)
+                                                            : fmt::format("; runtime {}: host costs from the fit {}",
+                                                                          q.runtime->name, q.runtime->fitted_by);
+  fmt::print(out, "inputs: {} efficiencies {}{}\n", hw.name, hw_fit, rt_fit);
   fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",
              "collective", "spans", "raw GB/s", "eff", "busbw GB/s", "alpha us", "ms/step");
   for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
