@@ -109,6 +109,7 @@ json report_json(const planner::RuntimeCalibration& r, const std::string& output
           {"misordered", r.misordered},
           {"memory_rows", r.memory_rows},
           {"memory_within_10", r.memory_within_10},
+          {"memory_mape", r.memory_mape},
           {"memory_outside_10", r.memory_outside_10},
           {"fit", to_toml(r.fit)},
           {"output", output.empty() ? json(nullptr) : json(output)}};
@@ -136,7 +137,8 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
              r.pairs_ordered, r.pairs);
   for (const auto& m : r.misordered) fmt::print(out, "  misordered: {}\n", m);
   if (r.memory_rows > 0)
-    fmt::print(out, "peak memory: {} of {} within 10%\n", r.memory_within_10, r.memory_rows);
+    fmt::print(out, "peak memory: MAPE {:.1f}%; {} of {} within 10%\n", 100 * r.memory_mape, r.memory_within_10,
+               r.memory_rows);
   for (const auto& m : r.memory_outside_10) fmt::print(out, "  outside 10%: {}\n", m);
   fmt::print(out, "fitted values:\n");
   for (const auto& [name, v] : r.fit.runtimes)

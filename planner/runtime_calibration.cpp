@@ -271,12 +271,15 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
     if (rows[i].peak_mem_bytes) {
       c.predicted_mem_bytes = p.peak_mem_bytes;
       ++out.memory_rows;
-      if (std::abs(p.peak_mem_bytes / *rows[i].peak_mem_bytes - 1) <= 0.10) ++out.memory_within_10;
+      const double error = std::abs(p.peak_mem_bytes / *rows[i].peak_mem_bytes - 1);
+      out.memory_mape += error;
+      if (error <= 0.10) ++out.memory_within_10;
       else
         out.memory_outside_10.push_back(fmt::format("{}: measured {:.2f} GiB, predicted {:.2f} GiB", row_label(c),
                                                     *rows[i].peak_mem_bytes / kGiB, p.peak_mem_bytes / kGiB));
     }
   }
+  if (out.memory_rows > 0) out.memory_mape /= out.memory_rows;
   out.prior_mape = mape(out.rows, &CalibratedRow::prior_ms);
   out.fitted_mape = mape(out.rows, &CalibratedRow::fitted_ms);
   out.cv_mape = mape(out.rows, &CalibratedRow::held_out_ms);

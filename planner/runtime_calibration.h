@@ -37,6 +37,7 @@ struct RuntimeCalibration {
   int pairs = 0, pairs_ordered = 0;
   std::vector<std::string> misordered;
   int memory_rows = 0, memory_within_10 = 0;
+  double memory_mape = 0;  // over the rows with a measured peak, fraction
   std::vector<std::string> memory_outside_10;
 };
 
