@@ -17,6 +17,12 @@ namespace cpplan {
 enum class BlockKind { kDouble, kSingle, kCross };
 
 enum class FfnKind { kGelu, kSwiGlu };       // 2 or 3 weight matrices of D x F
+// Where a block's adaLN shift/scale/gate come from (all from the timestep vector, per sample):
+// kBlock:  each block projects its own (FLUX.1, SD3, HunyuanVideo, Qwen-Image);
+// kShared: one projection for all double blocks and one for all single blocks (FLUX.2);
+// kExpert: separate ones for the text and the image tokens of a single-stream block (CogVideoX);
+// kTable:  one projection for the model plus a learned table per block (Wan, PixArt, LTX).
+enum class Modulation { kBlock, kShared, kExpert, kTable };
 enum class TextHandling { kJoint, kCross };  // text tokens in the attention sequence, or as K/V
 // How the model's CP plan splits the sequence: image and text separately (FLUX, Qwen-Image,
 // LTX), or image/video tokens only with text kept whole on every rank (Wan; xDiT-style for
@@ -28,6 +34,9 @@ struct BlockGroup {
   BlockKind kind = BlockKind::kSingle;
   int count = 0;
   bool image_self_attention = false;  // an extra image-only self-attention (SD3.5-medium 0-12)
+  // Single-stream blocks: attention, then the FFN, each with its own output projection
+  // (CogVideoX); else attention and MLP side by side with one fused output projection (FLUX).
+  bool sequential = false;
 };
 
 struct Component {
@@ -61,6 +70,8 @@ struct ModelProfile {
   int head_dim = 0;
   int ffn_hidden = 0;
   FfnKind ffn_kind = FfnKind::kGelu;
+  bool qk_norm = true;            // RMSNorm of q and k per head before RoPE
+  Modulation modulation = Modulation::kBlock;
   double params = 0;              // transformer parameters
   Bytes bytes_per_param = 2;      // weight dtype (bf16)
   Bytes bytes_per_activation = 2; // activation dtype (bf16)
@@ -108,6 +119,7 @@ struct ModelProfile {
 std::string_view to_string(BlockKind k);
 std::string_view to_string(Guidance g);
 std::string_view to_string(CpSplit s);
+std::string_view to_string(Modulation m);
 std::string_view to_string(TextHandling t);
 
 }  // namespace cpplan

@@ -58,12 +58,14 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
 
   if (const auto* t = r.table("transformer"); t && r.ok()) {
     Reader tr = r.sub(*t, "transformer");
-    tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "params", "dtype", "patch_spatial",
+    tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "params", "dtype", "patch_spatial",
              "patch_temporal", "in_channels", "blocks"});
     tr.integer("heads", m.heads, 1, 4096);
     tr.integer("head_dim", m.head_dim, 1, 4096);
     tr.integer("ffn_hidden", m.ffn_hidden, 1, kMaxInt);
     tr.choice("ffn", m.ffn_kind, {"gelu", "swiglu"});
+    tr.boolean("qk_norm", m.qk_norm);
+    tr.choice("modulation", m.modulation, {"block", "shared", "expert", "table"}, false);
     tr.number("params", m.params, 0, kMaxParams, true, true);
     m.bytes_per_param = m.bytes_per_activation = dtype_bytes(tr, "dtype", 2);
     tr.integer("patch_spatial", m.patch_spatial, 1, 64);
@@ -71,10 +73,13 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
     tr.integer("in_channels", m.in_channels, 1, 1 << 16);
     tr.tables("blocks", true, [&](Reader& b) {
       BlockGroup g;
-      b.only({"kind", "count", "image_self_attention"});
+      b.only({"kind", "count", "image_self_attention", "sequential"});
       b.choice("kind", g.kind, {"double", "single", "cross"});
       b.integer("count", g.count, 1, 10000);
       b.boolean("image_self_attention", g.image_self_attention);
+      b.boolean("sequential", g.sequential);
+      if (b.ok() && g.sequential && g.kind != BlockKind::kSingle)
+        b.fail("sequential", "true", "only single-stream blocks run attention and FFN in sequence");
       m.blocks.push_back(g);
     });
     if (tr.ok() && m.blocks.empty()) tr.fail("blocks", "[]", "needs at least one block group");
@@ -502,6 +507,10 @@ std::string_view to_string(Guidance g) {
   return n[static_cast<int>(g)];
 }
 std::string_view to_string(CpSplit s) { return s == CpSplit::kImageAndText ? "image_and_text" : "image_only"; }
+std::string_view to_string(Modulation m) {
+  static constexpr std::string_view names[] = {"block", "shared", "expert", "table"};
+  return names[static_cast<int>(m)];
+}
 std::string_view to_string(TextHandling t) { return t == TextHandling::kJoint ? "joint" : "cross"; }
 std::string_view to_string(LinkKind k) {
   constexpr std::string_view n[] = {"nvswitch", "pcie", "pcie_host", "ici"};

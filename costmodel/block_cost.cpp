@@ -67,6 +67,9 @@ class BlockBuilder {
         ffn(rows);
       }
       if (g_.image_self_attention) projections(ctx_.image_attention.tokens);
+    } else if (g_.kind == BlockKind::kSingle && g_.sequential) {  // attention, then FFN (CogVideoX)
+      projections(tokens);
+      ffn(tokens);
     } else if (g_.kind == BlockKind::kSingle) {  // q, k, v, MLP in; one output projection of both
       for (int i = 0; i < 3; ++i) gemm(tokens, d(), dt);
       gemm(tokens, d(), ffn_in);
@@ -144,8 +147,8 @@ class BlockBuilder {
 
   // TP: every row-parallel projection ends in an all-reduce of its tokens' activations. Double
   // blocks: attention out and FFN out per stream (image, text); single blocks: one, their output
-  // projection fuses attention and MLP; cross blocks: self-attention, cross-attention and FFN;
-  // SD3.5-medium's extra image self-attention adds one.
+  // projection fuses attention and MLP (sequential ones: attention out and FFN out); cross blocks:
+  // self-attention, cross-attention and FFN; SD3.5-medium's extra image self-attention adds one.
   void tp_all_reduces() {
     if (ctx_.axes.t <= 1) return;
     auto all_reduce = [&](int count, double on_tokens) {
@@ -163,7 +166,7 @@ class BlockBuilder {
       all_reduce(2 + (g_.image_self_attention ? 1 : 0), ctx_.tokens - ctx_.text_local);
       all_reduce(2, ctx_.text_local);
     } else {
-      all_reduce(g_.kind == BlockKind::kCross ? 3 : 1, ctx_.tokens);
+      all_reduce(g_.kind == BlockKind::kCross ? 3 : g_.sequential ? 2 : 1, ctx_.tokens);
     }
   }
 

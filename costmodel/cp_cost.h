@@ -71,6 +71,8 @@ inline double split_tokens(const AttentionInput& in, int n) {
 inline double local_tokens(const AttentionInput& in, int n) {
   return split_tokens(in, n) + (in.split_text ? 0 : in.text_tokens);
 }
+// Joint text that every rank holds whole (not split with the image).
+inline bool whole_text(const AttentionInput& in) { return !in.split_text && in.text_tokens > 0; }
 inline double sequence(const AttentionInput& in) { return in.image_tokens + in.text_tokens; }
 inline double split_sequence(const AttentionInput& in) { return in.image_tokens + (in.split_text ? in.text_tokens : 0); }
 // Each all-to-all needs its tensor contiguous in the order it scatters (heads for Q, K, V;

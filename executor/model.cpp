@@ -107,25 +107,53 @@ at::Tensor gelu_tanh(const at::Tensor& x) { return at::gelu(x, "tanh"); }
 
 struct AttentionWeights {
   Linear q, k, v;
-  at::Tensor q_norm, k_norm;
+  at::Tensor q_norm, k_norm;  // undefined without QK-norm
   RowLinear out;
 };
-AttentionWeights attention_weights(WeightSource& ws, int64_t d, int64_t hd) {
+AttentionWeights attention_weights(WeightSource& ws, int64_t d, int64_t hd, bool qk_norm) {
   AttentionWeights a{column(ws, d, d), column(ws, d, d), column(ws, d, d), {}, {}, {}};
-  a.q_norm = ws.full({hd}, 0.1) + 1;
-  a.k_norm = ws.full({hd}, 0.1) + 1;
+  if (qk_norm) {
+    a.q_norm = ws.full({hd}, 0.1) + 1;
+    a.k_norm = ws.full({hd}, 0.1) + 1;
+  }
   a.out = row(ws, d, d);
   return a;
 }
 
+// GELU: out(gelu(in(x))); SwiGLU: out(silu(gate(x)) * in(x)). Column-parallel in (and gate),
+// row-parallel out.
 struct Mlp {
-  Linear in;
+  Linear in, gate;
   RowLinear out;
-  at::Tensor operator()(const at::Tensor& x, Comm& tp) const { return out(gelu_tanh(in(x)), tp); }
+  at::Tensor hidden(const at::Tensor& x) const { return gate.w.defined() ? at::silu(gate(x)) * in(x) : gelu_tanh(in(x)); }
+  at::Tensor operator()(const at::Tensor& x, Comm& tp) const { return out(hidden(x), tp); }
 };
-Mlp mlp(WeightSource& ws, int64_t d, int64_t f) { return {column(ws, f, d), row(ws, d, f)}; }
+Mlp mlp(WeightSource& ws, int64_t d, int64_t f, FfnKind kind) {
+  Mlp m;
+  m.in = column(ws, f, d);
+  if (kind == FfnKind::kSwiGlu) m.gate = column(ws, f, d);
+  m.out = row(ws, d, f);
+  return m;
+}
 
-// ---------------------------------------------------------------- MMDiT (FLUX family)
+// adaLN terms [B, 1, D] of one block: shift, scale and gate chunks, for the text and the image
+// tokens of a joint sequence [text; image] (the same unless the modulation is per modality).
+struct Mod {
+  std::vector<at::Tensor> txt, img;
+  // norm(x) * (1 + scale) + shift with chunks (i, i + 1), each token range its own
+  at::Tensor modulate_joint(const at::Tensor& x, int64_t text, int i) const {
+    if (txt.empty()) return modulate(x, img[i], img[i + 1]);
+    return at::cat({modulate(x.narrow(1, 0, text), txt[i], txt[i + 1]),
+                    modulate(x.narrow(1, text, x.size(1) - text), img[i], img[i + 1])}, 1);
+  }
+  at::Tensor gate_joint(const at::Tensor& y, int64_t text, int i) const {
+    if (txt.empty()) return img[i] * y;
+    return at::cat({txt[i] * y.narrow(1, 0, text), img[i] * y.narrow(1, text, y.size(1) - text)}, 1);
+  }
+};
+std::vector<at::Tensor> chunks(const Linear& l, const at::Tensor& vec, int n) { return l(vec).unsqueeze(1).chunk(n, -1); }
+
+// ---------------------------------------------------------------- MMDiT (FLUX, SD3, HunyuanVideo, Qwen-Image, CogVideoX)
 class Mmdit final : public DitModel {
  public:
   Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op)
@@ -135,9 +163,15 @@ class Mmdit final : public DitModel {
     txt_embed_ = replicated(ws, d_, d_);
     time_in_ = replicated(ws, d_, 256);
     time_out_ = replicated(ws, d_, d_);
+    if (m.modulation == Modulation::kShared) {  // FLUX.2: one projection per stream kind
+      shared_img_ = replicated(ws, 6 * d_, d_);
+      shared_txt_ = replicated(ws, 6 * d_, d_);
+      shared_single_ = replicated(ws, 3 * d_, d_);
+    }
     for (const BlockGroup& g : m.blocks)
       for (int i = 0; i < g.count; ++i) {
-        if (g.kind == BlockKind::kDouble) doubles_.push_back(make_double(ws));
+        if (g.kind == BlockKind::kDouble) doubles_.push_back(make_double(ws, g));
+        else if (g.sequential) sequentials_.push_back(make_sequential(ws));
         else singles_.push_back(make_single(ws));
       }
     norm_out_ = replicated(ws, 2 * d_, d_);
@@ -152,67 +186,128 @@ class Mmdit final : public DitModel {
     const at::Tensor vec = at::silu(time_out_(at::silu(time_in_(timestep_features(in.timestep, 256).to(img.scalar_type())))));
     const at::Tensor angles = at::cat({in.text_rope, in.image_rope}, 0);
     const int64_t text_len = txt.size(1);
-    for (const DoubleBlock& b : doubles_) {
-      auto mi = b.img_mod(vec).unsqueeze(1).chunk(6, -1), mt = b.txt_mod(vec).unsqueeze(1).chunk(6, -1);
-      const at::Tensor ni = modulate(img, mi[0], mi[1]), nt = modulate(txt, mt[0], mt[1]);
-      const at::Tensor q = at::cat({project(b.txt_attn.q, b.txt_attn.q_norm, nt), project(b.img_attn.q, b.img_attn.q_norm, ni)}, 2);
-      const at::Tensor k = at::cat({project(b.txt_attn.k, b.txt_attn.k_norm, nt), project(b.img_attn.k, b.img_attn.k_norm, ni)}, 2);
-      const at::Tensor v = at::cat({heads(b.txt_attn.v(nt), local_heads_), heads(b.img_attn.v(ni), local_heads_)}, 2);
-      const at::Tensor o = merge_heads(op_.forward(rope(q, angles), rope(k, angles), v, ctx));
-      txt = txt + mt[2] * b.txt_attn.out(o.narrow(1, 0, text_len), tp_);
-      img = img + mi[2] * b.img_attn.out(o.narrow(1, text_len, o.size(1) - text_len), tp_);
-      img = img + mi[5] * b.img_mlp(modulate(img, mi[3], mi[4]), tp_);
-      txt = txt + mt[5] * b.txt_mlp(modulate(txt, mt[3], mt[4]), tp_);
-    }
+    for (const DoubleBlock& b : doubles_) double_block(b, vec, angles, img, txt, ctx);
     at::Tensor x = at::cat({txt, img}, 1);
-    for (const SingleBlock& b : singles_) {
-      auto mo = b.mod(vec).unsqueeze(1).chunk(3, -1);
-      const at::Tensor n = modulate(x, mo[0], mo[1]);
-      const at::Tensor q = rope(project(b.q, b.q_norm, n), angles), k = rope(project(b.k, b.k_norm, n), angles);
-      const at::Tensor o = merge_heads(op_.forward(q, k, heads(b.v(n), local_heads_), ctx));
-      // proj_out over [attention, mlp] is row-parallel: each rank holds its heads' and FFN columns.
-      x = x + mo[2] * b.out(at::cat({o, gelu_tanh(b.mlp_in(n))}, -1), tp_);
-    }
+    for (const SingleBlock& b : singles_) x = single_block(b, vec, angles, x, ctx);
+    for (const SequentialBlock& b : sequentials_) x = sequential_block(b, vec, angles, text_len, x, ctx);
     img = x.narrow(1, text_len, x.size(1) - text_len);
     auto fo = norm_out_(at::silu(vec)).unsqueeze(1).chunk(2, -1);
     return proj_out_(modulate(img, fo[0], fo[1]));
   }
 
  private:
+  // Separate image and text weights, joint attention (FLUX double-stream, SD3 joint block); with
+  // an image-only self-attention after it (SD3.5-medium's MMDiT-X blocks 0-12).
   struct DoubleBlock {
     Linear img_mod, txt_mod;
-    AttentionWeights img_attn, txt_attn;
+    AttentionWeights img_attn, txt_attn, img_attn2;
     Mlp img_mlp, txt_mlp;
+    bool image_self_attention = false;
   };
+  // One weight set over [text; image]: attention and MLP side by side from one norm, one output
+  // projection of both (FLUX single-stream, HunyuanVideo).
   struct SingleBlock {
-    Linear mod, q, k, v, mlp_in;
+    Linear mod, q, k, v;
+    Mlp mlp;  // in (and gate) only: its output is the fused projection below
     at::Tensor q_norm, k_norm;
     RowLinear out;
   };
+  // One weight set over [text; image]: attention, then the FFN, each with its own output
+  // projection and its own modulation per modality under expert adaLN (CogVideoX).
+  struct SequentialBlock {
+    Linear mod, txt_mod;
+    AttentionWeights attn;
+    Mlp mlp;
+  };
 
   at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
-    return rms_norm(heads(l(x), local_heads_), norm);
+    const at::Tensor h = heads(l(x), local_heads_);
+    return norm.defined() ? rms_norm(h, norm) : h;
   }
-  DoubleBlock make_double(WeightSource& ws) {
-    DoubleBlock b{replicated(ws, 6 * d_, d_), replicated(ws, 6 * d_, d_), {}, {}, {}, {}};
-    b.img_attn = attention_weights(ws, d_, hd_);
-    b.txt_attn = attention_weights(ws, d_, hd_);
-    b.img_mlp = mlp(ws, d_, f_);
-    b.txt_mlp = mlp(ws, d_, f_);
+  at::Tensor attend(const AttentionWeights& a, const at::Tensor& x, const at::Tensor& angles, AttentionContext& ctx) const {
+    const at::Tensor q = rope(project(a.q, a.q_norm, x), angles), k = rope(project(a.k, a.k_norm, x), angles);
+    return a.out(merge_heads(op_.forward(q, k, heads(a.v(x), local_heads_), ctx)), tp_);
+  }
+
+  void double_block(const DoubleBlock& b, const at::Tensor& vec, const at::Tensor& angles, at::Tensor& img,
+                    at::Tensor& txt, AttentionContext& ctx) const {
+    const bool shared = m_.modulation == Modulation::kShared;
+    auto mi = chunks(shared ? shared_img_ : b.img_mod, vec, b.image_self_attention ? 9 : 6);
+    auto mt = chunks(shared ? shared_txt_ : b.txt_mod, vec, 6);
+    const at::Tensor ni = modulate(img, mi[0], mi[1]), nt = modulate(txt, mt[0], mt[1]);
+    // SD3.5-medium: the second attention's input is normed from the block's input, as the first's.
+    const at::Tensor ni2 = b.image_self_attention ? modulate(img, mi[6], mi[7]) : at::Tensor();
+    const at::Tensor q = at::cat({project(b.txt_attn.q, b.txt_attn.q_norm, nt), project(b.img_attn.q, b.img_attn.q_norm, ni)}, 2);
+    const at::Tensor k = at::cat({project(b.txt_attn.k, b.txt_attn.k_norm, nt), project(b.img_attn.k, b.img_attn.k_norm, ni)}, 2);
+    const at::Tensor v = at::cat({heads(b.txt_attn.v(nt), local_heads_), heads(b.img_attn.v(ni), local_heads_)}, 2);
+    const at::Tensor o = merge_heads(op_.forward(rope(q, angles), rope(k, angles), v, ctx));
+    const int64_t text_len = txt.size(1);
+    txt = txt + mt[2] * b.txt_attn.out(o.narrow(1, 0, text_len), tp_);
+    img = img + mi[2] * b.img_attn.out(o.narrow(1, text_len, o.size(1) - text_len), tp_);
+    if (b.image_self_attention) {
+      AttentionContext image = ctx.image_only();
+      const at::Tensor image_angles = angles.narrow(0, text_len, angles.size(0) - text_len);
+      img = img + mi[8] * attend(b.img_attn2, ni2, image_angles, image);
+    }
+    img = img + mi[5] * b.img_mlp(modulate(img, mi[3], mi[4]), tp_);
+    txt = txt + mt[5] * b.txt_mlp(modulate(txt, mt[3], mt[4]), tp_);
+  }
+
+  at::Tensor single_block(const SingleBlock& b, const at::Tensor& vec, const at::Tensor& angles, const at::Tensor& x,
+                          AttentionContext& ctx) const {
+    auto mo = chunks(m_.modulation == Modulation::kShared ? shared_single_ : b.mod, vec, 3);
+    const at::Tensor n = modulate(x, mo[0], mo[1]);
+    const at::Tensor q = rope(project(b.q, b.q_norm, n), angles), k = rope(project(b.k, b.k_norm, n), angles);
+    const at::Tensor o = merge_heads(op_.forward(q, k, heads(b.v(n), local_heads_), ctx));
+    // proj_out over [attention, mlp] is row-parallel: each rank holds its heads' and FFN columns.
+    return x + mo[2] * b.out(at::cat({o, b.mlp.hidden(n)}, -1), tp_);
+  }
+
+  at::Tensor sequential_block(const SequentialBlock& b, const at::Tensor& vec, const at::Tensor& angles, int64_t text_len,
+                              at::Tensor x, AttentionContext& ctx) const {
+    Mod mod{{}, chunks(b.mod, vec, 6)};
+    if (m_.modulation == Modulation::kExpert) mod.txt = chunks(b.txt_mod, vec, 6);
+    x = x + mod.gate_joint(attend(b.attn, mod.modulate_joint(x, text_len, 0), angles, ctx), text_len, 2);
+    return x + mod.gate_joint(b.mlp(mod.modulate_joint(x, text_len, 3), tp_), text_len, 5);
+  }
+
+  DoubleBlock make_double(WeightSource& ws, const BlockGroup& g) {
+    DoubleBlock b;
+    b.image_self_attention = g.image_self_attention;
+    if (m_.modulation != Modulation::kShared) {
+      b.img_mod = replicated(ws, (g.image_self_attention ? 9 : 6) * d_, d_);
+      b.txt_mod = replicated(ws, 6 * d_, d_);
+    }
+    b.img_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
+    b.txt_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
+    if (g.image_self_attention) b.img_attn2 = attention_weights(ws, d_, hd_, m_.qk_norm);
+    b.img_mlp = mlp(ws, d_, f_, m_.ffn_kind);
+    b.txt_mlp = mlp(ws, d_, f_, m_.ffn_kind);
     return b;
   }
   SingleBlock make_single(WeightSource& ws) {
     SingleBlock b;
-    b.mod = replicated(ws, 3 * d_, d_);
+    if (m_.modulation != Modulation::kShared) b.mod = replicated(ws, 3 * d_, d_);
     b.q = column(ws, d_, d_);
     b.k = column(ws, d_, d_);
     b.v = column(ws, d_, d_);
-    b.mlp_in = column(ws, f_, d_);
-    b.q_norm = ws.full({hd_}, 0.1) + 1;
-    b.k_norm = ws.full({hd_}, 0.1) + 1;
+    b.mlp.in = column(ws, f_, d_);
+    if (m_.ffn_kind == FfnKind::kSwiGlu) b.mlp.gate = column(ws, f_, d_);
+    if (m_.qk_norm) {
+      b.q_norm = ws.full({hd_}, 0.1) + 1;
+      b.k_norm = ws.full({hd_}, 0.1) + 1;
+    }
     // proj_out: (D + F) -> D; its input columns are [attention D | mlp F], each sharded.
     auto [w, bias] = ws.linear(d_, d_ + f_);
     b.out = {at::cat({ws.shard_cols(w.narrow(1, 0, d_)), ws.shard_cols(w.narrow(1, d_, f_))}, 1), bias};
+    return b;
+  }
+  SequentialBlock make_sequential(WeightSource& ws) {
+    SequentialBlock b;
+    b.mod = replicated(ws, 6 * d_, d_);
+    if (m_.modulation == Modulation::kExpert) b.txt_mod = replicated(ws, 6 * d_, d_);
+    b.attn = attention_weights(ws, d_, hd_, m_.qk_norm);
+    b.mlp = mlp(ws, d_, f_, m_.ffn_kind);
     return b;
   }
 
@@ -221,8 +316,10 @@ class Mmdit final : public DitModel {
   const AttentionOp& op_;
   int64_t d_, hd_, f_, local_heads_;
   Linear x_embed_, txt_embed_, time_in_, time_out_, norm_out_, proj_out_;
+  Linear shared_img_, shared_txt_, shared_single_;
   std::vector<DoubleBlock> doubles_;
   std::vector<SingleBlock> singles_;
+  std::vector<SequentialBlock> sequentials_;
 };
 
 // ---------------------------------------------------------------- cross-attention DiT (Wan)
@@ -239,9 +336,9 @@ class CrossDit final : public DitModel {
       for (int i = 0; i < g.count; ++i) {
         Block b;
         b.table = ws.full({6, d_}, 0.02);
-        b.self = attention_weights(ws, d_, hd_);
-        b.cross = attention_weights(ws, d_, hd_);
-        b.ffn = mlp(ws, d_, m.ffn_hidden);
+        b.self = attention_weights(ws, d_, hd_, m.qk_norm);
+        b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
+        b.ffn = mlp(ws, d_, m.ffn_hidden, m.ffn_kind);
         blocks_.push_back(std::move(b));
       }
     head_ = replicated(ws, 2 * d_, d_);
@@ -258,14 +355,13 @@ class CrossDit final : public DitModel {
     for (const Block& b : blocks_) {
       auto m = (e6 + b.table).chunk(6, 1);  // each [B, 1, D]
       const at::Tensor n = modulate(x, m[0], m[1]);
-      const at::Tensor q = rope(rms_norm(heads(b.self.q(n), local_heads_), b.self.q_norm), in.image_rope);
-      const at::Tensor k = rope(rms_norm(heads(b.self.k(n), local_heads_), b.self.k_norm), in.image_rope);
+      const at::Tensor q = rope(project(b.self.q, b.self.q_norm, n), in.image_rope);
+      const at::Tensor k = rope(project(b.self.k, b.self.k_norm, n), in.image_rope);
       const at::Tensor o = merge_heads(op_.forward(q, k, heads(b.self.v(n), local_heads_), ctx));
       x = x + m[2] * b.self.out(o, tp_);
       // Cross-attention: local queries against the whole text on every rank, no CP traffic.
       const at::Tensor nx = layer_norm(x);
-      const at::Tensor cq = rms_norm(heads(b.cross.q(nx), local_heads_), b.cross.q_norm);
-      const at::Tensor ck = rms_norm(heads(b.cross.k(ctx_tokens), local_heads_), b.cross.k_norm);
+      const at::Tensor cq = project(b.cross.q, b.cross.q_norm, nx), ck = project(b.cross.k, b.cross.k_norm, ctx_tokens);
       x = x + b.cross.out(merge_heads(attention_local(cq, ck, heads(b.cross.v(ctx_tokens), local_heads_))), tp_);
       x = x + m[5] * b.ffn(modulate(x, m[3], m[4]), tp_);
     }
@@ -279,6 +375,11 @@ class CrossDit final : public DitModel {
     AttentionWeights self, cross;
     Mlp ffn;
   };
+  at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
+    const at::Tensor h = heads(l(x), local_heads_);
+    return norm.defined() ? rms_norm(h, norm) : h;
+  }
+
   Comm& tp_;
   const AttentionOp& op_;
   int64_t d_, hd_, local_heads_;

@@ -34,6 +34,48 @@ int fault_step(int rank) {
 int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
   return std::accumulate(lengths.begin(), lengths.begin() + index, int64_t{0});
 }
+
+// How attention sees the sequence: the split tokens of every CP rank (its text share, when
+// `text_len` splits the text, and its image share), or the text whole in front of the image
+// share on every rank (joint models whose CP plan keeps the text whole).
+AttentionContext attention_context(Mesh& mesh, const ParallelConfig& pc, const ModelProfile& m,
+                                   const std::vector<int64_t>& img_len, const std::vector<int64_t>& text_len,
+                                   int64_t text_tokens) {
+  AttentionContext c;
+  c.mesh = &mesh;
+  c.cp = pc.context_parallel_config;
+  c.image_lengths = img_len;
+  c.cp_lengths = img_len;
+  if (m.text_handling != TextHandling::kJoint) return c;
+  if (text_len.empty()) c.text_tokens = text_tokens;
+  else
+    for (std::size_t i = 0; i < img_len.size(); ++i) c.cp_lengths[i] += text_len[i];
+  return c;
+}
+
+// [batch, tokens] bool: the first `valid` tokens of each prompt count, the rest is padding.
+at::Tensor text_valid(int64_t batch, int64_t tokens, int64_t valid, const at::Device& device) {
+  return (at::arange(tokens, at::TensorOptions(at::kLong)) < valid).expand({batch, tokens}).contiguous().to(device);
+}
+
+// The key masks of one forward pass: `valid` [B, S_txt] is the text's; image keys all count.
+void mask_keys(AttentionContext& c, const at::Tensor& valid, const std::vector<int64_t>& text_len,
+               const std::vector<int64_t>& img_len) {
+  const int64_t b = valid.size(0);
+  const at::TensorOptions opts = valid.options();
+  c.key_valid.clear();
+  int64_t offset = 0;
+  for (std::size_t i = 0; i < img_len.size(); ++i) {
+    const at::Tensor image = at::ones({b, img_len[i]}, opts);
+    if (text_len.empty()) {
+      c.key_valid.push_back(image);
+      continue;
+    }
+    c.key_valid.push_back(at::cat({valid.narrow(1, offset, text_len[i]), image}, 1));
+    offset += text_len[i];
+  }
+  if (text_len.empty()) c.text_valid = valid;
+}
 }  // namespace
 
 void share_cpu_threads(int local_ranks) {
@@ -107,9 +149,7 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   const int cp = xy.cp_size, me = xy.cp();
   const auto img_len = split_lengths(s_img, cp);
   const auto txt_len = split_text ? split_lengths(s_txt, cp) : std::vector<int64_t>(cp, s_txt);
-  AttentionContext actx{&mesh, pc.context_parallel_config, {}};
-  for (int i = 0; i < cp; ++i)
-    actx.cp_lengths.push_back(img_len[i] + (m.text_handling == TextHandling::kJoint ? txt_len[i] : 0));
+  const AttentionContext actx = attention_context(mesh, pc, m, img_len, split_text ? txt_len : std::vector<int64_t>{}, s_txt);
   const at::Tensor image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g,
                                                   spec.resolution.width / g, m.head_dim)
                                     .narrow(0, offset_of(img_len, me), img_len[me])
@@ -122,31 +162,40 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   const at::Tensor latents = at::randn({spec.batch, s_img, m.in_channels}, gen, at::TensorOptions(at::kFloat)).to(dev.device);
   const at::Tensor cond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
   const at::Tensor uncond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
+  // A model with a text attention mask (Qwen-Image) sees padded prompts: the prompt's tokens, then
+  // padding its attention drops (the negative prompt shorter than the prompt).
+  const at::Tensor cond_valid = m.attention_mask ? text_valid(spec.batch, s_txt, s_txt - s_txt / 4, dev.device) : at::Tensor();
+  const at::Tensor uncond_valid = m.attention_mask ? text_valid(spec.batch, s_txt, s_txt / 2, dev.device) : at::Tensor();
   const int64_t per_replica = spec.batch / pc.dp_degree;
   auto mine = [&](const at::Tensor& t) { return t.narrow(0, xy.dp * per_replica, per_replica); };
 
   // apply_context_parallel: split the inputs at entry, gather the output at exit.
-  auto forward = [&](const at::Tensor& x, const at::Tensor& text, double sigma) {
+  auto forward = [&](const at::Tensor& x, const at::Tensor& text, const at::Tensor& valid, double sigma) {
     ForwardInputs in;
     in.latents = x.narrow(1, offset_of(img_len, me), img_len[me]).to(dev.dtype);
     in.text = split_text ? text.narrow(1, offset_of(txt_len, me), txt_len[me]) : text;
     in.timestep = at::full({x.size(0)}, sigma, at::TensorOptions(at::kFloat).device(dev.device));
     in.image_rope = image_rope;
     in.text_rope = text_rope;
-    return mesh.cp().all_gather_uneven(model->forward(in, actx), 1, img_len).to(at::kFloat);
+    AttentionContext call = actx;
+    if (valid.defined()) mask_keys(call, valid, split_text ? txt_len : std::vector<int64_t>{}, img_len);
+    return mesh.cp().all_gather_uneven(model->forward(in, call), 1, img_len).to(at::kFloat);
   };
   const bool true_cfg = m.guidance == Guidance::kTrueCfg;
+  auto mine_valid = [&](const at::Tensor& t) { return t.defined() ? mine(t) : t; };
   auto velocity = [&](const at::Tensor& x, double sigma) {
-    if (!true_cfg) return forward(x, mine(cond), sigma);
+    if (!true_cfg) return forward(x, mine(cond), mine_valid(cond_valid), sigma);
     at::Tensor vc, vu;
     if (pc.cfg_degree == 2) {
       // One pass per CFG group, then one all-gather of the prediction per step.
-      const at::Tensor v = forward(x, xy.cfg == 0 ? mine(cond) : mine(uncond), sigma);
+      const bool c = xy.cfg == 0;
+      const at::Tensor v = forward(x, mine(c ? cond : uncond), mine_valid(c ? cond_valid : uncond_valid), sigma);
       const at::Tensor both = mesh.cfg().all_gather_cat(v.unsqueeze(0), 0);
       vc = both[0];
       vu = both[1];
     } else {
-      const auto two = forward(at::cat({x, x}), at::cat({mine(cond), mine(uncond)}), sigma).chunk(2);
+      const at::Tensor valid = cond_valid.defined() ? at::cat({mine(cond_valid), mine(uncond_valid)}) : at::Tensor();
+      const auto two = forward(at::cat({x, x}), at::cat({mine(cond), mine(uncond)}), valid, sigma).chunk(2);
       vc = two[0];
       vu = two[1];
     }

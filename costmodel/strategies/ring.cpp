@@ -1,6 +1,7 @@
 // Ring Attention with rotate_method "allgather" (shared/spec/parallelism.md): all-gather the
 // concatenated K and V once, loop over the r blocks, merge outputs with their LSE.
-// Bytes per layer: 2 * S * hidden * b * (r-1)/r.
+// Bytes per layer: 2 * S * hidden * b * (r-1)/r. Text a model keeps whole on every rank is not
+// gathered: its K/V joins the loop once, as a local block.
 #include "costmodel/cp_cost.h"
 
 namespace cpplan::costmodel {

@@ -1,7 +1,9 @@
 // Ulysses: all-to-all of Q, K, V (sequence-sharded -> head-sharded), local attention over
 // heads/u, all-to-all of the output back. Bytes per layer: 4 * (S/u) * hidden * b * (u-1)/u.
 // Ulysses Anything splits unevenly (the longest rank bounds the time), learns the lengths
-// with an all-gather, and zero-pads heads to a multiple of u.
+// with an all-gather, and zero-pads heads to a multiple of u. Text a model keeps whole on every
+// rank is not sent: each rank attends its heads of it, and the text output's heads are
+// all-gathered (S_txt * hidden * b * (u-1)/u more per layer).
 #include "costmodel/cp_cost.h"
 
 namespace cpplan::costmodel {
@@ -22,6 +24,8 @@ class Ulysses final : public CpCostStrategy {
     c.add({Collective::kAllToAll, CpAxis::kUlysses, a2a, 4});
     c.layout_bytes = cp::all_to_all_layout_traffic(cp::split_tokens(in, u), hidden, in.elem_bytes);
     if (anything_) c.add({Collective::kAllGather, CpAxis::kUlysses, 8.0 * u, 1});
+    // Text kept whole stays out of the all-to-alls; its output heads are all-gathered.
+    if (cp::whole_text(in)) c.add({Collective::kAllGather, CpAxis::kUlysses, in.text_tokens * hidden * in.elem_bytes, 1});
     c.transient_bytes = 4.0 * c.q_tokens * (hidden / u) * in.elem_bytes;
     return c;
   }

@@ -21,6 +21,8 @@ class Unified final : public CpCostStrategy {
     const Bytes gathered = cp::split_sequence(in) * (hidden / u) * in.elem_bytes;
     if (in.ring_p2p) c.add({Collective::kSendRecv, CpAxis::kRing, 2.0 * gathered / r, r - 1, true});
     else c.add({Collective::kAllGather, CpAxis::kRing, 2.0 * gathered, 1});
+    // Text kept whole: attended once as a local block, its output heads all-gathered over u.
+    if (cp::whole_text(in)) c.add({Collective::kAllGather, CpAxis::kUlysses, in.text_tokens * hidden * in.elem_bytes, 1});
     c.merge_bytes = cp::merge_traffic(c.q_tokens, hidden / u, r, in.fp32_merge, in.elem_bytes);
     c.transient_bytes = 3.0 * c.q_tokens * (hidden / u) * in.elem_bytes + (in.ring_p2p ? 4.0 / r : 2.0) * gathered +
                         c.q_tokens * (hidden / u) * (in.fp32_merge ? 4.0 : in.elem_bytes);

@@ -17,10 +17,11 @@ bool flash_attention_fits(const at::Device& device, at::ScalarType dtype, int64_
 #endif
 }
 
-std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                     const at::Tensor& key_valid) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
 #if defined(CPPLAN_CUDA) && TORCH_VERSION_MAJOR >= 2
-  if (flash_attention_fits(q.device(), q.scalar_type(), q.size(-1)) && k.scalar_type() == q.scalar_type() &&
+  if (!key_valid.defined() && flash_attention_fits(q.device(), q.scalar_type(), q.size(-1)) && k.scalar_type() == q.scalar_type() &&
       v.scalar_type() == q.scalar_type()) {
     // Output in q's precision and the log-sum-exp [B, H, S_q] in fp32 (older kernels pad its
     // last dim to a multiple of 128: sliced back).
@@ -28,18 +29,48 @@ std::pair<at::Tensor, at::Tensor> attention_with_lse(const at::Tensor& q, const 
     return {std::get<0>(r), std::get<1>(r).narrow(-1, 0, q.size(2)).to(at::kFloat)};
   }
 #endif
-  // The math path: fp32 scores, exact on every device.
-  const at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
+  // The math path: fp32 scores, exact on every device. A masked key scores -1e30, not -inf: a
+  // block whose keys are all masked then merges with weight exp(-1e30) = 0 instead of NaN.
+  at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
+  if (key_valid.defined())
+    scores = scores.masked_fill(key_valid.logical_not().view({key_valid.size(0), 1, 1, key_valid.size(1)}), -1e30);
   at::Tensor lse = at::logsumexp(scores, -1);
   at::Tensor out = at::matmul(at::exp(scores - lse.unsqueeze(-1)), v.to(at::kFloat));
   return {out, lse};
 }
 
-at::Tensor attention_local(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+at::Tensor attention_local(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& key_valid) {
 #if TORCH_VERSION_MAJOR >= 2
-  if (q.is_cuda()) return at::scaled_dot_product_attention(q, k, v);  // flash / cuDNN / efficient
+  if (q.is_cuda() && !key_valid.defined()) return at::scaled_dot_product_attention(q, k, v);  // flash / cuDNN
 #endif
-  return attention_with_lse(q, k, v).first.to(q.scalar_type());
+  return attention_with_lse(q, k, v, key_valid).first.to(q.scalar_type());
+}
+
+at::Tensor head_slice(const at::Tensor& x, int rank, int size) {
+  const int64_t h = x.size(1) / size;
+  return x.narrow(1, rank * h, h);
+}
+
+at::Tensor with_whole_text(const at::Tensor& o, int64_t text, Comm& g, int64_t heads, const at::Tensor& split_out) {
+  if (text == 0) return split_out;
+  const at::Tensor all_heads = g.all_gather_cat(text_part(o, text).contiguous(), 1).narrow(1, 0, heads);
+  return at::cat({all_heads, split_out}, 2);
+}
+
+at::Tensor AttentionContext::split_keys_valid(int first, int count) const {
+  if (!masked()) return {};
+  return at::cat(std::vector<at::Tensor>(key_valid.begin() + first, key_valid.begin() + first + count), 1);
+}
+
+at::Tensor AttentionContext::keys_valid(int first, int count) const {
+  if (!masked()) return {};
+  const at::Tensor split = split_keys_valid(first, count);
+  return text_tokens > 0 ? at::cat({text_valid, split}, 1) : split;
+}
+
+AttentionContext AttentionContext::image_only() const {
+  AttentionContext c{mesh, cp, image_lengths, image_lengths, 0, {}, {}};
+  return c;
 }
 
 void merge_partial_attention(at::Tensor& out, at::Tensor& lse, const at::Tensor& block_out, const at::Tensor& l,
@@ -57,9 +88,16 @@ void merge_partial_attention(at::Tensor& out, at::Tensor& lse, const at::Tensor&
 }
 
 at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, Comm& ring,
-                          const std::vector<int64_t>& lengths, const ContextParallelConfig& cp) {
+                          const std::vector<int64_t>& lengths, const ContextParallelConfig& cp,
+                          const std::vector<at::Tensor>& valid, const KeyBlock* joined) {
   const bool fp32 = cp.convert_to_fp32;
   at::Tensor out, lse;
+  auto attend = [&](const at::Tensor& kb, const at::Tensor& vb, const at::Tensor& mask) {
+    auto [o, l] = attention_with_lse(q, kb, vb, mask);
+    merge_partial_attention(out, lse, o, l, fp32);
+  };
+  auto mask_of = [&](int rank) { return valid.empty() ? at::Tensor() : valid[rank]; };
+  if (joined) attend(joined->k, joined->v, joined->valid);
   const int r = ring.size();
   if (cp.rotate_method == RotateMethod::kP2P) {
     at::Tensor current = at::stack({k, v}).contiguous();
@@ -71,8 +109,7 @@ at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
         incoming = at::empty_like(current);
         transfer = ring.exchange(current, next, incoming, prev, step);
       }
-      auto [o, l] = attention_with_lse(q, current[0], current[1]);
-      merge_partial_attention(out, lse, o, l, fp32);
+      attend(current[0], current[1], mask_of((me + r - step) % r));  // the block of rank me - step
       if (step + 1 < r) {
         ring.wait(transfer);
         current = incoming;
@@ -87,8 +124,7 @@ at::Tensor ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
     for (int j = 0; j < r; ++j) {
       const at::Tensor block = gathered.narrow(3, offset, lengths[j]);
       offset += lengths[j];
-      auto [o, l] = attention_with_lse(q, block[0], block[1]);
-      merge_partial_attention(out, lse, o, l, fp32);
+      attend(block[0], block[1], mask_of(j));
     }
   }
   return out.to(q.scalar_type());

@@ -6,8 +6,9 @@ namespace {
 class LocalAttention final : public AttentionOp {
  public:
   CpVariant variant() const override { return CpVariant::kNone; }
-  at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, AttentionContext&) const override {
-    return attention_local(q, k, v);
+  at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     AttentionContext& ctx) const override {
+    return attention_local(q, k, v, ctx.keys_valid(0, 1));
   }
 };
 }  // namespace

@@ -1,4 +1,5 @@
-// Ring and Ring Anything: K/V of the whole ring group, block by block, merged with the LSE.
+// Ring: K/V blocks of the whole ring group, block by block, merged with the LSE. Text a model
+// keeps whole on every rank is not passed around: its K/V joins once, as a local block.
 #include "executor/attention.h"
 
 namespace cpplan::executor {
@@ -9,7 +10,15 @@ class RingAttention final : public AttentionOp {
   CpVariant variant() const override { return anything_ ? CpVariant::kRingAnything : CpVariant::kRing; }
   at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      AttentionContext& ctx) const override {
-    return ring_attention(q, k, v, ctx.mesh->ring(), ctx.cp_lengths, ctx.cp);
+    Comm& ring = ctx.mesh->ring();
+    const int64_t t = ctx.text_tokens;
+    std::vector<at::Tensor> valid;
+    if (ctx.masked())
+      for (int j = 0; j < ring.size(); ++j) valid.push_back(ctx.split_keys_valid(j, 1));
+    KeyBlock text;
+    if (t > 0) text = {text_part(k, t), text_part(v, t), ctx.text_valid};
+    return ring_attention(q, split_part(k, t), split_part(v, t), ring, ctx.cp_lengths, ctx.cp, valid,
+                          t > 0 ? &text : nullptr);
   }
 
  private:

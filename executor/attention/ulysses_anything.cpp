@@ -1,5 +1,6 @@
 // Ulysses Anything: uneven all-to-all with per-rank lengths (learned by an all-gather), heads
 // zero-padded to a multiple of u; zero heads attend to zero values and are dropped at the end.
+// Text a model keeps whole stays out of the all-to-alls, as in Ulysses.
 #include "executor/attention.h"
 
 namespace cpplan::executor {
@@ -10,9 +11,13 @@ struct Layout {
   std::vector<int64_t> lengths;
 };
 
+at::Tensor pad_heads(const at::Tensor& x, const Layout& l) {
+  if (l.padded == l.heads) return x;
+  return at::cat({x, at::zeros({l.b, l.padded - l.heads, x.size(2), l.d}, x.options())}, 1);
+}
+
 at::Tensor to_heads(const at::Tensor& x, Comm& g, const Layout& l) {
-  at::Tensor p = x;
-  if (l.padded > l.heads) p = at::cat({x, at::zeros({l.b, l.padded - l.heads, l.mine, l.d}, x.options())}, 1);
+  const at::Tensor p = pad_heads(x, l);
   const int64_t hu = l.padded / l.u;
   const at::Tensor send = p.reshape({l.b, l.u, hu, l.mine, l.d}).permute({1, 0, 2, 3, 4}).contiguous().view(-1);
   std::vector<int64_t> send_counts(l.u, l.b * hu * l.mine * l.d), recv_counts;
@@ -48,14 +53,21 @@ class UlyssesAnythingAttention final : public AttentionOp {
   at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      AttentionContext& ctx) const override {
     Comm& g = ctx.mesh->ulysses();
-    Layout l{g.size(), q.size(0), q.size(1), 0, q.size(3), q.size(2), {}};
+    const int64_t t = ctx.text_tokens;
+    Layout l{g.size(), q.size(0), q.size(1), 0, q.size(3), q.size(2) - t, {}};
     l.padded = (l.heads + l.u - 1) / l.u * l.u;
-    // Every rank learns the others' lengths, as the reference does.
-    const at::Tensor mine = at::full({1}, l.mine, at::kLong);
-    const at::Tensor all = g.all_gather_cat(mine, 0);
+    // Every rank learns the others' lengths, as the reference does; the length travels on the
+    // group's device (NCCL takes no host tensor).
+    const at::Tensor mine = at::full({1}, l.mine, at::TensorOptions(at::kLong).device(q.device()));
+    const at::Tensor all = g.all_gather_cat(mine, 0).cpu();
     for (int64_t i = 0; i < l.u; ++i) l.lengths.push_back(all[i].item<int64_t>());
-    const at::Tensor o = attention_local(to_heads(q, g, l), to_heads(k, g, l), to_heads(v, g, l));
-    return to_sequence(o, g, l);
+    auto gather = [&](const at::Tensor& x) {
+      const at::Tensor split = to_heads(split_part(x, t), g, l);
+      return t > 0 ? at::cat({head_slice(pad_heads(text_part(x, t), l), g.rank(), g.size()), split}, 2) : split;
+    };
+    const int first = ctx.mesh->coords().ring * g.size();
+    const at::Tensor o = attention_local(gather(q), gather(k), gather(v), ctx.keys_valid(first, g.size()));
+    return with_whole_text(o, t, g, l.heads, to_sequence(split_part(o, t), g, l));
   }
 };
 }  // namespace

@@ -1,5 +1,6 @@
 // Unified (USP): Ulysses all-to-all inside the u group, Ring over the r group on heads/u and the
-// u group's tokens, reverse all-to-all.
+// u group's tokens, reverse all-to-all. Text a model keeps whole: each rank's heads of it join
+// the ring once as a local block, and its output heads are all-gathered over the u group.
 #include "executor/attention.h"
 
 namespace cpplan::executor {
@@ -10,9 +11,20 @@ class UnifiedAttention final : public AttentionOp {
   at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      AttentionContext& ctx) const override {
     Comm& u = ctx.mesh->ulysses();
-    const at::Tensor qh = sequence_to_heads(q, u), kh = sequence_to_heads(k, u), vh = sequence_to_heads(v, u);
-    const std::vector<int64_t> lengths(ctx.mesh->ring().size(), kh.size(2));
-    return heads_to_sequence(ring_attention(qh, kh, vh, ctx.mesh->ring(), lengths, ctx.cp), u);
+    Comm& ring = ctx.mesh->ring();
+    const int64_t t = ctx.text_tokens;
+    auto text_heads = [&](const at::Tensor& x) { return head_slice(text_part(x, t), u.rank(), u.size()); };
+    at::Tensor qh = sequence_to_heads(split_part(q, t), u);
+    if (t > 0) qh = at::cat({text_heads(q), qh}, 2);
+    const at::Tensor kh = sequence_to_heads(split_part(k, t), u), vh = sequence_to_heads(split_part(v, t), u);
+    const std::vector<int64_t> lengths(ring.size(), kh.size(2));
+    std::vector<at::Tensor> valid;  // ring rank j holds the tokens of CP ranks j*u .. j*u + u - 1
+    if (ctx.masked())
+      for (int j = 0; j < ring.size(); ++j) valid.push_back(ctx.split_keys_valid(j * u.size(), u.size()));
+    KeyBlock text;
+    if (t > 0) text = {text_heads(k), text_heads(v), ctx.text_valid};
+    const at::Tensor o = ring_attention(qh, kh, vh, ring, lengths, ctx.cp, valid, t > 0 ? &text : nullptr);
+    return with_whole_text(o, t, u, q.size(1), heads_to_sequence(split_part(o, t), u));
   }
 };
 }  // namespace

@@ -43,14 +43,15 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("All 15 built-in models and 16 hardware profiles load", "[core][profiles]") {
+TEST_CASE("All 20 built-in models and 16 hardware profiles load", "[core][profiles]") {
   const auto models = catalog().model_names();
   const auto hardware = catalog().hardware_names();
-  CHECK(models.size() == 15);
+  CHECK(models.size() == 20);
   CHECK(hardware.size() == 16);  // with the two TPU profiles (planning only)
   for (const char* name : {"cogvideox-5b", "flux-tiny", "flux.1-dev", "flux.1-schnell", "flux.2-dev", "hunyuanvideo",
                            "ltx-video-2b", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
-                           "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b"}) {
+                           "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b", "flux2-tiny", "qwen-tiny",
+                           "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny"}) {
     INFO(name);
     CHECK(contains(models, name));
   }
@@ -116,6 +117,7 @@ TEST_CASE("Other built-in models carry their distinguishing facts", "[core][prof
   const auto* flux2 = c.find_model("flux.2-dev");
   REQUIRE(flux2);
   CHECK(flux2->ffn_kind == cpplan::FfnKind::kSwiGlu);
+  CHECK(flux2->modulation == cpplan::Modulation::kShared);
   CHECK(flux2->hidden() == 6144);
   CHECK_FALSE(flux2->xdit);
 
@@ -131,6 +133,17 @@ TEST_CASE("Other built-in models carry their distinguishing facts", "[core][prof
   REQUIRE(ltx);
   CHECK(ltx->pixel_granularity() == 32);  // VAE 32 x patch 1
   CHECK(ltx->vae.temporal == 8);
+
+  const auto* cog = c.find_model("cogvideox-5b");
+  REQUIRE(cog);
+  CHECK(cog->modulation == cpplan::Modulation::kExpert);
+  CHECK(cog->blocks[0].sequential);
+  CHECK(cog->qk_norm);
+  const auto* pixart = c.find_model("pixart-sigma");
+  REQUIRE(pixart);
+  CHECK_FALSE(pixart->qk_norm);
+  CHECK(pixart->modulation == cpplan::Modulation::kTable);
+  CHECK(c.find_model("flux.1-dev")->modulation == cpplan::Modulation::kBlock);
 
   const auto* schnell = c.find_model("flux.1-schnell");
   REQUIRE(schnell);
@@ -218,6 +231,17 @@ TEST_CASE("Model loader errors name the file, the field, the value and the rule"
     const auto path = broken_model("bad-choice");
     CHECK(model_error(path) == path + ": transformer.ffn = \"relu\": must be one of gelu or swiglu");
   }
+  SECTION("a modulation outside the allowed names lists them") {
+    const auto path = broken_model("bad-modulation");
+    CHECK(model_error(path) ==
+          path + ": transformer.modulation = \"per-token\": must be one of block, shared, expert or table");
+  }
+  SECTION("only single-stream blocks run attention and FFN in sequence") {
+    const auto path = broken_model("sequential-double");
+    CHECK(model_error(path) == path +
+                                   ": transformer.blocks[0].sequential = true: only single-stream blocks run attention "
+                                   "and FFN in sequence");
+  }
   SECTION("invalid TOML syntax names the line") {
     const auto path = broken_model("bad-syntax");
     const std::string message = model_error(path);
@@ -304,7 +328,7 @@ TEST_CASE("A later directory's profile replaces an earlier one of the same name"
   auto c = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-override").string()});
   INFO((c.ok() ? std::string() : c.error().message));
   REQUIRE(c.ok());
-  CHECK(c->models().size() == 15);  // replaced, not added
+  CHECK(c->models().size() == 20);  // replaced, not added
   CHECK(c->hardware_profiles().size() == 16);
   const auto* flux = c->find_model("flux.1-dev");
   REQUIRE(flux);

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "core/profiles.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/hardware_model.h"
 #include "executor/runner.h"
 
 // Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
@@ -175,6 +177,9 @@ TEST_CASE("cpplan.toml's op counts per block and per step are the executor's own
   const long long double_block = block_ops("flux-tiny", BlockKind::kDouble, single_rank());
   const long long single_block = block_ops("flux-tiny", BlockKind::kSingle, single_rank());
   const long long cross_block = block_ops("wan-tiny", BlockKind::kCross, single_rank());
+  // SD3.5-medium's image-only attention: a double block with it minus one without.
+  const long long image_attention = pass_ops(model("flux-tiny", {{BlockKind::kDouble, 1, true}}), single_rank(), 1) -
+                                    pass_ops(model("flux-tiny", {{BlockKind::kDouble, 1, false}}), single_rank(), 1);
   // The step outside the blocks, for flux-tiny's blocks (2 double, 2 single) and wan-tiny's (2
   // cross, true CFG: the conditional and unconditional batches concatenated, then combined).
   const ModelProfile flux = model("flux-tiny", {{BlockKind::kDouble, 2, false}, {BlockKind::kSingle, 2, false}});
@@ -183,8 +188,9 @@ TEST_CASE("cpplan.toml's op counts per block and per step are the executor's own
   const long long wan_step = step_ops(wan, single_rank()) - 2 * cross_block;
   std::cout << "top-level ATen ops, single rank: double_block " << double_block << ", single_block " << single_block
             << ", cross_block " << cross_block << ", step " << flux_step << " (FLUX-style; Wan-style with true CFG "
-            << wan_step << ")\n";
+            << wan_step << "), image-only attention " << image_attention << "\n";
   CHECK(claimed.double_block == double_block);
+  CHECK(claimed.image_attention == image_attention);
   CHECK(claimed.single_block == single_block);
   CHECK(claimed.cross_block == cross_block);
   CHECK(claimed.step == flux_step);
@@ -274,4 +280,93 @@ TEST_CASE("the host time per top-level op of the CPU executor is printed", "[exe
             << " ms)\n";
   CHECK(ops > 0);
   CHECK(us_per_op > 0);
+}
+
+// ------------------------------------------------------------------ FLOPs
+// The FLOPs the executor runs, counted from the shapes of its top-level GEMMs: at::linear on
+// tokens ([B, S, in] x [out, in]: 2 B S in out; the per-sample modulation and timestep vectors,
+// 2-D, are not the blocks' token work the cost model counts) and at::matmul (attention's
+// [.., M, K] x [.., K, N]: 2 x batch M K N).
+namespace {
+thread_local bool counting_flops = false;
+thread_local int flop_depth = 0;
+thread_local double executed_flops = 0;
+
+std::unique_ptr<at::ObserverContext> on_flop_start(const at::RecordFunction& fn) {
+  if (!counting_flops || flop_depth++ > 0) return nullptr;
+  const std::string_view name = fn.name();
+  const auto in = fn.inputs();
+  if (in.size() < 2 || !in[0].isTensor() || !in[1].isTensor()) return nullptr;
+  const at::Tensor a = in[0].toTensor(), b = in[1].toTensor();
+  if (name == "aten::linear" && a.dim() >= 3) executed_flops += 2.0 * static_cast<double>(a.numel()) * b.size(0);
+  if (name == "aten::matmul") executed_flops += 2.0 * static_cast<double>(a.numel()) * b.size(-1);
+  return nullptr;
+}
+void on_flop_end(const at::RecordFunction&, at::ObserverContext*) {
+  if (counting_flops) --flop_depth;
+}
+
+// FLOPs of one forward pass of `m` on one rank (two warm-up passes minus one).
+double pass_flops(const ModelProfile& m) {
+  auto run = [&](int warmup) {
+    const auto handle = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(on_flop_start, on_flop_end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+    counting_flops = true;
+    flop_depth = 0;
+    executed_flops = 0;
+    (void)cpplan::executor::run_rank(spec(m, single_rank(), warmup, 1), c10::make_intrusive<c10d::HashStore>(), 0, 1);
+    counting_flops = false;
+    at::removeCallback(handle);
+    return executed_flops;
+  };
+  return run(2) - run(1);
+}
+
+// The cost model's FLOPs of one block of the model's first group, one rank, one step.
+double predicted_block_flops(const ModelProfile& m) {
+  cpplan::Query q;
+  q.model = &m;
+  q.hardware = cpplan::test::catalog().find_hardware("h100-sxm");
+  q.resolution = kResolution;
+  q.sequence = cpplan::compute_sequence(m, kResolution, 1, m.text_tokens).value();
+  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
+  const cpplan::costmodel::Prediction p =
+      cpplan::costmodel::CostModel(hw).predict(q, single_rank(), cpplan::CpVariant::kNone);
+  return p.blocks[0].flops / p.blocks[0].count;
+}
+
+// One block of `group`'s kind in the `base` family: executed (2 blocks minus 1) and predicted.
+std::pair<double, double> block_flops(const std::string& base, BlockGroup group) {
+  group.count = 2;
+  const ModelProfile two = model(base, {group});
+  group.count = 1;
+  const ModelProfile one = model(base, {group});
+  return {pass_flops(two) - pass_flops(one), predicted_block_flops(one)};
+}
+}  // namespace
+
+TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor runs, for every family",
+          "[executor][runtime][flops]") {
+  struct Case {
+    std::string base;
+    BlockGroup group;
+  };
+  const std::vector<Case> cases = {
+      {"flux-tiny", {BlockKind::kDouble, 1, false}},      {"flux-tiny", {BlockKind::kSingle, 1, false}},
+      {"wan-tiny", {BlockKind::kCross, 1, false}},        {"sd35-tiny", {BlockKind::kDouble, 1, true}},
+      {"sd35-tiny", {BlockKind::kDouble, 1, false}},      {"hunyuan-tiny", {BlockKind::kSingle, 1, false}},
+      {"cogvideox-tiny", {BlockKind::kSingle, 1, false, true}}, {"qwen-tiny", {BlockKind::kDouble, 1, false}},
+      {"flux2-tiny", {BlockKind::kDouble, 1, false}},     {"flux2-tiny", {BlockKind::kSingle, 1, false}},
+  };
+  for (const Case& c : cases) {
+    const auto [executed, predicted] = block_flops(c.base, c.group);
+    std::cout << c.base << " " << cpplan::to_string(c.group.kind) << (c.group.image_self_attention ? " (+image attention)" : "")
+              << (c.group.sequential ? " (sequential)" : "") << ": executed " << executed << " FLOPs per block, cost model "
+              << predicted << "\n";
+    INFO(c.base << " " << cpplan::to_string(c.group.kind));
+    CHECK(executed == Approx(predicted).epsilon(1e-9));
+  }
+  // By hand, flux-tiny's double block at 96x96 (36 image + 12 text tokens, one sample, D = 192,
+  // F = 768): GEMMs 2 x 48 x (4 D^2 + 2 D F) = 42,467,328; attention 4 x 48^2 x D = 1,769,472.
+  CHECK(block_flops("flux-tiny", {BlockKind::kDouble, 1, false}).first == 44236800.0);
 }
