@@ -241,7 +241,9 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
     q.resolution = {r.run.width, r.run.height};
     q.frames = r.run.frames;
     q.steps = r.run.steps;
-    q.batch = r.run.dp;
+    // The images the run generated (stored since schema v3); a run recorded before that reads
+    // batch 1, which a dp > 1 plan could not have run: its least batch, one image per replica.
+    q.batch = r.run.batch % std::max(1, r.run.dp) == 0 ? r.run.batch : r.run.dp;
     q.sequence = *seq;
     const ParallelConfig c = data::parallel_config(r.run);
     const LocalPrediction pred = predict_local(*local, q, c);

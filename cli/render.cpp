@@ -154,6 +154,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                       {"sync_ms", pr.sync_ms},
                       {"runtime", pr.runtime.empty() ? json(nullptr) : json(pr.runtime)},
                       {"peak_mem_bytes", pr.peak_mem_bytes},
+                      {"transformer_peak_bytes", pr.transformer_peak_bytes},
                       {"text_encode_ms", pr.text_encode_ms},
                       {"vae_decode_ms", pr.vae_decode_ms},
                       {"pipeline_ms", pc.host_ms},

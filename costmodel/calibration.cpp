@@ -12,6 +12,13 @@
 namespace cpplan::costmodel {
 
 const std::vector<std::string>& calibration_features() {
+  static const std::vector<std::string> kNames = {
+      "device_gemm_ms", "device_attention_ms", "device_memory_bound_ms", "device_comm_ms", "host_ms",
+      "sync_ms",        "step_constant",       "bound_contention_ms",    "collective_calls", "distributed_step"};
+  return kNames;
+}
+
+const std::vector<std::string>& legacy_calibration_features() {
   static const std::vector<std::string> kNames = {"gemm_ms",       "attention_ms",  "memory_bound_ms",
                                                   "launch_ms",     "comm_ms",       "step_constant",
                                                   "contention_ms", "collective_calls", "distributed_step"};
@@ -19,6 +26,29 @@ const std::vector<std::string>& calibration_features() {
 }
 
 std::vector<double> features_of(const Prediction& p, double oversubscription) {
+  double gemm = 0, attention = 0, memory = 0, comm = 0, host = 0, sync = 0;
+  // As BlockCost::time_ms() combines them: the side of the max that wins (a tie is the device's,
+  // as host_bound() says), both sides for a synchronous runtime, then the waits.
+  auto add = [&](const BlockCost& b) {
+    const bool device_side = !b.overlapped || !b.host_bound();
+    const bool host_side = !b.overlapped || b.host_bound();
+    if (device_side) {
+      gemm += b.gemm_ms;
+      attention += b.attention_ms;
+      memory += b.memory_ms;
+      comm += b.comm_ms;
+    }
+    if (host_side) host += b.host_ms;
+    sync += b.sync_ms;
+  };
+  for (int i = 0; i < p.block_count; ++i) add(p.blocks[i]);
+  add(p.step_rest);
+  const double bound_compute = gemm + attention + memory + host;
+  return {gemm, attention, memory, comm, host, sync, 1.0, bound_compute * std::max(0.0, oversubscription),
+          p.collective_calls, p.collective_calls > 0 ? 1.0 : 0.0};
+}
+
+std::vector<double> legacy_features_of(const Prediction& p, double oversubscription) {
   double gemm = 0, attention = 0, memory = 0, launch = 0, comm = p.step_comm_extra_ms;
   for (int i = 0; i < p.block_count; ++i) {
     const BlockCost& b = p.blocks[i];
@@ -35,7 +65,8 @@ std::vector<double> features_of(const Prediction& p, double oversubscription) {
 
 double calibrated_step_ms(const Calibration& c, const Prediction& p, double oversubscription) {
   if (c.coefficients.empty()) return p.step_ms;
-  const auto f = features_of(p, oversubscription);
+  const bool current = c.features == calibration_features();
+  const auto f = current ? features_of(p, oversubscription) : legacy_features_of(p, oversubscription);
   double sum = 0;
   for (std::size_t i = 0; i < f.size() && i < c.coefficients.size(); ++i) sum += f[i] * c.coefficients[i];
   return sum;
@@ -49,9 +80,9 @@ StepCorrection step_correction(Calibration c, double cores) {
 
 namespace {
 
-// The prior the fit shrinks toward: the measured model as it is (each analytic term x 1, no
-// constant, no contention term).
-constexpr double kPrior[] = {1, 1, 1, 1, 1, 0, 0, 0, 0};
+// The prior the fit shrinks toward: the measured model as it is (each analytic term x 1, which
+// sums to its step time; no constant, no contention term).
+constexpr double kPrior[] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
 
 // Shrinkage strengths tried (besides none, below). With a handful of runs of a few plan kinds the
 // terms are nearly collinear, and plain NNLS trades one for another (GEMM x 0, memory-bound x 36)

@@ -30,19 +30,35 @@ struct Calibration {
 
 namespace cpplan::costmodel {
 
-// Names of the calibration features, in order.
+// Names of the calibration features, in order. The prediction's step is, per block group and for
+// the rest of the step (step_rest), max(host, device) for a runtime that launches asynchronously
+// (host + device otherwise) plus the waits at collectives; the features split it the same way:
+// the device's terms (GEMM, attention, memory-bound, collectives) of the blocks the device bounds,
+// the host's dispatch of the blocks the host bounds, the waits; so that these six terms, each x 1,
+// sum to the uncalibrated step_ms. Then the added costs (no prior): a constant per step, the bound
+// compute terms scaled by how far the ranks oversubscribe the device (ranks_per_device / cores - 1,
+// CPU contention; 0 on GPUs), the number of collectives per step (its coefficient: ms of
+// synchronisation per collective beyond what the probe's bandwidth and latency give) and 1 for a
+// step of several ranks (a fixed cost of stepping together: progress threads, skew).
 const std::vector<std::string>& calibration_features();
 
-// The features of one prediction (ms): GEMM, attention, memory-bound, kernel launches,
-// communication, a constant per step, the kernels' time again scaled by how far the ranks
-// oversubscribe the device (ranks_per_device / cores - 1, CPU contention; 0 on GPUs), and the
-// number of collectives per step (its coefficient: ms of synchronisation per collective beyond
-// what the probe's bandwidth and latency give, e.g. waiting on a slower peer), and 1 for a step
-// of several ranks (a fixed cost of stepping together: progress threads, skew). A calibration
-// stored with fewer features (an older cpplan) applies to the ones it has.
+// The feature list calibrations were fitted with before this one (until schema v4): every block's
+// GEMM, attention and memory-bound time (not the scheduler's update), launch time added to them,
+// communication, the constant, contention over kernels + launches, collectives, distributed step.
+const std::vector<std::string>& legacy_calibration_features();
+
+// The features of one prediction (ms), in calibration_features() order. Precondition: `p` is
+// uncalibrated (its blocks and step_rest as the cost model computed them).
 std::vector<double> features_of(const Prediction& p, double oversubscription);
 
-// step_ms predicted by the calibration; the raw prediction when `c` has no coefficients.
+// The features of one prediction under the legacy list, as that cpplan computed them.
+std::vector<double> legacy_features_of(const Prediction& p, double oversubscription);
+
+// step_ms predicted by the calibration; the raw prediction when `c` has no coefficients. A
+// calibration whose feature names are the current list's applies to features_of(); one whose names
+// are all the legacy list's (or, as before names were read, any other names) applies its
+// coefficients in order to legacy_features_of(): a calibration stored by an older cpplan still
+// predicts what it did.
 double calibrated_step_ms(const Calibration& c, const Prediction& p, double oversubscription);
 
 // The calibration as the cost model's step correction on a machine of `cores` cores, where a plan

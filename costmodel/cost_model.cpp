@@ -279,6 +279,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   p.vae_decode_ms = placed.cost.vae_decode_ms;
   p.image_ms = q.steps * p.step_ms + placed.cost.total_ms();
   p.peak_mem_bytes = p.memory.peak();
+  p.transformer_peak_bytes = p.memory.transformer_peak();
   p.fits_memory = p.peak_mem_bytes <= hw_.profile().memory_bytes();
   return p;
 }

@@ -83,7 +83,13 @@ struct MemoryBreakdown {
   Bytes text_encode = 0;          // only while encoding: streamed or loaded encoder weights + activations
   bool transformer_while_encoding = true;  // false when the encoder runs before the transformer is loaded
   Bytes runtime_reserved = 0;     // CUDA context, workspaces
+  // The whole pipeline's peak per GPU: runtime_reserved + the largest of the three phases.
   Bytes peak() const;
+  // The transformer's denoising loop alone: its weights (this GPU's TP shard) + its activations
+  // (with the CP strategy's transients). No text encoder, no VAE, no runtime_reserved: what
+  // cpplan's executor measures (the caching allocator's peak of allocated bytes on a GPU; on a CPU
+  // the rank's resident memory grown beyond what it held before building the model).
+  Bytes transformer_peak() const { return transformer_weights + activations; }
 };
 
 // The once-per-image work, for the placement chosen.
@@ -115,7 +121,8 @@ struct Prediction {
   Flops step_flops = 0;             // local FLOPs per step on the most loaded rank
   Bytes comm_bytes = 0;             // bytes sent per rank per step (nccl-tests size x busbw factor)
   double collective_calls = 0;      // collectives per step on the most loaded rank
-  Bytes peak_mem_bytes = 0;
+  Bytes peak_mem_bytes = 0;        // the whole pipeline's (memory.peak())
+  Bytes transformer_peak_bytes = 0; // the denoising loop's alone (memory.transformer_peak())
   bool fits_memory = false;
   MemoryBreakdown memory;
   std::array<BlockCost, kMaxBlockGroups> blocks{};

@@ -31,7 +31,10 @@ double LogLogCurve::operator()(double x) const {
   sort();
   const double lx = std::log(std::max(x, 1e-300));
   if (points_.size() == 1 || lx <= points_.front().first) return std::exp(points_.front().second);
-  if (lx >= points_.back().first) return std::exp(points_.back().second);
+  if (lx >= points_.back().first) {
+    const double beyond = beyond_ == Beyond::kProportional ? lx - points_.back().first : 0.0;
+    return std::exp(points_.back().second + beyond);
+  }
   const auto hi = std::lower_bound(points_.begin(), points_.end(), std::make_pair(lx, -1e300));
   const auto lo = hi - 1;
   const double t = (lx - lo->first) / (hi->first - lo->first);
@@ -51,8 +54,16 @@ MeasuredModel::MeasuredModel(const HardwareProfile& profile, const MeasurementSe
       kernels_[{static_cast<int>(k.kind), k.concurrent_ranks}].add(k.flops, k.flops / seconds);
     }
   }
-  for (const CollectiveSample& c : m.collectives)
-    if (!c.uneven && c.time_us > 0) collectives_[{static_cast<int>(c.kind), c.ranks}].add(c.bytes, c.time_us);
+  // Kernel rates saturate beyond the largest call probed (a bigger GEMM runs at the same FLOP/s,
+  // so its time still grows with its work: clamping the rate extrapolates the time in proportion).
+  // A collective's curve is time itself: clamped, a 1.5 GiB gather would cost what the largest
+  // probed 256 MiB one did; it grows at the largest probe's bandwidth instead (nccl-tests' busbw
+  // is flat beyond a few hundred MiB). Below the smallest probe the time stays at its latency.
+  for (const CollectiveSample& c : m.collectives) {
+    if (c.uneven || c.time_us <= 0) continue;
+    collectives_.try_emplace({static_cast<int>(c.kind), c.ranks}, LogLogCurve::Beyond::kProportional)
+        .first->second.add(c.bytes, c.time_us);
+  }
 }
 
 const LogLogCurve* MeasuredModel::kernel_curve(KernelKind k) const {

@@ -2,8 +2,10 @@
 // A HardwareModel that answers from measurements (probes, nccl-tests) where it has them and
 // from the datasheet model elsewhere, saying which for every term:
 // - collectives: time interpolated over message size (log-log, piecewise linear) per collective
-//   and group size; a group size that was not measured borrows the busbw of the nearest measured
-//   one at the same message size;
+//   and group size; beyond the largest probed size the time grows with the bytes at the
+//   bandwidth of that size, below the smallest it stays at the smallest's (the latency floor); a
+//   group size that was not measured borrows the busbw of the nearest measured one at the same
+//   message size;
 // - GEMM / attention: achieved FLOP/s interpolated over the work of the call (log-log): small
 //   calls run further from peak;
 // - memory-bound work: achieved bytes/s over bytes moved;
@@ -18,9 +20,14 @@
 
 namespace cpplan::costmodel {
 
-// Piecewise-linear interpolation in log-log space; clamps outside the measured range.
+// Piecewise-linear interpolation in log-log space. Outside the measured range: below the smallest
+// x the smallest's y; above the largest, the largest's y (kClamp: a rate that has saturated), or
+// y in proportion to x from the largest point on (kProportional: a time over bytes, moving the
+// bytes beyond the largest probe at that probe's bandwidth x / y).
 class LogLogCurve {
  public:
+  enum class Beyond { kClamp, kProportional };
+  explicit LogLogCurve(Beyond beyond = Beyond::kClamp) : beyond_(beyond) {}
   void add(double x, double y);
   bool empty() const { return points_.empty(); }
   double operator()(double x) const;  // precondition: !empty()
@@ -29,6 +36,7 @@ class LogLogCurve {
   void sort() const;
   mutable std::vector<std::pair<double, double>> points_;  // (log x, log y)
   mutable bool sorted_ = true;
+  Beyond beyond_;
 };
 
 class MeasuredModel final : public HardwareModel {

@@ -148,6 +148,14 @@ ALTER TABLE runs ADD COLUMN text_encode_ms REAL;
 ALTER TABLE runs ADD COLUMN vae_decode_ms REAL;
 )sql";
 
+// v4: the prediction of the transformer's denoising loop alone (its weights and activations per
+// GPU), the quantity cpplan's executor measures as peak_mem_bytes, beside the whole pipeline's
+// predicted peak (text encoders, VAE, runtime reserve) that predicted_peak_mem_bytes holds. Runs
+// recorded before it have none (NULL): their measured peak has nothing like to compare with.
+constexpr std::string_view kV4 = R"sql(
+ALTER TABLE runs ADD COLUMN predicted_transformer_peak_bytes REAL;
+)sql";
+
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Big-endian 32-bit field of the database header (https://sqlite.org/fileformat.html#the_database_header).
@@ -240,6 +248,7 @@ const std::vector<Migration>& migrations() {
       {1, "hardware, runs and run_metrics", kV1},
       {2, "collective_samples, kernel_samples and calibrations", kV2},
       {3, "runs: source, runtime, text_encoder, vae, batch, image_ms, text_encode_ms, vae_decode_ms", kV3},
+      {4, "runs: predicted_transformer_peak_bytes", kV4},
   };
   return list;
 }

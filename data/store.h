@@ -74,6 +74,11 @@ struct RunRecord {
   std::string runtime, text_encoder, vae;
   int batch = 1;
   std::optional<double> image_ms, text_encode_ms, vae_decode_ms;
+  // Since schema v4: the predicted peak of the transformer's denoising loop alone per GPU, bytes
+  // (costmodel::Prediction::transformer_peak_bytes), the quantity an executor run's
+  // peak_mem_bytes measures; predicted_peak_mem_bytes is the whole pipeline's. Absent for runs
+  // recorded before v4 and for runs without a prediction.
+  std::optional<double> predicted_transformer_peak_bytes;
   std::vector<double> step_times_ms;                     // every timed step, in order
   std::vector<std::pair<std::string, double>> metrics;  // named extras, e.g. "rank1.peak_mem_bytes"
 

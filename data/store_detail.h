@@ -77,6 +77,7 @@ void run_fields(Run& r, F&& f) {
   f("image_ms", r.image_ms);
   f("text_encode_ms", r.text_encode_ms);
   f("vae_decode_ms", r.vae_decode_ms);
+  f("predicted_transformer_peak_bytes", r.predicted_transformer_peak_bytes);  // schema v4
 }
 
 // "a, b, c" of the columns, each prefixed with `prefix`.

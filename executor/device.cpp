@@ -4,10 +4,12 @@
 
 #include <c10/util/Logging.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <stdexcept>
 
 #ifdef CPPLAN_CUDA
@@ -122,6 +124,22 @@ double StepTimer::stop_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - impl_->t0).count();
 }
 
+namespace {
+
+// Resident bytes of this process now (/proc/self/statm, in pages); 0 where it cannot be read.
+double resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  double size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages)) return 0;
+  return resident_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+// What a CPU rank held when its peak was last reset (LibTorch's code and heap, the process's
+// own start-up): not the run's, as a GPU's allocator peak holds no CUDA context either.
+double g_cpu_baseline_bytes = 0;
+
+}  // namespace
+
 double peak_memory_bytes(const at::Device& device) {
 #ifdef CPPLAN_CUDA
   // Index 0 of a stat array is the aggregate over pool kinds (StatType::AGGREGATE), in every
@@ -132,14 +150,20 @@ double peak_memory_bytes(const at::Device& device) {
   (void)device;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+  // Linux reports KiB. The peak RSS has no reset: the growth over the RSS at the reset is the
+  // run's (an upper bound when the process peaked higher before the reset than the run after it).
+  return std::max(0.0, static_cast<double>(usage.ru_maxrss) * 1024.0 - g_cpu_baseline_bytes);
 }
 
 void reset_peak_memory(const at::Device& device) {
 #ifdef CPPLAN_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  if (device.is_cuda()) {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    return;
+  }
 #endif
   (void)device;
+  g_cpu_baseline_bytes = resident_bytes();
 }
 
 void limit_memory(const at::Device& device, int64_t bytes) {

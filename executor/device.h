@@ -58,7 +58,8 @@ class StepTimer {
 };
 
 // Peak bytes of this rank since the last reset: the caching allocator's peak of allocated bytes
-// on a GPU, the process's peak RSS on CPU (which has no reset).
+// on a GPU; on CPU the process's peak RSS (which has no reset) less its RSS at the last reset, so
+// that neither counts what the process held before the run (CUDA context, LibTorch's code).
 double peak_memory_bytes(const at::Device& device);
 void reset_peak_memory(const at::Device& device);
 

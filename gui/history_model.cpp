@@ -50,9 +50,15 @@ std::string run_details(const data::StoredRun& s) {
                      opt(r.comm_ms), r.peak_mem_bytes ? fmt::format("{:.0f}", *r.peak_mem_bytes / 1048576.0) : "-",
                      opt(r.bytes_sent, "{:.0f}"));
   const auto err = prediction_error(r);
-  out += fmt::format("predicted on {}: {} ms/step, {} steps/s{}\n",
+  // The measured peak is the transformer's denoising loop's: its like is the transformer peak
+  // (recorded since schema v4); the whole pipeline's peak is a deployment's, shown apart.
+  auto mib = [](const std::optional<double>& bytes, const char* absent) {
+    return bytes ? fmt::format("{:.0f} MiB", *bytes / 1048576.0) : std::string(absent);
+  };
+  out += fmt::format("predicted on {}: {} ms/step, {} steps/s{}; transformer peak {}, whole pipeline {}\n",
                      r.predicted_hardware.empty() ? "-" : r.predicted_hardware, opt(r.predicted_step_ms),
-                     opt(r.predicted_steps_per_sec), err ? fmt::format(" (error {:+.1f}%)", *err * 100) : "");
+                     opt(r.predicted_steps_per_sec), err ? fmt::format(" (error {:+.1f}%)", *err * 100) : "",
+                     mib(r.predicted_transformer_peak_bytes, "- (not recorded)"), mib(r.predicted_peak_mem_bytes, "-"));
   const auto& h = s.hardware;
   out += fmt::format("machine: {} on {} ({}; driver {}, CUDA {}, NCCL {}, torch {})\n", machine_name(s), h.host,
                      h.device_kind, h.driver.empty() ? "-" : h.driver, h.cuda.empty() ? "-" : h.cuda,

@@ -1,5 +1,6 @@
 // REPORT.md: what the store holds, how far the predicted step time is from the measured one (per
-// machine and per plan kind), the latest calibrations, and the measured collective bandwidth.
+// machine and per plan kind), the predicted transformer peak against the measured peak, the
+// latest calibrations, and the measured collective bandwidth.
 #include <cmath>
 #include <fmt/format.h>
 
@@ -97,6 +98,40 @@ void accuracy(std::string& md, const Figures& f, const std::vector<Plot>& plots)
   }
 }
 
+std::string mib(Bytes b) { return fmt::format("{:.0f} MiB", b / kMiB); }
+
+void memory(std::string& md, const Figures& f) {
+  md += "## Peak memory\n\n";
+  const std::string unpredicted =
+      f.memory_unpredicted == 0
+          ? std::string()
+          : fmt::format("{} executor runs with a measured peak have no predicted transformer peak: recorded before "
+                        "schema v4 (or without a prediction), they hold only the whole pipeline's predicted peak, "
+                        "which adds text encoders and the VAE the executor does not run, so they are not compared.",
+                        f.memory_unpredicted);
+  if (f.memory_points.empty()) {
+    md += "No executor run has both a measured peak memory and a predicted transformer peak, so there is nothing "
+          "to compare.";
+    md += unpredicted.empty() ? "\n\n" : " " + unpredicted + "\n\n";
+    return;
+  }
+  md += "Measured: the largest rank's peak of the transformer's denoising loop (the caching allocator's peak on a "
+        "GPU; on a CPU the resident memory the rank grew by from building the model on). Predicted: the same "
+        "quantity, the transformer's weights per rank and its activations (not the whole pipeline's peak). "
+        "Error = (predicted - measured) / measured.";
+  md += unpredicted.empty() ? "\n\n" : " " + unpredicted + "\n\n";
+  md += "| machine | runs | MAPE | worst run (predicted vs measured) |\n|---|---:|---:|---|\n";
+  auto row = [&](const MemoryAccuracy& a, bool bold) {
+    const MemoryPoint& w = a.worst;
+    md += fmt::format("| {} | {} | {} | #{} {} {}: {} ({} vs {}) |\n", bold ? "**" + cell(a.group) + "**" : cell(a.group),
+                      a.runs, percent(a.mape), w.run_id, cell(w.model), cell(w.plan), signed_percent(w.error()),
+                      mib(w.predicted_bytes), mib(w.measured_bytes));
+  };
+  for (const MemoryAccuracy& a : f.memory_by_machine) row(a, false);
+  if (f.memory_overall && f.memory_by_machine.size() > 1) row(*f.memory_overall, true);
+  md += '\n';
+}
+
 void calibrations(std::string& md, const Figures& f) {
   md += "## Latest calibration\n\n";
   bool any = false;
@@ -162,6 +197,7 @@ std::string markdown(const Figures& f, const std::vector<Plot>& plots) {
   md += fmt::format("Database `{}` (schema v{}).\n\n", f.db_path, f.schema_version);
   holdings(md, f);
   accuracy(md, f, plots);
+  memory(md, f);
   calibrations(md, f);
   bandwidth(md, f, plots);
   return md;

@@ -51,6 +51,20 @@ Accuracy accuracy_of(const std::string& group, const std::vector<const RunPoint*
   return a;
 }
 
+MemoryAccuracy memory_accuracy_of(const std::string& group, const std::vector<const MemoryPoint*>& points) {
+  MemoryAccuracy a;
+  a.group = group;
+  a.runs = static_cast<int>(points.size());
+  std::vector<double> predicted, measured;
+  for (const MemoryPoint* p : points) {
+    predicted.push_back(p->predicted_bytes);
+    measured.push_back(p->measured_bytes);
+    if (predicted.size() == 1 || std::abs(p->error()) > std::abs(a.worst.error())) a.worst = *p;
+  }
+  a.mape = costmodel::mape(predicted, measured);
+  return a;
+}
+
 // Median busbw per size of every (collective, uneven, ranks) of one machine's samples.
 std::vector<BusbwCurve> curves_of(const std::string& machine, const std::vector<costmodel::CollectiveSample>& samples) {
   std::map<std::tuple<int, bool, int>, std::map<Bytes, std::vector<double>>> grouped;
@@ -138,6 +152,15 @@ Result<Figures> gather(const data::Store& store) {
     if (r.status == "cancelled") ++f.runs_cancelled, ++m.runs_cancelled;
     if (r.status != "ok") continue;
     ++f.runs_ok, ++m.runs_ok;
+    // Peak memory, like with like: an executor run measures the transformer's loop alone. A
+    // pipeline run's peak is the whole pipeline's, and import-runs records no prediction beside it.
+    if (r.source == "executor" && r.peak_mem_bytes && *r.peak_mem_bytes > 0) {
+      if (r.predicted_transformer_peak_bytes && *r.predicted_transformer_peak_bytes > 0)
+        f.memory_points.push_back({s.id, m.label, r.model, plan_label(data::parallel_config(r)), *r.peak_mem_bytes,
+                                   *r.predicted_transformer_peak_bytes});
+      else
+        ++f.memory_unpredicted;
+    }
     if (!r.step_ms || *r.step_ms <= 0) {
       ++f.runs_unmeasured;
       continue;
@@ -166,6 +189,19 @@ Result<Figures> gather(const data::Store& store) {
     if (by_machine.count(m.label)) f.by_machine.push_back(accuracy_of(m.label, by_machine[m.label]));
   for (const auto& [kind, points] : by_kind) f.by_kind.push_back(accuracy_of(kind, points));
   for (const auto& [source, points] : by_source) f.by_source.push_back(accuracy_of(source, points));
+
+  std::sort(f.memory_points.begin(), f.memory_points.end(),
+            [](const MemoryPoint& a, const MemoryPoint& b) { return a.run_id < b.run_id; });
+  std::vector<const MemoryPoint*> all_memory;
+  std::map<std::string, std::vector<const MemoryPoint*>> memory_by_machine;
+  for (const MemoryPoint& p : f.memory_points) {
+    all_memory.push_back(&p);
+    memory_by_machine[p.machine].push_back(&p);
+  }
+  if (!all_memory.empty()) f.memory_overall = memory_accuracy_of("all", all_memory);
+  for (const Machine& m : f.machines)
+    if (memory_by_machine.count(m.label))
+      f.memory_by_machine.push_back(memory_accuracy_of(m.label, memory_by_machine[m.label]));
 
   for (Machine& m : f.machines) {
     auto samples = store.measurements(m.key);

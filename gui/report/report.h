@@ -40,6 +40,28 @@ struct Accuracy {
   RunPoint worst;                  // the run of largest |error()|
 };
 
+// One ok executor run with a measured peak memory and a predicted transformer peak (both > 0): the
+// same quantity on both sides, the transformer's denoising loop per rank (weights, activations);
+// not the whole pipeline's predicted peak, which adds text encoders and the VAE the executor lacks.
+struct MemoryPoint {
+  long long run_id = 0;
+  std::string machine;  // Machine::label
+  std::string model;
+  std::string plan;     // plan_label()
+  Bytes measured_bytes = 0, predicted_bytes = 0;  // the largest rank's; the prediction's
+
+  // (predicted - measured) / measured.
+  double error() const { return (predicted_bytes - measured_bytes) / measured_bytes; }
+};
+
+// Peak-memory accuracy over one group of runs.
+struct MemoryAccuracy {
+  std::string group;  // machine label, or "all"
+  int runs = 0;
+  double mape = 0;    // mean |error()|, fraction
+  MemoryPoint worst;  // the run of largest |error()|
+};
+
 // Median bus bandwidth (nccl-tests' busbw) per message size of one collective and group size.
 struct BusbwCurve {
   std::string machine;  // Machine::label
@@ -79,6 +101,14 @@ struct Figures {
   std::vector<Accuracy> by_kind;     // plan kinds, alphabetical
   std::vector<Accuracy> by_source;   // RunPoint::predicted_with, alphabetical
   std::vector<BusbwCurve> busbw;     // by machine, collective, uneven, ranks
+  // Peak memory: executor runs with a measured peak and a predicted transformer peak, by run id;
+  // the accuracy over all of them and per machine (in machines' order).
+  std::vector<MemoryPoint> memory_points;
+  std::optional<MemoryAccuracy> memory_overall;
+  std::vector<MemoryAccuracy> memory_by_machine;
+  // Ok executor runs with a measured peak but no predicted transformer peak: recorded before
+  // schema v4 (beside only the whole pipeline's predicted peak) or without a prediction.
+  int memory_unpredicted = 0;
 };
 
 // "single rank", or the CP variant's display name with "+ TP", "+ CFG", "+ DP" for the other axes

@@ -216,3 +216,56 @@ TEST_CASE("hardware local plans with this machine's probes and calibration, and 
     CHECK_THAT(r.out, Catch::Contains(" analytic; calibrated: 7.00 ms"));
   }
 }
+
+TEST_CASE("cpplan calibrate fits this machine's runs with the feature list that sums to the model's step",
+          "[cli][store][calibration]") {
+  using namespace cpplan::costmodel;
+  TempDir dir;
+  const std::string db = dir.file("calibrate.db");
+  MeasurementSet m;
+  m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
+  m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
+  m.kernels.push_back({KernelKind::kMemory, "launch", 0, 4, 1, 1, 2});
+  m.kernels.push_back({KernelKind::kMemory, "copy", 0, 1e8, 1, 1, 1e4});
+  m.collectives.push_back({Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
+  m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
+  {
+    auto store = open_store(db);
+    REQUIRE(store.record_measurements(cpplan::cli::cpu_fingerprint(), m, "probe").ok());
+    // Six executor runs of flux-tiny on this machine; one of two images (--batch 2, one replica).
+    const struct {
+      int width, ring, ulysses, dp, batch;
+      double step_ms;
+    } runs[] = {{128, 1, 1, 1, 1, 10}, {128, 2, 1, 1, 1, 9}, {128, 1, 2, 1, 1, 11},
+                {192, 1, 1, 1, 1, 21}, {192, 2, 1, 1, 1, 15}, {128, 1, 1, 1, 2, 19}};
+    int i = 0;
+    for (const auto& k : runs) {
+      cpplan::data::RunRecord r;
+      r.model = "flux-tiny";
+      r.width = r.height = k.width;
+      r.steps = 4;
+      r.dtype = "fp32";
+      r.ring = k.ring;
+      r.ulysses = k.ulysses;
+      r.dp = k.dp;
+      r.batch = k.batch;
+      r.world_size = k.ring * k.ulysses * k.dp;
+      r.status = "ok";
+      r.started_at = r.finished_at = "2025-12-01T09:00:0" + std::to_string(i++) + "Z";
+      r.step_ms = k.step_ms;
+      REQUIRE(store.record_run(cpplan::cli::cpu_fingerprint(), r).ok());
+    }
+  }
+  const auto r = run_cli({"calibrate", "--db", db});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("calibrated on 6 runs of this machine"));
+  for (const std::string& name : calibration_features()) CHECK_THAT(r.out, Catch::Contains("  " + name + " "));
+  auto store = open_store(db);
+  auto latest = store.latest_calibration(cpplan::cli::cpu_fingerprint().key());
+  REQUIRE(latest.ok());
+  REQUIRE(latest->has_value());
+  CHECK((*latest)->version == 1);
+  CHECK((*latest)->features == calibration_features());
+  CHECK((*latest)->runs == 6);
+}

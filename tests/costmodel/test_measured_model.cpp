@@ -9,7 +9,8 @@
 using namespace cpplan;
 using namespace cpplan::costmodel;
 
-TEST_CASE("LogLogCurve interpolates power laws exactly and clamps outside", "[costmodel][measured]") {
+TEST_CASE("LogLogCurve interpolates power laws exactly and clamps outside, or grows in proportion above",
+          "[costmodel][measured]") {
   LogLogCurve c;
   c.add(1e3, 1e1);  // y = x^(1/3) * ... : two points on y = 0.1 * x^(2/3)
   c.add(1e6, 1e3);
@@ -22,6 +23,12 @@ TEST_CASE("LogLogCurve interpolates power laws exactly and clamps outside", "[co
   repeated.add(10, 4);
   repeated.add(10, 16);
   CHECK(repeated(10) == Approx(8.0));
+  LogLogCurve time(LogLogCurve::Beyond::kProportional);
+  time.add(1e3, 1e1);
+  time.add(1e6, 1e3);
+  CHECK(time(1e4) == Approx(1e1 * std::pow(10.0, 2.0 / 3.0)));  // inside: the same line
+  CHECK(time(1.0) == Approx(1e1));                               // below: clamped
+  CHECK(time(3e6) == Approx(3e3));                               // above: y / x of the largest point
 }
 
 TEST_CASE("measured collectives replace the datasheet, per group size", "[costmodel][measured]") {
@@ -42,6 +49,41 @@ TEST_CASE("measured collectives replace the datasheet, per group size", "[costmo
   const Timed fallback = model.collective(Collective::kAllGather, 1e6, {2, 1, false});
   CHECK(fallback.source == Source::kDatasheet);
   CHECK(fallback.ms == Approx(datasheet.collective(Collective::kAllGather, 1e6, {2, 1, false}).ms));
+}
+
+TEST_CASE("measured collectives beyond the largest probe grow at its bandwidth, below the smallest keep its latency",
+          "[costmodel][measured]") {
+  const HardwareProfile& hw = *test::catalog().find_hardware("h100-sxm");
+  const DatasheetModel datasheet(hw);
+  MeasurementSet m;
+  // Probed: 1 MiB in 100 us, 256 MiB in 20 ms (13.4 GB/s at the largest size).
+  m.collectives.push_back({Collective::kAllGather, 4, false, kMiB, 100, 0, 0});
+  m.collectives.push_back({Collective::kAllGather, 4, false, 256 * kMiB, 20000, 0, 0});
+  const MeasuredModel model(hw, m, datasheet);
+  const CommGroup four{4, 1, false};
+  // A 720p video's 1.5 GiB Ring gather is 6 x 256 MiB: 6 x 20 ms, not the 20 ms of the largest probe.
+  CHECK(model.collective(Collective::kAllGather, 1.5 * kGiB, four).ms == Approx(120.0).epsilon(1e-12));
+  CHECK(model.collective(Collective::kAllGather, 512 * kMiB, four).ms == Approx(40.0).epsilon(1e-12));
+  CHECK(model.collective(Collective::kAllGather, 256 * kMiB, four).ms == Approx(20.0).epsilon(1e-12));
+  // 16 MiB: halfway in log between 1 MiB and 256 MiB: sqrt(100 x 20000) us.
+  CHECK(model.collective(Collective::kAllGather, 16 * kMiB, four).ms == Approx(std::sqrt(100.0 * 20000.0) * 1e-3));
+  // Below 1 MiB the latency floor: 4 KiB costs what 1 MiB did.
+  CHECK(model.collective(Collective::kAllGather, 4096, four).ms == Approx(0.1).epsilon(1e-12));
+  // Another group size borrows the extrapolated curve through busbw: 8 ranks x (7/8) / (3/4).
+  CHECK(model.collective(Collective::kAllGather, 1.5 * kGiB, {8, 1, false}).ms ==
+        Approx(120.0 * (7.0 / 8.0) / (3.0 / 4.0)).epsilon(1e-12));
+}
+
+TEST_CASE("a kernel's rate saturates beyond the largest call probed, so its time grows with the work",
+          "[costmodel][measured]") {
+  const HardwareProfile& hw = *test::catalog().find_hardware("h100-sxm");
+  const DatasheetModel datasheet(hw);
+  MeasurementSet m;
+  m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});      // 1e11 FLOP/s
+  m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});  // 1e12 FLOP/s
+  const MeasuredModel model(hw, m, datasheet);
+  CHECK(model.gemm(1e11, 0, 4096).ms == Approx(100.0).epsilon(1e-12));  // 1e11 FLOP at 1e12 FLOP/s
+  CHECK(model.gemm(1e5, 0, 4).ms == Approx(1e-3).epsilon(1e-12));       // 1e5 FLOP at 1e11 FLOP/s
 }
 
 TEST_CASE("measured kernels give achieved rates over the size of the call", "[costmodel][measured]") {
@@ -125,7 +167,8 @@ TEST_CASE("a step correction replaces the step time and keeps the analytic sum",
   const Prediction raw = CostModel(datasheet).predict(q, c, CpVariant::kUlysses);
 
   Calibration cal;
-  cal.coefficients = {2.0, 1.0, 1.0, 1.0, 1.0, 3.0, 0.5};  // gemm x2, + 3 ms, + half the oversubscribed kernels
+  cal.features = calibration_features();
+  cal.coefficients = {2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 3.0, 0.5, 0.0, 0.0};  // gemm x2, + 3 ms, + half the contention
   const auto correction = step_correction(cal, /*cores=*/2);  // 4 ranks on 2 cores: oversubscription 1
   const Prediction p = CostModel(datasheet, correction).predict(q, c, CpVariant::kUlysses);
   const auto f = features_of(raw, 1.0);

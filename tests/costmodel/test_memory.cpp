@@ -74,6 +74,26 @@ TEST_CASE("Peak memory is the weights, the reserve and the larger of the two pha
   CHECK(m.activations > m.attention_extra);
 }
 
+TEST_CASE("The transformer peak is its weights and activations alone, what the executor measures",
+          "[costmodel][memory]") {
+  // FLUX.1-dev 1024x1024 on one GPU: S = 4096 + 512 = 4608 tokens, D = 3072, F = 12288, bf16.
+  // Resident: 4 x 4608 x 3072 x 2 = 113,246,208 bytes; the largest live layer is the GELU FFN's
+  // hidden, 4608 x 12288 x 2 x 2 = 226,492,416 (Q/K/V/O are 113,246,208); x 1.15 allocator slack:
+  // 1.15 x 339,738,624 = 390,699,417.6. Plus the weights: 24,193,516,057.6 bytes.
+  const auto p = predict(make_query("flux.1-dev", 1, 1024, 1024), config(1, 1));
+  CHECK(p.memory.activations == Approx(390699417.6).epsilon(1e-12));
+  CHECK(p.transformer_peak_bytes == Approx(kFluxWeightBytes + 390699417.6).epsilon(1e-12));
+  CHECK(p.transformer_peak_bytes == p.memory.transformer_peak());
+  // The whole pipeline adds at least the text encoders, the VAE and the runtime's reserve.
+  CHECK(p.memory.text_encoder_weights == kFluxTextBytes);
+  CHECK(p.peak_mem_bytes >= p.transformer_peak_bytes + kFluxTextBytes + 2.0 * 83819683.0 + 1536.0 * 1024 * 1024);
+  // Ulysses 4: each rank holds a quarter of the tokens, and the full sequence for 6 of 24 heads.
+  const auto u4 = predict(make_query("flux.1-dev", 4, 1024, 1024), config(1, 4));
+  CHECK(u4.transformer_peak_bytes == u4.memory.transformer_weights + u4.memory.activations);
+  CHECK(u4.transformer_peak_bytes < p.transformer_peak_bytes);
+  CHECK(u4.transformer_peak_bytes > kFluxWeightBytes);
+}
+
 TEST_CASE("FLUX.1-dev with CP on 4 GPUs peaks between 30 and 40 GiB: weights dominate", "[costmodel][memory]") {
   // Published runs: about 34 GB per GPU. Weights alone: 23.8 + 9.77 + 0.17 GB = 33.7 GB = 31.4 GiB.
   const auto q = make_query("flux.1-dev", 4);

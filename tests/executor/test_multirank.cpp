@@ -2,6 +2,7 @@
 // latents, send the bytes the cost model predicts, and be recorded in the SQLite store.
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -229,4 +230,36 @@ TEST_CASE("cpplan run predicts with this machine's probes and its latest calibra
   REQUIRE(runs.ok());
   CHECK(runs.value().front().run.predicted_step_ms == Approx(5.0));
   CHECK(runs.value().front().run.predicted_hardware == "local (calibration v1)");
+}
+
+TEST_CASE("a run stores its batch and the transformer's predicted peak beside the measured one",
+          "[executor][multirank][store]") {
+  // Two data-parallel replicas of one image each: --batch 2 with --dp 2. --hardware names the
+  // profile the prediction uses (fp32, as the ranks ran).
+  const Run r = run("flux-tiny", "128x128", {"--dp", "2", "--batch", "2", "--hardware", "h100-sxm"});
+  REQUIRE(r.result["status"] == "ok");
+  const json& predicted = r.result["predicted"];
+  REQUIRE(predicted.is_object());
+  const double transformer = predicted["transformer_peak_bytes"], pipeline = predicted["peak_mem_bytes"];
+  const double measured = r.result["measured"]["peak_mem_bytes"];
+  // The figures, like with like: the measured peak is the rank's growth from just before the model
+  // was built; the whole pipeline's peak adds the text encoders, the VAE and a CUDA reserve.
+  std::printf("flux-tiny 128x128 dp 2 batch 2 (fp32, CPU): measured peak %.1f MiB per rank, predicted transformer "
+              "peak %.1f MiB, whole pipeline %.1f MiB\n",
+              measured / 1048576.0, transformer / 1048576.0, pipeline / 1048576.0);
+  CHECK(transformer > 0);
+  CHECK(transformer < pipeline);
+  CHECK(measured > 0);
+  auto store = cpplan::data::Store::open(db_path());
+  REQUIRE(store.ok());
+  auto runs = store.value().runs("flux-tiny");
+  REQUIRE(runs.ok());
+  const auto& newest = runs.value().front();
+  CHECK(newest.id == r.result["run_id"].get<long long>());
+  CHECK(newest.run.batch == 2);
+  CHECK(newest.run.dp == 2);
+  REQUIRE(newest.run.predicted_transformer_peak_bytes.has_value());
+  CHECK(*newest.run.predicted_transformer_peak_bytes == transformer);
+  CHECK(*newest.run.predicted_peak_mem_bytes == pipeline);
+  CHECK(*newest.run.peak_mem_bytes == measured);
 }

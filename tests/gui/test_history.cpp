@@ -98,6 +98,8 @@ TEST_CASE("The history model lists every run of the database, newest first", "[g
   CHECK(details.find("error +20.0%") != std::string::npos);
   CHECK(details.find("Test CPU 9000 on box1") != std::string::npos);
   CHECK(details.find("step ms: 10.000 10.000") != std::string::npos);
+  // Recorded without the transformer's predicted peak (as before schema v4): said, not zero.
+  CHECK(details.find("transformer peak - (not recorded), whole pipeline -\n") != std::string::npos);
 }
 
 TEST_CASE("The history proxy filters by model and by machine or hardware profile", "[gui][history][filter]") {

@@ -450,3 +450,61 @@ TEST_CASE("plan kinds name the CP variant and the other axes in use", "[gui][rep
   hybrid.dp = 2;
   CHECK(report::plan_kind(hybrid) == "TP + CFG + DP");
 }
+
+TEST_CASE("peak memory compares the measured transformer peak with the predicted transformer peak, not the pipeline's",
+          "[gui][report]") {
+  TempDir dir;
+  auto store = Store::open(dir.file("runs.db"));
+  REQUIRE(store.ok());
+  constexpr double kMiB = 1024.0 * 1024.0;
+  // CPU: 200 MiB measured, 180 MiB predicted (-10%); 100 MiB measured, 130 MiB predicted (+30%).
+  // GPU: 40 GiB measured, 38 GiB predicted (-5%). The whole pipeline's predicted peaks (far larger:
+  // text encoders and the VAE) must not enter the figures.
+  struct Peak {
+    bool gpu;
+    double measured, transformer, pipeline;
+  };
+  const std::vector<Peak> peaks = {{false, 200 * kMiB, 180 * kMiB, 9000 * kMiB},
+                                   {false, 100 * kMiB, 130 * kMiB, 9000 * kMiB},
+                                   {true, 40960 * kMiB, 38912 * kMiB, 70000 * kMiB}};
+  std::vector<long long> ids;
+  for (const Peak& p : peaks) {
+    RunRecord r = run_of(1, 2, 1, 1, 10, 11);
+    r.peak_mem_bytes = p.measured;
+    r.predicted_transformer_peak_bytes = p.transformer;
+    r.predicted_peak_mem_bytes = p.pipeline;
+    auto id = store.value().record_run(p.gpu ? gpu_box() : cpu_box(), r);
+    REQUIRE(id.ok());
+    ids.push_back(*id);
+  }
+  RunRecord before_v4 = run_of(1, 2, 1, 1, 10, 11);  // as a v3 store recorded it: the pipeline's only
+  before_v4.peak_mem_bytes = 150 * kMiB;
+  before_v4.predicted_peak_mem_bytes = 9000 * kMiB;
+  REQUIRE(store.value().record_run(cpu_box(), before_v4).ok());
+  RunRecord pipeline = run_of(1, 2, 1, 1, 10, std::nullopt);  // a user's pipeline: the whole pipeline's peak
+  pipeline.source = "pipeline";
+  pipeline.peak_mem_bytes = 30000 * kMiB;
+  REQUIRE(store.value().record_run(gpu_box(), pipeline).ok());
+
+  auto figures = report::gather(store.value());
+  REQUIRE(figures.ok());
+  const report::Figures& f = figures.value();
+  REQUIRE(f.memory_points.size() == 3);
+  CHECK(f.memory_unpredicted == 1);  // the v3-style run; the pipeline run is not the executor's
+  REQUIRE(f.memory_overall.has_value());
+  CHECK(f.memory_overall->mape == Approx((0.10 + 0.30 + 0.05) / 3));
+  CHECK(f.memory_overall->worst.run_id == ids[1]);
+  REQUIRE(f.memory_by_machine.size() == 2);
+  CHECK(f.memory_by_machine[0].group == kCpu);
+  CHECK(f.memory_by_machine[0].runs == 2);
+  CHECK(f.memory_by_machine[0].mape == Approx(0.20));
+  CHECK(f.memory_by_machine[1].mape == Approx(0.05));
+
+  const std::string md = report::markdown(f, {});
+  CHECK_THAT(md, Catch::Contains("## Peak memory"));
+  CHECK_THAT(md, Catch::Contains(fmt::format("| {} | 2 | 20.0% | #{} flux-tiny ulysses 2: +30.0% (130 MiB vs 100 MiB) |",
+                                             kCpu, ids[1])));
+  CHECK_THAT(md, Catch::Contains("| **all** | 3 | 15.0% |"));
+  CHECK_THAT(md, Catch::Contains("1 executor runs with a measured peak have no predicted transformer peak: recorded "
+                                 "before schema v4"));
+}
