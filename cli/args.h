@@ -36,6 +36,7 @@ struct Args {
   std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
   std::string max_memory;  // per rank, e.g. 512MiB; empty: the device's own capacity
   std::string dtype;       // fp32 | bf16; empty: fp32 on cpu, bf16 on cuda
+  bool sync_collectives = false;  // NCCL collectives timed between device synchronisations
   // list
   std::string what;
   // topo import

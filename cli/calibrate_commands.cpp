@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +18,7 @@
 #include "cli/fingerprint.h"
 #include "executor/launcher.h"
 #include "executor/probe.h"
+#include "cli/run_command.h"
 #include "data/pipeline_timings.h"
 #include "executor/rendezvous.h"
 
@@ -231,6 +233,10 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   for (const data::StoredRun& r : runs.value()) {
     // This machine's executor runs: a pipeline's runs (cpplan import-runs) fit the runtimes instead.
     if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != hw.key() || r.run.source != "executor") continue;
+    // --sync-collectives runs serialised communication and computation: not this machine's speed.
+    const auto& metrics = r.run.metrics;
+    if (std::any_of(metrics.begin(), metrics.end(), [](const auto& m) { return m.first == kSyncCollectivesMetric; }))
+      continue;
     const ModelProfile* m = catalog->find_model(r.run.model);
     if (!m) continue;
     auto seq = compute_sequence(*m, {r.run.width, r.run.height}, r.run.frames, m->text_tokens);

@@ -118,6 +118,7 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   s.config = p.plan.config;
   if (!a.max_memory.empty()) s.max_memory_bytes = parse_bytes("--max-memory", a.max_memory);
   s.device = p.device;
+  s.sync_collectives = a.sync_collectives;
   return s;
 }
 
@@ -168,6 +169,9 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.finished_at = now_utc();
   r.cpplan_version = kVersion;
   r.run_key = run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed, r.dtype);
+  // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
+  // and left out of calibrate's fit.
+  if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(kSyncCollectivesMetric, 1);
   const data::HardwareFingerprint machine = machine_fingerprint(spec.device.cuda());
   json measured = nullptr;
   if (figures) {
@@ -358,6 +362,9 @@ void add_run_options(CLI::App& run, Args& a) {
   run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
   run.add_option("--max-memory", a.max_memory,
                  "cap each rank's tensor memory, e.g. 512MiB (CPU; a run past it fails as out of memory)");
+  run.add_flag("--sync-collectives", a.sync_collectives,
+               "cuda: synchronise the GPU around every collective, so comm_ms is the communication the "
+               "computation did not hide (diagnosis: serialises both; not used by calibrate)");
 }
 
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,

@@ -9,6 +9,10 @@
 
 namespace cpplan::cli {
 
+// The metric (value 1) of a GPU run made with --sync-collectives: its communication was
+// serialised with its computation, so calibrate leaves it out.
+inline constexpr const char* kSyncCollectivesMetric = "sync_collectives";
+
 void add_run_options(CLI::App& run, Args& a);
 
 // The identity of a run's configuration, as recorded in the store (resume and merge use it).

@@ -1,6 +1,8 @@
 #include "executor/comm.h"
 
-#include <chrono>
+#include <c10/util/StringUtil.h>
+
+#include <stdexcept>
 
 #include "executor/device.h"
 
@@ -12,6 +14,24 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 double nbytes(const at::Tensor& t) { return static_cast<double>(t.numel() * t.element_size()); }
 }  // namespace
 
+std::optional<std::string> collective_tensor_error(Transport transport, std::string_view collective,
+                                                   const at::Tensor& t) {
+  if (transport != Transport::kNccl || (t.defined() && t.is_cuda())) return std::nullopt;
+  const std::string what = t.defined()
+                               ? c10::str("a ", t.scalar_type(), " tensor on ", t.device(), ", shape ", t.sizes())
+                               : std::string("an undefined tensor");
+  return c10::str(collective, " on an NCCL group: got ", what, "; NCCL takes GPU tensors only");
+}
+
+void CommStats::resolve() {
+  if (pending) seconds += pending->take_seconds();
+}
+
+void Comm::check(std::string_view collective, const at::Tensor& t) const {
+  if (auto error = collective_tensor_error(nccl_ ? Transport::kNccl : Transport::kGloo, collective, t))
+    throw std::runtime_error(*error);
+}
+
 // Gloo (LibTorch 1.13) has no bf16: data movement carries its 16-bit patterns as fp16, bit-exact.
 at::Tensor Comm::to_wire(const at::Tensor& t) const {
   const at::Tensor c = t.contiguous();
@@ -21,37 +41,50 @@ at::Tensor Comm::from_wire(const at::Tensor& t, at::ScalarType type) const {
   return t.scalar_type() == type ? t : t.view(type);
 }
 
-void Comm::settle(const at::Tensor& t) const {
-  if (nccl_) synchronize(t.device());
+// Gloo's collectives block: the wall clock times them. NCCL's are queued: with kEvents a CUDA
+// event on the compute stream before the collective (NCCL's stream starts from this point) and
+// one after wait() (the compute stream resumes once NCCL's end event has passed) bracket it on
+// the GPU, read at the step's end (CommStats::resolve); with kSynchronized the device finishes
+// its queued compute first (uncounted) and the collective is timed by the wall clock up to a
+// second synchronisation: exposed communication, computation and communication serialised.
+Comm::TimePoint Comm::open(const at::Device& device) {
+  if (nccl_ && timing_ == CollectiveTiming::kSynchronized) synchronize(device);
+  if (nccl_ && timing_ == CollectiveTiming::kEvents && stats_) {
+    if (!stats_->pending) stats_->pending = std::make_shared<DeviceIntervals>();
+    stats_->pending->begin(device);
+  }
+  return Clock::now();
 }
 
-void Comm::account(double seconds, double bytes) {
+void Comm::close(const at::Device& device, TimePoint t0, double bytes, bool call) {
+  if (nccl_ && timing_ == CollectiveTiming::kSynchronized) synchronize(device);
   if (!stats_) return;
-  stats_->seconds += seconds;
+  if (nccl_ && timing_ == CollectiveTiming::kEvents) stats_->pending->end(device);
+  else stats_->seconds += since(t0);
   stats_->bytes_sent += bytes;
-  ++stats_->calls;
+  if (call) ++stats_->calls;
 }
 
 at::Tensor Comm::all_gather_cat(const at::Tensor& t, int64_t dim) {
+  check("all_gather_cat", t);
   if (size_ == 1) return t;
   std::vector<at::Tensor> in{to_wire(t)};
-  settle(in[0]);
-  const auto t0 = Clock::now();
   // Gather straight into one tensor [n, ...] through contiguous views: no extra copy.
   auto shape = in[0].sizes().vec();
   shape.insert(shape.begin(), size_);
   const at::Tensor out = at::empty(shape, in[0].options());
   std::vector<std::vector<at::Tensor>> views(1);
   for (int i = 0; i < size_; ++i) views[0].push_back(out[i]);
+  const TimePoint t0 = open(t.device());
   pg_->allgather(views, in)->wait();
-  settle(out);
   // nccl-tests: size = n x local bytes, busbw factor (n-1)/n
-  account(since(t0), nbytes(t) * (size_ - 1));
+  close(t.device(), t0, nbytes(t) * (size_ - 1));
   const at::Tensor all = from_wire(out, t.scalar_type());
   return dim == 0 ? all.flatten(0, 1) : all.movedim(0, dim).flatten(dim, dim + 1);
 }
 
 at::Tensor Comm::all_gather_uneven(const at::Tensor& t, int64_t dim, const std::vector<int64_t>& lengths) {
+  check("all_gather_uneven", t);
   if (size_ == 1) return t;
   // c10d's all-gather needs equal shapes: pad to the longest, gather, slice each back.
   const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
@@ -68,56 +101,58 @@ at::Tensor Comm::all_gather_uneven(const at::Tensor& t, int64_t dim, const std::
 }
 
 at::Tensor Comm::all_to_all(const at::Tensor& t) {
+  check("all_to_all", t);
   if (size_ == 1) return t;
   at::Tensor in = to_wire(t);
   at::Tensor out = at::empty_like(in);
-  settle(in);
-  const auto t0 = Clock::now();
   std::vector<int64_t> splits;  // empty: equal splits along dim 0
+  const TimePoint t0 = open(t.device());
   pg_->alltoall_base(out, in, splits, splits)->wait();
-  settle(out);
-  account(since(t0), nbytes(t) * (size_ - 1) / size_);
+  close(t.device(), t0, nbytes(t) * (size_ - 1) / size_);
   return from_wire(out, t.scalar_type());
 }
 
 at::Tensor Comm::all_to_all_flat(const at::Tensor& flat, const std::vector<int64_t>& send_counts,
                                  const std::vector<int64_t>& recv_counts) {
+  check("all_to_all_flat", flat);
   if (size_ == 1) return flat;
   int64_t total = 0;
   for (auto c : recv_counts) total += c;
   at::Tensor in = to_wire(flat);
   at::Tensor out = at::empty({total}, in.options());
   auto send = send_counts, recv = recv_counts;
-  settle(in);
-  const auto t0 = Clock::now();
+  const TimePoint t0 = open(flat.device());
   pg_->alltoall_base(out, in, recv, send)->wait();
-  settle(out);
   double sent = 0;
   for (int i = 0; i < size_; ++i)
     if (i != rank_) sent += static_cast<double>(send_counts[i]) * in.element_size();
-  account(since(t0), sent);
+  close(flat.device(), t0, sent);
   return from_wire(out, flat.scalar_type());
 }
 
 void Comm::all_reduce(at::Tensor& t) {
+  check("all_reduce", t);
   if (size_ == 1) return;
   // Gloo sums bf16 in fp32, then rounds once (NCCL sums bf16 natively).
   const bool widen = !nccl_ && t.scalar_type() == at::kBFloat16;
   std::vector<at::Tensor> v{widen ? t.to(at::kFloat) : t};
-  settle(t);
-  const auto t0 = Clock::now();
+  const TimePoint t0 = open(t.device());
   pg_->allreduce(v)->wait();
-  settle(t);
+  close(t.device(), t0, nbytes(t) * 2.0 * (size_ - 1) / size_);
   if (widen) t.copy_(v[0]);
-  account(since(t0), nbytes(t) * 2.0 * (size_ - 1) / size_);
 }
 
 Comm::Pending Comm::exchange(at::Tensor& send, int dst, at::Tensor& recv, int src, int tag) {
+  check("exchange (send)", send);
+  check("exchange (recv)", recv);
   TORCH_CHECK(recv.is_contiguous(), "Comm::exchange: the receive buffer must be contiguous");
   std::vector<at::Tensor> out{to_wire(send)}, in{to_wire(recv)};  // views: recv fills in place
   Pending p;
   p.device = send.device();
-  account(0, nbytes(send));
+  if (stats_) {  // the transfer's time is counted where it is waited for
+    stats_->bytes_sent += nbytes(send);
+    ++stats_->calls;
+  }
   if (!nccl_) {  // Gloo: each op is its own non-blocking transfer
     p.works.push_back(pg_->send(out, dst, tag));
     p.works.push_back(pg_->recv(in, src, tag));
@@ -139,15 +174,14 @@ Comm::Pending Comm::exchange(at::Tensor& send, int dst, at::Tensor& recv, int sr
 }
 
 void Comm::wait(Pending& pending) {
-  // On a GPU the attention queued meanwhile finishes first, uncounted: what is counted is the
-  // transfer left once it has, the communication the overlap did not hide.
-  if (nccl_) synchronize(pending.device);
-  const auto t0 = Clock::now();
+  // What is counted is the transfer left once the attention queued meanwhile is done: with
+  // kEvents, the compute stream's wait for NCCL's end event; with kSynchronized, the wall time
+  // after the device has finished that attention (uncounted).
+  const TimePoint t0 = open(pending.device);
   for (auto& w : pending.works)
     if (w) w->wait();
-  if (nccl_) synchronize(pending.device);
+  close(pending.device, t0, 0, false);
   pending.works.clear();
-  if (stats_) stats_->seconds += since(t0);
 }
 
 }  // namespace cpplan::executor

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <fstream>
 #include <stdexcept>
 
@@ -139,6 +140,56 @@ double resident_bytes() {
 double g_cpu_baseline_bytes = 0;
 
 }  // namespace
+struct DeviceIntervals::Impl {
+  std::size_t closed = 0;  // intervals recorded since the last take_seconds()
+  bool open = false;
+#ifdef CPPLAN_CUDA
+  // Interval i is [begins[i], ends[i]]; a deque: events are created in place and never moved.
+  std::deque<at::cuda::CUDAEvent> begins, ends;
+#endif
+};
+
+DeviceIntervals::DeviceIntervals() : impl_(new Impl) {}
+DeviceIntervals::~DeviceIntervals() { delete impl_; }
+
+void DeviceIntervals::begin(const at::Device& device) {
+#ifdef CPPLAN_CUDA
+  if (!device.is_cuda()) return;
+  Impl& i = *impl_;
+  if (i.closed == i.begins.size()) {
+    i.begins.emplace_back(cudaEventDefault);  // timing events (CUDAEvent's default cannot time)
+    i.ends.emplace_back(cudaEventDefault);
+  }
+  i.begins[i.closed].record(at::cuda::getCurrentCUDAStream(device.index()));
+  i.open = true;
+#endif
+  (void)device;
+}
+
+void DeviceIntervals::end(const at::Device& device) {
+#ifdef CPPLAN_CUDA
+  Impl& i = *impl_;
+  if (!i.open) return;
+  i.ends[i.closed].record(at::cuda::getCurrentCUDAStream(device.index()));
+  ++i.closed;
+  i.open = false;
+#endif
+  (void)device;
+}
+
+double DeviceIntervals::take_seconds() {
+  double ms = 0;
+#ifdef CPPLAN_CUDA
+  Impl& i = *impl_;
+  if (i.closed > 0) {
+    // One stream, in order: once the last end event has passed, every earlier one has too.
+    i.ends[i.closed - 1].synchronize();
+    for (std::size_t k = 0; k < i.closed; ++k) ms += i.begins[k].elapsed_time(i.ends[k]);
+  }
+#endif
+  impl_->closed = 0;
+  return ms * 1e-3;
+}
 
 double peak_memory_bytes(const at::Device& device) {
 #ifdef CPPLAN_CUDA

@@ -57,6 +57,25 @@ class StepTimer {
   Impl* impl_;
 };
 
+// Intervals of a GPU's work timed without waiting for them: a pair of CUDA events per interval on
+// the device's current stream, read (and summed) later, when the caller waits anyway. The events
+// are reused from one reading to the next. On CPU nothing is recorded: take_seconds() is 0.
+class DeviceIntervals {
+ public:
+  DeviceIntervals();
+  ~DeviceIntervals();
+  DeviceIntervals(const DeviceIntervals&) = delete;
+  DeviceIntervals& operator=(const DeviceIntervals&) = delete;
+  void begin(const at::Device& device);  // opens an interval at this point of the current stream
+  void end(const at::Device& device);    // closes the open one (no-op when none is open)
+  // Waits for the last interval's end; the seconds of every closed interval since the last call.
+  double take_seconds();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
 // Peak bytes of this rank since the last reset: the caching allocator's peak of allocated bytes
 // on a GPU; on CPU the process's peak RSS (which has no reset) less its RSS at the last reset, so
 // that neither counts what the process held before the run (CUDA context, LibTorch's code).

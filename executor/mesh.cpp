@@ -28,7 +28,7 @@ MeshCoords mesh_coords(int rank, const ParallelConfig& c) {
 }
 
 Mesh::Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig& config,
-           std::chrono::milliseconds timeout, const at::Device& device) {
+           std::chrono::milliseconds timeout, const at::Device& device, CollectiveTiming timing) {
   const auto d = degrees(config);
   coords_ = mesh_coords(rank, config);
   const std::array<int, 5> x = {coords_.tp, coords_.ulysses, coords_.ring, coords_.cfg, coords_.dp};
@@ -50,7 +50,8 @@ Mesh::Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig
       }
     }
     if (size == 1) return Comm();
-    return Comm(new_group(store, key, my_rank, size, timeout, device), my_rank, size, &stats_, device.is_cuda());
+    return Comm(new_group(store, key, my_rank, size, timeout, device), my_rank, size, &stats_,
+                device.is_cuda() ? Transport::kNccl : Transport::kGloo, timing);
   };
   world_ = world > 1 ? make("world", {0, 1, 2, 3, 4}) : Comm();
   tp_ = make("tp", {0});

@@ -22,9 +22,11 @@ struct MeshCoords {
 class Mesh {
  public:
   // Builds this rank's groups; every rank of the world must call it with the same config.
-  // Gloo groups on CPU, NCCL groups when `device` is a GPU.
+  // Gloo groups on CPU, NCCL groups when `device` is a GPU, their collectives timed as `timing`
+  // says (NCCL only: Gloo's block and are timed by the clock).
   Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig& config,
-       std::chrono::milliseconds timeout, const at::Device& device = at::Device(at::kCPU));
+       std::chrono::milliseconds timeout, const at::Device& device = at::Device(at::kCPU),
+       CollectiveTiming timing = CollectiveTiming::kEvents);
 
   const MeshCoords& coords() const { return coords_; }
   Comm& world() { return world_; }
@@ -34,7 +36,12 @@ class Mesh {
   Comm& cp() { return cp_; }
   Comm& cfg() { return cfg_; }
   Comm& dp() { return dp_; }
-  CommStats& stats() { return stats_; }
+  // Every group's figures, with the collectives timed by CUDA events read: waits for the last
+  // one, so read it where the device's work is done (a step's end).
+  CommStats& stats() {
+    stats_.resolve();
+    return stats_;
+  }
 
  private:
   CommStats stats_;

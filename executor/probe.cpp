@@ -105,7 +105,8 @@ std::vector<CollectiveSample> probe_collectives(const ProbeOptions& o, const c10
              }));
       step(fmt_label("send_recv", g, bytes));
       at::Tensor incoming = at::empty_like(x);
-      Comm ring(pg, me, g, nullptr, dev.is_cuda());  // the ring shift Ring attention posts
+      // The ring shift Ring attention posts.
+      Comm ring(pg, me, g, nullptr, dev.is_cuda() ? Transport::kNccl : Transport::kGloo);
       record(Collective::kSendRecv, false, bytes, time_collective(*pg, dev, reps, [&] {
                auto pending = ring.exchange(x, (me + 1) % g, incoming, (me + g - 1) % g, 0);
                ring.wait(pending);

@@ -136,7 +136,8 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   if (dev.cuda()) (void)use_cuda_device(dev.device.index());
   reset_peak_memory(dev.device);
   if (spec.max_memory_bytes > 0) limit_memory(dev.device, spec.max_memory_bytes);
-  Mesh mesh(store, rank, pc, spec.timeout, dev.device);
+  Mesh mesh(store, rank, pc, spec.timeout, dev.device,
+            spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
   const MeshCoords& xy = mesh.coords();
   const CpVariant variant = classify(pc.context_parallel_config);
   auto model = build_model(m, spec.seed, mesh.tp(), dev, attention_op(variant));

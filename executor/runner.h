@@ -29,6 +29,7 @@ struct RunSpec {
   int64_t max_memory_bytes = 0;  // per rank; 0: none beyond the device's (see limit_memory)
   // CPU in fp32 by default; a GPU rank names its device (cuda:LOCAL_RANK) and runs in bf16.
   DeviceSpec device;
+  bool sync_collectives = false;  // NCCL: time collectives between device synchronisations (Comm)
 };
 
 struct RunFigures {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds cpplan against this machine's CUDA LibTorch (the one inside its PyTorch) and measures it on
 # its GPU, in well under 8 minutes:
-#   1. configure + build (NCCL on, GUI and benchmarks off);
+#   1. configure + build (NCCL on, GUI and benchmarks off, LibTorch's libstdc++ ABI for the whole
+#      tree: -DCPPLAN_TORCH_ABI=auto; the CUDA toolkit PyTorch finds);
 #   2. the GPU suite (ctest label cuda: FlashAttention's LSE merge, CUDA events, the caching
 #      allocator's peak, a real `cpplan run --device cuda` recorded in SQLite, a GPU OOM);
 #   3. `cpplan probe` of the GPU's kernels at flux.1-dev's shapes (recorded in the run database);
@@ -56,6 +57,17 @@ except ImportError:
     pass
 PY
 )
+# The CUDA toolkit's nvcc: Torch's CMake files enable the CUDA language with it (the nvidia-* wheels
+# carry the libraries, not the compiler). Where PyTorch itself finds one (CUDA_HOME, CUDA_PATH, nvcc
+# on PATH, the usual install); older LibTorch 2.x read CUDA_TOOLKIT_ROOT_DIR, newer CUDAToolkit_ROOT.
+cuda_home=$(python3 -c 'from torch.utils.cpp_extension import CUDA_HOME; print(CUDA_HOME or "")' 2>/dev/null || true)
+cuda_args=()
+if [ -n "$cuda_home" ] && [ -x "$cuda_home/bin/nvcc" ]; then
+  cuda_args=(-DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCUDAToolkit_ROOT="$cuda_home"
+             -DCUDA_TOOLKIT_ROOT_DIR="$cuda_home")
+else
+  log "no CUDA toolkit found by PyTorch (CUDA_HOME): Torch's CMake files may not find nvcc"
+fi
 prefix="$torch_prefix"
 [ -d "$deps" ] && prefix="$torch_prefix;$deps"
 generator=()
@@ -64,7 +76,8 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 log "configure ($build)"
 t0=$(now)
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCPPLAN_GUI=OFF -DCPPLAN_BUILD_BENCH=OFF -DCPPLAN_NCCL=ON ${nccl_include:+-DNCCL_INCLUDE_DIR="$nccl_include"} \
+  -DCPPLAN_GUI=OFF -DCPPLAN_BUILD_BENCH=OFF -DCPPLAN_NCCL=ON -DCPPLAN_TORCH_ABI=auto "${cuda_args[@]}" \
+  ${nccl_include:+-DNCCL_INCLUDE_DIR="$nccl_include"} \
   >"$work/configure.log" 2>&1 || { tail -20 "$work/configure.log" >&2; log "configure failed ($work/configure.log)"; exit 1; }
 grep -q "CUDA ON" "$work/configure.log" || { log "the LibTorch found has no CUDA ($work/configure.log)"; exit 1; }
 log "build"
@@ -108,7 +121,7 @@ probe_rc, probe_s = int(sys.argv[8]), float(sys.argv[9])
 import torch
 report = {
     "gpu": torch.cuda.get_device_name(0), "gpu_count": torch.cuda.device_count(),
-    "torch": torch.__version__, "cuda": torch.version.cuda,
+    "torch": torch.__version__, "cuda": torch.version.cuda, "cxx11_abi": int(torch._C._GLIBCXX_USE_CXX11_ABI),
     "nccl": ".".join(map(str, torch.cuda.nccl.version())) if hasattr(torch.cuda, "nccl") else None,
     "seconds": {"build": build_s, "tests": tests_s, "probe": probe_s, "flux_run": flux_s,
                 "total": round(time.time() - t_start, 1)},
