@@ -4,10 +4,8 @@
 // that planner::validate() accepts at the profile's default size.
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include <exception>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/plan.h"
@@ -19,6 +17,7 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "tests/executor/rank_threads.h"
 #include "tests/support/fixtures.h"
 
 namespace {
@@ -42,24 +41,10 @@ RunSpec spec_for(const cpplan::Query& q, const ParallelConfig& pc) {
 
 // run_rank on every rank of the plan, one thread each; rank 0's figures (its latents).
 RunFigures run_threads(const RunSpec& s) {
-  const int world = static_cast<int>(s.config.world_size());
   auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<RunFigures> figures(world);
-  std::vector<std::exception_ptr> errors(world);
-  auto rank_main = [&](int rank) {
-    try {
-      figures[rank] = cpplan::executor::run_rank(s, store, rank, world);
-    } catch (...) {
-      errors[rank] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> others;
-  for (int r = 1; r < world; ++r) others.emplace_back(rank_main, r);
-  rank_main(0);
-  for (auto& t : others) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return figures[0];
+  const int world = static_cast<int>(s.config.world_size());
+  return cpplan::test::on_rank_threads<RunFigures>(
+      world, [&](int rank) { return cpplan::executor::run_rank(s, store, rank, world); })[0];
 }
 
 double relative_error(const at::Tensor& a, const at::Tensor& reference) {

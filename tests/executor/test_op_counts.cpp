@@ -32,6 +32,7 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "tests/executor/rank_threads.h"
 #include "tests/support/fixtures.h"
 
 namespace {
@@ -119,24 +120,13 @@ struct Counted {
 Counted count_run(const RunSpec& s) {
   const int world = static_cast<int>(s.config.world_size());
   auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<Counted> counted(world);
-  std::vector<std::exception_ptr> errors(world);
-  auto rank_main = [&](int rank) {
-    try {
-      OpCounter counter;
-      counted[rank].figures = cpplan::executor::run_rank(s, store, rank, world);
-      counted[rank].ops = counter.ops();
-    } catch (...) {
-      errors[rank] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> others;
-  for (int r = 1; r < world; ++r) others.emplace_back(rank_main, r);
-  rank_main(0);
-  for (auto& t : others) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return counted[0];
+  return cpplan::test::on_rank_threads<Counted>(world, [&](int rank) {
+    OpCounter counter;
+    Counted c;
+    c.figures = cpplan::executor::run_rank(s, store, rank, world);
+    c.ops = counter.ops();
+    return c;
+  })[0];
 }
 
 // Ops of one forward pass (velocity(): the CP split, the model, the CP gather, CFG).
