@@ -12,7 +12,8 @@ inline constexpr int kExitInvalid = 3;
 inline constexpr int kExitRuntime = 4;
 
 // The help of every command's --db.
-inline constexpr const char* kDbHelp = "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db)";
+inline constexpr const char* kDbHelp =
+    "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db, whose folder is created; elsewhere the folder must exist)";
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

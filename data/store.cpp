@@ -141,9 +141,15 @@ Result<Store> Store::open(const std::string& path) {
   auto probe = schema::probe(path);
   if (!probe) return probe.error();
   if (probe->fresh) {
+    // Only the default location's folder is created (as XDG tools do); elsewhere a missing folder
+    // is refused, as sqlite3 and every other tool refuse it: nothing is created there.
     const fs::path parent = fs::path(path).parent_path();
+    const bool is_default = fs::path(path).lexically_normal() == fs::path(default_path()).lexically_normal();
     std::error_code ec;
-    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      if (!is_default) return Error{fmt::format("{}: the folder {} does not exist (only the default location's folder is created)", path, parent.string())};
+      fs::create_directories(parent, ec);
+    }
     if (ec) return Error{fmt::format("{}: cannot create the directory {}: {}", path, parent.string(), ec.message())};
   }
   const int flags = SQLITE_OPEN_READWRITE | (probe->fresh ? SQLITE_OPEN_CREATE : 0);

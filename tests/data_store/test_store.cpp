@@ -101,9 +101,29 @@ void require_refused_untouched(const TempDir& dir, const std::string& path, cons
 
 }  // namespace
 
-TEST_CASE("opening a missing file creates it and its directories at the current schema", "[data][store]") {
+TEST_CASE("a missing file in a folder that does not exist is refused, and nothing is created", "[data][store]") {
   TempDir dir;
   const std::string path = dir.file("a/b/measurements.db");
+  require_refused_untouched(dir, path, "the folder " + dir.file("a/b") + " does not exist");
+  CHECK_FALSE(fs::exists(dir.file("a")));
+}
+
+TEST_CASE("the default location's folders are created, as XDG tools do", "[data][store]") {
+  TempDir dir;
+  const char* saved = std::getenv("XDG_DATA_HOME");
+  const std::string restore = saved ? saved : "";
+  ::setenv("XDG_DATA_HOME", dir.file("xdg").c_str(), 1);
+  const std::string path = Store::default_path();
+  CHECK(path == dir.file("xdg/cpplan/cpplan.db"));
+  { (void)open_store(path); }
+  if (saved) ::setenv("XDG_DATA_HOME", restore.c_str(), 1);
+  else ::unsetenv("XDG_DATA_HOME");
+  CHECK(fs::is_regular_file(path));
+}
+
+TEST_CASE("opening a missing file creates it at the current schema", "[data][store]") {
+  TempDir dir;
+  const std::string path = dir.file("measurements.db");
   {
     Store store = open_store(path);
     CHECK(store.schema_version() == kCurrentSchema);
@@ -408,7 +428,8 @@ TEST_CASE("a directory is not a database", "[data][store]") {
 // Issue 7: eight writers at once lose nothing, duplicate nothing and never see "database is locked".
 TEST_CASE("eight processes recording at once store all 200 runs", "[data][store]") {
   TempDir dir;
-  const std::string path = dir.file("shared/cpplan.db");  // created by whichever child wins
+  fs::create_directories(dir.file("shared"));
+  const std::string path = dir.file("shared/cpplan.db");  // the file created by whichever child wins
   constexpr int kChildren = 8;
   constexpr int kRunsEach = 25;
   constexpr int kLocked = 3;  // a child's exit status when sqlite said "database is locked"

@@ -527,6 +527,7 @@ TEST_CASE("merging into an empty database copies the other exactly", "[data][sto
     REQUIRE(s.record_calibration(h200_node(), calibration("2025-11-01T12:00:00Z")).ok());
   }
   Store source = open_store(from);
+  fs::create_directories(dir.file("merged"));
   Store into = open_store(dir.file("merged/all.db"));
   check_summary(merge(into, from), 2, 0, 11, 1);
   check_summary(merge(into, from), 0, 2, 0, 0);

@@ -186,6 +186,17 @@ TEST_CASE("a file that is not a cpplan database is refused and left unchanged", 
   CHECK(cpplan::test::slurp(foreign.string()) == "my notes, not a database\n");
 }
 
+TEST_CASE("a --db in a folder that does not exist is refused in one line before the run, nothing created",
+          "[executor][store]") {
+  const fs::path missing = work_dir() / "no-such-folder";
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--db",
+                              (missing / "x.db").string()});
+  CHECK(p.code == 3);
+  CHECK(p.err == "cpplan: " + (missing / "x.db").string() + ": the folder " + missing.string() +
+                     " does not exist (only the default location's folder is created)\n");
+  CHECK_FALSE(fs::exists(missing));
+}
+
 TEST_CASE("cpplan run predicts with this machine's probes and its latest calibration", "[executor][multirank][store]") {
   using namespace cpplan::costmodel;
   const std::string db = (work_dir() / "calibrated.db").string();
