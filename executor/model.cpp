@@ -105,6 +105,12 @@ at::Tensor timestep_features(const at::Tensor& t, int64_t dim) {
 
 at::Tensor gelu_tanh(const at::Tensor& x) { return at::gelu(x, "tanh"); }
 
+// q or k of `x` in heads [B, H, S, hd], RMS-normed per head when the model has QK-norm (`norm`).
+at::Tensor project_heads(const Linear& l, const at::Tensor& norm, const at::Tensor& x, int64_t local_heads) {
+  const at::Tensor h = heads(l(x), local_heads);
+  return norm.defined() ? rms_norm(h, norm) : h;
+}
+
 struct AttentionWeights {
   Linear q, k, v;
   at::Tensor q_norm, k_norm;  // undefined without QK-norm
@@ -221,8 +227,7 @@ class Mmdit final : public DitModel {
   };
 
   at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
-    const at::Tensor h = heads(l(x), local_heads_);
-    return norm.defined() ? rms_norm(h, norm) : h;
+    return project_heads(l, norm, x, local_heads_);
   }
   at::Tensor attend(const AttentionWeights& a, const at::Tensor& x, const at::Tensor& angles, AttentionContext& ctx) const {
     const at::Tensor q = rope(project(a.q, a.q_norm, x), angles), k = rope(project(a.k, a.k_norm, x), angles);
@@ -376,8 +381,7 @@ class CrossDit final : public DitModel {
     Mlp ffn;
   };
   at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
-    const at::Tensor h = heads(l(x), local_heads_);
-    return norm.defined() ? rms_norm(h, norm) : h;
+    return project_heads(l, norm, x, local_heads_);
   }
 
   Comm& tp_;
