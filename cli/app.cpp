@@ -17,7 +17,7 @@
 #include "cli/import_runs_command.h"
 #include "cli/run_command.h"
 #endif
-#ifdef CPPLAN_HAVE_REPORT  // built with the GUI's Qt (gui/report/)
+#ifdef CPPLAN_HAVE_REPORT  // built with the GUI's Qt (report/)
 #include "cli/report_command.h"
 #endif
 #include "cli/render.h"

@@ -6,7 +6,7 @@
 
 #include "cli/app.h"
 #include "data/store.h"
-#include "gui/report/report.h"
+#include "report/report.h"
 
 namespace cpplan::cli {
 

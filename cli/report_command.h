@@ -1,6 +1,6 @@
 #pragma once
 // `cpplan report [--db FILE] [--out DIR]`: REPORT.md and PNG plots of how far the cost model's
-// predictions are from the runs measured (gui/report/). Built with the GUI's Qt (CPPLAN_GUI).
+// predictions are from the runs measured (report/). Built with the GUI's Qt (CPPLAN_GUI).
 
 #include <CLI/CLI.hpp>
 #include <iosfwd>

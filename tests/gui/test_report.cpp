@@ -1,4 +1,4 @@
-// cpplan report's library (gui/report/) over a real SQLite file written with data::Store: the
+// cpplan report's library (report/) over a real SQLite file written with data::Store: the
 // figures (MAPE, Spearman, worst run per machine and plan kind, busbw medians and log-log
 // interpolation), REPORT.md with the numbers recomputed here from the inserted values, and the
 // PNGs (size, content, the y = x line); an empty database and one without predictions give a
@@ -21,7 +21,7 @@
 #include "tests/support/machines.h"
 #include "tests/support/temp_dir.h"
 #include "data/store.h"
-#include "gui/report/report.h"
+#include "report/report.h"
 
 namespace fs = std::filesystem;
 using cpplan::costmodel::Collective;

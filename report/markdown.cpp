@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "gui/report/detail.h"
-#include "gui/report/report.h"
+#include "report/detail.h"
+#include "report/report.h"
 
 namespace cpplan::report {
 

@@ -1,5 +1,5 @@
 // gather(): the store's runs, samples and calibrations as the report's figures.
-#include "gui/report/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,7 +14,7 @@
 
 #include "core/parallel_config.h"
 #include "costmodel/calibration.h"
-#include "gui/report/detail.h"
+#include "report/detail.h"
 
 namespace cpplan::report {
 

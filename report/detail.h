@@ -1,5 +1,5 @@
 #pragma once
-// Internal to gui/report/: formatting shared by the markdown and the plots, and the plots
+// Internal to report/: formatting shared by the markdown and the plots, and the plots
 // themselves (plots.cpp, the only file that sees Qt).
 
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "core/result.h"
 #include "core/text.h"
-#include "gui/report/report.h"
+#include "report/report.h"
 
 namespace cpplan::report::detail {
 

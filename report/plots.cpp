@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "gui/report/detail.h"
+#include "report/detail.h"
 
 namespace cpplan::report::detail {
 
