@@ -1,95 +1,243 @@
 #include "cli/app.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <iostream>
 #include <ostream>
 
 #include "cli/args.h"
-#include "cli/calibrate_import.h"
-#ifdef CPPLAN_HAVE_EXECUTOR  // the one place the CLI knows the executor is optional
 #include "cli/bench_command.h"
 #include "cli/calibrate_commands.h"
-#include "cli/sweep_command.h"
+#include "cli/calibrate_import.h"
 #include "cli/db_command.h"
-#include "cli/store_commands.h"
 #include "cli/import_runs_command.h"
-#include "cli/run_command.h"
-#endif
-#ifdef CPPLAN_HAVE_REPORT  // built with the GUI's Qt (report/)
-#include "cli/report_command.h"
-#endif
 #include "cli/render.h"
+#include "cli/report_command.h"
+#include "cli/run_command.h"
+#include "cli/store_commands.h"
+#include "cli/sweep_command.h"
 #include "cli/topo_command.h"
 #include "core/profiles.h"
 #include "core/text.h"
 #include "core/version.h"
 #include "costmodel/cost_model.h"
 #include "planner/planner.h"
+#include "session/machine.h"
+#include "session/planning.h"
 
 namespace cpplan::cli {
 
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+namespace {
+
+// Every command's flags, parsed into these values; the subcommands, to see which one was given.
+struct Parsed {
   Args a;
+  CalibrateArgs calibrate_args;
+  ProbeArgs probe_args;
+  BenchArgs bench_args;
+  SweepArgs sweep_args;
+  StoreArgs store_args;
+  ReportArgs report_args;
+  std::string fingerprint_device;
+  CLI::App* calibrate = nullptr;
+  CLI::App* check = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* topo_import = nullptr;
+  // Built with the executor (CPPLAN_HAVE_EXECUTOR) and the report (CPPLAN_HAVE_REPORT) only.
+  CLI::App* run = nullptr;
+  CLI::App* bench = nullptr;
+  CLI::App* probe = nullptr;
+  CLI::App* fingerprint = nullptr;
+  CLI::App* report = nullptr;
+  CLI::App* db_check = nullptr;
+  CLI::App* db_merge = nullptr;
+  CLI::App* import_nccl = nullptr;
+  CLI::App* import_runs = nullptr;
+  CLI::App* sweep = nullptr;
+};
+
+void add_planning_commands(CLI::App& app, Parsed& p) {
+  add_query_options(app, p.a);
+  app.add_option("--top", p.a.top, "ranked plans to show (default 10)");
+  app.add_flag("--all", p.a.all, "show every plan, invalid ones with their reasons");
+  p.calibrate = app.add_subcommand(
+      "calibrate", "fit the cost model: to the runs measured here, or to imported end-to-end timings (--import)");
+  add_calibrate_import_options(*p.calibrate, p.calibrate_args);
+  app.add_subcommand("recommend", "rank every plan (the default command)")->fallthrough();
+  p.check = app.add_subcommand("check", "one plan's verdict: exit 0 valid, 3 invalid");
+  p.check->fallthrough();
+  add_plan_options(*p.check, p.a);
+  p.list = app.add_subcommand("list", "list the model or hardware profiles");
+  p.list->fallthrough();
+  p.list->add_option("what", p.a.what, "models | hardware | topologies")->required();
+  CLI::App* topo = app.add_subcommand("topo", "topologies for placement (docs/topology.md)");
+  topo->fallthrough();
+  topo->require_subcommand(1);
+  p.topo_import = topo->add_subcommand("import", "turn `nvidia-smi topo -m` output into a topology file");
+  p.topo_import->fallthrough();
+  add_topo_import_options(*p.topo_import, p.a);
+}
+
+void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Parsed& p) {
+#ifdef CPPLAN_HAVE_EXECUTOR
+  p.run = app.add_subcommand("run", "run one plan for real (LibTorch) and record it in SQLite");
+  p.run->fallthrough();
+  add_run_options(*p.run, p.a);
+  p.bench = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
+  add_bench_options(*p.bench, p.bench_args);
+  app.add_option("--db", p.a.db, "with --hardware local: the database of this machine's probes (default "
+                                 "$XDG_DATA_HOME/cpplan/cpplan.db)");
+  CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
+  p.db_check = db_cmd->add_subcommand("check", "integrity check of the database");
+  p.db_check->add_option("--db", p.a.db, kDbHelp);
+  p.db_check->add_flag("--json", p.a.json, "machine-readable output");
+  p.db_merge = add_db_merge_command(*db_cmd, p.store_args);
+  p.import_nccl = add_import_nccl_tests_command(app, p.store_args);
+  p.import_runs = add_import_runs_command(app, p.store_args);
+  db_cmd->require_subcommand(1);
+  p.probe = app.add_subcommand("probe", "measure this machine's collectives and kernels");
+  add_probe_options(*p.probe, p.probe_args);
+  add_calibrate_options(*p.calibrate, p.probe_args);
+  p.sweep = app.add_subcommand("sweep", "run a benchmark sweep through the executor");
+  add_sweep_options(*p.sweep, p.sweep_args);
+  p.fingerprint = app.add_subcommand("fingerprint", "internal: this machine's fingerprint as JSON");
+  p.fingerprint->group("");
+  p.fingerprint->add_option("--device", p.fingerprint_device, "cpu | cuda");
+#endif
+#ifdef CPPLAN_HAVE_REPORT
+  p.report = add_report_command(app, p.report_args);
+#endif
+}
+
+bool parsed(const CLI::App* cmd) { return cmd && cmd->parsed(); }
+
+// Starts the executor binary with this command line; returns only when it cannot.
+int start_executor(int argc, const char* const* argv, const std::string& exe, const char* command, std::ostream& err) {
+  const std::string binary = session::executor_binary(exe);
+  if (binary.empty()) {
+    fmt::print(err, "cpplan {}: needs {} beside {} (a build with CPPLAN_EXECUTOR=ON installs both)\n", command,
+               session::kExecutorBinary, exe);
+    return kExitRuntime;
+  }
+  std::vector<char*> args{const_cast<char*>(binary.c_str())};
+  for (int i = 1; i < argc; ++i) args.push_back(const_cast<char*>(argv[i]));
+  args.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  execv(binary.c_str(), args.data());
+  fmt::print(err, "cpplan {}: cannot start {}: {}\n", command, binary, std::strerror(errno));
+  return kExitRuntime;
+}
+
+// The commands of the executor binary: run here, or in cpplan-exec with the same command line.
+std::optional<int> executor_command(const Parsed& p, int argc, const char* const* argv, const std::string& exe,
+                                    std::ostream& out, std::ostream& err, const Commands* here) {
+  const char* command = parsed(p.run)     ? "run"
+                        : parsed(p.probe) ? "probe"
+                        : parsed(p.bench) ? "bench"
+                        : parsed(p.report) ? "report"
+                        : parsed(p.fingerprint) ? "fingerprint"
+                                                : nullptr;
+  if (!command) return std::nullopt;
+  if (!here) return start_executor(argc, argv, exe, command, err);
+  if (parsed(p.run)) return here->run(p.a, argc, argv, exe, out, err);
+  if (parsed(p.probe)) return here->probe(p.probe_args, p.a, exe, out, err);
+  if (parsed(p.bench)) return here->bench(p.bench_args, p.a, exe, out, err);
+  if (parsed(p.fingerprint)) return here->fingerprint(p.fingerprint_device, out);
+  if (!here->report) throw InvalidInput{"report: this build has no Qt (configure with CPPLAN_GUI=ON)"};
+  return here->report(p.report_args, out, err);
+}
+
+int list_command(const Args& a, const std::string& exe, std::ostream& out) {
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  if (!catalog) throw InvalidInput{catalog.error().message};
+  if (a.what != "models" && a.what != "hardware" && a.what != "topologies")
+    throw InvalidInput{fmt::format("list {}: must be models, hardware or topologies", a.what)};
+  if (a.what == "topologies") {
+    if (a.json) out << topologies_json(*catalog).dump(2) << '\n';
+    else print_topologies(out, *catalog);
+    return kExitOk;
+  }
+  if (a.json) out << (a.what == "models" ? models_json(*catalog) : hardware_json(*catalog)).dump(2) << '\n';
+  else if (a.what == "models") print_models(out, *catalog);
+  else print_hardware(out, *catalog);
+  return kExitOk;
+}
+
+// The commands other than planning itself; nothing when the command line asks for a plan.
+std::optional<int> store_and_calibration_command(Parsed& p, const std::string& exe, std::ostream& out, std::ostream& err) {
+  if (parsed(p.list)) return list_command(p.a, exe, out);
+  if (parsed(p.topo_import)) return topo_import_command(p.a, exe, out);
+  if (parsed(p.calibrate) && !p.calibrate_args.import.empty())
+    return calibrate_import_command(p.calibrate_args, p.a, exe, out);
+#ifdef CPPLAN_HAVE_EXECUTOR
+  if (parsed(p.db_check)) return db_check_command(p.a.db, p.a.json, out, err);
+  if (parsed(p.db_merge)) return db_merge_command(p.store_args, out, err);
+  if (parsed(p.import_nccl)) return import_nccl_tests_command(p.store_args, out, err);
+  if (parsed(p.import_runs)) return import_runs_command(p.store_args, out, err);
+  if (parsed(p.calibrate) && p.calibrate_args.pipeline_runs)
+    return calibrate_pipeline_runs_command(p.probe_args, p.calibrate_args, p.a, exe, out);
+  if (parsed(p.calibrate)) {
+    p.probe_args.folds = p.calibrate_args.folds;
+    return calibrate_command(p.probe_args, p.a, exe, out, err);
+  }
+  if (parsed(p.sweep)) return sweep_command(p.sweep_args, p.a, exe, out, err);
+#else
+  (void)err;
+  if (parsed(p.calibrate))
+    throw InvalidInput{"calibrate: without --import it fits the runs of this machine, which needs the executor "
+                       "(a build with CPPLAN_EXECUTOR=ON)"};
+#endif
+  return std::nullopt;
+}
+
+// `cpplan [recommend]` and `cpplan check`: the planner over the datasheet profile, or over this
+// machine's measured (and calibrated) model with --hardware local.
+int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std::ostream& err) {
+  const Args& a = p.a;
+  Context ctx = build_query(a, exe, err);
+  std::unique_ptr<session::QueryCostModel> model;
+#ifdef CPPLAN_HAVE_EXECUTOR
+  if (ctx.local_hardware)
+    model = std::make_unique<session::QueryCostModel>(ctx.query, a.db, session::this_machine(exe), ctx.catalog);
+#endif
+  if (!ctx.query.hardware)
+    throw InvalidInput{"--hardware = local: this build has no executor to probe this machine (CPPLAN_EXECUTOR=OFF)"};
+  if (!model) model = std::make_unique<session::QueryCostModel>(ctx.query);
+  const planner::Planner planner(model->cost());
+  if (parsed(p.check)) {
+    const auto plan = planner.evaluate(ctx.query, plan_config(a));
+    if (a.json) out << plan_json(ctx.query, plan).dump(2) << '\n';
+    else print_check(out, ctx.query, plan, a.explain);
+    return plan.plan.valid() ? kExitOk : kExitInvalid;
+  }
+  RenderOptions options;
+  options.top = parse_int("--top", a.top, 1, 1 << 30);
+  options.all = a.all;
+  options.hardware_guessed = ctx.hardware_guessed;
+  options.explain = a.explain;
+  // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
+  const auto report = planner.plan(ctx.query, {.allow_anything = true, .keep_invalid = !a.json || a.all});
+  if (a.json) out << report_json(ctx.query, report, options).dump(2) << '\n';
+  else print_report(out, ctx.query, report, options);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, const Commands* here) {
+  Parsed p;
   CLI::App app{"cpplan: plans, predicts and ranks multi-GPU parallel configurations for diffusion transformers",
                "cpplan"};
   app.set_version_flag("--version", std::string("cpplan ") + kVersion);
   app.fallthrough();
-  add_query_options(app, a);
-  app.add_option("--top", a.top, "ranked plans to show (default 10)");
-  app.add_flag("--all", a.all, "show every plan, invalid ones with their reasons");
-
-  CalibrateArgs calibrate_args;
-  CLI::App* calibrate = app.add_subcommand(
-      "calibrate", "fit the cost model: to the runs measured here, or to imported end-to-end timings (--import)");
-  add_calibrate_import_options(*calibrate, calibrate_args);
-  CLI::App* recommend = app.add_subcommand("recommend", "rank every plan (the default command)");
-  recommend->fallthrough();
-  CLI::App* check = app.add_subcommand("check", "one plan's verdict: exit 0 valid, 3 invalid");
-  check->fallthrough();
-  add_plan_options(*check, a);
-#ifdef CPPLAN_HAVE_EXECUTOR
-  CLI::App* run_cmd = app.add_subcommand("run", "run one plan for real (LibTorch) and record it in SQLite");
-  run_cmd->fallthrough();
-  add_run_options(*run_cmd, a);
-  BenchArgs bench_args;
-  CLI::App* bench_cmd = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
-  add_bench_options(*bench_cmd, bench_args);
-  app.add_option("--db", a.db, "with --hardware local: the database of this machine's probes (default "
-                             "$XDG_DATA_HOME/cpplan/cpplan.db)");
-  CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
-  CLI::App* db_check = db_cmd->add_subcommand("check", "integrity check of the database");
-  db_check->add_option("--db", a.db, kDbHelp);
-  db_check->add_flag("--json", a.json, "machine-readable output");
-  StoreArgs store_args;
-  CLI::App* db_merge = add_db_merge_command(*db_cmd, store_args);
-  CLI::App* import_nccl = add_import_nccl_tests_command(app, store_args);
-  CLI::App* import_runs = add_import_runs_command(app, store_args);
-  db_cmd->require_subcommand(1);
-  ProbeArgs probe_args;
-  CLI::App* probe_cmd = app.add_subcommand("probe", "measure this machine's collectives and kernels");
-  add_probe_options(*probe_cmd, probe_args);
-  add_calibrate_options(*calibrate, probe_args);
-  SweepArgs sweep_args;
-  CLI::App* sweep_cmd = app.add_subcommand("sweep", "run a benchmark sweep through the executor");
-  add_sweep_options(*sweep_cmd, sweep_args);
-#endif
-#ifdef CPPLAN_HAVE_REPORT
-  ReportArgs report_args;
-  CLI::App* report_cmd = add_report_command(app, report_args);
-#endif
-  CLI::App* list = app.add_subcommand("list", "list the model or hardware profiles");
-  list->fallthrough();
-  list->add_option("what", a.what, "models | hardware | topologies")->required();
-  CLI::App* topo = app.add_subcommand("topo", "topologies for placement (docs/topology.md)");
-  topo->fallthrough();
-  topo->require_subcommand(1);
-  CLI::App* topo_import = topo->add_subcommand("import", "turn `nvidia-smi topo -m` output into a topology file");
-  topo_import->fallthrough();
-  add_topo_import_options(*topo_import, a);
+  add_planning_commands(app, p);
+  add_executor_commands(app, p);
   app.require_subcommand(0, 1);
-
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -108,90 +256,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) exe = argc > 0 ? argv[0] : "";
   try {
-    if (list->parsed()) {
-      auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
-      if (!catalog) throw InvalidInput{catalog.error().message};
-      if (a.what != "models" && a.what != "hardware" && a.what != "topologies")
-        throw InvalidInput{fmt::format("list {}: must be models, hardware or topologies", a.what)};
-      if (a.what == "topologies") {
-        if (a.json) out << topologies_json(*catalog).dump(2) << '\n';
-        else print_topologies(out, *catalog);
-        return kExitOk;
-      }
-      if (a.json) out << (a.what == "models" ? models_json(*catalog) : hardware_json(*catalog)).dump(2) << '\n';
-      else if (a.what == "models") print_models(out, *catalog);
-      else print_hardware(out, *catalog);
-      return kExitOk;
-    }
-    if (topo_import->parsed()) return topo_import_command(a, exe, out);
-    if (calibrate->parsed() && !calibrate_args.import.empty()) return calibrate_import_command(calibrate_args, a, exe, out);
-#ifndef CPPLAN_HAVE_EXECUTOR
-    if (calibrate->parsed())
-      throw InvalidInput{"calibrate: without --import it fits the runs of this machine, which needs the executor "
-                         "(a build with CPPLAN_EXECUTOR=ON)"};
-#endif
-
-#ifdef CPPLAN_HAVE_EXECUTOR
-    if (run_cmd->parsed()) return run_command(a, argc, argv, exe, out, err);
-    if (bench_cmd->parsed()) return bench_command(bench_args, a, exe, out, err);
-    if (db_check->parsed()) return db_check_command(a.db, a.json, out, err);
-    if (db_merge->parsed()) return db_merge_command(store_args, out, err);
-    if (import_nccl->parsed()) return import_nccl_tests_command(store_args, out, err);
-    if (import_runs->parsed()) return import_runs_command(store_args, out, err);
-    if (probe_cmd->parsed()) return probe_command(probe_args, a, exe, out, err);
-    if (calibrate->parsed() && calibrate_args.pipeline_runs)
-      return calibrate_pipeline_runs_command(probe_args, calibrate_args, a, exe, out);
-    if (calibrate->parsed()) {
-      probe_args.folds = calibrate_args.folds;
-      return calibrate_command(probe_args, a, exe, out, err);
-    }
-    if (sweep_cmd->parsed()) return sweep_command(sweep_args, a, exe, out, err);
-#endif
-#ifdef CPPLAN_HAVE_REPORT
-    if (report_cmd->parsed()) return report_command(report_args, out, err);
-#endif
-    Context ctx = build_query(a, exe, err);
-    // --hardware local: this machine's probes (and calibration) from the store, for plans run as
-    // the executor runs them there (fp32 on its CPU, bf16 on its GPUs).
-    const costmodel::HardwareModel* measured = nullptr;
-    costmodel::StepCorrection correction;
-#ifdef CPPLAN_HAVE_EXECUTOR
-    std::unique_ptr<LocalModel> local;
-    ModelProfile as_run;
-    if (ctx.local_hardware) {
-      local = open_local_model(a.db);
-      attach_runtime(*local, ctx.catalog);
-      as_run = as_executed(*ctx.query.model, !local->cuda);
-      ctx.query.model = &as_run;
-      ctx.query.hardware = &local->profile;
-      ctx.query.runtime = &local->runtime;
-      local->model->set_concurrent_ranks(ctx.query.gpus);
-      measured = local->model.get();
-      correction = local_correction(*local);
-    }
-#endif
-    if (!ctx.query.hardware)
-      throw InvalidInput{"--hardware = local: this build has no measurement store (built with CPPLAN_EXECUTOR=OFF)"};
-    const costmodel::DatasheetModel datasheet(*ctx.query.hardware);
-    const costmodel::CostModel cost(measured ? *measured : datasheet, correction);
-    const planner::Planner planner(cost);
-
-    if (check->parsed()) {
-      const auto plan = planner.evaluate(ctx.query, plan_config(a));
-      if (a.json) out << plan_json(ctx.query, plan).dump(2) << '\n';
-      else print_check(out, ctx.query, plan, a.explain);
-      return plan.plan.valid() ? kExitOk : kExitInvalid;
-    }
-
-    RenderOptions options;
-    options.top = parse_int("--top", a.top, 1, 1 << 30);
-    options.all = a.all;
-    options.hardware_guessed = ctx.hardware_guessed;
-    options.explain = a.explain;
-    const auto report = planner.plan(ctx.query, {.allow_anything = true, .keep_invalid = true});
-    if (a.json) out << report_json(ctx.query, report, options).dump(2) << '\n';
-    else print_report(out, ctx.query, report, options);
-    return kExitOk;
+    if (auto code = executor_command(p, argc, argv, exe, out, err, here)) return *code;
+    if (auto code = store_and_calibration_command(p, exe, out, err)) return *code;
+    return plan_command(p, exe, out, err);
   } catch (const InvalidInput& e) {
     fmt::print(err, "cpplan: {}\n", e.message);
     return kExitInvalid;

@@ -2,8 +2,17 @@
 // The `cpplan` command: parses arguments into a request, calls the library, prints.
 
 #include <iosfwd>
+#include <string>
+
+namespace cpplan::session {
+struct Options;
+}
 
 namespace cpplan::cli {
+
+struct ProbeArgs;   // cli/calibrate_commands.h
+struct BenchArgs;   // cli/bench_command.h
+struct ReportArgs;  // cli/report_command.h
 
 // Exit codes: 0 ok, 2 usage, 3 invalid input or invalid plan, 4 runtime failure.
 inline constexpr int kExitOk = 0;
@@ -15,6 +24,21 @@ inline constexpr int kExitRuntime = 4;
 inline constexpr const char* kDbHelp =
     "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db, whose folder is created; elsewhere the folder must exist)";
 
-int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+// The commands that load LibTorch or Qt, run by the executor binary cpplan-exec (exec/commands.h).
+// The planning binary passes none: it parses those commands like the others, then starts
+// cpplan-exec (beside it) with the same command line, whose exit code becomes its own.
+struct Commands {
+  int (*run)(const session::Options&, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
+             std::ostream& err) = nullptr;
+  int (*probe)(const ProbeArgs&, const session::Options&, const std::string& exe, std::ostream& out,
+               std::ostream& err) = nullptr;
+  int (*bench)(const BenchArgs&, const session::Options&, const std::string& exe, std::ostream& out,
+               std::ostream& err) = nullptr;
+  int (*report)(const ReportArgs&, std::ostream& out, std::ostream& err) = nullptr;
+  int (*fingerprint)(const std::string& device, std::ostream& out) = nullptr;
+};
+
+// `here`: the executor binary's handlers; null in the planning binary.
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err, const Commands* here = nullptr);
 
 }  // namespace cpplan::cli

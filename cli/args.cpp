@@ -1,25 +1,10 @@
 #include "cli/args.h"
 
-#include <charconv>
-#include <fmt/format.h>
-#include <fmt/ostream.h>
-
-#include "cli/detect.h"
+#include "cli/app.h"
+#include "cli/bench_command.h"
+#include "cli/run_command.h"
 
 namespace cpplan::cli {
-
-
-
-
-int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
-  int v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size())
-    throw InvalidInput{fmt::format("{} = {}: must be an integer", flag, text)};
-  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
-    throw InvalidInput{fmt::format("{} = {}: must be between {} and {}", flag, text, lo, hi)};
-  return v;
-}
 
 void add_query_options(CLI::App& app, Args& a) {
   app.add_option("--gpus", a.gpus, "number of GPUs to spread one job over");
@@ -46,155 +31,6 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
 }
 
-double parse_number(const std::string& flag, const std::string& text, double lo, double hi) {
-  double v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-    throw InvalidInput{fmt::format("{} = {}: must be a number", flag, text)};
-  if (!(v > lo) || v > hi) throw InvalidInput{fmt::format("{} = {}: must be above {} and at most {}", flag, text, lo, hi)};
-  return v;
-}
-
-namespace {
-// --topology / --topology-file and --nodes; returns the topology (nullptr without one).
-const Topology* resolve_topology(const Args& a, Context& ctx, int& nodes) {
-  const Topology* topo = nullptr;
-  if (!a.topology.empty() && !a.topology_file.empty())
-    throw InvalidInput{fmt::format("--topology-file = {}: cannot be combined with --topology = {}", a.topology_file,
-                                   a.topology)};
-  if (!a.topology.empty()) {
-    auto t = ctx.catalog.topology(a.topology);
-    if (!t) throw InvalidInput{t.error().message};
-    topo = *t;
-  } else if (!a.topology_file.empty()) {
-    auto t = ctx.catalog.load_topology_file(a.topology_file);
-    if (!t) throw InvalidInput{t.error().message};
-    ctx.topology_file = std::make_shared<const Topology>(std::move(t).value());
-    topo = ctx.topology_file.get();
-  }
-  nodes = 1;
-  if (a.nodes.empty()) return topo;
-  if (!topo) throw InvalidInput{fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
-  nodes = parse_int("--nodes", a.nodes, 1, kMaxGpus / topo->gpus);
-  if (nodes > 1 && !topo->has_network)
-    throw InvalidInput{fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topo->name)};
-  return topo;
-}
-// --runtime, --text-encoder (or --offload-text-encoders) and --vae.
-void resolve_runtime_and_placement(const Args& a, Context& ctx) {
-  Query& q = ctx.query;
-  auto runtime = ctx.catalog.runtime(a.runtime.empty() ? "diffusers" : a.runtime);
-  if (!runtime) throw InvalidInput{runtime.error().message};
-  q.runtime = *runtime;
-  if (a.offload && !a.text_encoder.empty() && a.text_encoder != "offloaded")
-    throw InvalidInput{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", a.text_encoder)};
-  if (a.offload) q.text_encoder = TextEncoderPlacement::kOffloaded;
-  if (!a.text_encoder.empty()) {
-    TextEncoderPlacement te{};
-    if (!text_encoder_placement_from_string(a.text_encoder, te))
-      throw InvalidInput{fmt::format("--text-encoder = {}: must be replicated, offloaded, sequential or sharded",
-                                     a.text_encoder)};
-    q.text_encoder = te;
-  }
-  if (!a.vae.empty()) {
-    VaePlacement v{};
-    if (!vae_placement_from_string(a.vae, v))
-      throw InvalidInput{fmt::format("--vae = {}: must be single or parallel", a.vae)};
-    q.vae = v;
-  }
-}
-}  // namespace
-
-
-Context build_query(const Args& a, const std::string& exe, std::ostream& err) {
-  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
-  if (!catalog) throw InvalidInput{catalog.error().message};
-  return build_query(a, std::move(catalog).value(), err);
-}
-
-Context build_query(const Args& a, ProfileCatalog catalog, std::ostream& err) {
-  Context ctx{std::move(catalog), {}, false, nullptr};
-  Query& q = ctx.query;
-  q.topology = resolve_topology(a, ctx, q.nodes);
-  if (a.gpus.empty() && !q.topology) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
-  q.gpus = a.gpus.empty() ? q.nodes * q.topology->gpus : parse_int("--gpus", a.gpus, 1, kMaxGpus);
-  if (q.topology && q.nodes > 1 && q.gpus != q.nodes * q.topology->gpus)
-    throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", a.gpus,
-                                   q.topology->name, q.topology->gpus, q.nodes * q.topology->gpus)};
-  if (q.topology && q.nodes == 1 && q.gpus > q.topology->gpus)
-    throw InvalidInput{fmt::format("--gpus = {}: must be at most {}'s {} GPUs (add --nodes N for more)", a.gpus,
-                                   q.topology->name, q.topology->gpus)};
-  auto model = ctx.catalog.model(a.model);
-  if (!model) throw InvalidInput{model.error().message};
-  q.model = *model;
-  const ModelProfile& m = *q.model;
-
-  if (a.res.empty()) {
-    q.resolution = {m.default_width, m.default_height};
-  } else {
-    auto res = parse_resolution(a.res);
-    if (!res) throw InvalidInput{res.error().message};
-    q.resolution = *res;
-  }
-  q.frames = a.frames.empty() ? m.default_frames : parse_int("--frames", a.frames, 1, 100000);
-  q.steps = a.steps.empty() ? m.default_steps : parse_int("--steps", a.steps, 1, 100000);
-  q.batch = parse_int("--batch", a.batch, 1, 65536);
-  const int text = a.text_tokens.empty() ? m.text_tokens : parse_int("--text-tokens", a.text_tokens, 1, 1 << 20);
-  const auto backend = attention_backend_from_string(a.backend);
-  if (!backend)
-    throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
-  q.backend = *backend;
-  resolve_runtime_and_placement(a, ctx);
-  auto seq = compute_sequence(m, q.resolution, q.frames, text);
-  if (!seq) throw InvalidInput{seq.error().message};
-  q.sequence = *seq;
-  // Hardware last: its note about the local GPU should not precede an error in the other flags.
-  if (a.hardware == "local") {
-    ctx.local_hardware = true;
-  } else if (!a.hardware.empty()) {
-    auto hw = ctx.catalog.hardware(a.hardware);
-    if (!hw) throw InvalidInput{hw.error().message};
-    q.hardware = *hw;
-  } else if (q.topology) {  // the topology names its GPUs
-    auto hw = ctx.catalog.hardware(q.topology->hardware);
-    if (!hw) throw InvalidInput{hw.error().message};
-    q.hardware = *hw;
-  } else {
-    const auto gpu = query_nvidia_smi();
-    q.hardware = gpu ? match_hardware(ctx.catalog, *gpu) : nullptr;
-    if (!q.hardware) {
-      auto fallback = ctx.catalog.hardware("h100-sxm");
-      if (!fallback) throw InvalidInput{fallback.error().message};
-      q.hardware = *fallback;
-      ctx.hardware_guessed = true;
-      fmt::print(err, "note: {}; planning for h100-sxm (set --hardware)\n",
-                 gpu ? fmt::format("local GPU \"{}\" matches no hardware profile", gpu->name)
-                     : std::string("no local GPU found by nvidia-smi"));
-    }
-  }
-
-  return ctx;
-}
-
-ParallelConfig plan_config(const Args& a) {
-  ParallelConfig c;
-  auto& cp = c.context_parallel_config;
-  // Degrees below 1 parse here and are reported by the planner's rules, with the others.
-  cp.ring_degree = parse_int("--ring", a.ring, -kMaxGpus, kMaxGpus);
-  cp.ulysses_degree = parse_int("--ulysses", a.ulysses, -kMaxGpus, kMaxGpus);
-  c.tensor_parallel_config.tp_degree = parse_int("--tp", a.tp, -kMaxGpus, kMaxGpus);
-  c.cfg_degree = parse_int("--cfg", a.cfg, -kMaxGpus, kMaxGpus);
-  c.dp_degree = parse_int("--dp", a.dp, -kMaxGpus, kMaxGpus);
-  cp.ulysses_anything = a.ulysses_anything;
-  cp.ring_anything = a.ring_anything;
-  cp.convert_to_fp32 = !a.no_fp32;
-  const auto rotate = rotate_method_from_string(a.rotate);
-  if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
-  cp.rotate_method = *rotate;
-  return c;
-}
-
-
 void add_plan_options(CLI::App& app, Args& a) {
   app.add_option("--ring", a.ring, "ring_degree");
   app.add_option("--ulysses", a.ulysses, "ulysses_degree");
@@ -205,6 +41,31 @@ void add_plan_options(CLI::App& app, Args& a) {
   app.add_flag("--ring-anything", a.ring_anything, "ring_anything=True");
   app.add_option("--rotate-method", a.rotate, "allgather | p2p (alltoall is reserved)");
   app.add_flag("--no-fp32", a.no_fp32, "convert_to_fp32=False");
+}
+
+void add_run_options(CLI::App& run, Args& a) {
+  add_plan_options(run, a);
+  run.add_option("--nproc", a.nproc, "local ranks to launch (default: the plan's world size)");
+  run.add_option("--warmup", a.warmup, "untimed forward passes first (default 1)");
+  run.add_option("--seed", a.seed, "weights, noise and text embeddings (default 0)");
+  run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
+  run.add_option("--device", a.device, "cpu | cuda (one GPU per local rank: cuda:LOCAL_RANK; NCCL groups)");
+  run.add_option("--dtype", a.dtype, "fp32 | bf16 (default: fp32 on cpu, bf16 on cuda)");
+  run.add_option("--db", a.db, kDbHelp);
+  run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
+  run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
+  run.add_option("--max-memory", a.max_memory,
+                 "cap each rank's tensor memory, e.g. 512MiB (CPU; a run past it fails as out of memory)");
+  run.add_flag("--sync-collectives", a.sync_collectives,
+               "cuda: synchronise the GPU around every collective, so comm_ms is the communication the "
+               "computation did not hide (diagnosis: serialises both; not used by calibrate)");
+}
+
+void add_bench_options(CLI::App& bench, BenchArgs& b) {
+  bench.add_flag("--quick", b.quick, "shorter measurements (CI)");
+  bench.add_flag("--json", b.json, "one JSON object");
+  bench.add_flag("--markdown", b.markdown, "markdown tables (docs/performance.md)");
+  bench.add_option("--worker", b.worker, "internal: run as a rank of the collective benchmark")->group("");
 }
 
 }  // namespace cpplan::cli

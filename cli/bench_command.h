@@ -1,6 +1,6 @@
 #pragma once
-// `cpplan bench`: cpplan's own speed against its limits and against what users would run
-// instead, in one run (docs/performance.md).
+// `cpplan bench`'s flags: cpplan's own speed against its limits and against what users would run
+// instead, in one run (docs/performance.md). It runs in cpplan-exec (exec/bench_command.cpp).
 
 #include <iosfwd>
 
@@ -16,6 +16,5 @@ struct BenchArgs {
 };
 
 void add_bench_options(CLI::App& bench, BenchArgs& b);
-int bench_command(const BenchArgs& b, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err);
 
 }  // namespace cpplan::cli

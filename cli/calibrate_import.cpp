@@ -3,13 +3,11 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/app.h"
-#include "core/version.h"
 #include "planner/runtime_calibration.h"
+#include "session/calibration.h"
 
 namespace cpplan::cli {
 
@@ -32,46 +30,6 @@ void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
 }
 
 namespace {
-
-costmodel::TimingImportOptions import_options(const CalibrateArgs& c) {
-  costmodel::TimingImportOptions o;
-  o.default_runtime = c.runtime;
-  for (const std::string& m : c.runtime_for) {
-    const auto eq = m.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
-      throw InvalidInput{fmt::format("--runtime-for = {}: must be SOURCE=RUNTIME", m)};
-    o.runtime_for_source[m.substr(0, eq)] = m.substr(eq + 1);
-  }
-  return o;
-}
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InvalidInput{fmt::format("--import = {}: not a readable file", path)};
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof()) throw InvalidInput{fmt::format("--import = {}: cannot be read", path)};
-  return s.str();
-}
-
-std::string fit_name(const CalibrateArgs& c) {
-  if (!c.name.empty()) return c.name;
-  return c.output.empty() ? "fit" : fs::path(c.output).stem().string();
-}
-
-// The output must be a new or existing .toml file in an existing directory, named after the fit
-// (the catalog checks that name = stem when it loads it).
-void check_output(const CalibrateArgs& c, const std::string& name) {
-  if (c.output.empty()) return;
-  const fs::path out(c.output);
-  std::error_code ec;
-  if (out.extension() != ".toml") throw InvalidInput{fmt::format("-o = {}: must end in .toml", c.output)};
-  if (!out.parent_path().empty() && !fs::is_directory(out.parent_path(), ec))
-    throw InvalidInput{fmt::format("-o = {}: directory {} does not exist", c.output, out.parent_path().string())};
-  if (out.stem().string() != name)
-    throw InvalidInput{fmt::format("--name = {}: must equal the output file's stem \"{}\"", name, out.stem().string())};
-}
 
 json rows_json(const planner::RuntimeCalibration& r) {
   json rows = json::array();
@@ -159,36 +117,28 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
 
 }  // namespace
 
+session::RuntimeFitRequest fit_request(const CalibrateArgs& c, const Args& a, const std::string& exe,
+                                        const std::string& source) {
+  session::RuntimeFitRequest r;
+  r.source = source;
+  r.name = c.name;
+  r.output = c.output;
+  r.folds = parse_int("--folds", c.folds, 2, 100);
+  r.profiles = a.profiles;
+  r.exe = exe;
+  session::complete_fit_request(r);
+  return r;
+}
+
 int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
-  parse_int("--folds", c.folds, 2, 100);
-  check_output(c, fit_name(c));
-  auto rows = costmodel::parse_timing_rows(read_file(c.import), c.import, import_options(c));
-  if (!rows) throw InvalidInput{rows.error().message};
-  return fit_runtimes_command(*rows, c.import, c, a, exe, out);
+  fit_request(c, a, exe, c.import);  // a bad -o or --folds before the file is read
+  const auto rows = session::import_timings(c.import, c.runtime, c.runtime_for);
+  return fit_runtimes_command(rows, c.import, c, a, exe, out);
 }
 
 int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,
                          const Args& a, const std::string& exe, std::ostream& out) {
-  const int folds = parse_int("--folds", c.folds, 2, 100);
-  const std::string name = fit_name(c);
-  check_output(c, name);
-  // The fit starts from the priors: the profiles without any fit applied.
-  auto priors = ProfileCatalog::load(profile_search_path(a.profiles, exe), CatalogOptions{.apply_fits = false});
-  if (!priors) throw InvalidInput{priors.error().message};
-  planner::RuntimeCalibrationOptions o;
-  o.name = name;
-  o.description = fmt::format("runtime and hardware defaults fitted to {}", fs::path(source).filename().string());
-  o.source = source;
-  o.folds = folds;
-  auto calibrated = planner::calibrate_runtimes(*priors, rows, o);
-  if (!calibrated) throw InvalidInput{calibrated.error().message};
-  planner::RuntimeCalibration result = std::move(calibrated).value();
-  result.fit.provenance.cpplan_version = kVersion;
-  if (!c.output.empty()) {
-    std::ofstream f(c.output, std::ios::binary | std::ios::trunc);
-    f << to_toml(result.fit);
-    if (!f) throw InvalidInput{fmt::format("-o = {}: cannot be written", c.output)};
-  }
+  const planner::RuntimeCalibration result = session::fit_runtimes(rows, fit_request(c, a, exe, source));
   if (c.json) out << report_json(result, c.output).dump(2) << '\n';
   else {
     print_report(out, result, source);

@@ -20,9 +20,17 @@ json source_json(const std::optional<costmodel::Source>& s) {
   return s ? json(costmodel::to_string(*s)) : json(nullptr);
 }
 
-std::string frameworks_text(const RankedPlan& p) {
-  const auto names = p.frameworks.names();
+std::string frameworks_text(const planner::FrameworkSet& frameworks) {
+  const auto names = frameworks.names();
   return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The CP variant of a row; "Ulysses/Anything" when the row is both forms of one computation.
+std::string variant_text(const planner::PlanRow& row) {
+  const std::string name(display_name(row.plan->plan.variant));
+  if (row.same.empty()) return name;
+  const std::string base = name.substr(0, name.find(' '));  // "Ulysses Anything" -> "Ulysses"
+  return base + "/Anything";
 }
 
 // The frameworks' snippets, each line indented under its "# framework" heading.
@@ -223,18 +231,28 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", "CP variant",
              "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
              q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "", "frameworks");
+  // One row per computation: a plan's Ulysses and Ulysses Anything forms over an even split are
+  // the same (--all lists each form).
+  std::vector<planner::PlanRow> rows;
+  if (o.all) {
+    for (const RankedPlan& p : r.plans)
+      if (p.plan.valid()) rows.push_back({&p, {}, p.frameworks});
+  } else {
+    rows = planner::merged_rows(r);
+  }
   int shown = 0;
-  for (const RankedPlan& p : r.plans) {
-    if (!p.plan.valid()) break;
+  for (const planner::PlanRow& row : rows) {
     if (!o.all && shown >= o.top) break;
+    const RankedPlan& p = *row.plan;
     const auto& pr = *p.predicted;
     fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
-               plan_label(p.plan.config), display_name(p.plan.variant), pr.step_ms, pr.steps_per_sec,
-               pr.image_ms / 1e3, gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
-               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(p));
+               plan_label(p.plan.config), variant_text(row), pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
+               gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
+               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(row.frameworks));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
-  if (!o.all && r.valid_count > shown) fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", r.valid_count - shown);
+  if (!o.all && static_cast<int>(rows.size()) > shown)
+    fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", static_cast<int>(rows.size()) - shown);
 
   if (r.invalid_count > 0) {
     if (o.all) {
@@ -291,7 +309,7 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
              pr.steps_per_sec, pr.image_ms / 1e3, to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae));
   fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
              pr.fits_memory ? "fits" : "does NOT fit");
-  fmt::print(out, "frameworks: {}\n", frameworks_text(p));
+  fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
   if (p.placement) print_placement(out, q, p);
   if (explain) print_explain(out, q, p);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // `cpplan report [--db FILE] [--out DIR]`: REPORT.md and PNG plots of how far the cost model's
-// predictions are from the runs measured (report/). Built with the GUI's Qt (CPPLAN_GUI).
+// predictions are from the runs measured (report/). Built with the GUI's Qt (CPPLAN_GUI); it runs
+// in cpplan-exec (exec/report_command.cpp), so that the planning binary loads no Qt.
 
 #include <CLI/CLI.hpp>
 #include <iosfwd>
@@ -15,9 +16,5 @@ struct ReportArgs {
 
 // Adds the subcommand to `app` and returns it.
 CLI::App* add_report_command(CLI::App& app, ReportArgs& r);
-
-// Exit 0; 3 when the database is missing or not a cpplan database (left untouched) or --out
-// cannot be written (one line naming it and the reason); 4 when reading or rendering fails.
-int report_command(const ReportArgs& r, std::ostream& out, std::ostream& err);
 
 }  // namespace cpplan::cli

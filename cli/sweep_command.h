@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/sweep_file.h"
+#include "session/sweep_file.h"
 
 namespace cpplan::cli {
 

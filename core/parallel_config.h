@@ -25,10 +25,12 @@ struct ContextParallelConfig {
   bool ring_anything = false;     // K/V padded to the longest rank, gathered, sliced back
 
   int degree() const { return ring_degree * ulysses_degree; }
+  bool operator==(const ContextParallelConfig&) const = default;
 };
 
 struct TensorParallelConfig {
   int tp_degree = 1;  // devices each attention/FFN weight is sharded over (t)
+  bool operator==(const TensorParallelConfig&) const = default;
 };
 
 // Every axis of a plan. The product of the five degrees is the device count (xDiT rule).
@@ -41,6 +43,7 @@ struct ParallelConfig {
   int ring() const { return context_parallel_config.ring_degree; }
   int ulysses() const { return context_parallel_config.ulysses_degree; }
   int tp() const { return tensor_parallel_config.tp_degree; }
+  bool operator==(const ParallelConfig&) const = default;
   // The product of the five degrees, saturated at the limits of long long: degrees straight from
   // the command line reach 2^17 each, whose product (2^85) does not fit.
   long long world_size() const {

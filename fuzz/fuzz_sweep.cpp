@@ -1,4 +1,4 @@
-// Sweep files (`cpplan sweep FILE`, cli/sweep_file.h) from their text, over the built-in
+// Sweep files (`cpplan sweep FILE`, session/sweep_file.h) from their text, over the built-in
 // profiles. Checks: every error is one line; every run of a sweep that loads names a known
 // model, a size the model accepts, a positive GPU count equal to its plan's world size, a label
 // and the arguments of `cpplan run`.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cli/sweep_file.h"
+#include "session/sweep_file.h"
 #include "core/profiles.h"
 #include "fuzz/fuzz_check.h"
 
@@ -19,10 +19,10 @@ using cpplan::fuzz::fail;
 const ProfileCatalog& catalog() { return cpplan::fuzz::builtin_catalog(); }
 
 void check_sweep(std::string_view text) {
-  const auto runs = cli::parse_sweep(text, "sweep.toml", catalog());
+  const auto runs = session::parse_sweep(text, "sweep.toml", catalog());
   check("parse_sweep", runs);
   if (!runs) return;
-  for (const cli::SweepRun& r : *runs) {
+  for (const session::SweepRun& r : *runs) {
     const ModelProfile* m = catalog().find_model(r.model);
     if (!m) fail("a run of an unknown model", r.model);
     if (!compute_sequence(*m, r.size, r.frames, m->text_tokens)) fail("a run of a size its model rejects", r.resolution);

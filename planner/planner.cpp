@@ -69,6 +69,48 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c) const {
   return evaluate(q, c, &placer);
 }
 
+namespace {
+
+// Ranks `plans`: valid and fitting, valid out of memory, invalid; then step time; ties keep the
+// enumeration order, which prefers fewer ring ranks. Sorts keys, then moves each plan once: a
+// RankedPlan is large, and thousands of them (4096 GPUs) would otherwise be copied through a
+// temporary buffer as big as the vector.
+void rank(std::vector<RankedPlan>& plans) {
+  struct Key {
+    int tier;
+    double step_ms;
+    std::size_t index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const RankedPlan& p = plans[i];
+    const int tier = !p.plan.valid() ? 2 : (p.predicted->fits_memory ? 0 : 1);
+    keys.push_back({tier, tier == 2 ? 0.0 : p.predicted->step_ms, i});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.step_ms != b.step_ms) return a.step_ms < b.step_ms;
+    return a.index < b.index;
+  });
+  // Apply the permutation in place, cycle by cycle: position i takes plans[keys[i].index].
+  std::vector<bool> placed(plans.size(), false);
+  for (std::size_t start = 0; start < plans.size(); ++start) {
+    if (placed[start]) continue;
+    RankedPlan held = std::move(plans[start]);
+    std::size_t to = start;
+    while (keys[to].index != start) {
+      plans[to] = std::move(plans[keys[to].index]);
+      placed[to] = true;
+      to = keys[to].index;
+    }
+    plans[to] = std::move(held);
+    placed[to] = true;
+  }
+}
+
+}  // namespace
+
 PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   PlanReport report;
   const auto configs = enumerate(q.gpus, options);
@@ -82,16 +124,37 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
     else ++report.invalid_count;
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));
   }
-  // Rank: valid and fitting, valid out of memory, invalid; then step time; ties keep the
-  // enumeration order (stable), which prefers fewer ring ranks.
-  auto tier = [](const RankedPlan& p) { return !p.plan.valid() ? 2 : (p.predicted->fits_memory ? 0 : 1); };
-  std::stable_sort(report.plans.begin(), report.plans.end(), [&](const RankedPlan& a, const RankedPlan& b) {
-    const int ta = tier(a), tb = tier(b);
-    if (ta != tb) return ta < tb;
-    if (ta == 2) return false;
-    return a.predicted->step_ms < b.predicted->step_ms;
-  });
+  rank(report.plans);
   return report;
+}
+
+bool same_computation(const RankedPlan& a, const RankedPlan& b) {
+  if (!a.plan.valid() || !b.plan.valid() || !a.predicted || !b.predicted) return false;
+  auto plain = [](ParallelConfig c) {
+    c.context_parallel_config.ulysses_anything = c.context_parallel_config.ring_anything = false;
+    return c;
+  };
+  const bool anything_pair = a.plan.config.context_parallel_config.ulysses_anything !=
+                                 b.plan.config.context_parallel_config.ulysses_anything ||
+                             a.plan.config.context_parallel_config.ring_anything !=
+                                 b.plan.config.context_parallel_config.ring_anything;
+  return anything_pair && plain(a.plan.config) == plain(b.plan.config) &&
+         a.predicted->step_ms == b.predicted->step_ms && a.predicted->peak_mem_bytes == b.predicted->peak_mem_bytes;
+}
+
+std::vector<PlanRow> merged_rows(const PlanReport& report) {
+  std::vector<PlanRow> rows;
+  for (const RankedPlan& p : report.plans) {
+    if (!p.plan.valid()) continue;
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const PlanRow& r) { return same_computation(*r.plan, p); });
+    if (row == rows.end()) {
+      rows.push_back({&p, {}, p.frameworks});
+      continue;
+    }
+    row->same.push_back(&p);
+    row->frameworks.bits |= p.frameworks.bits;
+  }
+  return rows;
 }
 
 }  // namespace cpplan::planner

@@ -32,6 +32,21 @@ struct PlanReport {
   int invalid_count = 0;
 };
 
+// Whether two ranked plans are one computation: both valid, the same degrees, and one is the
+// "Anything" form of the other (Ulysses and Ulysses Anything, Ring and Ring Anything) over a split
+// that is even, so that both predict the same step time and memory.
+bool same_computation(const RankedPlan& a, const RankedPlan& b);
+
+// A table row: the valid plan ranked first of a group that is one computation, the others of the
+// group (ranked later), and the frameworks that run it in any of its forms.
+struct PlanRow {
+  const RankedPlan* plan = nullptr;
+  std::vector<const RankedPlan*> same;
+  FrameworkSet frameworks;
+};
+// The valid plans of `report` as rows, in rank order.
+std::vector<PlanRow> merged_rows(const PlanReport& report);
+
 // Every candidate config for `gpus` devices, in a stable order.
 std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options = {});
 

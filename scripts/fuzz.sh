@@ -38,7 +38,7 @@ fi
 scripts/install-deps.sh  # the libraries cpplan itself builds with
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPPLAN_FUZZ=ON \
-  -DCPPLAN_EXECUTOR=OFF -DCPPLAN_STORE=OFF -DCPPLAN_GUI=OFF -DCPPLAN_BUILD_TESTS=OFF -DCPPLAN_BUILD_BENCH=OFF >/dev/null
+  -DCPPLAN_EXECUTOR=OFF -DCPPLAN_GUI=OFF -DCPPLAN_BUILD_TESTS=OFF -DCPPLAN_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j "${JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

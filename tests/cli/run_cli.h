@@ -15,13 +15,14 @@ struct CliResult {
   std::string err;
 };
 
-inline CliResult run_cli(std::vector<std::string> args) {
+// `here`: the executor binary's commands (exec/commands.h), to run them in this process too.
+inline CliResult run_cli(std::vector<std::string> args, const cli::Commands* here = nullptr) {
   args.insert(args.begin(), "cpplan");
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream out, err;
   CliResult r;
-  r.code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+  r.code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err, here);
   r.out = out.str();
   r.err = err.str();
   return r;

@@ -15,6 +15,7 @@
 
 #include "tests/support/temp_dir.h"
 #include "data/store.h"
+#include "exec/commands.h"
 #include "tests/cli/run_cli.h"
 
 namespace fs = std::filesystem;
@@ -88,7 +89,7 @@ TEST_CASE("cpplan report writes REPORT.md and the plots into --out and lists the
   const std::string db = dir.file("runs.db");
   fill(db);
   const std::string out = dir.file("report");
-  const auto r = run_cli({"report", "--db", db, "--out", out});
+  const auto r = run_cli({"report", "--db", db, "--out", out}, &cpplan::exec::commands());
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
@@ -109,7 +110,7 @@ TEST_CASE("cpplan report writes to ./cpplan-report by default and says when the 
   const std::string db = dir.file("empty.db");
   REQUIRE(cpplan::data::Store::open(db).ok());
   ChangeDir here(dir.path());
-  const auto r = run_cli({"report", "--db", db});
+  const auto r = run_cli({"report", "--db", db}, &cpplan::exec::commands());
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::StartsWith("cpplan-report/REPORT.md: 0 runs (0 compared with their prediction), 0 machines\n"));
@@ -133,7 +134,7 @@ TEST_CASE("cpplan report refuses a foreign file in one line and leaves it byte f
   }
   const std::string path = dir.file("notes.db");
   const std::string before = read_file(path);
-  const auto r = run_cli({"report", "--db", path, "--out", dir.file("out")});
+  const auto r = run_cli({"report", "--db", path, "--out", dir.file("out")}, &cpplan::exec::commands());
   CHECK(r.code == 3);
   CHECK(lines(r.err) == 1);
   CHECK_THAT(r.err, Catch::StartsWith("cpplan report: ") && Catch::Contains(path));
@@ -143,7 +144,7 @@ TEST_CASE("cpplan report refuses a foreign file in one line and leaves it byte f
 
 TEST_CASE("cpplan report refuses a missing database and an --out it cannot write, in one line", "[cli][report]") {
   TempDir dir;
-  const auto missing = run_cli({"report", "--db", dir.file("nope.db"), "--out", dir.file("out")});
+  const auto missing = run_cli({"report", "--db", dir.file("nope.db"), "--out", dir.file("out")}, &cpplan::exec::commands());
   CHECK(missing.code == 3);
   CHECK(missing.err == "cpplan report: --db " + dir.file("nope.db") +
                            ": no such file (cpplan run, sweep and probe record into it)\n");
@@ -152,18 +153,18 @@ TEST_CASE("cpplan report refuses a missing database and an --out it cannot write
   const std::string db = dir.file("runs.db");
   fill(db);
   std::ofstream(dir.file("a-file")) << "x";
-  const auto blocked = run_cli({"report", "--db", db, "--out", dir.file("a-file/report")});
+  const auto blocked = run_cli({"report", "--db", db, "--out", dir.file("a-file/report")}, &cpplan::exec::commands());
   CHECK(blocked.code == 3);
   CHECK(lines(blocked.err) == 1);
   CHECK_THAT(blocked.err, Catch::StartsWith("cpplan report: --out " + dir.file("a-file/report") +
                                             ": cannot create the directory: "));
-  const auto is_file = run_cli({"report", "--db", db, "--out", dir.file("a-file")});
+  const auto is_file = run_cli({"report", "--db", db, "--out", dir.file("a-file")}, &cpplan::exec::commands());
   CHECK(is_file.code == 3);
   CHECK(is_file.err == "cpplan report: --out " + dir.file("a-file") + ": is not a directory\n");
   if (geteuid() != 0) {  // root writes anywhere: the permission check needs an ordinary user
     fs::create_directory(dir.file("locked"));
     fs::permissions(dir.file("locked"), fs::perms::owner_read | fs::perms::owner_exec);
-    const auto locked = run_cli({"report", "--db", db, "--out", dir.file("locked")});
+    const auto locked = run_cli({"report", "--db", db, "--out", dir.file("locked")}, &cpplan::exec::commands());
     CHECK(locked.code == 3);
     CHECK(locked.err == "cpplan report: --out " + dir.file("locked") +
                             ": cannot write in the directory: Permission denied\n");

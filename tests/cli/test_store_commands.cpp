@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/temp_dir.h"
-#include "cli/fingerprint.h"
+#include "exec/machine.h"
 #include "costmodel/calibration.h"
 #include "data/store.h"
 #include "tests/cli/run_cli.h"
@@ -172,7 +172,7 @@ TEST_CASE("hardware local plans with this machine's probes and calibration, and 
     m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
     {
       auto store = open_store(db);
-      REQUIRE(store.record_measurements(cpplan::cli::cpu_fingerprint(), m, "probe").ok());
+      REQUIRE(store.record_measurements(cpplan::exec::machine(false).fingerprint, m, "probe").ok());
     }
     auto r = with({"--json"});
     INFO(r.err);
@@ -195,7 +195,7 @@ TEST_CASE("hardware local plans with this machine's probes and calibration, and 
     cal.folds = 3;
     {
       auto store = open_store(db);
-      REQUIRE(store.record_calibration(cpplan::cli::cpu_fingerprint(), cal).ok());
+      REQUIRE(store.record_calibration(cpplan::exec::machine(false).fingerprint, cal).ok());
     }
     r = with({"--json"});
     REQUIRE(r.code == 0);
@@ -231,7 +231,7 @@ TEST_CASE("cpplan calibrate fits this machine's runs with the feature list that 
   m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
   {
     auto store = open_store(db);
-    REQUIRE(store.record_measurements(cpplan::cli::cpu_fingerprint(), m, "probe").ok());
+    REQUIRE(store.record_measurements(cpplan::exec::machine(false).fingerprint, m, "probe").ok());
     // Six executor runs of flux-tiny on this machine; one of two images (--batch 2, one replica).
     const struct {
       int width, ring, ulysses, dp, batch;
@@ -253,7 +253,7 @@ TEST_CASE("cpplan calibrate fits this machine's runs with the feature list that 
       r.status = "ok";
       r.started_at = r.finished_at = "2025-12-01T09:00:0" + std::to_string(i++) + "Z";
       r.step_ms = k.step_ms;
-      REQUIRE(store.record_run(cpplan::cli::cpu_fingerprint(), r).ok());
+      REQUIRE(store.record_run(cpplan::exec::machine(false).fingerprint, r).ok());
     }
   }
   const auto r = run_cli({"calibrate", "--db", db});
@@ -262,7 +262,7 @@ TEST_CASE("cpplan calibrate fits this machine's runs with the feature list that 
   CHECK_THAT(r.out, Catch::Contains("calibrated on 6 runs of this machine"));
   for (const std::string& name : calibration_features()) CHECK_THAT(r.out, Catch::Contains("  " + name + " "));
   auto store = open_store(db);
-  auto latest = store.latest_calibration(cpplan::cli::cpu_fingerprint().key());
+  auto latest = store.latest_calibration(cpplan::exec::machine(false).fingerprint.key());
   REQUIRE(latest.ok());
   REQUIRE(latest->has_value());
   CHECK((*latest)->version == 1);

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include "cli/fingerprint.h"
+#include "exec/machine.h"
 #include "costmodel/calibration.h"
 #include "data/store.h"
 #include "executor/npy.h"
@@ -208,7 +208,7 @@ TEST_CASE("cpplan run predicts with this machine's probes and its latest calibra
     m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
     m.collectives.push_back({Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
     m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
-    REQUIRE(store.value().record_measurements(cpplan::cli::cpu_fingerprint(), m, "probe").ok());
+    REQUIRE(store.value().record_measurements(cpplan::exec::machine(false).fingerprint, m, "probe").ok());
   }
   auto run_json = [&] {
     const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
@@ -230,7 +230,7 @@ TEST_CASE("cpplan run predicts with this machine's probes and its latest calibra
   cal.folds = 3;
   {
     auto store = cpplan::data::Store::open(db);
-    REQUIRE(store.value().record_calibration(cpplan::cli::cpu_fingerprint(), cal).ok());
+    REQUIRE(store.value().record_calibration(cpplan::exec::machine(false).fingerprint, cal).ok());
   }
   j = run_json();
   CHECK(j["predicted"]["hardware"] == "local (calibration v1)");

@@ -1,6 +1,6 @@
-#include "cli/fingerprint.h"
+#include "exec/machine.h"
 
-#include "cli/args.h"
+#include "session/query.h"
 #include "executor/device.h"
 #include "executor/rendezvous.h"
 
@@ -14,8 +14,13 @@
 #include <fstream>
 #include <thread>
 
-namespace cpplan::cli {
+namespace cpplan::exec {
 
+using session::env;
+using session::InvalidInput;
+using session::parse_int;
+
+namespace {
 data::HardwareFingerprint cpu_fingerprint() {
   data::HardwareFingerprint h;
   h.device_kind = "cpu";
@@ -33,9 +38,15 @@ data::HardwareFingerprint cpu_fingerprint() {
   return h;
 }
 
-data::HardwareFingerprint machine_fingerprint(bool cuda) {
-  data::HardwareFingerprint h = cpu_fingerprint();
-  if (!cuda) return h;
+}  // namespace
+
+session::Machine machine(bool cuda) {
+  session::Machine m;
+  data::HardwareFingerprint& h = m.fingerprint;
+  h = cpu_fingerprint();
+  m.memory_mib = session::physical_memory_mib();
+  if (!cuda) return m;
+  m.memory_mib = executor::cuda_memory_bytes(0) / (1 << 20);
   h.device_kind = "cuda";
   h.gpu_name = executor::cuda_device_name(0);
   h.gpu_count = executor::cuda_device_count();
@@ -43,7 +54,7 @@ data::HardwareFingerprint machine_fingerprint(bool cuda) {
   h.driver = v.driver;
   h.cuda = v.runtime;
   h.nccl = v.nccl;
-  return h;
+  return m;
 }
 
 bool local_is_cuda() { return executor::cuda_built() && executor::cuda_device_count() > 0; }
@@ -71,11 +82,6 @@ void check_local_gpus(const executor::DeviceSpec& device, int nproc) {
                                    executor::cuda_device_count())};
 }
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 executor::Rendezvous rendezvous_env(std::chrono::milliseconds timeout) {
   try {
     return executor::rendezvous_from_env(timeout);
@@ -84,4 +90,4 @@ executor::Rendezvous rendezvous_env(std::chrono::milliseconds timeout) {
   }
 }
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::exec

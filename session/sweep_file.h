@@ -12,7 +12,7 @@
 #include "core/result.h"
 #include "core/sequence.h"
 
-namespace cpplan::cli {
+namespace cpplan::session {
 
 // One run of a sweep: the arguments of `cpplan run` after "run", and what identifies it.
 struct SweepRun {
@@ -38,4 +38,4 @@ Result<std::vector<SweepRun>> load_sweep(const std::string& path, const ProfileC
 Result<std::vector<SweepRun>> parse_sweep(std::string_view text, const std::string& path,
                                           const ProfileCatalog& catalog);
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::session

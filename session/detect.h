@@ -6,7 +6,7 @@
 
 #include "core/profiles.h"
 
-namespace cpplan::cli {
+namespace cpplan::session {
 
 struct LocalGpu {
   std::string name;   // as nvidia-smi prints it
@@ -20,4 +20,4 @@ std::optional<LocalGpu> query_nvidia_smi();
 // capacity is closest to the GPU's (an RTX 4090 with 24 or 48 GB).
 const HardwareProfile* match_hardware(const ProfileCatalog& catalog, const LocalGpu& gpu);
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::session

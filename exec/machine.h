@@ -1,23 +1,21 @@
 #pragma once
-// This machine's hardware fingerprint, the key of its runs, probes and calibrations; and the
-// small facts of the moment the commands record beside it.
+// This machine as the executor sees it (its fingerprint: the key of its runs, probes and
+// calibrations; session/machine.h asks this binary for it), and a rank's device and rendezvous.
 
 #include <chrono>
 
-#include "core/text.h"  // now_utc()
-#include "data/store.h"
 #include "executor/device.h"
+#include "session/machine.h"
 
 namespace cpplan::executor {
 struct Rendezvous;  // executor/rendezvous.h
 }
 
-namespace cpplan::cli {
+namespace cpplan::exec {
 
-data::HardwareFingerprint cpu_fingerprint();
 // The machine as a run on `cuda` GPUs (or its CPU) sees it: the CPU fingerprint, plus GPU name
-// and count, driver, CUDA and NCCL versions for a GPU.
-data::HardwareFingerprint machine_fingerprint(bool cuda);
+// and count, driver, CUDA and NCCL versions for a GPU; the memory of that GPU, or the host's.
+session::Machine machine(bool cuda);
 // "This machine" of probe, calibrate and --hardware local: its GPUs when this build has CUDA and
 // sees one, else its CPU.
 bool local_is_cuda();
@@ -30,11 +28,8 @@ executor::DeviceSpec rank_device(const std::string& device, const std::string& d
 // `nproc` local ranks on `device`: a GPU each. InvalidInput naming --nproc when too few are visible.
 void check_local_gpus(const executor::DeviceSpec& device, int nproc);
 
-// An environment variable, or "" when unset.
-std::string env(const char* name);
-
 // This rank's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (executor::rendezvous_from_env); a
 // bad value is InvalidInput.
 executor::Rendezvous rendezvous_env(std::chrono::milliseconds timeout);
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::exec

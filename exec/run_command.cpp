@@ -1,4 +1,4 @@
-#include "cli/run_command.h"
+#include "exec/commands.h"
 
 #include <torch/version.h>
 #include <unistd.h>
@@ -16,10 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cli/app.h"
-#include "cli/calibrate_commands.h"
-#include "cli/fingerprint.h"
 #include "cli/render.h"
+#include "exec/machine.h"
 #include "costmodel/cost_model.h"
 #include "data/store.h"
 #include "executor/attention.h"
@@ -30,8 +28,14 @@
 #include "executor/runner.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
+#include "session/calibration.h"
+#include "session/local_model.h"
+#include "session/sweep.h"
 
-namespace cpplan::cli {
+namespace cpplan::exec {
+
+using namespace cli;
+using session::env;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -168,11 +172,12 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   r.started_at = started;
   r.finished_at = now_utc();
   r.cpplan_version = kVersion;
-  r.run_key = run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed, r.dtype);
+  r.run_key = session::run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed, r.dtype);
   // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
   // and left out of calibrate's fit.
-  if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(kSyncCollectivesMetric, 1);
-  const data::HardwareFingerprint machine = machine_fingerprint(spec.device.cuda());
+  if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(session::kSyncCollectivesMetric, 1);
+  const session::Machine here = machine(spec.device.cuda());
+  const data::HardwareFingerprint& fingerprint = here.fingerprint;
   json measured = nullptr;
   if (figures) {
     r.step_ms = figures->median_step_ms();
@@ -202,16 +207,16 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   // The prediction beside the measurement, for the hardware the run used: this machine's
   // measured (and calibrated) model when it was probed, else the --hardware datasheet profile.
   // Predict for the element size the ranks ran (the profiles are bf16).
-  const ModelProfile as_run = as_executed(*q.model, spec.device.dtype == at::kFloat);
+  const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
   Query run_query = q;
   run_query.model = &as_run;
   json predicted = nullptr;
   const costmodel::DatasheetModel hw(*q.hardware);
   const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
-  const auto local = load_local_model(store.value(), machine);
-  if (local) attach_runtime(*local, p.ctx.catalog);
+  const auto local = session::load_local_model(store.value(), here);
+  if (local) session::attach_runtime(*local, p.ctx.catalog);
   if (local) {
-    const LocalPrediction lp = predict_local(*local, q, p.plan.config);
+    const session::LocalPrediction lp = session::predict_local(*local, q, p.plan.config);
     r.predicted_step_ms = lp.step_ms;
     r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
     r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
@@ -246,7 +251,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
     measured["step_tflop"] = prediction.step_flops / 1e12;
     measured["achieved_tflops"] = tflops;
   }
-  auto id = store.value().record_run(machine, r);
+  auto id = store.value().record_run(fingerprint, r);
   if (!id) {
     fmt::print(err, "cpplan run: {}\n", id.error().message);
     return kExitRuntime;
@@ -267,7 +272,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
     fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on {} ({}, {} attention)\n",
                q.model->name, q.resolution.width, q.resolution.height,
                q.model->video ? fmt::format("x{}", q.frames) : "", spec.steps, spec.warmup, plan_label(p.plan.config),
-               display_name(p.plan.variant), r.world_size, spec.device.cuda() ? machine.gpu_name : "cpu", r.dtype,
+               display_name(p.plan.variant), r.world_size, spec.device.cuda() ? fingerprint.gpu_name : "cpu", r.dtype,
                r.attention_backend);
     if (figures) {
       fmt::print(out,
@@ -340,33 +345,6 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
 
 }  // namespace
 
-std::string run_key(const std::string& model, Resolution res, int frames, int steps, const ParallelConfig& c,
-                    int batch, long long seed, const std::string& dtype) {
-  const ContextParallelConfig& cp = c.context_parallel_config;
-  return fmt::format("{}|{}x{}x{}|{}|{}|r{}u{}t{}c{}d{}|ua{}ra{}|{}{}|b{}|s{}", model, res.width, res.height, frames,
-                     steps, dtype, cp.ring_degree, cp.ulysses_degree, c.tp(), c.cfg_degree, c.dp_degree,
-                     cp.ulysses_anything ? 1 : 0, cp.ring_anything ? 1 : 0, to_string(cp.rotate_method),
-                     cp.convert_to_fp32 ? "" : "|bf16acc", batch, seed);
-}
-
-void add_run_options(CLI::App& run, Args& a) {
-  add_plan_options(run, a);
-  run.add_option("--nproc", a.nproc, "local ranks to launch (default: the plan's world size)");
-  run.add_option("--warmup", a.warmup, "untimed forward passes first (default 1)");
-  run.add_option("--seed", a.seed, "weights, noise and text embeddings (default 0)");
-  run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
-  run.add_option("--device", a.device, "cpu | cuda (one GPU per local rank: cuda:LOCAL_RANK; NCCL groups)");
-  run.add_option("--dtype", a.dtype, "fp32 | bf16 (default: fp32 on cpu, bf16 on cuda)");
-  run.add_option("--db", a.db, kDbHelp);
-  run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
-  run.add_option("--plan", a.plan, "best: the planner's top plan for --gpus/--nproc ranks");
-  run.add_option("--max-memory", a.max_memory,
-                 "cap each rank's tensor memory, e.g. 512MiB (CPU; a run past it fails as out of memory)");
-  run.add_flag("--sync-collectives", a.sync_collectives,
-               "cuda: synchronise the GPU around every collective, so comm_ms is the communication the "
-               "computation did not hide (diagnosis: serialises both; not used by calibrate)");
-}
-
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
                 std::ostream& err) {
   Prepared p = prepare(a, exe, err);
@@ -425,4 +403,4 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   return finish(a, p, spec, nullptr, status, why, started, out, err);
 }
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::exec

@@ -1,4 +1,4 @@
-#include "cli/sweep_file.h"
+#include "session/sweep_file.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -13,7 +13,7 @@
 #include "costmodel/cost_model.h"
 #include "planner/planner.h"
 
-namespace cpplan::cli {
+namespace cpplan::session {
 
 namespace fs = std::filesystem;
 
@@ -266,4 +266,4 @@ Result<std::vector<SweepRun>> parse_sweep(std::string_view text, const std::stri
   return runs;
 }
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::session

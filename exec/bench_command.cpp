@@ -1,4 +1,4 @@
-#include "cli/bench_command.h"
+#include "exec/commands.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli/app.h"
-#include "cli/fingerprint.h"
+#include "exec/machine.h"
 #include "costmodel/cost_model.h"
 #include "executor/comm.h"
 #include "executor/launcher.h"
@@ -25,7 +25,9 @@
 #include "planner/planner.h"
 #include "planner/validate.h"
 
-namespace cpplan::cli {
+namespace cpplan::exec {
+
+using namespace cli;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -339,13 +341,6 @@ void print_markdown(std::ostream& out, const json& r) {
 
 }  // namespace
 
-void add_bench_options(CLI::App& bench, BenchArgs& b) {
-  bench.add_flag("--quick", b.quick, "shorter measurements (CI)");
-  bench.add_flag("--json", b.json, "one JSON object");
-  bench.add_flag("--markdown", b.markdown, "markdown tables (docs/performance.md)");
-  bench.add_option("--worker", b.worker, "internal: run as a rank of the collective benchmark")->group("");
-}
-
 int bench_command(const BenchArgs& b, const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
   if (!b.worker.empty()) {
     if (b.worker != "collectives") throw InvalidInput{fmt::format("--worker = {}: must be collectives", b.worker)};
@@ -374,4 +369,4 @@ int bench_command(const BenchArgs& b, const Args& a, const std::string& exe, std
   return kExitOk;
 }
 
-}  // namespace cpplan::cli
+}  // namespace cpplan::exec

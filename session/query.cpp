@@ -1,0 +1,178 @@
+#include "session/query.h"
+
+#include <charconv>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "session/detect.h"
+
+namespace cpplan::session {
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size())
+    throw InvalidInput{fmt::format("{} = {}: must be an integer", flag, text)};
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw InvalidInput{fmt::format("{} = {}: must be between {} and {}", flag, text, lo, hi)};
+  return v;
+}
+
+double parse_number(const std::string& flag, const std::string& text, double lo, double hi) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw InvalidInput{fmt::format("{} = {}: must be a number", flag, text)};
+  if (!(v > lo) || v > hi) throw InvalidInput{fmt::format("{} = {}: must be above {} and at most {}", flag, text, lo, hi)};
+  return v;
+}
+
+namespace {
+// --topology / --topology-file and --nodes; returns the topology (nullptr without one).
+const Topology* resolve_topology(const Options& a, const ProfileCatalog& catalog, ResolvedQuery& r, int& nodes) {
+  const Topology* topo = nullptr;
+  if (!a.topology.empty() && !a.topology_file.empty())
+    throw InvalidInput{fmt::format("--topology-file = {}: cannot be combined with --topology = {}", a.topology_file,
+                                   a.topology)};
+  if (!a.topology.empty()) {
+    auto t = catalog.topology(a.topology);
+    if (!t) throw InvalidInput{t.error().message};
+    topo = *t;
+  } else if (!a.topology_file.empty()) {
+    auto t = catalog.load_topology_file(a.topology_file);
+    if (!t) throw InvalidInput{t.error().message};
+    r.topology_file = std::make_shared<const Topology>(std::move(t).value());
+    topo = r.topology_file.get();
+  }
+  nodes = 1;
+  if (a.nodes.empty()) return topo;
+  if (!topo) throw InvalidInput{fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
+  nodes = parse_int("--nodes", a.nodes, 1, kMaxGpus / topo->gpus);
+  if (nodes > 1 && !topo->has_network)
+    throw InvalidInput{fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topo->name)};
+  return topo;
+}
+// --runtime, --text-encoder (or --offload-text-encoders) and --vae.
+void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catalog, Query& q) {
+  auto runtime = catalog.runtime(a.runtime.empty() ? "diffusers" : a.runtime);
+  if (!runtime) throw InvalidInput{runtime.error().message};
+  q.runtime = *runtime;
+  if (a.offload && !a.text_encoder.empty() && a.text_encoder != "offloaded")
+    throw InvalidInput{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", a.text_encoder)};
+  if (a.offload) q.text_encoder = TextEncoderPlacement::kOffloaded;
+  if (!a.text_encoder.empty()) {
+    TextEncoderPlacement te{};
+    if (!text_encoder_placement_from_string(a.text_encoder, te))
+      throw InvalidInput{fmt::format("--text-encoder = {}: must be replicated, offloaded, sequential or sharded",
+                                     a.text_encoder)};
+    q.text_encoder = te;
+  }
+  if (!a.vae.empty()) {
+    VaePlacement v{};
+    if (!vae_placement_from_string(a.vae, v))
+      throw InvalidInput{fmt::format("--vae = {}: must be single or parallel", a.vae)};
+    q.vae = v;
+  }
+}
+}  // namespace
+
+
+Context build_query(const Options& a, const std::string& exe, std::ostream& err) {
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  if (!catalog) throw InvalidInput{catalog.error().message};
+  return build_query(a, std::move(catalog).value(), err);
+}
+
+ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std::ostream& err) {
+  ResolvedQuery r;
+  Query& q = r.query;
+  q.topology = resolve_topology(a, catalog, r, q.nodes);
+  if (a.gpus.empty() && !q.topology) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
+  q.gpus = a.gpus.empty() ? q.nodes * q.topology->gpus : parse_int("--gpus", a.gpus, 1, kMaxGpus);
+  if (q.topology && q.nodes > 1 && q.gpus != q.nodes * q.topology->gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", a.gpus,
+                                   q.topology->name, q.topology->gpus, q.nodes * q.topology->gpus)};
+  if (q.topology && q.nodes == 1 && q.gpus > q.topology->gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must be at most {}'s {} GPUs (add --nodes N for more)", a.gpus,
+                                   q.topology->name, q.topology->gpus)};
+  auto model = catalog.model(a.model);
+  if (!model) throw InvalidInput{model.error().message};
+  q.model = *model;
+  const ModelProfile& m = *q.model;
+
+  if (a.res.empty()) {
+    q.resolution = {m.default_width, m.default_height};
+  } else {
+    auto res = parse_resolution(a.res);
+    if (!res) throw InvalidInput{res.error().message};
+    q.resolution = *res;
+  }
+  q.frames = a.frames.empty() ? m.default_frames : parse_int("--frames", a.frames, 1, 100000);
+  q.steps = a.steps.empty() ? m.default_steps : parse_int("--steps", a.steps, 1, 100000);
+  q.batch = parse_int("--batch", a.batch, 1, 65536);
+  const int text = a.text_tokens.empty() ? m.text_tokens : parse_int("--text-tokens", a.text_tokens, 1, 1 << 20);
+  const auto backend = attention_backend_from_string(a.backend);
+  if (!backend)
+    throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
+  q.backend = *backend;
+  resolve_runtime_and_placement(a, catalog, q);
+  auto seq = compute_sequence(m, q.resolution, q.frames, text);
+  if (!seq) throw InvalidInput{seq.error().message};
+  q.sequence = *seq;
+  // Hardware last: its note about the local GPU should not precede an error in the other flags.
+  if (a.hardware == "local") {
+    r.local_hardware = true;
+  } else if (!a.hardware.empty()) {
+    auto hw = catalog.hardware(a.hardware);
+    if (!hw) throw InvalidInput{hw.error().message};
+    q.hardware = *hw;
+  } else if (q.topology) {  // the topology names its GPUs
+    auto hw = catalog.hardware(q.topology->hardware);
+    if (!hw) throw InvalidInput{hw.error().message};
+    q.hardware = *hw;
+  } else {
+    const auto gpu = query_nvidia_smi();
+    q.hardware = gpu ? match_hardware(catalog, *gpu) : nullptr;
+    if (!q.hardware) {
+      auto fallback = catalog.hardware("h100-sxm");
+      if (!fallback) throw InvalidInput{fallback.error().message};
+      q.hardware = *fallback;
+      r.hardware_guessed = true;
+      fmt::print(err, "note: {}; planning for h100-sxm (set --hardware)\n",
+                 gpu ? fmt::format("local GPU \"{}\" matches no hardware profile", gpu->name)
+                     : std::string("no local GPU found by nvidia-smi"));
+    }
+  }
+
+  return r;
+}
+
+Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err) {
+  Context ctx{std::move(catalog), {}, false, nullptr};
+  ResolvedQuery r = resolve_query(a, ctx.catalog, err);
+  ctx.query = r.query;
+  ctx.hardware_guessed = r.hardware_guessed;
+  ctx.topology_file = std::move(r.topology_file);
+  ctx.local_hardware = r.local_hardware;
+  return ctx;
+}
+
+ParallelConfig plan_config(const Options& a) {
+  ParallelConfig c;
+  auto& cp = c.context_parallel_config;
+  // Degrees below 1 parse here and are reported by the planner's rules, with the others.
+  cp.ring_degree = parse_int("--ring", a.ring, -kMaxGpus, kMaxGpus);
+  cp.ulysses_degree = parse_int("--ulysses", a.ulysses, -kMaxGpus, kMaxGpus);
+  c.tensor_parallel_config.tp_degree = parse_int("--tp", a.tp, -kMaxGpus, kMaxGpus);
+  c.cfg_degree = parse_int("--cfg", a.cfg, -kMaxGpus, kMaxGpus);
+  c.dp_degree = parse_int("--dp", a.dp, -kMaxGpus, kMaxGpus);
+  cp.ulysses_anything = a.ulysses_anything;
+  cp.ring_anything = a.ring_anything;
+  cp.convert_to_fp32 = !a.no_fp32;
+  const auto rotate = rotate_method_from_string(a.rotate);
+  if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
+  cp.rotate_method = *rotate;
+  return c;
+}
+
+}  // namespace cpplan::session

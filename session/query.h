@@ -1,0 +1,87 @@
+#pragma once
+// A request to the planner as the fronts receive it: every option as text, parsed here into a
+// Query and a ParallelConfig, so that a bad value gets one line naming the option, its value and
+// the rule, from the CLI and the GUI alike.
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/profiles.h"
+#include "core/text.h"
+
+namespace cpplan::session {
+
+inline constexpr int kMaxGpus = 1 << 17;
+
+// Every option of a request, as the user wrote it (empty: the default).
+struct Options {
+  std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", batch = "1", text_tokens;
+  std::string runtime;       // empty: diffusers (cpplan run: cpplan)
+  std::string text_encoder;  // empty: the planner picks per plan
+  std::string vae;           // empty: the planner picks per plan
+  bool offload = false;      // --offload-text-encoders: --text-encoder offloaded
+  std::vector<std::string> profiles;
+  // topology-aware placement
+  std::string topology, topology_file, nodes;
+  bool explain = false;
+  // recommend
+  std::string top = "10";
+  bool all = false;
+  bool json = false;
+  // check and run: the plan
+  std::string ring = "1", ulysses = "1", tp = "1", cfg = "1", dp = "1", rotate = "allgather";
+  bool ulysses_anything = false, ring_anything = false, no_fp32 = false;
+  // run
+  std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
+  std::string max_memory;  // per rank, e.g. 512MiB; empty: the device's own capacity
+  std::string dtype;       // fp32 | bf16; empty: fp32 on cpu, bf16 on cuda
+  bool sync_collectives = false;  // NCCL collectives timed between device synchronisations
+  // list
+  std::string what;
+  // topo import
+  std::string topo_input, topo_name, topo_output, nvlink_gbps = "25", pcie_gbps = "32", nic_gbps = "50",
+      socket_gbps = "64";
+  bool topo_no_p2p = false;
+};
+
+// Bad input: the message names the flag, its value and the rule (exit code 3). It is one line:
+// control characters of the values it quotes (an argument can hold a newline) are escaped.
+struct InvalidInput {
+  explicit InvalidInput(std::string_view text) : message(printable(text)) {}
+  std::string message;
+};
+
+// An integer option in [lo, hi]; throws InvalidInput.
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi);
+
+struct Context {
+  ProfileCatalog catalog;
+  Query query;
+  bool hardware_guessed = false;
+  std::shared_ptr<const Topology> topology_file;  // --topology-file (query.topology points into it)
+  bool local_hardware = false;  // --hardware local: query.hardware is left for the caller (the measured profile)
+};
+
+// The query of `a` on profiles borrowed from `catalog` (the query points into it, and into
+// topology_file for --topology-file); throws InvalidInput. Notes (the hardware guessed) go to `err`.
+struct ResolvedQuery {
+  Query query;
+  bool hardware_guessed = false;
+  std::shared_ptr<const Topology> topology_file;
+  bool local_hardware = false;  // --hardware local: query.hardware is left for the caller
+};
+ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std::ostream& err);
+
+// The catalog and the query; throws InvalidInput. `exe` locates the installed profiles.
+Context build_query(const Options& a, const std::string& exe, std::ostream& err);
+// The same on a catalog already loaded (a.profiles is not read again).
+Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err);
+// The plan flags as a config; throws InvalidInput.
+ParallelConfig plan_config(const Options& a);
+// A number flag in (lo, hi]; throws InvalidInput.
+double parse_number(const std::string& flag, const std::string& text, double lo, double hi);
+
+}  // namespace cpplan::session
