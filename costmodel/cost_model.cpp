@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "costmodel/step_context.h"
+#include "costmodel/predict_terms.h"
 
 namespace cpplan::costmodel {
 
@@ -121,75 +121,6 @@ StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant 
 
 namespace {
 
-// Per step outside the blocks: the CP output gathered over the CP group, CFG's gather of the two
-// predictions, the scheduler's update of the latents (fp32 read/write), and the host's ops of the
-// step's prologue and epilogue; as one more block of the step.
-BlockCost step_rest(const StepContext& ctx, Prediction& p) {
-  const ModelProfile& m = ctx.m;
-  const Axes& a = ctx.axes;
-  const double b = m.bytes_per_activation, img = static_cast<double>(ctx.q.sequence.image_tokens);
-  const Bytes prediction = img * m.in_channels * b;
-  // The CP output gather pads every rank's share to the longest (equal shapes for all-gather).
-  const Bytes gathered = cp::ceil_div(img, a.r * a.u) * a.r * a.u * m.in_channels * b;
-  const CommGroup& cp_group = ctx.group(CommAxis::kCp);
-  const CommGroup& cfg_group = ctx.group(CommAxis::kCfg);
-  const Timed gather = ctx.hw.collective(Collective::kAllGather, ctx.samples * gathered, cp_group);
-  const Timed cfg = ctx.hw.collective(Collective::kAllGather, a.c * prediction * ctx.q.batch / a.d, cfg_group);
-  BlockCost rest;
-  rest.count = 1;
-  rest.overlapped = ctx.runtime.overlaps_device;
-  rest.comm_ms = gather.ms + cfg.ms;
-  if (cp_group.ranks > 1) note_source(rest.sources.comm, gather.source);
-  if (cfg_group.ranks > 1) note_source(rest.sources.comm, cfg.source);
-  rest.collective_calls = (cp_group.ranks > 1 ? 1 : 0) + (cfg_group.ranks > 1 ? 1 : 0);
-  p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] += gather.ms;
-  p.axis_comm_ms[static_cast<int>(CommAxis::kCfg)] += cfg.ms;
-  p.comm_bytes += ctx.samples * gathered * busbw_factor(Collective::kAllGather, cp_group.ranks) +
-                  a.c * prediction * ctx.q.batch / a.d * busbw_factor(Collective::kAllGather, a.c);
-  const Timed scheduler = ctx.hw.memory(3.0 * img * m.in_channels * 4.0 * ctx.q.batch / a.d);
-  rest.memory_ms = scheduler.ms;
-  note_source(rest.sources.memory, scheduler.source);
-  const RuntimeProfile& rt = ctx.runtime;
-  rest.ops = rt.ops.step;
-  rest.host_ms = rt.host_ms(rest.ops) + rest.collective_calls * rt.collective_us * 1e-3;
-  rest.sync_ms = rt.sync_us * 1e-3 * (slowest_rank_factor(cp_group.ranks) + slowest_rank_factor(cfg_group.ranks));
-  return rest;
-}
-
-// Adds one block group's (or the step rest's) times to the step's totals.
-void add_to_step(Prediction& p, const BlockCost& b) {
-  p.compute_ms += b.kernels_ms();
-  p.comm_ms += b.comm_ms;
-  p.host_ms += b.host_ms;
-  p.sync_ms += b.sync_ms;
-  p.step_ms += b.time_ms();
-  p.collective_calls += b.collective_calls;
-}
-
-// Memory of the denoising phase (weights of the transformer and the VAE, activations); the
-// placement adds the text encoders and the decode.
-MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
-  const ModelProfile& m = ctx.m;
-  const double d = m.hidden(), b = m.bytes_per_activation;
-  MemoryBreakdown mem;
-  double sharded = 0;
-  for (const BlockGroup& g : m.blocks) {
-    double per_block = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind);
-    if (g.kind == BlockKind::kCross) per_block += 2.0 * d * d;
-    if (g.image_self_attention) per_block += 4.0 * d * d;
-    sharded += per_block * g.count;
-  }
-  sharded = std::min(sharded, m.params);
-  mem.transformer_weights = (sharded / ctx.axes.t + (m.params - sharded)) * m.bytes_per_param;
-  mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
-  const bool joint = m.text_handling == TextHandling::kJoint;
-  const Bytes resident = ctx.samples * (ctx.tokens * d * kResidentActivations + (joint ? 0.0 : ctx.text * d)) * b;
-  mem.attention_extra = ctx.samples * ctx.attention.transient_bytes;
-  mem.activations = kFragmentation * (resident + live);
-  mem.runtime_reserved = ctx.hw.profile().reserved_mib * kMiB;
-  return mem;
-}
-
 // The placements to consider: the forced ones, else every one that applies to the plan.
 template <class E, int N>
 std::vector<E> candidates(const std::optional<E>& forced) {
@@ -199,52 +130,9 @@ std::vector<E> candidates(const std::optional<E>& forced) {
   return out;
 }
 
-// How much a placement asks of a framework beyond loading the pipeline on every GPU: streaming or
-// freeing the text encoder is a few lines of diffusers; sharding it and decoding in parallel need
-// cache-dit or xDiT.
-int complexity(const PipelineCost& p) {
-  constexpr int kTextEncoder[] = {0, 1, 1, 2};  // replicated, offloaded, sequential, sharded
-  return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kParallel ? 1 : 0);
-}
-
-// Among the placements that fit, the simplest whose image time is within this fraction of the
-// fastest: a placement that changes what the frameworks must set up (and which of them can run
-// the plan) is worth it only for a real gain, not for a few milliseconds.
-constexpr double kPlacementGain = 0.02;
-
-// The placement of a plan: the simplest of those that fit and are within kPlacementGain of the
-// fastest that fits; when none fits, the one needing the least memory.
-PlacedPipeline choose_placement(const StepContext& ctx, const MemoryBreakdown& denoising, Milliseconds steps_ms) {
-  const Bytes capacity = ctx.hw.profile().memory_bytes();
-  std::vector<PlacedPipeline> fitting;
-  std::optional<PlacedPipeline> smallest;
-  for (TextEncoderPlacement te : candidates<TextEncoderPlacement, kTextEncoderPlacementCount>(ctx.q.text_encoder))
-    for (VaePlacement vae : candidates<VaePlacement, kVaePlacementCount>(ctx.q.vae)) {
-      if (!placement_applies(ctx, te, vae)) continue;
-      PlacedPipeline placed = place_pipeline(ctx, te, vae, denoising);
-      if (!smallest || placed.memory.peak() < smallest->memory.peak()) smallest = placed;
-      if (placed.memory.peak() <= capacity) fitting.push_back(std::move(placed));
-    }
-  if (fitting.empty()) return *smallest;
-  Milliseconds fastest = std::numeric_limits<Milliseconds>::infinity();
-  for (const PlacedPipeline& p : fitting) fastest = std::min(fastest, p.cost.total_ms());
-  const Milliseconds budget = fastest + kPlacementGain * (steps_ms + fastest);
-  const PlacedPipeline* best = nullptr;
-  for (const PlacedPipeline& p : fitting)
-    if (p.cost.total_ms() <= budget &&
-        (!best || std::pair(complexity(p.cost), p.cost.total_ms()) < std::pair(complexity(best->cost), best->cost.total_ms())))
-      best = &p;
-  return *best;
-}
-
 }  // namespace
 
-Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v, const CommLayout* layout) const {
-  const RuntimeProfile fallback = q.runtime ? RuntimeProfile{} : kernel_launch_runtime(hw_);
-  const StepContext ctx(q, pc, v, hw_, q.runtime ? *q.runtime : fallback, layout);
-  Prediction p;
-  p.runtime = ctx.runtime.name;
-  std::optional<Source> source;  // the least measured input of any term
+Bytes add_block_groups(const StepContext& ctx, Prediction& p, std::optional<Source>& source) {
   Bytes live = 0;
   for (const BlockGroup& g : ctx.m.blocks) {
     const BlockTerms t = block_terms(ctx, g);
@@ -257,30 +145,157 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     if (p.block_count < kMaxBlockGroups) p.blocks[p.block_count++] = bc;
     live = std::max(live, t.live_bytes);
   }
-  p.step_rest = step_rest(ctx, p);
-  const BlockCost& rest = p.step_rest;
-  p.step_comm_extra_ms = rest.comm_ms;
-  p.step_comm_extra_source = rest.sources.comm;
-  if (rest.sources.comm) note_source(source, *rest.sources.comm);
-  add_to_step(p, rest);
-  p.steps_per_sec = p.step_ms > 0 ? 1e3 / p.step_ms : 0;
-  p.source = source.value_or(Source::kDatasheet);
-  if (correction_) {  // after the terms: the correction reads them
-    p.uncalibrated_step_ms = p.step_ms;
-    p.step_ms = correction_(p, pc);
-    p.steps_per_sec = p.step_ms > 0 ? 1e3 / p.step_ms : 0;
-    p.calibrated = true;
-  }
+  return live;
+}
 
-  const PlacedPipeline placed = choose_placement(ctx, denoising_memory(ctx, live), q.steps * p.step_ms);
+StepRestTerms step_rest(const StepContext& ctx) {
+  const ModelProfile& m = ctx.m;
+  const Axes& a = ctx.axes;
+  const double b = m.bytes_per_activation, img = static_cast<double>(ctx.q.sequence.image_tokens);
+  const Bytes prediction = img * m.in_channels * b;
+  // The CP output gather pads every rank's share to the longest (equal shapes for all-gather).
+  const Bytes gathered = cp::ceil_div(img, a.r * a.u) * a.r * a.u * m.in_channels * b;
+  const CommGroup& cp_group = ctx.group(CommAxis::kCp);
+  const CommGroup& cfg_group = ctx.group(CommAxis::kCfg);
+  const Timed gather = ctx.hw.collective(Collective::kAllGather, ctx.samples * gathered, cp_group);
+  const Timed cfg = ctx.hw.collective(Collective::kAllGather, a.c * prediction * ctx.q.batch / a.d, cfg_group);
+  StepRestTerms out;
+  BlockCost& rest = out.cost;
+  rest.count = 1;
+  rest.overlapped = ctx.runtime.overlaps_device;
+  rest.comm_ms = gather.ms + cfg.ms;
+  if (cp_group.ranks > 1) note_source(rest.sources.comm, gather.source);
+  if (cfg_group.ranks > 1) note_source(rest.sources.comm, cfg.source);
+  rest.collective_calls = (cp_group.ranks > 1 ? 1 : 0) + (cfg_group.ranks > 1 ? 1 : 0);
+  out.cp_gather_ms = gather.ms;
+  out.cfg_gather_ms = cfg.ms;
+  out.bytes_sent = ctx.samples * gathered * busbw_factor(Collective::kAllGather, cp_group.ranks) +
+                   a.c * prediction * ctx.q.batch / a.d * busbw_factor(Collective::kAllGather, a.c);
+  const Timed scheduler = ctx.hw.memory(3.0 * img * m.in_channels * 4.0 * ctx.q.batch / a.d);
+  rest.memory_ms = scheduler.ms;
+  note_source(rest.sources.memory, scheduler.source);
+  const RuntimeProfile& rt = ctx.runtime;
+  rest.ops = rt.ops.step;
+  rest.host_ms = rt.host_ms(rest.ops) + rest.collective_calls * rt.collective_us * 1e-3;
+  rest.sync_ms = rt.sync_us * 1e-3 * (slowest_rank_factor(cp_group.ranks) + slowest_rank_factor(cfg_group.ranks));
+  return out;
+}
+
+void add_step_rest(Prediction& p, const StepRestTerms& rest, std::optional<Source>& source) {
+  p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] += rest.cp_gather_ms;
+  p.axis_comm_ms[static_cast<int>(CommAxis::kCfg)] += rest.cfg_gather_ms;
+  p.comm_bytes += rest.bytes_sent;
+  p.step_rest = rest.cost;
+  p.step_comm_extra_ms = rest.cost.comm_ms;
+  p.step_comm_extra_source = rest.cost.sources.comm;
+  if (rest.cost.sources.comm) note_source(source, *rest.cost.sources.comm);
+  add_to_step(p, rest.cost);
+}
+
+void add_to_step(Prediction& p, const BlockCost& b) {
+  p.compute_ms += b.kernels_ms();
+  p.comm_ms += b.comm_ms;
+  p.host_ms += b.host_ms;
+  p.sync_ms += b.sync_ms;
+  p.step_ms += b.time_ms();
+  p.collective_calls += b.collective_calls;
+}
+
+double steps_per_sec(Milliseconds step_ms) { return step_ms > 0 ? 1e3 / step_ms : 0; }
+
+void calibrate_step(Prediction& p, const StepCorrection& correction, const ParallelConfig& pc) {
+  p.uncalibrated_step_ms = p.step_ms;
+  p.step_ms = correction(p, pc);
+  p.steps_per_sec = steps_per_sec(p.step_ms);
+  p.calibrated = true;
+}
+
+Bytes transformer_weight_bytes(const ModelProfile& m, int tp) {
+  const double d = m.hidden();
+  double sharded = 0;
+  for (const BlockGroup& g : m.blocks) {
+    double per_block = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind);
+    if (g.kind == BlockKind::kCross) per_block += 2.0 * d * d;
+    if (g.image_self_attention) per_block += 4.0 * d * d;
+    sharded += per_block * g.count;
+  }
+  sharded = std::min(sharded, m.params);
+  return (sharded / tp + (m.params - sharded)) * m.bytes_per_param;
+}
+
+MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
+  const ModelProfile& m = ctx.m;
+  const double d = m.hidden(), b = m.bytes_per_activation;
+  MemoryBreakdown mem;
+  mem.transformer_weights = transformer_weight_bytes(m, ctx.axes.t);
+  mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
+  const bool joint = m.text_handling == TextHandling::kJoint;
+  const Bytes resident = ctx.samples * (ctx.tokens * d * kResidentActivations + (joint ? 0.0 : ctx.text * d)) * b;
+  mem.attention_extra = ctx.samples * ctx.attention.transient_bytes;
+  mem.activations = kFragmentation * (resident + live);
+  mem.runtime_reserved = ctx.hw.profile().reserved_mib * kMiB;
+  return mem;
+}
+
+int placement_complexity(const PipelineCost& p) {
+  constexpr int kTextEncoder[] = {0, 1, 1, 2};  // replicated, offloaded, sequential, sharded
+  return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kParallel ? 1 : 0);
+}
+
+const PlacedPipeline& simplest_within_gain(const std::vector<PlacedPipeline>& fitting, Milliseconds steps_ms) {
+  Milliseconds fastest = std::numeric_limits<Milliseconds>::infinity();
+  for (const PlacedPipeline& p : fitting) fastest = std::min(fastest, p.cost.total_ms());
+  const Milliseconds budget = fastest + kPlacementGain * (steps_ms + fastest);
+  const PlacedPipeline* best = nullptr;
+  for (const PlacedPipeline& p : fitting)
+    if (p.cost.total_ms() <= budget &&
+        (!best || std::pair(placement_complexity(p.cost), p.cost.total_ms()) <
+                      std::pair(placement_complexity(best->cost), best->cost.total_ms())))
+      best = &p;
+  return *best;
+}
+
+PlacedPipeline choose_placement(const StepContext& ctx, const MemoryBreakdown& denoising, Milliseconds steps_ms) {
+  const Bytes capacity = ctx.hw.profile().memory_bytes();
+  std::vector<PlacedPipeline> fitting;
+  std::optional<PlacedPipeline> smallest;
+  for (TextEncoderPlacement te : candidates<TextEncoderPlacement, kTextEncoderPlacementCount>(ctx.q.text_encoder))
+    for (VaePlacement vae : candidates<VaePlacement, kVaePlacementCount>(ctx.q.vae)) {
+      if (!placement_applies(ctx, te, vae)) continue;
+      PlacedPipeline placed = place_pipeline(ctx, te, vae, denoising);
+      if (!smallest || placed.memory.peak() < smallest->memory.peak()) smallest = placed;
+      if (placed.memory.peak() <= capacity) fitting.push_back(std::move(placed));
+    }
+  if (fitting.empty()) return *smallest;
+  return simplest_within_gain(fitting, steps_ms);
+}
+
+void add_placement(Prediction& p, const PlacedPipeline& placed, int steps, Bytes capacity) {
   p.pipeline = placed.cost;
   p.memory = placed.memory;
   p.text_encode_ms = placed.cost.text_encode_ms;
   p.vae_decode_ms = placed.cost.vae_decode_ms;
-  p.image_ms = q.steps * p.step_ms + placed.cost.total_ms();
+  p.image_ms = steps * p.step_ms + placed.cost.total_ms();
   p.peak_mem_bytes = p.memory.peak();
   p.transformer_peak_bytes = p.memory.transformer_peak();
-  p.fits_memory = p.peak_mem_bytes <= hw_.profile().memory_bytes();
+  p.fits_memory = p.peak_mem_bytes <= capacity;
+}
+
+// The steps in the order of docs/cost-model.md: the step's terms (block groups, then the rest of
+// the step), the correction of the step time, then the once-per-image placement and memory.
+Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v, const CommLayout* layout) const {
+  const RuntimeProfile fallback = q.runtime ? RuntimeProfile{} : kernel_launch_runtime(hw_);
+  const StepContext ctx(q, pc, v, hw_, q.runtime ? *q.runtime : fallback, layout);
+  Prediction p;
+  p.runtime = ctx.runtime.name;
+  std::optional<Source> source;  // the least measured input of any term
+  const Bytes live = add_block_groups(ctx, p, source);
+  add_step_rest(p, step_rest(ctx), source);
+  p.steps_per_sec = steps_per_sec(p.step_ms);
+  p.source = source.value_or(Source::kDatasheet);
+  if (correction_) calibrate_step(p, correction_, pc);  // after the terms: the correction reads them
+  const PlacedPipeline placed = choose_placement(ctx, denoising_memory(ctx, live), q.steps * p.step_ms);
+  add_placement(p, placed, q.steps, hw_.profile().memory_bytes());
   return p;
 }
 

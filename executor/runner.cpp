@@ -127,86 +127,155 @@ double RunFigures::percentile_step_ms(double p) const {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
-RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world) {
-  const ModelProfile& m = *spec.model;
-  const ParallelConfig& pc = spec.config;
+namespace {
+
+// The rank's device before anything lands on it: its share of the host's cores, the current
+// CUDA device, the peak-memory counter from zero, and the memory cap of the spec.
+void prepare_device(const RunSpec& spec, int world) {
   const char* local_world = std::getenv("LOCAL_WORLD_SIZE");
   share_cpu_threads(local_world ? std::atoi(local_world) : world);
   const DeviceSpec& dev = spec.device;
   if (dev.cuda()) (void)use_cuda_device(dev.device.index());
   reset_peak_memory(dev.device);
   if (spec.max_memory_bytes > 0) limit_memory(dev.device, spec.max_memory_bytes);
-  Mesh mesh(store, rank, pc, spec.timeout, dev.device,
-            spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
-  const MeshCoords& xy = mesh.coords();
-  const CpVariant variant = classify(pc.context_parallel_config);
-  auto model = build_model(m, spec.seed, mesh.tp(), dev, attention_op(variant));
-  const bool split_text = model->cp_plan().split_text;
+}
 
-  // Geometry and the CP split (the same rule on every rank).
+// The geometry of the sequence and its CP split (the same rule on every rank): tokens per CP
+// rank, how attention sees them, and the rotary angles of this rank's tokens.
+struct SequenceShard {
+  int64_t image_tokens = 0, text_tokens = 0;  // of the whole sequence
+  std::vector<int64_t> img_len, txt_len;      // per CP rank; txt_len: the whole text on each unless split
+  int me = 0;                                 // this rank in the CP group
+  bool split_text = false;                    // the model's CP plan splits the text with the image
+  AttentionContext attention;
+  at::Tensor image_rope, text_rope;
+  // The text's split for attention and key masks: empty when the text stays whole.
+  std::vector<int64_t> text_split() const { return split_text ? txt_len : std::vector<int64_t>{}; }
+};
+
+SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
+  const ModelProfile& m = *spec.model;
+  const DeviceSpec& dev = spec.device;
   const auto seq = compute_sequence(m, spec.resolution, spec.frames, m.text_tokens);
   if (!seq) throw std::runtime_error(seq.error().message);
-  const int64_t s_img = seq->image_tokens, s_txt = seq->text_tokens, g = m.pixel_granularity();
-  const int cp = xy.cp_size, me = xy.cp();
-  const auto img_len = split_lengths(s_img, cp);
-  const auto txt_len = split_text ? split_lengths(s_txt, cp) : std::vector<int64_t>(cp, s_txt);
-  const AttentionContext actx = attention_context(mesh, pc, m, img_len, split_text ? txt_len : std::vector<int64_t>{}, s_txt);
-  const at::Tensor image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g,
-                                                  spec.resolution.width / g, m.head_dim)
-                                    .narrow(0, offset_of(img_len, me), img_len[me])
-                                    .to(dev.device);
-  const at::Tensor text_rope = text_rope_angles(txt_len[me], m.head_dim).to(dev.device);
+  SequenceShard s;
+  s.image_tokens = seq->image_tokens;
+  s.text_tokens = seq->text_tokens;
+  const int64_t g = m.pixel_granularity();
+  const int cp = mesh.coords().cp_size;
+  s.me = mesh.coords().cp();
+  s.split_text = split_text;
+  s.img_len = split_lengths(s.image_tokens, cp);
+  s.txt_len = split_text ? split_lengths(s.text_tokens, cp) : std::vector<int64_t>(cp, s.text_tokens);
+  s.attention = attention_context(mesh, spec.config, m, s.img_len, s.text_split(), s.text_tokens);
+  s.image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g, spec.resolution.width / g, m.head_dim)
+                     .narrow(0, offset_of(s.img_len, s.me), s.img_len[s.me])
+                     .to(dev.device);
+  s.text_rope = text_rope_angles(s.txt_len[s.me], m.head_dim).to(dev.device);
+  return s;
+}
 
-  // The same noise and text embeddings as a single-rank run (drawn on CPU on every device); this
-  // replica's share of the batch. Latents stay fp32; the model sees them in its dtype.
+// The inputs of the whole batch, the same as a single-rank run's: noise and text embeddings
+// drawn on CPU on every device (latents in fp32, the model sees them in its dtype), and for a
+// model with a text attention mask (Qwen-Image) the prompts' valid tokens.
+struct Conditioning {
+  at::Tensor latents, cond, uncond;
+  at::Tensor cond_valid, uncond_valid;  // undefined without a text mask
+};
+
+Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt) {
+  const ModelProfile& m = *spec.model;
+  const DeviceSpec& dev = spec.device;
   at::Generator gen = at::detail::createCPUGenerator(spec.seed ^ 0x9e3779b97f4a7c15ULL);
-  const at::Tensor latents = at::randn({spec.batch, s_img, m.in_channels}, gen, at::TensorOptions(at::kFloat)).to(dev.device);
-  const at::Tensor cond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
-  const at::Tensor uncond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
-  // A model with a text attention mask (Qwen-Image) sees padded prompts: the prompt's tokens, then
-  // padding its attention drops (the negative prompt shorter than the prompt).
-  const at::Tensor cond_valid = m.attention_mask ? text_valid(spec.batch, s_txt, s_txt - s_txt / 4, dev.device) : at::Tensor();
-  const at::Tensor uncond_valid = m.attention_mask ? text_valid(spec.batch, s_txt, s_txt / 2, dev.device) : at::Tensor();
-  const int64_t per_replica = spec.batch / pc.dp_degree;
-  auto mine = [&](const at::Tensor& t) { return t.narrow(0, xy.dp * per_replica, per_replica); };
+  Conditioning c;
+  c.latents = at::randn({spec.batch, s_img, m.in_channels}, gen, at::TensorOptions(at::kFloat)).to(dev.device);
+  c.cond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
+  c.uncond = at::randn({spec.batch, s_txt, m.hidden()}, gen, at::TensorOptions(at::kFloat)).to(dev.options());
+  // Padded prompts: the prompt's tokens, then padding its attention drops (the negative prompt
+  // shorter than the prompt).
+  if (m.attention_mask) {
+    c.cond_valid = text_valid(spec.batch, s_txt, s_txt - s_txt / 4, dev.device);
+    c.uncond_valid = text_valid(spec.batch, s_txt, s_txt / 2, dev.device);
+  }
+  return c;
+}
 
-  // apply_context_parallel: split the inputs at entry, gather the output at exit.
-  auto forward = [&](const at::Tensor& x, const at::Tensor& text, const at::Tensor& valid, double sigma) {
-    ForwardInputs in;
-    in.latents = x.narrow(1, offset_of(img_len, me), img_len[me]).to(dev.dtype);
-    in.text = split_text ? text.narrow(1, offset_of(txt_len, me), txt_len[me]) : text;
-    in.timestep = at::full({x.size(0)}, sigma, at::TensorOptions(at::kFloat).device(dev.device));
-    in.image_rope = image_rope;
-    in.text_rope = text_rope;
-    AttentionContext call = actx;
-    if (valid.defined()) mask_keys(call, valid, split_text ? txt_len : std::vector<int64_t>{}, img_len);
-    return mesh.cp().all_gather_uneven(model->forward(in, call), 1, img_len).to(at::kFloat);
-  };
-  const bool true_cfg = m.guidance == Guidance::kTrueCfg;
-  auto mine_valid = [&](const at::Tensor& t) { return t.defined() ? mine(t) : t; };
-  auto velocity = [&](const at::Tensor& x, double sigma) {
-    if (!true_cfg) return forward(x, mine(cond), mine_valid(cond_valid), sigma);
+// The velocity of the flow on this rank's share: apply_context_parallel's split of the inputs at
+// entry and gather of the output at exit, and under true CFG both passes (one per CFG group with
+// an all-gather of the predictions, or batched together) combined with the guidance scale.
+class Denoiser {
+ public:
+  Denoiser(const RunSpec& spec, Mesh& mesh, DitModel& model, const SequenceShard& shard, const Conditioning& in)
+      : spec_(spec), mesh_(mesh), model_(model), shard_(shard), in_(in),
+        per_replica_(spec.batch / spec.config.dp_degree) {}
+
+  // This data-parallel replica's share of the batch (dimension 0).
+  at::Tensor mine(const at::Tensor& t) const {
+    return t.narrow(0, mesh_.coords().dp * per_replica_, per_replica_);
+  }
+
+  at::Tensor velocity(const at::Tensor& x, double sigma) {
+    if (spec_.model->guidance != Guidance::kTrueCfg)
+      return forward(x, mine(in_.cond), mine_valid(in_.cond_valid), sigma);
     at::Tensor vc, vu;
-    if (pc.cfg_degree == 2) {
+    if (spec_.config.cfg_degree == 2) {
       // One pass per CFG group, then one all-gather of the prediction per step.
-      const bool c = xy.cfg == 0;
-      const at::Tensor v = forward(x, mine(c ? cond : uncond), mine_valid(c ? cond_valid : uncond_valid), sigma);
-      const at::Tensor both = mesh.cfg().all_gather_cat(v.unsqueeze(0), 0);
+      const bool c = mesh_.coords().cfg == 0;
+      const at::Tensor v =
+          forward(x, mine(c ? in_.cond : in_.uncond), mine_valid(c ? in_.cond_valid : in_.uncond_valid), sigma);
+      const at::Tensor both = mesh_.cfg().all_gather_cat(v.unsqueeze(0), 0);
       vc = both[0];
       vu = both[1];
     } else {
-      const at::Tensor valid = cond_valid.defined() ? at::cat({mine(cond_valid), mine(uncond_valid)}) : at::Tensor();
-      const auto two = forward(at::cat({x, x}), at::cat({mine(cond), mine(uncond)}), valid, sigma).chunk(2);
+      const at::Tensor valid =
+          in_.cond_valid.defined() ? at::cat({mine(in_.cond_valid), mine(in_.uncond_valid)}) : at::Tensor();
+      const auto two = forward(at::cat({x, x}), at::cat({mine(in_.cond), mine(in_.uncond)}), valid, sigma).chunk(2);
       vc = two[0];
       vu = two[1];
     }
-    return vu + spec.guidance_scale * (vc - vu);
-  };
+    return vu + spec_.guidance_scale * (vc - vu);
+  }
 
-  at::Tensor x = mine(latents).clone();
-  for (int i = 0; i < spec.warmup; ++i) (void)velocity(x, 1.0);
+ private:
+  at::Tensor mine_valid(const at::Tensor& t) const { return t.defined() ? mine(t) : t; }
 
-  std::vector<double> step_ms, comm_ms;
+  // One forward pass of the rank's CP share; the output gathered over the CP group, in fp32.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& text, const at::Tensor& valid, double sigma) {
+    const SequenceShard& s = shard_;
+    const DeviceSpec& dev = spec_.device;
+    ForwardInputs in;
+    in.latents = x.narrow(1, offset_of(s.img_len, s.me), s.img_len[s.me]).to(dev.dtype);
+    in.text = s.split_text ? text.narrow(1, offset_of(s.txt_len, s.me), s.txt_len[s.me]) : text;
+    in.timestep = at::full({x.size(0)}, sigma, at::TensorOptions(at::kFloat).device(dev.device));
+    in.image_rope = s.image_rope;
+    in.text_rope = s.text_rope;
+    AttentionContext call = s.attention;
+    if (valid.defined()) mask_keys(call, valid, s.text_split(), s.img_len);
+    return mesh_.cp().all_gather_uneven(model_.forward(in, call), 1, s.img_len).to(at::kFloat);
+  }
+
+  const RunSpec& spec_;
+  Mesh& mesh_;
+  DitModel& model_;
+  const SequenceShard& shard_;
+  const Conditioning& in_;
+  const int64_t per_replica_;
+};
+
+// This rank's own measurements of the timed steps.
+struct StepTimes {
+  std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
+  double bytes_per_step = 0;             // sent by this rank
+};
+
+// The denoising loop on `x` (this replica's latents, updated in place): the warm-up passes, then
+// flow-matching Euler steps from sigma 1 to 0, each timed with the collectives inside it.
+// CPPLAN_FAULT_KILL may end the rank at a step (fault_step).
+StepTimes denoise(const RunSpec& spec, Mesh& mesh, Denoiser& denoiser, at::Tensor& x, int rank) {
+  const DeviceSpec& dev = spec.device;
+  for (int i = 0; i < spec.warmup; ++i) (void)denoiser.velocity(x, 1.0);
+
+  StepTimes out;
   const CommStats before = mesh.stats();
   const int kill_at = fault_step(rank);
   StepTimer timer(dev.device);
@@ -217,16 +286,23 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
     const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
     const double comm0 = mesh.stats().seconds;
     timer.start();
-    x = x + (next - sigma) * velocity(x, sigma);
-    step_ms.push_back(timer.stop_ms());
-    comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
+    x = x + (next - sigma) * denoiser.velocity(x, sigma);
+    out.step_ms.push_back(timer.stop_ms());
+    out.comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
   }
-  const double bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
+  out.bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
+  return out;
+}
 
-  // Figures of every rank to rank 0: step times, comm per step, bytes, peak memory.
-  std::vector<double> mine_figures = step_ms;
-  mine_figures.insert(mine_figures.end(), comm_ms.begin(), comm_ms.end());
-  mine_figures.push_back(bytes_per_step);
+// Figures of every rank to rank 0 (step times, comm per step, bytes, peak memory) and the final
+// latents of every replica; the run's figures on rank 0 (the slowest rank's per step), empty on
+// the others. Every rank must call it: both gathers are collectives.
+RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& times, const at::Tensor& x, int rank,
+                          int world) {
+  const DeviceSpec& dev = spec.device;
+  std::vector<double> mine_figures = times.step_ms;
+  mine_figures.insert(mine_figures.end(), times.comm_ms.begin(), times.comm_ms.end());
+  mine_figures.push_back(times.bytes_per_step);
   mine_figures.push_back(peak_memory_bytes(dev.device));
   // Gathered over the run's own groups: on NCCL the tensors must live on the GPU.
   const at::Tensor local = at::tensor(mine_figures, at::kDouble).to(dev.device);
@@ -246,6 +322,24 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   for (int r = 0; r < world; ++r) f.peak_mem_bytes.push_back(all[r][2 * n + 1].item<double>());
   f.latents = final_latents;
   return f;
+}
+
+}  // namespace
+
+RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world) {
+  prepare_device(spec, world);
+  const DeviceSpec& dev = spec.device;
+  const ParallelConfig& pc = spec.config;
+  Mesh mesh(store, rank, pc, spec.timeout, dev.device,
+            spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
+  const CpVariant variant = classify(pc.context_parallel_config);
+  auto model = build_model(*spec.model, spec.seed, mesh.tp(), dev, attention_op(variant));
+  const SequenceShard shard = shard_sequence(spec, mesh, model->cp_plan().split_text);
+  const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
+  Denoiser denoiser(spec, mesh, *model, shard, inputs);
+  at::Tensor x = denoiser.mine(inputs.latents).clone();
+  const StepTimes times = denoise(spec, mesh, denoiser, x, rank);
+  return gather_figures(spec, mesh, times, x, rank, world);
 }
 
 }  // namespace cpplan::executor

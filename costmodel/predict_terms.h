@@ -1,0 +1,76 @@
+#pragma once
+// The steps of CostModel::predict (cost_model.cpp), one per term of a prediction, in the order
+// predict takes them: the block groups, the rest of the step, the step correction, the memory of
+// the denoising phase, and the placement of the text encoders and the VAE. Internal to
+// costmodel/ (they take a StepContext); declared here so that tests can check each by hand.
+
+#include <optional>
+#include <vector>
+
+#include "costmodel/step_context.h"
+
+namespace cpplan::costmodel {
+
+// Adds every block group's terms (block_terms) to the step's totals, per-axis communication,
+// FLOPs and bytes sent, in the model's block order; records each group in p.blocks and folds its
+// source into `source`. Returns the largest live layer of any block (bytes, for memory).
+Bytes add_block_groups(const StepContext& ctx, Prediction& p, std::optional<Source>& source);
+
+// The step outside the blocks, as one more block of the step: the CP output all-gathered over
+// the CP group, CFG's all-gather of the predictions, the scheduler's fp32 update of the latents
+// (3 x S_img x in_channels x 4 bytes per image), the prologue/epilogue ops on the host, and the
+// waits at those two collectives.
+struct StepRestTerms {
+  BlockCost cost;                  // count 1; comm_ms = cp_gather_ms + cfg_gather_ms
+  Milliseconds cp_gather_ms = 0;   // CommAxis::kCp's share of cost.comm_ms
+  Milliseconds cfg_gather_ms = 0;  // CommAxis::kCfg's share
+  Bytes bytes_sent = 0;            // per rank (nccl-tests size x busbw factor), both gathers
+};
+StepRestTerms step_rest(const StepContext& ctx);
+// Adds the rest of the step to the totals (p.step_rest, the per-axis and extra communication)
+// and folds its communication source into `source`.
+void add_step_rest(Prediction& p, const StepRestTerms& rest, std::optional<Source>& source);
+
+// Adds one block group's (or the step rest's) times to the step's totals.
+void add_to_step(Prediction& p, const BlockCost& b);
+
+// Steps per second of a step of `step_ms` (0 for an empty step).
+double steps_per_sec(Milliseconds step_ms);
+
+// Replaces the analytic step time by the correction's (which reads the terms), keeping the
+// analytic one in uncalibrated_step_ms. Precondition: `correction` is set.
+void calibrate_step(Prediction& p, const StepCorrection& correction, const ParallelConfig& pc);
+
+// The transformer's weights on one GPU (bytes): the attention and FFN linears of every block
+// (both streams of a double block, a cross block's text K/V, the image-only attention), capped at
+// the model's parameters, divided over `tp` ranks; the rest (embedders, norms, modulation) whole.
+Bytes transformer_weight_bytes(const ModelProfile& m, int tp);
+
+// Memory of the denoising phase: the transformer's and the VAE's weights, the resident
+// activations plus the largest live layer `live` (bytes) with the allocator's slack, the runtime's
+// reserve. The placement adds the text encoders and the decode.
+MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live);
+
+// How much a placement asks of a framework beyond loading the pipeline on every GPU: streaming or
+// freeing the text encoder is a few lines of diffusers (1); sharding it (2) and decoding in
+// parallel (1) need cache-dit or xDiT.
+int placement_complexity(const PipelineCost& p);
+
+// Among the placements that fit, the simplest whose image time is within this fraction of the
+// fastest (of the steps' time plus the fastest's once-per-image time): a placement that changes
+// what the frameworks must set up is worth it only for a real gain, not for a few milliseconds.
+inline constexpr double kPlacementGain = 0.02;
+
+// Of `fitting` (not empty), the least complex within kPlacementGain of the fastest, the faster of
+// equally complex ones. `steps_ms`: the denoising steps of one image.
+const PlacedPipeline& simplest_within_gain(const std::vector<PlacedPipeline>& fitting, Milliseconds steps_ms);
+
+// The placement of a plan among the forced ones or every one that applies: the simplest within
+// gain of those that fit on the GPU; when none fits, the one needing the least memory.
+PlacedPipeline choose_placement(const StepContext& ctx, const MemoryBreakdown& denoising, Milliseconds steps_ms);
+
+// Sets the once-per-image terms and the memory of `placed`: the image time over `steps` steps,
+// the peaks, and whether the pipeline fits in `capacity` bytes per GPU.
+void add_placement(Prediction& p, const PlacedPipeline& placed, int steps, Bytes capacity);
+
+}  // namespace cpplan::costmodel

@@ -1,0 +1,210 @@
+// The steps of CostModel::predict one by one (costmodel/predict_terms.h): the rest of a step, the
+// transformer's weights per GPU and the choice of a placement. Every expected value is derived by
+// hand below from the profile's numbers and round figures of a stand-in hardware model.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "costmodel/predict_terms.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::BlockGroup;
+using cpplan::BlockKind;
+using cpplan::Bytes;
+using cpplan::ModelProfile;
+using cpplan::RuntimeProfile;
+using cpplan::TextEncoderPlacement;
+using cpplan::VaePlacement;
+using cpplan::costmodel::Collective;
+using cpplan::costmodel::CommAxis;
+using cpplan::costmodel::CommGroup;
+using cpplan::costmodel::HardwareModel;
+using cpplan::costmodel::PlacedPipeline;
+using cpplan::costmodel::Prediction;
+using cpplan::costmodel::Source;
+using cpplan::costmodel::StepContext;
+using cpplan::costmodel::StepRestTerms;
+using cpplan::costmodel::Timed;
+using cpplan::costmodel::add_step_rest;
+using cpplan::costmodel::placement_complexity;
+using cpplan::costmodel::simplest_within_gain;
+using cpplan::costmodel::step_rest;
+using cpplan::costmodel::transformer_weight_bytes;
+using cpplan::test::config;
+using cpplan::test::make_query;
+
+namespace {
+
+// Round figures in place of a datasheet: memory-bound work moves 1 MB per ms (1e-6 ms per byte);
+// a collective of n > 1 ranks costs 10 us + size x busbw factor at the same 1e-6 ms per byte and
+// counts as measured; one rank costs nothing; kernels cost nothing.
+class RoundHardware final : public HardwareModel {
+ public:
+  explicit RoundHardware(const cpplan::HardwareProfile& hw) : hw_(hw) {}
+  Timed gemm(cpplan::Flops, Bytes, double) const override { return {}; }
+  Timed attention(cpplan::Flops, double, double, cpplan::AttentionBackend) const override { return {}; }
+  Timed memory(Bytes bytes) const override { return {bytes * 1e-6, Source::kDatasheet}; }
+  Timed conv(cpplan::Flops) const override { return {}; }
+  Timed collective(Collective c, Bytes bytes, const CommGroup& g) const override {
+    if (g.ranks <= 1) return {};
+    return {0.01 + bytes * cpplan::costmodel::busbw_factor(c, g.ranks) * 1e-6, Source::kMeasured};
+  }
+  cpplan::Microseconds launch_us() const override { return 5; }
+  const cpplan::HardwareProfile& profile() const override { return hw_; }
+
+ private:
+  const cpplan::HardwareProfile& hw_;
+};
+
+// 10 us per op, 40 ops outside the blocks, 30 us to issue a collective, 100 us x sqrt(2 ln n) of
+// waiting at each collective of n ranks.
+RuntimeProfile round_runtime() {
+  RuntimeProfile rt;
+  rt.name = "round";
+  rt.us_per_op = 10;
+  rt.collective_us = 30;
+  rt.sync_us = 100;
+  rt.ops.step = 40;
+  return rt;
+}
+
+// Placements with a hand-set once-per-image time (text encoding + decode + 10 ms of host work).
+PlacedPipeline placed(TextEncoderPlacement te, VaePlacement vae, double total_ms) {
+  PlacedPipeline p;
+  p.cost.text_encoder = te;
+  p.cost.vae = vae;
+  p.cost.host_ms = 10;
+  p.cost.vae_decode_ms = 20;
+  p.cost.text_encode_ms = total_ms - 30;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("The rest of a step gathers the CP output and both CFG predictions, and updates the latents in fp32",
+          "[costmodel][predict][step_rest]") {
+  // Qwen-Image at 1024x1024: 1024 / (VAE 8 x patch 2) = 64 -> 64 x 64 = 4096 image tokens of 64
+  // channels (16 latent x 2x2) in bf16; true CFG. Ulysses 2 x CFG 2 on 4 GPUs, batch 1: each
+  // rank runs one pass (2 passes / cfg 2) of one image, so samples = 1.
+  const auto q = make_query("qwen-image", 4, 1024, 1024);
+  const RoundHardware hw(*q.hardware);
+  const RuntimeProfile rt = round_runtime();
+  const auto pc = config(1, 2, 1, 2);
+  const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
+  REQUIRE(ctx.samples == 1);
+
+  const StepRestTerms rest = step_rest(ctx);
+  // CP output gather: ceil(4096 / 2) x 2 ranks x 64 x 2 bytes = 524,288 bytes, busbw factor of
+  // an all-gather of 2 = 1/2: 0.01 + 262,144e-6 = 0.272144 ms.
+  CHECK(rest.cp_gather_ms == Approx(0.272144));
+  // CFG gather: cfg 2 x (4096 x 64 x 2 = 524,288) bytes = 1,048,576 x 1/2: 0.01 + 0.524288 ms.
+  CHECK(rest.cfg_gather_ms == Approx(0.534288));
+  CHECK(rest.cost.comm_ms == Approx(0.272144 + 0.534288));
+  // Bytes sent: 524,288 / 2 + 1,048,576 / 2 = 786,432.
+  CHECK(rest.bytes_sent == 786432.0);
+  // Scheduler: read latents and velocity, write latents, fp32: 3 x 4096 x 64 x 4 = 3,145,728 bytes.
+  CHECK(rest.cost.memory_ms == Approx(3.145728));
+  // Host: 40 ops x 10 us + 2 collectives x 30 us = 0.46 ms.
+  CHECK(rest.cost.collective_calls == 2);
+  CHECK(rest.cost.host_ms == Approx(0.46));
+  // Waits: 100 us x (sqrt(2 ln 2) for the CP group + sqrt(2 ln 2) for the CFG group).
+  const double wait_ms = 0.1 * 2.0 * std::sqrt(2.0 * std::log(2.0));  // 0.2354820...
+  CHECK(rest.cost.sync_ms == Approx(wait_ms));
+  CHECK(rest.cost.count == 1);
+  CHECK(rest.cost.sources.comm == Source::kMeasured);
+  CHECK(rest.cost.sources.memory == Source::kDatasheet);
+
+  // Added to an empty step: asynchronous launches, so the GPU's 3.145728 + 0.806432 = 3.95216 ms
+  // bound the host's 0.46 ms; then the waits.
+  Prediction p;
+  std::optional<Source> source;
+  add_step_rest(p, rest, source);
+  CHECK(p.step_ms == Approx(3.95216 + wait_ms));
+  CHECK(p.compute_ms == Approx(3.145728));
+  CHECK(p.comm_ms == Approx(0.806432));
+  CHECK(p.host_ms == Approx(0.46));
+  CHECK(p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] == Approx(0.272144));
+  CHECK(p.axis_comm_ms[static_cast<int>(CommAxis::kCfg)] == Approx(0.534288));
+  CHECK(p.axis_comm_ms[static_cast<int>(CommAxis::kTp)] == 0);
+  CHECK(p.comm_bytes == 786432.0);
+  CHECK(p.step_comm_extra_ms == Approx(0.806432));
+  CHECK(source == Source::kMeasured);
+}
+
+TEST_CASE("On one GPU the rest of a step is the scheduler's update and the host's ops, without collectives",
+          "[costmodel][predict][step_rest]") {
+  // Qwen-Image, batch 2 on one GPU: both CFG passes of both images in one forward (samples 4);
+  // the scheduler updates 2 images: 3 x 4096 x 64 x 4 x 2 = 6,291,456 bytes = 6.291456 ms.
+  auto q = make_query("qwen-image", 1, 1024, 1024);
+  q.batch = 2;
+  const RoundHardware hw(*q.hardware);
+  const RuntimeProfile rt = round_runtime();
+  const auto pc = config(1, 1);
+  const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
+  REQUIRE(ctx.samples == 4);
+  const StepRestTerms rest = step_rest(ctx);
+  CHECK(rest.cost.memory_ms == Approx(6.291456));
+  CHECK(rest.cost.comm_ms == 0);
+  CHECK(rest.bytes_sent == 0);
+  CHECK(rest.cost.collective_calls == 0);
+  CHECK(rest.cost.host_ms == Approx(0.4));  // 40 ops x 10 us
+  CHECK(rest.cost.sync_ms == 0);
+  CHECK_FALSE(rest.cost.sources.comm.has_value());
+}
+
+TEST_CASE("Tensor parallelism divides the blocks' linear weights and leaves the rest of the transformer whole",
+          "[costmodel][predict][memory][tp]") {
+  // hidden D = 2 heads x 4 = 8 (D^2 = 64), GELU FFN of 32: FFN weights 2 x 8 x 32 = 512.
+  // Per token: self-attention blocks 4 D^2 + 512 = 768; cross blocks 768 + 2 D^2 (cross q, out) = 896.
+  ModelProfile m;
+  m.heads = 2;
+  m.head_dim = 4;
+  m.ffn_hidden = 32;
+  m.ffn_kind = cpplan::FfnKind::kGelu;
+  m.bytes_per_param = 2;
+  m.params = 10000;
+  m.blocks = {BlockGroup{BlockKind::kDouble, 2}, BlockGroup{BlockKind::kSingle, 3}, BlockGroup{BlockKind::kCross, 1}};
+  // Sharded: double 2 streams x 768 x 2 blocks = 3072; single 768 x 3 = 2304; cross 896 + the
+  // text's K/V 2 D^2 = 1024, x 1. Total 6400 of 10,000 parameters; 3600 stay whole.
+  CHECK(transformer_weight_bytes(m, 1) == 20000.0);           // (6400 + 3600) x 2
+  CHECK(transformer_weight_bytes(m, 2) == 13600.0);           // (3200 + 3600) x 2
+  CHECK(transformer_weight_bytes(m, 4) == 10400.0);           // (1600 + 3600) x 2
+  // SD3.5-medium's image-only self-attention adds 4 D^2 = 256 per block: 6400 + 2 x 256 = 6912.
+  m.blocks[0].image_self_attention = true;
+  CHECK(transformer_weight_bytes(m, 2) == 2.0 * (6912.0 / 2 + 3088.0));  // 13,088
+  // The sharded part never exceeds the parameters: with 5000 of them all 5000 are divided.
+  m.blocks[0].image_self_attention = false;
+  m.params = 5000;
+  CHECK(transformer_weight_bytes(m, 2) == 5000.0);  // (2500 + 0) x 2
+}
+
+TEST_CASE("A placement's complexity counts what it asks of a framework beyond loading the pipeline",
+          "[costmodel][predict][placement]") {
+  using TE = TextEncoderPlacement;
+  CHECK(placement_complexity(placed(TE::kReplicated, VaePlacement::kSingle, 100).cost) == 0);
+  CHECK(placement_complexity(placed(TE::kOffloaded, VaePlacement::kSingle, 100).cost) == 1);
+  CHECK(placement_complexity(placed(TE::kSequential, VaePlacement::kSingle, 100).cost) == 1);
+  CHECK(placement_complexity(placed(TE::kSharded, VaePlacement::kSingle, 100).cost) == 2);
+  CHECK(placement_complexity(placed(TE::kSharded, VaePlacement::kParallel, 100).cost) == 3);
+  CHECK(placement_complexity(placed(TE::kReplicated, VaePlacement::kParallel, 100).cost) == 1);
+}
+
+TEST_CASE("The simplest placement within 2% of the fastest wins, and of equally simple ones the faster",
+          "[costmodel][predict][placement]") {
+  using TE = TextEncoderPlacement;
+  // Replicated 100 ms (complexity 0), sharded + parallel decode 80 ms (3), offloaded 85 ms (1).
+  const std::vector<PlacedPipeline> fitting = {placed(TE::kReplicated, VaePlacement::kSingle, 100),
+                                               placed(TE::kSharded, VaePlacement::kParallel, 80),
+                                               placed(TE::kOffloaded, VaePlacement::kSingle, 85)};
+  // Steps 1000 ms: budget 80 + 0.02 x (1000 + 80) = 101.6 ms: all three; the replicated is simplest.
+  CHECK(simplest_within_gain(fitting, 1000).cost.text_encoder == TE::kReplicated);
+  // Steps 400 ms: budget 80 + 0.02 x 480 = 89.6 ms: sharded and offloaded; offloaded is simpler.
+  CHECK(simplest_within_gain(fitting, 400).cost.text_encoder == TE::kOffloaded);
+  // Steps 100 ms: budget 80 + 0.02 x 180 = 83.6 ms: only the fastest.
+  CHECK(simplest_within_gain(fitting, 100).cost.text_encoder == TE::kSharded);
+  // A sequential encoder at 84 ms is as simple as the offloaded one (1) and faster: it wins at 400 ms.
+  std::vector<PlacedPipeline> more = fitting;
+  more.push_back(placed(TE::kSequential, VaePlacement::kSingle, 84));
+  CHECK(simplest_within_gain(more, 400).cost.text_encoder == TE::kSequential);
+}
