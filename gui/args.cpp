@@ -26,7 +26,9 @@ int parse_int(const std::string& flag, const std::string& text, int lo, int hi) 
 
 ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe) {
   ParsedArgs out;
-  std::string gpus = "4", res, frames, model = "flux.1-dev", hardware = "h100-sxm", steps, backend = "flash", size;
+  // --gpus and --hardware default from --topology when it is given (as the CLI), else 4 x h100-sxm.
+  std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", size;
+  std::string batch = "1", topology, nodes;
   std::string runtime = "diffusers", text_encoder, vae;
   bool offload = false, no_anything = false;
   GuiOptions& o = out.options;
@@ -35,8 +37,11 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--res", res, "WIDTHxHEIGHT in pixels (default: the model's)");
   app.add_option("--frames", frames, "frames, video models (default: the model's)");
   app.add_option("--model", model, "model profile (default flux.1-dev)");
-  app.add_option("--hardware", hardware, "hardware profile (default h100-sxm)");
+  app.add_option("--hardware", hardware, "hardware profile (default: the topology's, else h100-sxm)");
   app.add_option("--steps", steps, "denoising steps (default: the model's)");
+  app.add_option("--batch", batch, "images generated together (split over dp replicas)");
+  app.add_option("--topology", topology, "place plans on a topology (cpplan list topologies)");
+  app.add_option("--nodes", nodes, "nodes of the topology, joined by its network (default 1)");
   app.add_option("--attention-backend", backend, "flash | cudnn | sage | native");
   app.add_option("--runtime", runtime, "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers)");
   app.add_option("--text-encoder", text_encoder,
@@ -69,8 +74,10 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   try {
     QueryInput& in = o.input;
     in.model = model;
-    in.hardware = hardware;
-    in.gpus = parse_int("--gpus", gpus, 1, kMaxGpus);
+    in.topology = topology;
+    in.hardware = !hardware.empty() || !topology.empty() ? hardware : "h100-sxm";
+    in.gpus = !gpus.empty() ? parse_int("--gpus", gpus, 1, kMaxGpus) : topology.empty() ? 4 : 0;
+    in.batch = parse_int("--batch", batch, 1, 65536);
     if (!res.empty()) {
       auto r = parse_resolution(res);
       if (!r) throw Invalid{r.error().message};
@@ -114,6 +121,12 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     auto catalog = ProfileCatalog::load(profile_search_path(o.profiles, exe));
     if (!catalog) throw Invalid{catalog.error().message};
     out.catalog = std::make_shared<const ProfileCatalog>(std::move(catalog).value());
+    if (!nodes.empty()) {  // as cli/args.cpp's resolve_topology: the bound is the topology's
+      if (topology.empty()) throw Invalid{fmt::format("--nodes = {}: needs --topology or --topology-file", nodes)};
+      auto t = out.catalog->topology(topology);
+      if (!t) throw Invalid{t.error().message};
+      in.nodes = parse_int("--nodes", nodes, 1, kMaxGpus / (*t)->gpus);
+    }
     auto q = make_query(*out.catalog, in);  // every field checked the way the planner will see it
     if (!q) throw Invalid{q.error().message};
   } catch (const Invalid& e) {

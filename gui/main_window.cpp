@@ -35,6 +35,7 @@ QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cas
 QueryInput heatmap_key(QueryInput in) {
   in.width = in.height = 0;
   in.gpus = 1;
+  in.nodes = 0;  // nor on the topology's node count: it plans without placement
   return in;
 }
 
