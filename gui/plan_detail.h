@@ -1,7 +1,8 @@
 #pragma once
 // The selected plan: its figures as the CLI's "top plan:" line (the runtime, host against GPU
 // time per step, the text-encoder and VAE placement, the per-image split) or, when invalid, every
-// broken rule; the step time per block type and the memory per phase as charts; and the
+// broken rule; with a topology, its placement (the GPUs of each communication group) and each
+// group's bandwidths, as `cpplan --topology T --explain` prints them; the step time per block type and the memory per phase as charts; and the
 // diffusers script / xDiT launch line with Copy.
 
 #include <QWidget>
@@ -22,6 +23,12 @@ class MemoryChart;
 // allows it, else a comment saying why not; empty for an invalid plan.
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p);
 
+// With a topology (p.placement set): the mesh axes innermost first, each axis' groups (the first
+// three) and whether they span nodes, the device order, then per communication group its
+// collective, nodes spanned, raw and effective bandwidth (GB/s), alpha (us), ms per step and the
+// binding link or cut. "" for a plan without placement.
+std::string topology_placement_text(const Query& q, const planner::RankedPlan& p);
+
 class PlanDetail : public QWidget {
   Q_OBJECT
 
@@ -32,6 +39,7 @@ class PlanDetail : public QWidget {
 
   QString summary_text() const;
   QString snippet_text() const;
+  QString topology_text() const;  // the placement shown; "" when the plan has none
   QPushButton* copy_button() { return copy_; }
   QPushButton* run_button() { return run_; }
 
@@ -42,6 +50,7 @@ class PlanDetail : public QWidget {
   QLabel* summary_;
   BreakdownChart* breakdown_;
   MemoryChart* memory_;
+  QPlainTextEdit* placement_;  // hidden without a placement
   QPlainTextEdit* snippet_;
   QPushButton* copy_;
   QPushButton* run_;
