@@ -1,12 +1,16 @@
 #include "gui/args.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <fmt/format.h>
 
 namespace cpplan::gui {
 
 namespace {
+
+constexpr const char* kTabs[] = {"plans", "heatmap", "history", "run", "calibration", "sweep"};
 
 struct Invalid {
   std::string message;
@@ -51,8 +55,9 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/); repeatable");
   app.add_option("--db", o.db, "SQLite database of runs (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  app.add_option("--sweep-file", o.sweep_file, "the Sweep tab's sweep file (TOML; Start runs it)");
   app.add_option("--screenshot", o.screenshot, "render the window to this PNG once the plans are shown, then exit");
-  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run");
+  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run | calibration | sweep");
   app.add_option("--size", size, "window size WIDTHxHEIGHT (default 1480x920)");
   app.set_version_flag("--version", "cpplan-gui 0.1.0");
   try {
@@ -113,8 +118,8 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
       o.width = r->width;
       o.height = r->height;
     }
-    if (o.tab != "plans" && o.tab != "heatmap" && o.tab != "history" && o.tab != "run")
-      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history or run", o.tab)};
+    if (std::find(std::begin(kTabs), std::end(kTabs), o.tab) == std::end(kTabs))
+      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history, run, calibration or sweep", o.tab)};
     if (!o.screenshot.empty() && o.screenshot.find('.') == std::string::npos)
       throw Invalid{fmt::format("--screenshot = {}: must name an image file, e.g. shot.png", o.screenshot)};
 
