@@ -8,6 +8,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <fmt/format.h>
@@ -18,6 +19,10 @@
 #include "planner/snippets.h"
 
 namespace cpplan::gui {
+
+namespace {
+constexpr int kPlacementTab = 1;  // in views_, after the step and memory charts
+}  // namespace
 
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p) { return planner::framework_snippets(q, p); }
 
@@ -155,6 +160,7 @@ PlanDetail::PlanDetail(QWidget* parent)
       breakdown_(new BreakdownChart),
       memory_(new MemoryChart),
       placement_(new QPlainTextEdit),
+      views_(new QTabWidget),
       snippet_(new QPlainTextEdit),
       copy_(new QPushButton(QStringLiteral("Copy"))),
       run_(new QPushButton(QStringLiteral("Run this plan..."))) {
@@ -165,7 +171,6 @@ PlanDetail::PlanDetail(QWidget* parent)
   placement_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   placement_->setToolTip(QStringLiteral("which GPUs form each group, and each group's bandwidth with the other "
                                         "groups of its axis communicating at once (cpplan --explain)"));
-  placement_->hide();
   snippet_->setReadOnly(true);
   snippet_->setLineWrapMode(QPlainTextEdit::NoWrap);
   snippet_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -183,12 +188,19 @@ PlanDetail::PlanDetail(QWidget* parent)
   code_layout->addLayout(buttons);
   code_layout->addWidget(snippet_, 1);
 
+  // The charts and, on a topology, the placement share one place: tabs, the placement enabled
+  // only when the plan has one.
+  auto* step_and_memory = new QSplitter(Qt::Vertical);
+  step_and_memory->addWidget(breakdown_);
+  step_and_memory->addWidget(memory_);
+  step_and_memory->setSizes({230, 190});
+  views_->addTab(step_and_memory, QStringLiteral("Step and memory"));
+  views_->addTab(placement_, QStringLiteral("Placement"));
+  views_->setTabEnabled(kPlacementTab, false);
   auto* charts = new QSplitter(Qt::Vertical);
-  charts->addWidget(placement_);
-  charts->addWidget(breakdown_);
-  charts->addWidget(memory_);
+  charts->addWidget(views_);
   charts->addWidget(code);
-  charts->setSizes({170, 230, 190, 160});
+  charts->setSizes({420, 160});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(summary_);
@@ -203,7 +215,10 @@ PlanDetail::PlanDetail(QWidget* parent)
 void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
   const std::string placement = q && p ? topology_placement_text(*q, *p) : std::string();
   placement_->setPlainText(QString::fromStdString(placement));
-  placement_->setVisible(!placement.empty());
+  // Shown when a query first places plans (a topology was chosen); left to the user after that.
+  const bool had_placement = views_->isTabEnabled(kPlacementTab);
+  views_->setTabEnabled(kPlacementTab, !placement.empty());
+  if (had_placement == placement.empty()) views_->setCurrentIndex(placement.empty() ? 0 : kPlacementTab);
   if (!q || !p) {
     summary_->setText(QStringLiteral("No plan selected."));
     breakdown_->set_prediction(nullptr);
@@ -250,5 +265,7 @@ QString PlanDetail::summary_text() const { return summary_->text(); }
 QString PlanDetail::snippet_text() const { return snippet_->toPlainText(); }
 
 QString PlanDetail::topology_text() const { return placement_->toPlainText(); }
+
+bool PlanDetail::placement_shown() const { return views_->currentIndex() == kPlacementTab; }
 
 }  // namespace cpplan::gui

@@ -2,7 +2,8 @@
 // The selected plan: its figures as the CLI's "top plan:" line (the runtime, host against GPU
 // time per step, the text-encoder and VAE placement, the per-image split) or, when invalid, every
 // broken rule; with a topology, its placement (the GPUs of each communication group) and each
-// group's bandwidths, as `cpplan --topology T --explain` prints them; the step time per block type and the memory per phase as charts; and the
+// group's bandwidths, as `cpplan --topology T --explain` prints them (a tab beside the charts);
+// the step time per block type and the memory per phase as charts; and the
 // diffusers script / xDiT launch line with Copy.
 
 #include <QWidget>
@@ -13,6 +14,7 @@
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QTabWidget;
 
 namespace cpplan::gui {
 
@@ -40,6 +42,7 @@ class PlanDetail : public QWidget {
   QString summary_text() const;
   QString snippet_text() const;
   QString topology_text() const;  // the placement shown; "" when the plan has none
+  bool placement_shown() const;   // the Placement tab is the current view
   QPushButton* copy_button() { return copy_; }
   QPushButton* run_button() { return run_; }
 
@@ -50,7 +53,8 @@ class PlanDetail : public QWidget {
   QLabel* summary_;
   BreakdownChart* breakdown_;
   MemoryChart* memory_;
-  QPlainTextEdit* placement_;  // hidden without a placement
+  QPlainTextEdit* placement_;  // its tab disabled without a placement
+  QTabWidget* views_;          // the step and memory charts; the placement
   QPlainTextEdit* snippet_;
   QPushButton* copy_;
   QPushButton* run_;

@@ -101,6 +101,7 @@ TEST_CASE("Without a topology the plan detail shows no placement", "[gui][placem
   cpplan::gui::PlanDetail detail;
   detail.set_plan(&*r.query, p);
   CHECK(detail.topology_text().isEmpty());
+  CHECK(!detail.placement_shown());
 }
 
 TEST_CASE("The window shows the selected plan's placement on two DGX H100 nodes", "[gui][placement][window]") {
@@ -117,6 +118,15 @@ TEST_CASE("The window shows the selected plan's placement on two DGX H100 nodes"
   INFO(text.toStdString());
   CHECK(text.startsWith("placement on dgx-h100 x 2 nodes (16 GPUs)"));
   CHECK(text.contains("busbw GB/s"));
+  CHECK(window.plan_detail()->placement_shown());  // a topology query opens on the placement
   // a symmetric node: the identity device order (docs/topology.md: others only on asymmetric nodes)
   CHECK(text.contains("device_order = 0,1,2,3,4,5,6,7"));
+
+  // back to no topology: no placement, the charts shown again
+  QueryInput plain;
+  plain.gpus = 4;
+  window.set_query(plain);
+  while (window.planning()) REQUIRE(cpplan::test::wait_for(&window, &cpplan::gui::MainWindow::plans_shown, 30000));
+  CHECK(window.plan_detail()->topology_text().isEmpty());
+  CHECK(!window.plan_detail()->placement_shown());
 }
