@@ -72,6 +72,7 @@ SweepPanel::SweepPanel(const QString& db_path, QWidget* parent)
   progress_->setRange(0, 1);
   progress_->setValue(0);
   progress_->setFormat(QStringLiteral("%v / %m runs"));
+  progress_->setTextVisible(false);  // until the sweep says how many runs it has
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   log_->setReadOnly(true);
@@ -160,6 +161,7 @@ void SweepPanel::start() {
   log_->clear();
   append(QStringLiteral("$ %1 %2\n").arg(program_, arguments.join(QLatin1Char(' '))));
   progress_->setRange(0, 0);  // busy until the first progress line gives the run count
+  progress_->setTextVisible(false);
   start_->setEnabled(false);
   cancel_->setEnabled(true);
   clock_->start();
@@ -183,6 +185,7 @@ void SweepPanel::read_stderr() {
   if (const auto p = last_sweep_progress(stderr_)) {
     progress_->setRange(0, p->total);
     progress_->setValue(p->started);
+    progress_->setTextVisible(true);
     status_->setText(QStringLiteral("run %1 of %2, %3 s elapsed")
                          .arg(p->started + 1)
                          .arg(p->total)

@@ -70,6 +70,7 @@ TEST_CASE("The Sweep tab advances with the progress lines and shows the summary"
   cpplan::test::TempDir dir;
   SweepPanel panel(QStringLiteral("/tmp/unused.db"));
   CHECK(!panel.start_button()->isEnabled());  // no file yet
+  CHECK(!panel.progress()->isTextVisible());  // no "0 / 1 runs" before a sweep says its count
   panel.set_program(fake_cpplan(dir, R"(
 printf '\rsweep [..............................] 0/2 ETA    0s  flux-tiny 128x128 single GPU' >&2
 sleep 0.3
@@ -92,6 +93,7 @@ echo "  model   size ranks  plan   measured  predicted    error"
   for (const auto& [started, total] : seen) CHECK(total == 2);
   CHECK(panel.progress()->maximum() == 2);
   CHECK(panel.progress()->value() == 2);
+  CHECK(panel.progress()->isTextVisible());
   CHECK(panel.status_text() == "sweep my.toml: 2 runs, 2 ran (2 ok, 0 failed), 0 already recorded; database /tmp/unused.db");
   CHECK(!panel.log_text().contains("sweep [")); // progress lines drive the bar, not the log
   CHECK(panel.log_text().contains("model   size ranks"));
