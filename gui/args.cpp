@@ -1,12 +1,16 @@
 #include "gui/args.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <fmt/format.h>
 
 namespace cpplan::gui {
 
 namespace {
+
+constexpr const char* kTabs[] = {"plans", "heatmap", "history", "run", "calibration", "sweep"};
 
 struct Invalid {
   std::string message;
@@ -26,7 +30,9 @@ int parse_int(const std::string& flag, const std::string& text, int lo, int hi) 
 
 ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe) {
   ParsedArgs out;
-  std::string gpus = "4", res, frames, model = "flux.1-dev", hardware = "h100-sxm", steps, backend = "flash", size;
+  // --gpus and --hardware default from --topology when it is given (as the CLI), else 4 x h100-sxm.
+  std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", size;
+  std::string batch = "1", topology, nodes;
   std::string runtime = "diffusers", text_encoder, vae;
   bool offload = false, no_anything = false;
   GuiOptions& o = out.options;
@@ -35,8 +41,11 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--res", res, "WIDTHxHEIGHT in pixels (default: the model's)");
   app.add_option("--frames", frames, "frames, video models (default: the model's)");
   app.add_option("--model", model, "model profile (default flux.1-dev)");
-  app.add_option("--hardware", hardware, "hardware profile (default h100-sxm)");
+  app.add_option("--hardware", hardware, "hardware profile (default: the topology's, else h100-sxm)");
   app.add_option("--steps", steps, "denoising steps (default: the model's)");
+  app.add_option("--batch", batch, "images generated together (split over dp replicas)");
+  app.add_option("--topology", topology, "place plans on a topology (cpplan list topologies)");
+  app.add_option("--nodes", nodes, "nodes of the topology, joined by its network (default 1)");
   app.add_option("--attention-backend", backend, "flash | cudnn | sage | native");
   app.add_option("--runtime", runtime, "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers)");
   app.add_option("--text-encoder", text_encoder,
@@ -46,8 +55,9 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/); repeatable");
   app.add_option("--db", o.db, "SQLite database of runs (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  app.add_option("--sweep-file", o.sweep_file, "the Sweep tab's sweep file (TOML; Start runs it)");
   app.add_option("--screenshot", o.screenshot, "render the window to this PNG once the plans are shown, then exit");
-  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run");
+  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run | calibration | sweep");
   app.add_option("--size", size, "window size WIDTHxHEIGHT (default 1480x920)");
   app.set_version_flag("--version", "cpplan-gui 0.1.0");
   try {
@@ -69,8 +79,10 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   try {
     QueryInput& in = o.input;
     in.model = model;
-    in.hardware = hardware;
-    in.gpus = parse_int("--gpus", gpus, 1, kMaxGpus);
+    in.topology = topology;
+    in.hardware = !hardware.empty() || !topology.empty() ? hardware : "h100-sxm";
+    in.gpus = !gpus.empty() ? parse_int("--gpus", gpus, 1, kMaxGpus) : topology.empty() ? 4 : 0;
+    in.batch = parse_int("--batch", batch, 1, 65536);
     if (!res.empty()) {
       auto r = parse_resolution(res);
       if (!r) throw Invalid{r.error().message};
@@ -106,14 +118,20 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
       o.width = r->width;
       o.height = r->height;
     }
-    if (o.tab != "plans" && o.tab != "heatmap" && o.tab != "history" && o.tab != "run")
-      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history or run", o.tab)};
+    if (std::find(std::begin(kTabs), std::end(kTabs), o.tab) == std::end(kTabs))
+      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history, run, calibration or sweep", o.tab)};
     if (!o.screenshot.empty() && o.screenshot.find('.') == std::string::npos)
       throw Invalid{fmt::format("--screenshot = {}: must name an image file, e.g. shot.png", o.screenshot)};
 
     auto catalog = ProfileCatalog::load(profile_search_path(o.profiles, exe));
     if (!catalog) throw Invalid{catalog.error().message};
     out.catalog = std::make_shared<const ProfileCatalog>(std::move(catalog).value());
+    if (!nodes.empty()) {  // as cli/args.cpp's resolve_topology: the bound is the topology's
+      if (topology.empty()) throw Invalid{fmt::format("--nodes = {}: needs --topology or --topology-file", nodes)};
+      auto t = out.catalog->topology(topology);
+      if (!t) throw Invalid{t.error().message};
+      in.nodes = parse_int("--nodes", nodes, 1, kMaxGpus / (*t)->gpus);
+    }
     auto q = make_query(*out.catalog, in);  // every field checked the way the planner will see it
     if (!q) throw Invalid{q.error().message};
   } catch (const Invalid& e) {

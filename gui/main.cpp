@@ -8,6 +8,7 @@
 
 #include "gui/args.h"
 #include "gui/main_window.h"
+#include "gui/sweep_panel.h"
 
 int main(int argc, char** argv) {
   std::error_code ec;
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   cpplan::gui::MainWindow window(parsed.catalog, QString::fromStdString(o.db));
   window.resize(o.width, o.height);
   window.show_tab(QString::fromStdString(o.tab));
+  if (!o.sweep_file.empty()) window.sweep()->set_file(QString::fromStdString(o.sweep_file));
   int exit_code = 0;
   if (!o.screenshot.empty()) {
     QObject::connect(&window, &cpplan::gui::MainWindow::screenshot_taken, &app,

@@ -17,6 +17,7 @@
 
 #include "core/units.h"
 #include "data/store.h"
+#include "gui/calibration_panel.h"
 #include "gui/charts.h"
 #include "gui/heatmap_view.h"
 #include "gui/history_panel.h"
@@ -24,6 +25,7 @@
 #include "gui/plan_table_model.h"
 #include "gui/query_panel.h"
 #include "gui/run_panel.h"
+#include "gui/sweep_panel.h"
 
 namespace cpplan::gui {
 
@@ -35,6 +37,7 @@ QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cas
 QueryInput heatmap_key(QueryInput in) {
   in.width = in.height = 0;
   in.gpus = 1;
+  in.nodes = 0;  // nor on the topology's node count: it plans without placement
   return in;
 }
 
@@ -57,6 +60,8 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
       heatmap_title_(new QLabel),
       history_(new HistoryPanel(db_path.isEmpty() ? QString::fromStdString(data::Store::default_path()) : db_path)),
       run_(new RunPanel),
+      calibration_(new CalibrationPanel(history_->db_path())),
+      sweep_(new SweepPanel(history_->db_path())),
       tabs_(new QTabWidget),
       status_(new QLabel) {
   setWindowTitle(QStringLiteral("cpplan: parallel configurations for diffusion transformers"));
@@ -104,6 +109,8 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   tabs_->addTab(heat_tab, QStringLiteral("Heatmap"));
   tabs_->addTab(history_, QStringLiteral("History"));
   tabs_->addTab(run_, QStringLiteral("Run"));
+  tabs_->addTab(calibration_, QStringLiteral("Calibration"));
+  tabs_->addTab(sweep_, QStringLiteral("Sweep"));
   auto* central = new QSplitter(Qt::Horizontal);
   central->addWidget(query_);
   central->addWidget(tabs_);
@@ -112,6 +119,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   setCentralWidget(central);
   statusBar()->addWidget(status_, 1);
   run_->set_program(find_cpplan(QCoreApplication::applicationDirPath()));
+  sweep_->set_program(find_cpplan(QCoreApplication::applicationDirPath()));
 
   connect(query_, &QueryPanel::changed, this, [this](const QueryInput& in) {
     request_plan(in);
@@ -156,8 +164,13 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   });
   connect(detail_, &PlanDetail::run_requested, this, [this] { tabs_->setCurrentWidget(run_); });
   connect(run_, &RunPanel::run_finished, this, [this] { history_->reload(); });
+  connect(sweep_, &SweepPanel::sweep_finished, this, [this] {
+    history_->reload();
+    calibration_->reload();
+  });
 
   history_->reload();
+  calibration_->reload();
   request_plan(query_->input());
   request_heatmap(query_->input());
 }
@@ -301,13 +314,14 @@ void MainWindow::take_screenshot() {
     emit screenshot_taken(false, QStringLiteral("cannot write %1").arg(path));
     return;
   }
-  emit screenshot_taken(true, QStringLiteral("%1 plans shown (%2 valid, %3 invalid); wrote %4 (%5x%6)")
+  emit screenshot_taken(true, QStringLiteral("%1 plans shown (%2 valid, %3 invalid); wrote %4 (%5x%6, %7 tab)")
                                   .arg(proxy_->rowCount())
                                   .arg(result_ ? result_->report.valid_count : 0)
                                   .arg(result_ ? result_->report.invalid_count : 0)
                                   .arg(path)
                                   .arg(image.width())
-                                  .arg(image.height()));
+                                  .arg(image.height())
+                                  .arg(tabs_->tabText(tabs_->currentIndex())));
 }
 
 }  // namespace cpplan::gui

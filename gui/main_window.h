@@ -1,6 +1,7 @@
 #pragma once
 // The cpplan-gui window: the query panel on the left; tabs for the plans (table, Pareto chart,
-// selected plan's details), the heatmap, the run history and runs. Planning and the heatmap run
+// selected plan's details), the heatmap, the run history, runs, the store's calibrations and
+// sweeps. Planning and the heatmap run
 // on Qt's thread pool; a new request while one runs replaces any waiting one, and a result
 // older than the newest request is dropped, so the window never waits on the planner.
 
@@ -19,6 +20,7 @@ class QTabWidget;
 
 namespace cpplan::gui {
 
+class CalibrationPanel;
 class HeatmapView;
 class HistoryPanel;
 class ParetoChart;
@@ -27,6 +29,7 @@ class PlanFilterProxy;
 class PlanTableModel;
 class QueryPanel;
 class RunPanel;
+class SweepPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -41,7 +44,8 @@ class MainWindow : public QMainWindow {
   // Once the plans of the current query are shown (and the heatmap, when its tab is current),
   // renders the window to `path` and emits screenshot_taken.
   void screenshot_when_ready(const QString& path);
-  // Makes the tab titled `name` (plans, heatmap, history, run; any case) current; false if none.
+  // Makes the tab titled `name` (plans, heatmap, history, run, calibration, sweep; any case)
+  // current; false if none.
   bool show_tab(const QString& name);
 
   // The selected plan's index in the model's vector, -1 when none.
@@ -63,6 +67,8 @@ class MainWindow : public QMainWindow {
   HeatmapView* heatmap() { return heatmap_; }
   HistoryPanel* history() { return history_; }
   RunPanel* run_panel() { return run_; }
+  CalibrationPanel* calibration() { return calibration_; }
+  SweepPanel* sweep() { return sweep_; }
   QTabWidget* tabs() { return tabs_; }
 
  signals:
@@ -96,6 +102,8 @@ class MainWindow : public QMainWindow {
   QLabel* heatmap_title_;
   HistoryPanel* history_;
   RunPanel* run_;
+  CalibrationPanel* calibration_;
+  SweepPanel* sweep_;
   QTabWidget* tabs_;
   QLabel* status_;
 

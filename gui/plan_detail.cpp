@@ -8,14 +8,21 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/units.h"
 #include "gui/charts.h"
 #include "planner/snippets.h"
 
 namespace cpplan::gui {
+
+namespace {
+constexpr int kPlacementTab = 1;  // in views_, after the step and memory charts
+}  // namespace
 
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p) { return planner::framework_snippets(q, p); }
 
@@ -47,18 +54,123 @@ std::string placement_text(Placement chosen, const std::optional<Placement>& for
   return fmt::format("{} ({})", to_string(chosen), forced ? "forced" : "auto");
 }
 
+using costmodel::CommAxis;
+using planner::topology::MeshAxis;
+using planner::topology::Placement;
+
+// "0-7", "0 8", "0-3 8-11": runs of consecutive ranks, as cli/render_topology.cpp writes them.
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += out.empty() ? "" : " ";
+    out += j > i + 1 ? fmt::format("{}-{}", ranks[i], ranks[j])
+                     : (j == i + 1 ? fmt::format("{} {}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i]));
+    i = j + 1;
+  }
+  return out;
+}
+
+int comm_degree(const ParallelConfig& c, CommAxis a) {
+  switch (a) {
+    case CommAxis::kTp: return c.tp();
+    case CommAxis::kUlysses: return c.ulysses();
+    case CommAxis::kRing: return c.ring();
+    case CommAxis::kCp: return c.ring() * c.ulysses();
+    case CommAxis::kCfg: return c.cfg_degree;
+  }
+  return 1;
+}
+
+// The collective each group runs (the cost model's choice; Ring with P2P rotation sends and
+// receives, except Ring Anything, which all-gathers).
+std::string_view collective_name(const Plan& p, CommAxis a) {
+  switch (a) {
+    case CommAxis::kTp: return "all_reduce";
+    case CommAxis::kUlysses: return "all_to_all";
+    case CommAxis::kRing:
+      return p.config.context_parallel_config.rotate_method == RotateMethod::kP2P && p.variant != CpVariant::kRingAnything
+                 ? "send_recv"
+                 : "all_gather";
+    case CommAxis::kCp:
+    case CommAxis::kCfg: return "all_gather";
+  }
+  return "";
+}
+
+// Nodes the widest of `groups` touches.
+int span_of(const Placement& p, const std::vector<std::vector<int>>& groups) {
+  int span = 1;
+  for (const auto& g : groups) {
+    std::vector<int> nodes;
+    for (int r : g) nodes.push_back(p.node_of(r));
+    std::sort(nodes.begin(), nodes.end());
+    span = std::max(span, static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
+  }
+  return span;
+}
+
 }  // namespace
+
+std::string topology_placement_text(const Query& q, const planner::RankedPlan& rp) {
+  if (!rp.placement || !q.topology || !rp.predicted) return {};
+  const Placement& p = *rp.placement;
+  const Topology& t = *q.topology;
+  std::vector<std::string> order;
+  for (MeshAxis a : p.axis_order)
+    if (p.degree[static_cast<int>(a)] > 1) order.push_back(fmt::format("{} {}", to_string(a), p.degree[static_cast<int>(a)]));
+  std::string out = fmt::format("placement on {}{} ({} GPUs), axes innermost first: {}\n", t.name,
+                                q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "", q.gpus,
+                                order.empty() ? std::string("(single GPU)") : fmt::format("{}", fmt::join(order, ", ")));
+  for (MeshAxis a : p.axis_order) {
+    const int degree = p.degree[static_cast<int>(a)];
+    if (degree <= 1) continue;
+    const auto groups = p.groups(a);
+    const int span = span_of(p, groups);
+    std::string shown;
+    for (std::size_t i = 0; i < groups.size() && i < 3; ++i) shown += fmt::format("[{}] ", ranks_text(groups[i]));
+    if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
+    out += fmt::format("  {:<8} {:>4}  {:<16} {}\n", to_string(a), degree,
+                       span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown);
+  }
+  out += fmt::format("  node n runs ranks n x {} + i on GPU device_order[i]; device_order = {}\n", p.gpus_per_node,
+                     fmt::join(p.device_order, ","));
+  out += fmt::format("\n  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",
+                     "collective", "spans", "raw GB/s", "eff", "busbw GB/s", "alpha us", "ms/step");
+  for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
+    const CommAxis axis = static_cast<CommAxis>(i);
+    const int degree = comm_degree(rp.plan.config, axis);
+    if (degree <= 1) continue;
+    const costmodel::CommGroup& g = p.layout[axis];
+    const auto& l = p.links[i];
+    out += fmt::format("  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n",
+                       to_string(axis), degree, q.gpus / degree, collective_name(rp.plan, axis),
+                       l.span_nodes > 1 ? fmt::format("{} nodes", l.span_nodes) : std::string("1 node"), l.raw_gbps,
+                       l.raw_gbps > 0 ? g.busbw_gbps / l.raw_gbps : 0.0, g.busbw_gbps, g.latency_us,
+                       rp.predicted->axis_comm_ms[i]);
+    if (!l.bottleneck.empty()) out += fmt::format("           bottleneck: {}\n", l.bottleneck);
+  }
+  return out;
+}
 
 PlanDetail::PlanDetail(QWidget* parent)
     : QWidget(parent),
       summary_(new QLabel),
       breakdown_(new BreakdownChart),
       memory_(new MemoryChart),
+      placement_(new QPlainTextEdit),
+      views_(new QTabWidget),
       snippet_(new QPlainTextEdit),
       copy_(new QPushButton(QStringLiteral("Copy"))),
       run_(new QPushButton(QStringLiteral("Run this plan..."))) {
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  placement_->setReadOnly(true);
+  placement_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  placement_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  placement_->setToolTip(QStringLiteral("which GPUs form each group, and each group's bandwidth with the other "
+                                        "groups of its axis communicating at once (cpplan --explain)"));
   snippet_->setReadOnly(true);
   snippet_->setLineWrapMode(QPlainTextEdit::NoWrap);
   snippet_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -76,11 +188,19 @@ PlanDetail::PlanDetail(QWidget* parent)
   code_layout->addLayout(buttons);
   code_layout->addWidget(snippet_, 1);
 
+  // The charts and, on a topology, the placement share one place: tabs, the placement enabled
+  // only when the plan has one.
+  auto* step_and_memory = new QSplitter(Qt::Vertical);
+  step_and_memory->addWidget(breakdown_);
+  step_and_memory->addWidget(memory_);
+  step_and_memory->setSizes({230, 190});
+  views_->addTab(step_and_memory, QStringLiteral("Step and memory"));
+  views_->addTab(placement_, QStringLiteral("Placement"));
+  views_->setTabEnabled(kPlacementTab, false);
   auto* charts = new QSplitter(Qt::Vertical);
-  charts->addWidget(breakdown_);
-  charts->addWidget(memory_);
+  charts->addWidget(views_);
   charts->addWidget(code);
-  charts->setSizes({230, 190, 160});
+  charts->setSizes({420, 160});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(summary_);
@@ -93,6 +213,12 @@ PlanDetail::PlanDetail(QWidget* parent)
 }
 
 void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
+  const std::string placement = q && p ? topology_placement_text(*q, *p) : std::string();
+  placement_->setPlainText(QString::fromStdString(placement));
+  // Shown when a query first places plans (a topology was chosen); left to the user after that.
+  const bool had_placement = views_->isTabEnabled(kPlacementTab);
+  views_->setTabEnabled(kPlacementTab, !placement.empty());
+  if (had_placement == placement.empty()) views_->setCurrentIndex(placement.empty() ? 0 : kPlacementTab);
   if (!q || !p) {
     summary_->setText(QStringLiteral("No plan selected."));
     breakdown_->set_prediction(nullptr);
@@ -137,5 +263,9 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
 QString PlanDetail::summary_text() const { return summary_->text(); }
 
 QString PlanDetail::snippet_text() const { return snippet_->toPlainText(); }
+
+QString PlanDetail::topology_text() const { return placement_->toPlainText(); }
+
+bool PlanDetail::placement_shown() const { return views_->currentIndex() == kPlacementTab; }
 
 }  // namespace cpplan::gui

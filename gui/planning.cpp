@@ -9,18 +9,50 @@
 namespace cpplan::gui {
 
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
+  // --topology and --nodes first, as cli/args.cpp's resolve_topology: they set the defaults of
+  // --hardware and --gpus.
+  const Topology* topology = nullptr;
+  if (!in.topology.empty()) {
+    auto t = catalog.topology(in.topology);
+    if (!t) return t.error();
+    topology = *t;
+  }
+  int nodes = 1;
+  if (in.nodes != 0) {
+    if (!topology) return Error{fmt::format("--nodes = {}: needs --topology or --topology-file", in.nodes)};
+    const int max_nodes = kMaxGpus / topology->gpus;
+    if (in.nodes < 1 || in.nodes > max_nodes)
+      return Error{fmt::format("--nodes = {}: must be between 1 and {}", in.nodes, max_nodes)};
+    nodes = in.nodes;
+    if (nodes > 1 && !topology->has_network)
+      return Error{
+          fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topology->name)};
+  }
+  if (in.gpus == 0 && !topology) return Error{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
+  const int gpus = in.gpus == 0 ? nodes * topology->gpus : in.gpus;
+  if (gpus < 1 || gpus > kMaxGpus)
+    return Error{fmt::format("--gpus = {}: must be between 1 and {}", in.gpus, kMaxGpus)};
+  if (topology && nodes > 1 && gpus != nodes * topology->gpus)
+    return Error{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", in.gpus,
+                             topology->name, topology->gpus, nodes * topology->gpus)};
+  if (topology && nodes == 1 && gpus > topology->gpus)
+    return Error{fmt::format("--gpus = {}: must be at most {}'s {} GPUs (add --nodes N for more)", in.gpus,
+                             topology->name, topology->gpus)};
   auto model = catalog.model(in.model);
   if (!model) return model.error();
-  auto hardware = catalog.hardware(in.hardware);
+  const std::string hardware_name = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : "h100-sxm";
+  auto hardware = catalog.hardware(hardware_name);
   if (!hardware) return hardware.error();
   const ModelProfile& m = **model;
-  if (in.gpus < 1 || in.gpus > kMaxGpus)
-    return Error{fmt::format("--gpus = {}: must be between 1 and {}", in.gpus, kMaxGpus)};
   if (in.steps < 0) return Error{fmt::format("--steps = {}: must be at least 1", in.steps)};
+  if (in.batch < 1 || in.batch > 65536) return Error{fmt::format("--batch = {}: must be between 1 and 65536", in.batch)};
   Query q;
   q.model = &m;
   q.hardware = *hardware;
-  q.gpus = in.gpus;
+  q.gpus = gpus;
+  q.topology = topology;
+  q.nodes = nodes;
+  q.batch = in.batch;
   q.resolution = {in.width > 0 ? in.width : m.default_width, in.height > 0 ? in.height : m.default_height};
   q.frames = in.frames > 0 ? in.frames : m.default_frames;
   q.steps = in.steps > 0 ? in.steps : m.default_steps;
@@ -90,11 +122,14 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
                               const std::vector<int>& gpu_counts, std::uint64_t generation) {
   HeatmapResult r;
   r.generation = generation;
+  // The grid spans GPU counts a topology's nodes do not hold: it plans on the topology's hardware
+  // (or the query's) without placement.
+  const Topology* topology = in.topology.empty() ? nullptr : catalog->find_topology(in.topology);
   r.model = in.model;
-  r.hardware = in.hardware;
+  r.hardware = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : "h100-sxm";
   r.resolutions = resolutions;
   r.gpu_counts = gpu_counts;
-  const HardwareProfile* hw = catalog->find_hardware(in.hardware);
+  const HardwareProfile* hw = catalog->find_hardware(r.hardware);
   std::optional<costmodel::DatasheetModel> hardware;
   if (hw) hardware.emplace(*hw);
   for (const Resolution& res : resolutions) {
@@ -106,6 +141,9 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
       cell_in.width = res.width;
       cell_in.height = res.height;
       cell_in.gpus = gpus;
+      cell_in.hardware = r.hardware;
+      cell_in.topology.clear();
+      cell_in.nodes = 0;
       auto q = make_query(*catalog, cell_in);
       if (!q || !hardware) {
         cell.error = q ? "unknown hardware" : q.error().message;

@@ -18,11 +18,16 @@ namespace cpplan::gui {
 
 inline constexpr int kMaxGpus = 1 << 17;  // as the CLI (cli/args.h)
 
-// The query panel's state. 0 in width/height/frames/steps means the model's default.
+// The query panel's state. 0 in width/height/frames/steps means the model's default. With a
+// topology, "" hardware and 0 GPUs mean the topology's (its hardware, nodes x its GPUs), as the
+// CLI's defaults when --hardware / --gpus are left out.
 struct QueryInput {
   std::string model = "flux.1-dev";
   std::string hardware = "h100-sxm";
   int gpus = 4;
+  int batch = 1;         // images per prompt (cpplan --batch); dp_degree must divide it
+  std::string topology;  // cpplan --topology; "" none
+  int nodes = 0;         // cpplan --nodes; 0: not given (1 node)
   int width = 0, height = 0;  // pixels
   int frames = 0;
   int steps = 0;
@@ -37,8 +42,9 @@ struct QueryInput {
   bool operator==(const QueryInput&) const = default;
 };
 
-// The planner's Query for `in`; an error names the field, its value and the rule. The Query
-// borrows profiles from `catalog`.
+// The planner's Query for `in`, as cli/args.cpp's build_query builds it from the same flags; an
+// error names the field, its value and the rule (the CLI's messages). The Query borrows profiles
+// (and the topology) from `catalog`.
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 
 // One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).

@@ -43,6 +43,9 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       frames_(new QSpinBox),
       gpus_(new QSpinBox),
       hardware_(new QComboBox),
+      batch_(new QSpinBox),
+      topology_(new QComboBox),
+      nodes_(new QSpinBox),
       steps_(new QSpinBox),
       backend_(new QComboBox),
       runtime_(new QComboBox),
@@ -57,6 +60,17 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     hardware_->addItem(QString::fromStdString(h.name));
     hardware_->setItemData(hardware_->count() - 1, QString::fromStdString(h.description), Qt::ToolTipRole);
   }
+  topology_->addItem(QStringLiteral("none"), QString());
+  topology_->setItemData(0, QStringLiteral("the hardware profile's links, no placement"), Qt::ToolTipRole);
+  for (const Topology& t : catalog_->topologies()) {
+    topology_->addItem(QString::fromStdString(t.name), QString::fromStdString(t.name));
+    topology_->setItemData(topology_->count() - 1,
+                           QStringLiteral("%1 x %2: %3")
+                               .arg(t.gpus)
+                               .arg(QString::fromStdString(t.hardware), QString::fromStdString(t.description)),
+                           Qt::ToolTipRole);
+  }
+  topology_->setToolTip(QStringLiteral("place every plan's groups on this node's GPUs and links (cpplan --topology)"));
   for (int b = 0; b < kAttentionBackendCount; ++b) backend_->addItem(qstr(to_string(static_cast<AttentionBackend>(b))));
   for (const RuntimeProfile& r : catalog_->runtimes()) {
     runtime_->addItem(QString::fromStdString(r.name));
@@ -74,6 +88,11 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   height_->setSuffix(QStringLiteral(" px"));
   frames_->setRange(1, 2049);
   gpus_->setRange(1, kMaxGpus);
+  batch_->setRange(1, 65536);
+  batch_->setToolTip(QStringLiteral("images generated together (cpplan --batch); dp_degree must divide it"));
+  nodes_->setRange(1, kMaxGpus);
+  nodes_->setEnabled(false);
+  nodes_->setToolTip(QStringLiteral("nodes of the topology, joined by its network (cpplan --nodes)"));
   steps_->setRange(1, 100000);
   anything_->setChecked(true);
   facts_->setWordWrap(true);
@@ -87,6 +106,9 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Height"), height_);
   form->addRow(QStringLiteral("Frames"), frames_);
   form->addRow(QStringLiteral("GPUs"), gpus_);
+  form->addRow(QStringLiteral("Batch"), batch_);
+  form->addRow(QStringLiteral("Topology"), topology_);
+  form->addRow(QStringLiteral("Nodes"), nodes_);
   form->addRow(QStringLiteral("Hardware"), hardware_);
   form->addRow(QStringLiteral("Steps"), steps_);
   form->addRow(QStringLiteral("Attention"), backend_);
@@ -105,8 +127,18 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     apply_model_defaults();
     emit_changed();
   });
-  for (QSpinBox* s : {width_, height_, frames_, gpus_, steps_})
+  for (QSpinBox* s : {width_, height_, frames_, gpus_, steps_, batch_})
     connect(s, &QSpinBox::valueChanged, this, [this] { emit_changed(); });
+  // A topology (or another node count) sets the hardware and GPU count, as the CLI's defaults do;
+  // both stay editable (fewer GPUs of one node, another hardware profile).
+  connect(topology_, &QComboBox::currentIndexChanged, this, [this] {
+    apply_topology_defaults();
+    emit_changed();
+  });
+  connect(nodes_, &QSpinBox::valueChanged, this, [this] {
+    apply_topology_defaults();
+    emit_changed();
+  });
   for (QComboBox* c : {hardware_, backend_, runtime_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
   connect(anything_, &QCheckBox::toggled, this, [this] { emit_changed(); });
@@ -143,11 +175,27 @@ void QueryPanel::apply_model_defaults() {
   quiet_ = was_quiet;
 }
 
+void QueryPanel::apply_topology_defaults() {
+  const Topology* t = catalog_->find_topology(topology_->currentData().toString().toStdString());
+  nodes_->setEnabled(t != nullptr);
+  if (!t) return;
+  const bool was_quiet = quiet_;
+  quiet_ = true;
+  nodes_->setMaximum(kMaxGpus / t->gpus);
+  gpus_->setValue(nodes_->value() * t->gpus);
+  const int h = hardware_->findText(QString::fromStdString(t->hardware));
+  if (h >= 0) hardware_->setCurrentIndex(h);
+  quiet_ = was_quiet;
+}
+
 QueryInput QueryPanel::input() const {
   QueryInput in;
   in.model = model_->currentText().toStdString();
   in.hardware = hardware_->currentText().toStdString();
   in.gpus = gpus_->value();
+  in.batch = batch_->value();
+  in.topology = topology_->currentData().toString().toStdString();
+  in.nodes = in.topology.empty() ? 0 : nodes_->value();
   in.width = width_->value();
   in.height = height_->value();
   in.frames = frames_->isEnabled() ? frames_->value() : 1;
@@ -169,7 +217,12 @@ void QueryPanel::set_input(const QueryInput& in) {
   if (in.height > 0) height_->setValue(in.height);
   if (in.frames > 0) frames_->setValue(in.frames);
   if (in.steps > 0) steps_->setValue(in.steps);
-  gpus_->setValue(in.gpus);
+  batch_->setValue(in.batch);
+  const int t = topology_->findData(QString::fromStdString(in.topology));
+  topology_->setCurrentIndex(t >= 0 ? t : 0);
+  nodes_->setValue(in.nodes > 0 ? in.nodes : 1);
+  apply_topology_defaults();  // "" hardware and 0 GPUs: the topology's
+  if (in.gpus > 0) gpus_->setValue(in.gpus);
   const int h = hardware_->findText(QString::fromStdString(in.hardware));
   if (h >= 0) hardware_->setCurrentIndex(h);
   backend_->setCurrentIndex(static_cast<int>(in.backend));

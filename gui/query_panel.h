@@ -1,6 +1,7 @@
 #pragma once
 // The query panel: model (and its facts at the chosen size), resolution, frames (video models),
-// GPU count, hardware, steps, attention backend, the runtime (how the framework runs it), the
+// GPU count, images per prompt (batch), the topology the plans are placed on and its nodes,
+// hardware, steps, attention backend, the runtime (how the framework runs it), the
 // text-encoder and VAE placements ("auto": the planner picks per plan) and the anything modes.
 // Every edit emits changed() with the whole query; the window re-plans off the UI thread.
 
@@ -33,12 +34,17 @@ class QueryPanel : public QWidget {
   QComboBox* runtime_box() { return runtime_; }
   QComboBox* text_encoder_box() { return text_encoder_; }  // "auto", then each placement
   QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
+  QSpinBox* batch_box() { return batch_; }
+  QComboBox* topology_box() { return topology_; }  // "none", then the catalog's topologies
+  QSpinBox* nodes_box() { return nodes_; }         // enabled with a topology
+  QComboBox* hardware_box() { return hardware_; }
 
  signals:
   void changed(const cpplan::gui::QueryInput& input);
 
  private:
-  void apply_model_defaults();  // the model's size, frames, steps and granularity
+  void apply_model_defaults();     // the model's size, frames, steps and granularity
+  void apply_topology_defaults();  // the topology's hardware and nodes x its GPUs, as the CLI's defaults
   void update_facts();
   void emit_changed();
 
@@ -50,6 +56,9 @@ class QueryPanel : public QWidget {
   QSpinBox* frames_;
   QSpinBox* gpus_;
   QComboBox* hardware_;
+  QSpinBox* batch_;
+  QComboBox* topology_;  // item 0 "none" (data ""), then each topology (data: its name)
+  QSpinBox* nodes_;
   QSpinBox* steps_;
   QComboBox* backend_;
   QComboBox* runtime_;

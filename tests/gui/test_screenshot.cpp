@@ -91,3 +91,40 @@ TEST_CASE("cpplan-gui takes --runtime, --text-encoder, --vae and the --offload-t
   CHECK(o.out.contains("5 plans shown (5 valid"));
   CHECK(!QImage(png).isNull());
 }
+
+TEST_CASE("cpplan-gui --tab renders every tab, and a bad tab name lists the choices", "[gui][screenshot][tabs]") {
+  cpplan::test::TempDir dir;
+  const QString db = QString::fromStdString(dir.file("empty.db"));  // does not exist: every tab copes
+  QSet<QByteArray> images;
+  for (const char* tab : {"plans", "heatmap", "history", "run", "calibration", "sweep"}) {
+    const QString png = QString::fromStdString(dir.file(std::string(tab) + ".png"));
+    const Outcome o = run_gui({"--tab", tab, "--screenshot", png, "--db", db, "--size", "1200x800"});
+    INFO(tab << ": " << o.err.toStdString());
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.out.contains(QStringLiteral("%1 tab)").arg(QString(tab)), Qt::CaseInsensitive));
+    QImage image(png);
+    REQUIRE(!image.isNull());
+    CHECK(image.width() == 1200);
+    CHECK(image.height() == 800);
+    images.insert(QByteArray(reinterpret_cast<const char*>(image.constBits()), image.sizeInBytes()));
+  }
+  CHECK(images.size() == 6);  // six different pictures: each tab was the one shown
+  CHECK(!std::filesystem::exists(db.toStdString()));
+
+  const Outcome bad = run_gui({"--tab", "calibrate", "--screenshot", "x.png"});
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.err.trimmed() == "cpplan-gui: --tab = calibrate: must be plans, heatmap, history, run, calibration or sweep");
+}
+
+TEST_CASE("cpplan-gui --topology dgx-h100 --nodes 2 plans 16 GPUs with placements", "[gui][screenshot][topology]") {
+  cpplan::test::TempDir dir;
+  const QString png = QString::fromStdString(dir.file("topo.png"));
+  const Outcome o = run_gui({"--topology", "dgx-h100", "--nodes", "2", "--screenshot", png});
+  INFO(o.err.toStdString());
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.out.contains("plans shown"));
+  CHECK(!QImage(png).isNull());
+  const Outcome nodes = run_gui({"--nodes", "2", "--screenshot", png});
+  CHECK(nodes.exit_code == 3);
+  CHECK(nodes.err.trimmed() == "cpplan-gui: --nodes = 2: needs --topology or --topology-file");
+}

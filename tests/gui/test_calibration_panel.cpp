@@ -1,0 +1,138 @@
+// The Calibration tab over a real SQLite file written with data::Store: the latest calibration of
+// each machine (version, runs, folds, held-out error and rank correlation before and after, every
+// coefficient), the report library's predicted-vs-measured plot, and the message of a store
+// without calibrations; a database that does not exist is not created.
+#include <catch2/catch.hpp>
+
+#include <QComboBox>
+#include <QTableWidget>
+#include <filesystem>
+
+#include "data/store.h"
+#include "gui/calibration_panel.h"
+#include "tests/gui/gui_support.h"
+#include "tests/support/machines.h"
+
+using cpplan::costmodel::Calibration;
+using cpplan::data::RunRecord;
+using cpplan::data::Store;
+using cpplan::gui::CalibrationPanel;
+
+namespace {
+
+RunRecord run_of(int ulysses, double measured_ms, double predicted_ms) {
+  RunRecord r;
+  r.model = "flux-tiny";
+  r.width = r.height = 128;
+  r.steps = 4;
+  r.dtype = "float32";
+  r.ulysses = ulysses;
+  r.world_size = ulysses;
+  r.attention_backend = "flash";
+  r.status = "ok";
+  r.started_at = "2025-01-01T00:00:00Z";
+  r.finished_at = "2025-01-01T00:00:05Z";
+  r.step_ms = measured_ms;
+  r.predicted_step_ms = predicted_ms;
+  r.predicted_hardware = "local";
+  r.step_times_ms = {measured_ms};
+  return r;
+}
+
+Calibration calibration(std::vector<double> coefficients, double mape_after) {
+  Calibration c;
+  c.fitted_at = "2025-02-03T04:05:06Z";
+  c.features = {"gemm", "attention", "comm"};
+  c.coefficients = std::move(coefficients);
+  c.runs = 12;
+  c.folds = 4;
+  c.mape_before = 0.3;
+  c.mape_after = mape_after;
+  c.rank_corr_before = 0.7;
+  c.rank_corr_after = 0.95;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("The Calibration tab shows the latest fit, its coefficients and the scatter plot", "[gui][calibration]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const std::string db = dir.file("cal.db");
+  {
+    auto store = Store::open(db);
+    REQUIRE(store);
+    for (auto [u, measured, predicted] : {std::tuple{1, 10.0, 12.0}, {2, 6.0, 5.0}, {4, 4.0, 4.4}})
+      REQUIRE(store.value().record_run(cpplan::test::cpu_box(), run_of(u, measured, predicted)));
+    REQUIRE(store.value().record_calibration(cpplan::test::cpu_box(), calibration({2.0, 1.0, 1.0}, 0.2)).value() == 1);
+    // the second fit is the latest: version 2, and its figures are the ones shown
+    REQUIRE(store.value().record_calibration(cpplan::test::cpu_box(), calibration({1.5, 0.25, 3.0}, 0.08)).value() == 2);
+  }
+  CalibrationPanel panel(QString::fromStdString(db));
+  REQUIRE(panel.reload());
+  CHECK(panel.machine_count() == 1);
+  CHECK(panel.machine_box()->count() == 1);
+  CHECK(panel.machine_box()->itemText(0).contains("Test CPU 9000"));
+  CHECK(panel.status_text().contains("1 of 1 machines calibrated"));
+  CHECK(panel.status_text().contains("3 runs compared"));
+  const QString summary = panel.summary_text();
+  INFO(summary.toStdString());
+  CHECK(summary.startsWith("v2 fitted 2025-02-03T04:05:06Z on 12 runs, 4-fold"));
+  CHECK(summary.contains("held-out MAPE 30.0% -> 8.0%"));
+  CHECK(summary.contains("Spearman 0.70 -> 0.95"));
+
+  QTableWidget* coefficients = panel.coefficients();
+  REQUIRE(coefficients->rowCount() == 3);
+  const std::vector<std::pair<QString, double>> expected = {{"gemm", 1.5}, {"attention", 0.25}, {"comm", 3.0}};
+  for (int i = 0; i < 3; ++i) {
+    CHECK(coefficients->item(i, 0)->text() == expected[i].first);
+    CHECK(coefficients->item(i, 1)->text().toDouble() == Approx(expected[i].second));
+  }
+  CHECK(panel.has_plot());
+  CHECK(panel.plot_text().isEmpty());
+}
+
+TEST_CASE("A store without calibrations says so, and a missing one is not created", "[gui][calibration][empty]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const std::string missing = dir.file("sub/none.db");
+  CalibrationPanel panel(QString::fromStdString(missing));
+  REQUIRE(panel.reload());
+  CHECK(panel.status_text().startsWith(QStringLiteral("no calibration in %1").arg(QString::fromStdString(missing))));
+  CHECK(panel.machine_count() == 0);
+  CHECK(!panel.machine_box()->isEnabled());
+  CHECK(panel.coefficients()->rowCount() == 0);
+  CHECK(!panel.has_plot());
+  CHECK(panel.plot_text().contains("no run"));
+  CHECK(!std::filesystem::exists(missing));
+  CHECK(!std::filesystem::exists(dir.file("sub")));
+
+  // an existing store with runs but no calibration: the message, and the runs' plot
+  const std::string db = dir.file("runs.db");
+  {
+    auto store = Store::open(db);
+    REQUIRE(store);
+    REQUIRE(store.value().record_run(cpplan::test::cpu_box(), run_of(2, 8.0, 9.0)));
+  }
+  CalibrationPanel with_runs(QString::fromStdString(db));
+  REQUIRE(with_runs.reload());
+  CHECK(with_runs.status_text().startsWith(QStringLiteral("no calibration in %1").arg(QString::fromStdString(db))));
+  CHECK(with_runs.has_plot());
+}
+
+TEST_CASE("A file that is not a cpplan database is one line in the Calibration tab", "[gui][calibration][errors]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const std::string bad = dir.file("notes.db");
+  {
+    std::FILE* f = std::fopen(bad.c_str(), "w");
+    REQUIRE(f);
+    std::fputs("these are not the tables you are looking for\n", f);
+    std::fclose(f);
+  }
+  CalibrationPanel panel(QString::fromStdString(bad));
+  CHECK(!panel.reload());
+  CHECK(!panel.status_text().isEmpty());
+  CHECK(!panel.status_text().contains('\n'));
+  CHECK(panel.machine_count() == 0);
+}

@@ -1,0 +1,196 @@
+// The GUI's batch, topology and nodes: make_query applies them as `cpplan --batch --topology
+// --nodes` does (the topology's hardware and nodes x its GPUs by default, the CLI's one-line
+// errors), cpplan-gui's flags of the same names, and the query panel's widgets.
+#include <catch2/catch.hpp>
+
+#include <QComboBox>
+#include <QSpinBox>
+#include <algorithm>
+
+#include "gui/args.h"
+#include "gui/planning.h"
+#include "gui/query_panel.h"
+#include "tests/gui/gui_support.h"
+
+using cpplan::gui::QueryInput;
+using cpplan::test::shared_catalog;
+
+namespace {
+
+QueryInput on_topology(const std::string& topology, int nodes) {
+  QueryInput in;
+  in.topology = topology;
+  in.nodes = nodes;
+  in.gpus = 0;        // the topology's
+  in.hardware = "";   // the topology's
+  return in;
+}
+
+std::string error_of(const QueryInput& in) {
+  auto q = cpplan::gui::make_query(*shared_catalog(), in);
+  return q ? std::string("(no error)") : q.error().message;
+}
+
+cpplan::gui::ParsedArgs parse(std::vector<const char*> argv) {
+  argv.insert(argv.begin(), "cpplan-gui");
+  return cpplan::gui::parse_args(static_cast<int>(argv.size()), argv.data(), "");
+}
+
+}  // namespace
+
+TEST_CASE("A topology sets the hardware and GPU count, as the CLI's defaults", "[gui][query][topology]") {
+  // profiles/topologies/dgx-h100.toml: hardware = "h100-sxm", gpus = 8
+  auto q = cpplan::gui::make_query(*shared_catalog(), on_topology("dgx-h100", 2));
+  REQUIRE(q);
+  REQUIRE(q->topology != nullptr);
+  CHECK(q->topology->name == "dgx-h100");
+  CHECK(q->nodes == 2);
+  CHECK(q->gpus == 16);
+  CHECK(q->hardware->name == "h100-sxm");
+
+  // 0 nodes (not given): one node, all of its GPUs; an explicit hardware profile stays
+  QueryInput one = on_topology("8x-l40s-pcie", 0);
+  one.hardware = "l20";
+  q = cpplan::gui::make_query(*shared_catalog(), one);
+  REQUIRE(q);
+  CHECK(q->nodes == 1);
+  CHECK(q->gpus == 8);
+  CHECK(q->hardware->name == "l20");
+
+  // fewer GPUs than one node holds
+  QueryInput part = on_topology("dgx-h100", 0);
+  part.gpus = 4;
+  q = cpplan::gui::make_query(*shared_catalog(), part);
+  REQUIRE(q);
+  CHECK(q->gpus == 4);
+
+  // no topology: none placed
+  q = cpplan::gui::make_query(*shared_catalog(), QueryInput{});
+  REQUIRE(q);
+  CHECK(q->topology == nullptr);
+  CHECK(q->nodes == 1);
+}
+
+TEST_CASE("Bad topology, nodes, GPU and batch values are the CLI's one-line errors", "[gui][query][errors]") {
+  QueryInput no_topology;
+  no_topology.nodes = 2;
+  CHECK(error_of(no_topology) == "--nodes = 2: needs --topology or --topology-file");
+
+  QueryInput wrong_gpus = on_topology("dgx-h100", 2);
+  wrong_gpus.gpus = 12;
+  CHECK(error_of(wrong_gpus) == "--gpus = 12: must equal --nodes x dgx-h100's 8 GPUs = 16 (or leave --gpus out)");
+
+  QueryInput too_many = on_topology("dgx-h100", 0);
+  too_many.gpus = 9;
+  CHECK(error_of(too_many) == "--gpus = 9: must be at most dgx-h100's 8 GPUs (add --nodes N for more)");
+
+  // 131072 GPUs at most: 16384 nodes of 8
+  CHECK(error_of(on_topology("dgx-h100", 16385)) == "--nodes = 16385: must be between 1 and 16384");
+
+  QueryInput no_gpus;
+  no_gpus.gpus = 0;
+  CHECK(error_of(no_gpus) == "--gpus: required (the number of GPUs, e.g. --gpus 4)");
+
+  QueryInput batch;
+  batch.batch = 0;
+  CHECK(error_of(batch) == "--batch = 0: must be between 1 and 65536");
+
+  const std::string unknown = error_of(on_topology("dgx-h900", 1));
+  CHECK(unknown.rfind("--topology = dgx-h900:", 0) == 0);
+  CHECK(unknown.find('\n') == std::string::npos);
+}
+
+TEST_CASE("The batch decides which data-parallel plans are valid", "[gui][query][batch]") {
+  // dp replicas each generate their own images: dp 2 needs an even batch, dp 4 a multiple of 4
+  auto dp_valid = [](int batch, int dp) {
+    QueryInput in;
+    in.gpus = 4;
+    in.batch = batch;
+    const auto r = cpplan::gui::compute_plans(shared_catalog(), in, 1);
+    REQUIRE(r.error.empty());
+    REQUIRE(r.query->batch == batch);
+    return std::any_of(r.report.plans.begin(), r.report.plans.end(),
+                       [dp](const auto& p) { return p.plan.config.dp_degree == dp && p.plan.valid(); });
+  };
+  CHECK(!dp_valid(1, 2));
+  CHECK(dp_valid(2, 2));
+  CHECK(!dp_valid(2, 4));
+  CHECK(dp_valid(4, 4));
+  CHECK(!dp_valid(3, 2));
+}
+
+TEST_CASE("cpplan-gui takes --batch, --topology and --nodes as the CLI does", "[gui][query][args]") {
+  auto ok = parse({"--topology", "dgx-h100", "--nodes", "2", "--batch", "2"});
+  REQUIRE(ok.exit_code == -1);
+  CHECK(ok.options.input.topology == "dgx-h100");
+  CHECK(ok.options.input.nodes == 2);
+  CHECK(ok.options.input.batch == 2);
+  CHECK(ok.options.input.gpus == 0);         // the topology's: 16
+  CHECK(ok.options.input.hardware.empty());  // the topology's: h100-sxm
+
+  auto plain = parse({});
+  REQUIRE(plain.exit_code == -1);
+  CHECK(plain.options.input.gpus == 4);
+  CHECK(plain.options.input.hardware == "h100-sxm");
+  CHECK(plain.options.input.batch == 1);
+  CHECK(plain.options.input.nodes == 0);
+
+  auto nodes_alone = parse({"--nodes", "2"});
+  CHECK(nodes_alone.exit_code == 3);
+  CHECK(nodes_alone.message == "cpplan-gui: --nodes = 2: needs --topology or --topology-file");
+  auto bad_batch = parse({"--batch", "two"});
+  CHECK(bad_batch.exit_code == 3);
+  CHECK(bad_batch.message == "cpplan-gui: --batch = two: must be an integer");
+  auto bad_nodes = parse({"--topology", "dgx-h100", "--nodes", "0"});
+  CHECK(bad_nodes.exit_code == 3);
+  CHECK(bad_nodes.message == "cpplan-gui: --nodes = 0: must be between 1 and 16384");
+  auto mismatch = parse({"--topology", "dgx-h100", "--nodes", "2", "--gpus", "8"});
+  CHECK(mismatch.exit_code == 3);
+  CHECK(mismatch.message == "cpplan-gui: --gpus = 8: must equal --nodes x dgx-h100's 8 GPUs = 16 (or leave --gpus out)");
+  auto unknown = parse({"--topology", "nope"});
+  CHECK(unknown.exit_code == 3);
+  CHECK(unknown.message.rfind("cpplan-gui: --topology = nope:", 0) == 0);
+}
+
+TEST_CASE("The query panel's batch, topology and nodes reach the query", "[gui][query][panel]") {
+  cpplan::test::gui_app();
+  cpplan::gui::QueryPanel panel(shared_catalog());
+  QComboBox* topology = panel.topology_box();
+  // "none", then every topology of the catalog (cpplan list topologies)
+  REQUIRE(topology->count() == static_cast<int>(shared_catalog()->topologies().size()) + 1);
+  CHECK(topology->itemText(0) == "none");
+  CHECK(topology->findText("dgx-h100") > 0);
+  CHECK(topology->findText("4x-rtx4090-pcie") > 0);
+  CHECK(!panel.nodes_box()->isEnabled());
+  CHECK(panel.input().topology.empty());
+  CHECK(panel.input().nodes == 0);
+
+  std::optional<QueryInput> last;
+  QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [&](const QueryInput& in) { last = in; });
+  topology->setCurrentIndex(topology->findText("4x-rtx4090-pcie"));
+  REQUIRE(last);
+  CHECK(last->topology == "4x-rtx4090-pcie");
+  CHECK(last->nodes == 1);
+  CHECK(last->gpus == 4);            // the node's 4 GPUs
+  CHECK(last->hardware == "rtx4090");
+  CHECK(panel.nodes_box()->isEnabled());
+
+  panel.nodes_box()->setValue(3);
+  CHECK(last->nodes == 3);
+  CHECK(last->gpus == 12);
+  panel.batch_box()->setValue(6);
+  CHECK(last->batch == 6);
+  REQUIRE(cpplan::gui::make_query(*shared_catalog(), *last));
+
+  topology->setCurrentIndex(0);
+  CHECK(last->topology.empty());
+  CHECK(last->nodes == 0);
+  CHECK(!panel.nodes_box()->isEnabled());
+
+  // set_input with the topology's defaults left open ("" hardware, 0 GPUs) fills them in
+  panel.set_input(on_topology("dgx-h100", 2));
+  CHECK(last->topology == "dgx-h100");
+  CHECK(last->nodes == 2);
+  CHECK(last->gpus == 16);
+  CHECK(last->hardware == "h100-sxm");
+}
