@@ -151,9 +151,9 @@ executor::RunFigures figures_from_json(const json& j) {
 }
 
 // Records the run and prints it. `figures` is null for a failed or cancelled run.
-int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, const executor::RunFigures* figures,
-           const std::string& status, const std::string& error, const std::string& started, std::ostream& out,
-           std::ostream& err) {
+// The record of a run: its configuration, outcome and identity (no measurement yet).
+data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, const std::string& status,
+                           const std::string& error, const std::string& started) {
   const Query& q = p.ctx.query;
   data::RunRecord r;
   r.model = q.model->name;
@@ -176,127 +176,153 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
   // and left out of calibrate's fit.
   if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(session::kSyncCollectivesMetric, 1);
-  const session::Machine here = machine(spec.device.cuda());
-  const data::HardwareFingerprint& fingerprint = here.fingerprint;
-  json measured = nullptr;
-  if (figures) {
-    r.step_ms = figures->median_step_ms();
-    r.step_ms_p10 = figures->percentile_step_ms(0.1);
-    r.step_ms_p90 = figures->percentile_step_ms(0.9);
-    r.steps_per_sec = *r.step_ms > 0 ? 1e3 / *r.step_ms : 0;
-    r.compute_ms = figures->compute_ms;
-    r.comm_ms = figures->comm_ms;
-    r.bytes_sent = figures->bytes_sent;
-    double peak = 0;
-    for (std::size_t i = 0; i < figures->peak_mem_bytes.size(); ++i) {
-      peak = std::max(peak, figures->peak_mem_bytes[i]);
-      r.metrics.emplace_back(fmt::format("rank{}.peak_mem_bytes", i), figures->peak_mem_bytes[i]);
-    }
-    r.peak_mem_bytes = peak;
-    r.step_times_ms = figures->step_ms;
-    measured = {{"step_ms", *r.step_ms},       {"step_ms_p10", *r.step_ms_p10}, {"step_ms_p90", *r.step_ms_p90},
-                {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
-                {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
+  return r;
+}
+
+// The measured figures into the record; their JSON.
+json record_measurement(data::RunRecord& r, const executor::RunFigures& figures) {
+  r.step_ms = figures.median_step_ms();
+  r.step_ms_p10 = figures.percentile_step_ms(0.1);
+  r.step_ms_p90 = figures.percentile_step_ms(0.9);
+  r.steps_per_sec = *r.step_ms > 0 ? 1e3 / *r.step_ms : 0;
+  r.compute_ms = figures.compute_ms;
+  r.comm_ms = figures.comm_ms;
+  r.bytes_sent = figures.bytes_sent;
+  double peak = 0;
+  for (std::size_t i = 0; i < figures.peak_mem_bytes.size(); ++i) {
+    peak = std::max(peak, figures.peak_mem_bytes[i]);
+    r.metrics.emplace_back(fmt::format("rank{}.peak_mem_bytes", i), figures.peak_mem_bytes[i]);
   }
-  const std::string db_path = a.db.empty() ? data::Store::default_path() : a.db;
-  auto store = data::Store::open(db_path);
-  if (!store) {
-    fmt::print(err, "cpplan run: {}\n", store.error().message);
-    return kExitInvalid;
-  }
-  // The prediction beside the measurement, for the hardware the run used: this machine's
-  // measured (and calibrated) model when it was probed, else the --hardware datasheet profile.
-  // Predict for the element size the ranks ran (the profiles are bf16).
-  const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
-  Query run_query = q;
-  run_query.model = &as_run;
-  json predicted = nullptr;
-  const costmodel::DatasheetModel hw(*q.hardware);
-  const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
-  const auto local = session::load_local_model(store.value(), here);
-  if (local) session::attach_runtime(*local, p.ctx.catalog);
+  r.peak_mem_bytes = peak;
+  r.step_times_ms = figures.step_ms;
+  return {{"step_ms", *r.step_ms},       {"step_ms_p10", *r.step_ms_p10}, {"step_ms_p90", *r.step_ms_p90},
+          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
+          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
+}
+
+// The prediction beside the measurement, for the hardware the run used, into the record; its
+// JSON (null without one): this machine's measured (and calibrated) model when it was probed,
+// else the --hardware datasheet profile's `datasheet`.
+json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const data::Store& store,
+                       const session::Machine& here, const costmodel::Prediction& datasheet) {
+  const Query& q = p.ctx.query;
+  const auto local = session::load_local_model(store, here);
   if (local) {
+    session::attach_runtime(*local, p.ctx.catalog);
     const session::LocalPrediction lp = session::predict_local(*local, q, p.plan.config);
     r.predicted_step_ms = lp.step_ms;
     r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
     r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
     r.predicted_transformer_peak_bytes = lp.raw.transformer_peak_bytes;
     r.predicted_hardware = lp.calibrated ? fmt::format("local (calibration v{})", local->calibration->version) : "local";
-    predicted = {{"hardware", r.predicted_hardware},
-                 {"calibrated", lp.calibrated},
-                 {"step_ms", lp.step_ms},
-                 {"steps_per_sec", *r.predicted_steps_per_sec},
-                 {"peak_mem_bytes", lp.raw.peak_mem_bytes},
-                 {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
-                 {"uncalibrated_step_ms", lp.raw.step_ms},
-                 {"source", costmodel::to_string(lp.raw.source)}};
-  } else if (!a.hardware.empty()) {
-    r.predicted_step_ms = prediction.step_ms;
-    r.predicted_steps_per_sec = prediction.steps_per_sec;
-    r.predicted_peak_mem_bytes = prediction.peak_mem_bytes;
-    r.predicted_transformer_peak_bytes = prediction.transformer_peak_bytes;
-    r.predicted_hardware = q.hardware->name;
-    predicted = {{"hardware", q.hardware->name},
-                 {"step_ms", prediction.step_ms},
-                 {"steps_per_sec", prediction.steps_per_sec},
-                 {"peak_mem_bytes", prediction.peak_mem_bytes},
-                 {"transformer_peak_bytes", prediction.transformer_peak_bytes}};
+    return {{"hardware", r.predicted_hardware},
+            {"calibrated", lp.calibrated},
+            {"step_ms", lp.step_ms},
+            {"steps_per_sec", *r.predicted_steps_per_sec},
+            {"peak_mem_bytes", lp.raw.peak_mem_bytes},
+            {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
+            {"uncalibrated_step_ms", lp.raw.step_ms},
+            {"source", costmodel::to_string(lp.raw.source)}};
   }
+  if (a.hardware.empty()) return nullptr;
+  r.predicted_step_ms = datasheet.step_ms;
+  r.predicted_steps_per_sec = datasheet.steps_per_sec;
+  r.predicted_peak_mem_bytes = datasheet.peak_mem_bytes;
+  r.predicted_transformer_peak_bytes = datasheet.transformer_peak_bytes;
+  r.predicted_hardware = q.hardware->name;
+  return {{"hardware", q.hardware->name},
+          {"step_ms", datasheet.step_ms},
+          {"steps_per_sec", datasheet.steps_per_sec},
+          {"peak_mem_bytes", datasheet.peak_mem_bytes},
+          {"transformer_peak_bytes", datasheet.transformer_peak_bytes}};
+}
 
+// What a recorded run prints: one JSON object, or its lines.
+struct RunReport {
   long long run_id = -1;
+  std::string status, error, db_path;
+  json measured, predicted;
+};
+
+void print_run(std::ostream& out, const Args& a, const Prepared& p, const executor::RunSpec& spec,
+               const data::RunRecord& r, const std::string& gpu_name, const costmodel::Prediction& datasheet,
+               const RunReport& rep) {
+  const Query& q = p.ctx.query;
+  if (a.json) {
+    planner::RankedPlan ranked;
+    ranked.plan = p.plan;
+    ranked.predicted = datasheet;
+    ranked.frameworks = planner::frameworks_for(q, p.plan, datasheet.pipeline.placement());
+    json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, ranked)}, {"measured", rep.measured},
+           {"predicted", rep.predicted}, {"comm_bytes_predicted", datasheet.comm_bytes}, {"db", rep.db_path}};
+    if (!rep.error.empty()) j["error"] = rep.error;
+    if (const auto asked = executor::oom_bytes(rep.error); rep.status == "oom" && asked) j["oom_bytes"] = *asked;
+    out << j.dump(2) << '\n';
+    return;
+  }
+  fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on {} ({}, {} attention)\n",
+             q.model->name, q.resolution.width, q.resolution.height, q.model->video ? fmt::format("x{}", q.frames) : "",
+             spec.steps, spec.warmup, plan_label(p.plan.config), display_name(p.plan.variant), r.world_size,
+             spec.device.cuda() ? gpu_name : "cpu", r.dtype, r.attention_backend);
+  if (!rep.measured.is_null()) {
+    fmt::print(out,
+               "measured: {:.2f} ms/step median (p10 {:.2f}, p90 {:.2f}), {:.2f} steps/s; compute {:.2f} + "
+               "communication {:.2f} ms/step ({:.0f}%); {:.3f} MB sent per rank per step; peak {:.0f} MiB per rank; "
+               "{:.1f} TFLOP/s per rank\n",
+               *r.step_ms, *r.step_ms_p10, *r.step_ms_p90, *r.steps_per_sec, *r.compute_ms, *r.comm_ms,
+               100.0 * *r.comm_ms / std::max(1e-9, *r.compute_ms + *r.comm_ms), *r.bytes_sent / 1e6,
+               *r.peak_mem_bytes / kMiB, rep.measured.value("achieved_tflops", 0.0));
+  } else {
+    fmt::print(out, "{}: {}\n", rep.status, rep.error);
+  }
+  // The measured peak is the transformer's denoising loop alone: beside it its prediction, then
+  // the whole pipeline's (text encoders, VAE) for a real deployment.
+  if (!rep.predicted.is_null())
+    fmt::print(out,
+               "predicted on {}: {:.2f} ms/step, {:.2f} steps/s, transformer peak {:.0f} MiB per rank "
+               "(whole pipeline {:.1f} GiB)\n",
+               rep.predicted["hardware"].get<std::string>(), *r.predicted_step_ms, *r.predicted_steps_per_sec,
+               *r.predicted_transformer_peak_bytes / kMiB, *r.predicted_peak_mem_bytes / kGiB);
+  else
+    fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
+  fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
+}
+
+// Records the run (measured, or how it failed) with its prediction in the store, and prints it.
+int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, const executor::RunFigures* figures,
+           const std::string& status, const std::string& error, const std::string& started, std::ostream& out,
+           std::ostream& err) {
+  const Query& q = p.ctx.query;
+  data::RunRecord r = run_record(p, spec, status, error, started);
+  const session::Machine here = machine(spec.device.cuda());
+  RunReport rep{-1, status, error, a.db.empty() ? data::Store::default_path() : a.db, nullptr, nullptr};
+  if (figures) rep.measured = record_measurement(r, *figures);
+  auto store = data::Store::open(rep.db_path);
+  if (!store) {
+    fmt::print(err, "cpplan run: {}\n", store.error().message);
+    return kExitInvalid;
+  }
+  // Predicted for the element size the ranks ran (the profiles are bf16).
+  const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
+  Query run_query = q;
+  run_query.model = &as_run;
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
+  rep.predicted = record_prediction(r, a, p, store.value(), here, prediction);
   // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
   if (figures && *r.step_ms > 0) {
     const double tflops = prediction.step_flops / (*r.step_ms * 1e-3) / 1e12;
     r.metrics.emplace_back("achieved_tflops", tflops);
-    measured["step_tflop"] = prediction.step_flops / 1e12;
-    measured["achieved_tflops"] = tflops;
+    rep.measured["step_tflop"] = prediction.step_flops / 1e12;
+    rep.measured["achieved_tflops"] = tflops;
   }
-  auto id = store.value().record_run(fingerprint, r);
+  auto id = store.value().record_run(here.fingerprint, r);
   if (!id) {
     fmt::print(err, "cpplan run: {}\n", id.error().message);
     return kExitRuntime;
   }
-  run_id = *id;
-
-  planner::RankedPlan ranked;
-  ranked.plan = p.plan;
-  ranked.predicted = prediction;
-  ranked.frameworks = planner::frameworks_for(q, p.plan, prediction.pipeline.placement());
-  if (a.json) {
-    json j{{"run_id", run_id}, {"status", status}, {"plan", plan_json(q, ranked)}, {"measured", measured},
-           {"predicted", predicted}, {"comm_bytes_predicted", prediction.comm_bytes}, {"db", db_path}};
-    if (!error.empty()) j["error"] = error;
-    if (const auto asked = executor::oom_bytes(error); status == "oom" && asked) j["oom_bytes"] = *asked;
-    out << j.dump(2) << '\n';
-  } else {
-    fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on {} ({}, {} attention)\n",
-               q.model->name, q.resolution.width, q.resolution.height,
-               q.model->video ? fmt::format("x{}", q.frames) : "", spec.steps, spec.warmup, plan_label(p.plan.config),
-               display_name(p.plan.variant), r.world_size, spec.device.cuda() ? fingerprint.gpu_name : "cpu", r.dtype,
-               r.attention_backend);
-    if (figures) {
-      fmt::print(out,
-                 "measured: {:.2f} ms/step median (p10 {:.2f}, p90 {:.2f}), {:.2f} steps/s; compute {:.2f} + "
-                 "communication {:.2f} ms/step ({:.0f}%); {:.3f} MB sent per rank per step; peak {:.0f} MiB per rank; "
-                 "{:.1f} TFLOP/s per rank\n",
-                 *r.step_ms, *r.step_ms_p10, *r.step_ms_p90, *r.steps_per_sec, *r.compute_ms, *r.comm_ms,
-                 100.0 * *r.comm_ms / std::max(1e-9, *r.compute_ms + *r.comm_ms), *r.bytes_sent / 1e6,
-                 *r.peak_mem_bytes / kMiB, measured.value("achieved_tflops", 0.0));
-    } else {
-      fmt::print(out, "{}: {}\n", status, error);
-    }
-    // The measured peak is the transformer's denoising loop alone: beside it its prediction, then
-    // the whole pipeline's (text encoders, VAE) for a real deployment.
-    if (!predicted.is_null())
-      fmt::print(out,
-                 "predicted on {}: {:.2f} ms/step, {:.2f} steps/s, transformer peak {:.0f} MiB per rank "
-                 "(whole pipeline {:.1f} GiB)\n",
-                 predicted["hardware"].get<std::string>(), *r.predicted_step_ms, *r.predicted_steps_per_sec,
-                 *r.predicted_transformer_peak_bytes / kMiB, *r.predicted_peak_mem_bytes / kGiB);
-    else
-      fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
-    fmt::print(out, "recorded: run {} in {}\n", run_id, db_path);
-  }
+  rep.run_id = *id;
+  print_run(out, a, p, spec, r, here.fingerprint.gpu_name, prediction, rep);
   if (status == "ok") return kExitOk;
   if (status == "cancelled") return 130;
   return kExitRuntime;

@@ -78,6 +78,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
 
   try {
     QueryInput& in = o.input;
+    in.db = o.db;  // --hardware local: this machine's probes and calibration there
     in.model = model;
     in.topology = topology;
     in.hardware = !hardware.empty() || !topology.empty() ? hardware : "h100-sxm";

@@ -23,6 +23,7 @@
 #include "gui/history_panel.h"
 #include "gui/plan_detail.h"
 #include "gui/plan_table_model.h"
+#include "session/planning.h"
 #include "gui/query_panel.h"
 #include "gui/run_panel.h"
 #include "gui/sweep_panel.h"
@@ -193,7 +194,16 @@ void MainWindow::start_plan() {
   const QueryInput in = *plan_pending_;
   plan_pending_.reset();
   plan_in_flight_ = true;
-  plan_watcher_.setFuture(QtConcurrent::run(compute_plans, catalog_, in, plan_generation_));
+  // --hardware local reads this machine's probes in the History tab's database; the result keeps
+  // the panel's input as it was.
+  QueryInput with_db = in;
+  if (with_db.db.empty()) with_db.db = history_->db_path().toStdString();
+  plan_watcher_.setFuture(QtConcurrent::run(
+      [catalog = catalog_, with_db, in, generation = plan_generation_] {
+        PlanResult r = compute_plans(catalog, with_db, generation);
+        r.input = in;
+        return r;
+      }));
 }
 
 bool MainWindow::planning() const { return plan_in_flight_ || plan_pending_.has_value(); }
@@ -211,13 +221,14 @@ void MainWindow::apply_plan(PlanResult r) {
   } else {
     int fitting = 0;
     for (const auto& p : plans_->plans()) fitting += p.predicted && p.predicted->fits_memory;
-    status_->setText(QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid; planned in %6 ms")
+    status_->setText(QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid; predictions from %7; planned in %6 ms")
                          .arg(plans_->rowCount())
                          .arg(res.report.valid_count)
                          .arg(fitting)
                          .arg(gpu_gib, 0, 'f', 1)
                          .arg(res.report.invalid_count)
-                         .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1));
+                         .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1)
+                         .arg(QString::fromStdString(session::prediction_source(plans_->plans(), res.model->local()))));
   }
   update_counts();
   table_->resizeColumnsToContents();

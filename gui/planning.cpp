@@ -1,71 +1,61 @@
 #include "gui/planning.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fmt/format.h>
+#include <mutex>
+#include <sstream>
 
 #include "costmodel/cost_model.h"
 #include "costmodel/hardware_model.h"
+#include "session/query.h"
 
 namespace cpplan::gui {
 
+namespace {
+
+// The query panel's values as the CLI's options: one parser (session/query.h) for both fronts.
+session::Options options_of(const QueryInput& in) {
+  session::Options o;
+  o.model = in.model;
+  // Without a topology, an empty hardware is h100-sxm: the GUI does not guess from nvidia-smi.
+  o.hardware = !in.hardware.empty() || !in.topology.empty() ? in.hardware : "h100-sxm";
+  o.gpus = in.gpus == 0 ? "" : std::to_string(in.gpus);  // 0: not given (the topology's, else required)
+  o.batch = std::to_string(in.batch);
+  o.topology = in.topology;
+  o.nodes = in.nodes == 0 ? "" : std::to_string(in.nodes);
+  if (in.width > 0 || in.height > 0) o.res = fmt::format("{}x{}", in.width, in.height);
+  if (in.frames > 0) o.frames = std::to_string(in.frames);
+  if (in.steps != 0) o.steps = std::to_string(in.steps);
+  o.backend = std::string(to_string(in.backend));
+  o.runtime = in.runtime;
+  if (in.text_encoder) o.text_encoder = std::string(to_string(*in.text_encoder));
+  if (in.vae) o.vae = std::string(to_string(*in.vae));
+  return o;
+}
+
+// This machine, asked of cpplan-exec once per process (it starts LibTorch: about half a second).
+session::Machine cached_machine() {
+  static std::mutex mutex;
+  static std::optional<session::Machine> machine;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!machine) {
+    std::error_code ec;
+    machine = session::this_machine(std::filesystem::read_symlink("/proc/self/exe", ec).string());
+  }
+  return *machine;
+}
+
+}  // namespace
+
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
-  // --topology and --nodes first, as cli/args.cpp's resolve_topology: they set the defaults of
-  // --hardware and --gpus.
-  const Topology* topology = nullptr;
-  if (!in.topology.empty()) {
-    auto t = catalog.topology(in.topology);
-    if (!t) return t.error();
-    topology = *t;
+  try {
+    std::ostringstream notes;
+    session::ResolvedQuery r = session::resolve_query(options_of(in), catalog, notes);
+    return r.query;
+  } catch (const session::InvalidInput& e) {
+    return Error{e.message};
   }
-  int nodes = 1;
-  if (in.nodes != 0) {
-    if (!topology) return Error{fmt::format("--nodes = {}: needs --topology or --topology-file", in.nodes)};
-    const int max_nodes = kMaxGpus / topology->gpus;
-    if (in.nodes < 1 || in.nodes > max_nodes)
-      return Error{fmt::format("--nodes = {}: must be between 1 and {}", in.nodes, max_nodes)};
-    nodes = in.nodes;
-    if (nodes > 1 && !topology->has_network)
-      return Error{
-          fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topology->name)};
-  }
-  if (in.gpus == 0 && !topology) return Error{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
-  const int gpus = in.gpus == 0 ? nodes * topology->gpus : in.gpus;
-  if (gpus < 1 || gpus > kMaxGpus)
-    return Error{fmt::format("--gpus = {}: must be between 1 and {}", in.gpus, kMaxGpus)};
-  if (topology && nodes > 1 && gpus != nodes * topology->gpus)
-    return Error{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", in.gpus,
-                             topology->name, topology->gpus, nodes * topology->gpus)};
-  if (topology && nodes == 1 && gpus > topology->gpus)
-    return Error{fmt::format("--gpus = {}: must be at most {}'s {} GPUs (add --nodes N for more)", in.gpus,
-                             topology->name, topology->gpus)};
-  auto model = catalog.model(in.model);
-  if (!model) return model.error();
-  const std::string hardware_name = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : "h100-sxm";
-  auto hardware = catalog.hardware(hardware_name);
-  if (!hardware) return hardware.error();
-  const ModelProfile& m = **model;
-  if (in.steps < 0) return Error{fmt::format("--steps = {}: must be at least 1", in.steps)};
-  if (in.batch < 1 || in.batch > 65536) return Error{fmt::format("--batch = {}: must be between 1 and 65536", in.batch)};
-  Query q;
-  q.model = &m;
-  q.hardware = *hardware;
-  q.gpus = gpus;
-  q.topology = topology;
-  q.nodes = nodes;
-  q.batch = in.batch;
-  q.resolution = {in.width > 0 ? in.width : m.default_width, in.height > 0 ? in.height : m.default_height};
-  q.frames = in.frames > 0 ? in.frames : m.default_frames;
-  q.steps = in.steps > 0 ? in.steps : m.default_steps;
-  q.backend = in.backend;
-  auto runtime = catalog.runtime(in.runtime);  // "--runtime = x: unknown profile; ...", as the CLI
-  if (!runtime) return runtime.error();
-  q.runtime = *runtime;
-  q.text_encoder = in.text_encoder;
-  q.vae = in.vae;
-  auto seq = compute_sequence(m, q.resolution, q.frames, m.text_tokens);
-  if (!seq) return seq.error();
-  q.sequence = *seq;
-  return q;
 }
 
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in) {
@@ -98,9 +88,15 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
     return r;
   }
   r.query = *q;
-  const costmodel::DatasheetModel hardware(*r.query->hardware);
-  const costmodel::CostModel cost(hardware);
-  r.report = planner::Planner(cost).plan(*r.query, {.allow_anything = in.allow_anything, .keep_invalid = true});
+  try {
+    r.model = r.query->hardware ? std::make_shared<session::QueryCostModel>(*r.query)
+                                : std::make_shared<session::QueryCostModel>(*r.query, in.db, cached_machine(), *r.catalog);
+  } catch (const session::InvalidInput& e) {
+    r.query.reset();
+    r.error = e.message;
+    return r;
+  }
+  r.report = planner::Planner(r.model->cost()).plan(*r.query, {.allow_anything = in.allow_anything, .keep_invalid = true});
   r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -13,10 +13,12 @@
 #include "core/profiles.h"
 #include "core/result.h"
 #include "planner/planner.h"
+#include "session/planning.h"
+#include "session/query.h"
 
 namespace cpplan::gui {
 
-inline constexpr int kMaxGpus = 1 << 17;  // as the CLI (cli/args.h)
+using session::kMaxGpus;  // as the CLI (session/query.h)
 
 // The query panel's state. 0 in width/height/frames/steps means the model's default. With a
 // topology, "" hardware and 0 GPUs mean the topology's (its hardware, nodes x its GPUs), as the
@@ -38,13 +40,17 @@ struct QueryInput {
   // fastest that fits.
   std::optional<TextEncoderPlacement> text_encoder;
   std::optional<VaePlacement> vae;
+  // hardware "local": this machine's probes and latest calibration in this store (cpplan --db;
+  // the default path when empty), as cpplan --hardware local plans.
+  std::string db;
 
   bool operator==(const QueryInput&) const = default;
 };
 
-// The planner's Query for `in`, as cli/args.cpp's build_query builds it from the same flags; an
-// error names the field, its value and the rule (the CLI's messages). The Query borrows profiles
-// (and the topology) from `catalog`.
+// The planner's Query for `in`, parsed by the CLI's own parser (session::resolve_query) from the
+// same options; an error names the field, its value and the rule. The Query borrows profiles (and
+// the topology) from `catalog`; with hardware "local" its hardware is left null (compute_plans
+// fills it from this machine's measured model).
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 
 // One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).
@@ -58,6 +64,8 @@ struct PlanResult {
   CatalogPtr catalog;            // keeps the profiles `query` points into alive
   QueryInput input;
   std::optional<Query> query;    // empty when `error` is set
+  // The cost model the plans were predicted with (with --hardware local, `query` points into it).
+  std::shared_ptr<const session::QueryCostModel> model;
   std::string error;
   planner::PlanReport report;
   double elapsed_ms = 0;

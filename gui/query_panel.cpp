@@ -60,6 +60,11 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     hardware_->addItem(QString::fromStdString(h.name));
     hardware_->setItemData(hardware_->count() - 1, QString::fromStdString(h.description), Qt::ToolTipRole);
   }
+  hardware_->addItem(QStringLiteral("local"));
+  hardware_->setItemData(hardware_->count() - 1,
+                         QStringLiteral("this machine as probed (cpplan probe) and calibrated (cpplan calibrate), "
+                                        "from the database of the History tab"),
+                         Qt::ToolTipRole);
   topology_->addItem(QStringLiteral("none"), QString());
   topology_->setItemData(0, QStringLiteral("the hardware profile's links, no placement"), Qt::ToolTipRole);
   for (const Topology& t : catalog_->topologies()) {

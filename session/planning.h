@@ -8,6 +8,7 @@
 #include <string>
 
 #include "costmodel/cost_model.h"
+#include "planner/planner.h"
 #include "session/local_model.h"
 
 namespace cpplan::session {
@@ -33,5 +34,10 @@ class QueryCostModel {
   std::unique_ptr<costmodel::DatasheetModel> datasheet_;
   std::unique_ptr<costmodel::CostModel> cost_;
 };
+
+// Where ranked plans' predictions come from, as both fronts state it: "datasheet figures",
+// "measured figures", with ", step times calibrated to this machine's runs (calibration vN)" when
+// `local` (may be null) has a calibration.
+std::string prediction_source(const std::vector<planner::RankedPlan>& plans, const LocalModel* local);
 
 }  // namespace cpplan::session

@@ -99,13 +99,91 @@ Result<std::vector<SweepRun>> load_sweep(const std::string& path, const ProfileC
 
 namespace {
 
-Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& path, const ProfileCatalog& catalog) {
-  toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    return Error{fmt::format("{}:{}: invalid TOML: {}", path, e.source().begin.line, e.description())};
+// The fields of a sweep file, read and checked.
+struct SweepSpec {
+  std::vector<std::string> models, resolutions;  // resolutions empty: each model's default
+  std::vector<int> frames, gpus;                  // frames empty: each model's default
+  int steps = 10, warmup = 2, seed = 0;
+  std::string device = "cpu";  // every run's: cpu (fp32, Gloo) or cuda (one GPU per rank, bf16, NCCL)
+  enum class Mode { kAll, kTop, kList } mode = Mode::kAll;  // plans: "all", "top K", or listed
+  int top = 0;
+  std::vector<ParallelConfig> listed;
+};
+
+Result<std::vector<std::string>> strings(const toml::table& root, const std::string& path, const char* key, bool required) {
+  std::vector<std::string> out;
+  const toml::node* n = root.get(key);
+  if (!n) {
+    if (required) return Error{fmt::format("{}: {}: required", path, key)};
+    return out;
   }
+  if (!n->is_array()) return Error{fmt::format("{}: {} = {}: must be an array of strings", where(path, *n), key, toml_text(*n))};
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_string()) return Error{fmt::format("{}: {}: every entry must be a string", where(path, e), key)};
+    out.push_back(e.as_string()->get());
+  }
+  if (out.empty()) return Error{fmt::format("{}: {}: must not be empty", where(path, *n), key)};
+  return out;
+}
+
+Result<std::vector<int>> integers(const toml::table& root, const std::string& path, const char* key, long long lo,
+                                  long long hi) {
+  std::vector<int> out;
+  const toml::node* n = root.get(key);
+  if (!n) return out;
+  if (!n->is_array()) return Error{fmt::format("{}: {}: must be an array of integers", where(path, *n), key)};
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_integer() || e.as_integer()->get() < lo || e.as_integer()->get() > hi)
+      return Error{fmt::format("{}: {} = {}: every entry must be an integer between {} and {}", where(path, e), key,
+                               toml_text(e), lo, hi)};
+    out.push_back(static_cast<int>(e.as_integer()->get()));
+  }
+  return out;
+}
+
+Result<int> integer(const toml::table& root, const std::string& path, const char* key, int fallback, long long lo,
+                    long long hi) {
+  const toml::node* n = root.get(key);
+  if (!n) return fallback;
+  if (!n->is_integer() || n->as_integer()->get() < lo || n->as_integer()->get() > hi)
+    return Error{fmt::format("{}: {} = {}: must be an integer between {} and {}", where(path, *n), key, toml_text(*n), lo, hi)};
+  return static_cast<int>(n->as_integer()->get());
+}
+
+std::optional<Error> read_device(const toml::table& root, const std::string& path, SweepSpec& s) {
+  const toml::node* n = root.get("device");
+  if (!n) return std::nullopt;
+  if (!n->is_string() || (n->as_string()->get() != "cpu" && n->as_string()->get() != "cuda"))
+    return Error{fmt::format("{}: device = {}: must be \"cpu\" or \"cuda\"", where(path, *n), toml_text(*n))};
+  s.device = n->as_string()->get();
+  return std::nullopt;
+}
+
+// plans: "all", "top K", or an array of plan tables.
+std::optional<Error> read_plans(const toml::table& root, const std::string& path, SweepSpec& s) {
+  const toml::node* n = root.get("plans");
+  if (!n) return std::nullopt;
+  if (n->is_string()) {
+    const std::string text = n->as_string()->get();
+    if (text == "all") s.mode = SweepSpec::Mode::kAll;
+    else if (text.rfind("top ", 0) == 0 && std::sscanf(text.c_str() + 4, "%d", &s.top) == 1 && s.top > 0)
+      s.mode = SweepSpec::Mode::kTop;
+    else
+      return Error{fmt::format("{}: plans = \"{}\": must be \"all\", \"top K\" or an array of plan tables", where(path, *n), text)};
+    return std::nullopt;
+  }
+  if (!n->is_array()) return Error{fmt::format("{}: plans: must be \"all\", \"top K\" or an array of plan tables", where(path, *n))};
+  s.mode = SweepSpec::Mode::kList;
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_table()) return Error{fmt::format("{}: plans: every entry must be a table like {{ ring = 2 }}", where(path, e))};
+    auto c = plan_from_table(*e.as_table(), path);
+    if (!c) return c.error();
+    s.listed.push_back(*c);
+  }
+  return std::nullopt;
+}
+
+Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
   const std::set<std::string> known = {"models", "resolutions", "frames", "gpus",    "steps",
                                        "warmup", "seed",        "plans",  "hardware", "device"};
   for (const auto& [key, node] : root)
@@ -113,146 +191,115 @@ Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& p
       return Error{fmt::format(
           "{}: {}: unknown field (models, resolutions, frames, gpus, steps, warmup, seed, plans, hardware, device)",
           where(path, node), key.str())};
-  auto strings = [&](const char* key, bool required) -> Result<std::vector<std::string>> {
-    std::vector<std::string> out;
-    const toml::node* n = root.get(key);
-    if (!n) {
-      if (required) return Error{fmt::format("{}: {}: required", path, key)};
-      return out;
-    }
-    if (!n->is_array()) return Error{fmt::format("{}: {} = {}: must be an array of strings", where(path, *n), key, toml_text(*n))};
-    for (const auto& e : *n->as_array()) {
-      if (!e.is_string()) return Error{fmt::format("{}: {}: every entry must be a string", where(path, e), key)};
-      out.push_back(e.as_string()->get());
-    }
-    if (out.empty()) return Error{fmt::format("{}: {}: must not be empty", where(path, *n), key)};
-    return out;
-  };
-  auto integers = [&](const char* key, long long lo, long long hi) -> Result<std::vector<int>> {
-    std::vector<int> out;
-    const toml::node* n = root.get(key);
-    if (!n) return out;
-    if (!n->is_array()) return Error{fmt::format("{}: {}: must be an array of integers", where(path, *n), key)};
-    for (const auto& e : *n->as_array()) {
-      if (!e.is_integer() || e.as_integer()->get() < lo || e.as_integer()->get() > hi)
-        return Error{fmt::format("{}: {} = {}: every entry must be an integer between {} and {}", where(path, e), key,
-                                 toml_text(e), lo, hi)};
-      out.push_back(static_cast<int>(e.as_integer()->get()));
-    }
-    return out;
-  };
-  auto integer = [&](const char* key, int fallback, long long lo, long long hi) -> Result<int> {
-    const toml::node* n = root.get(key);
-    if (!n) return fallback;
-    if (!n->is_integer() || n->as_integer()->get() < lo || n->as_integer()->get() > hi)
-      return Error{fmt::format("{}: {} = {}: must be an integer between {} and {}", where(path, *n), key, toml_text(*n), lo, hi)};
-    return static_cast<int>(n->as_integer()->get());
-  };
-  auto models = strings("models", true);
+  SweepSpec s;
+  auto models = strings(root, path, "models", true);
   if (!models) return models.error();
-  auto resolutions = strings("resolutions", false);
+  auto resolutions = strings(root, path, "resolutions", false);
   if (!resolutions) return resolutions.error();
-  auto frames = integers("frames", 1, 2049);
+  auto frames = integers(root, path, "frames", 1, 2049);
   if (!frames) return frames.error();
-  auto gpus = integers("gpus", 1, 1 << 17);
+  auto gpus = integers(root, path, "gpus", 1, 1 << 17);
   if (!gpus) return gpus.error();
-  auto steps = integer("steps", 10, 1, 100000);
+  auto steps = integer(root, path, "steps", 10, 1, 100000);
   if (!steps) return steps.error();
-  auto warmup = integer("warmup", 2, 0, 1000);
+  auto warmup = integer(root, path, "warmup", 2, 0, 1000);
   if (!warmup) return warmup.error();
-  auto seed = integer("seed", 0, 0, 1 << 30);
+  auto seed = integer(root, path, "seed", 0, 0, 1 << 30);
   if (!seed) return seed.error();
-  // The device every run uses: cpu (fp32, Gloo) or cuda (one GPU per rank, bf16, NCCL).
-  std::string device = "cpu";
-  if (const toml::node* n = root.get("device")) {
-    if (!n->is_string() || (n->as_string()->get() != "cpu" && n->as_string()->get() != "cuda"))
-      return Error{fmt::format("{}: device = {}: must be \"cpu\" or \"cuda\"", where(path, *n), toml_text(*n))};
-    device = n->as_string()->get();
-  }
+  s.models = *models;
+  s.resolutions = *resolutions;
+  s.frames = *frames;
+  s.gpus = *gpus;
+  s.steps = *steps;
+  s.warmup = *warmup;
+  s.seed = *seed;
+  if (auto e = read_device(root, path, s)) return *e;
+  if (auto e = read_plans(root, path, s)) return *e;
+  if (s.mode != SweepSpec::Mode::kList && s.gpus.empty())
+    return Error{fmt::format("{}: gpus: required with plans = \"all\" or \"top K\"", path)};
+  return s;
+}
 
-  // plans: "all", "top K", or an array of plan tables
-  enum class Mode { kAll, kTop, kList } mode = Mode::kAll;
-  int top = 0;
-  std::vector<ParallelConfig> listed;
-  if (const toml::node* n = root.get("plans")) {
-    if (n->is_string()) {
-      const std::string s = n->as_string()->get();
-      if (s == "all") mode = Mode::kAll;
-      else if (s.rfind("top ", 0) == 0 && std::sscanf(s.c_str() + 4, "%d", &top) == 1 && top > 0) mode = Mode::kTop;
-      else return Error{fmt::format("{}: plans = \"{}\": must be \"all\", \"top K\" or an array of plan tables", where(path, *n), s)};
-    } else if (n->is_array()) {
-      mode = Mode::kList;
-      for (const auto& e : *n->as_array()) {
-        if (!e.is_table()) return Error{fmt::format("{}: plans: every entry must be a table like {{ ring = 2 }}", where(path, e))};
-        auto c = plan_from_table(*e.as_table(), path);
-        if (!c) return c.error();
-        listed.push_back(*c);
-      }
-    } else {
-      return Error{fmt::format("{}: plans: must be \"all\", \"top K\" or an array of plan tables", where(path, *n))};
+// The plans of one model, size and frame count: those listed, or the planner's (all, or the top
+// K) for each GPU count, ranked on h100-sxm's datasheet.
+std::vector<ParallelConfig> configs_for(const SweepSpec& s, Query q) {
+  if (s.mode == SweepSpec::Mode::kList) return s.listed;
+  std::vector<ParallelConfig> configs;
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const costmodel::CostModel cost(hw);
+  for (int g : s.gpus) {
+    q.gpus = g;
+    const auto report = planner::Planner(cost).plan(q, {.allow_anything = true, .keep_invalid = false});
+    int taken = 0;
+    for (const auto& p : report.plans) {
+      if (s.mode == SweepSpec::Mode::kTop && taken++ >= s.top) break;
+      configs.push_back(p.plan.config);
     }
   }
-  if (mode != Mode::kList && gpus->empty()) return Error{fmt::format("{}: gpus: required with plans = \"all\" or \"top K\"", path)};
+  return configs;
+}
 
+SweepRun make_run(const SweepSpec& s, const ModelProfile& m, const std::string& size, Resolution res, int frames,
+                  const ParallelConfig& c) {
+  SweepRun r;
+  r.model = m.name;
+  r.resolution = size;
+  r.size = res;
+  r.frames = frames;
+  r.gpus = static_cast<int>(c.world_size());
+  r.steps = s.steps;
+  r.seed = s.seed;
+  r.config = c;
+  r.plan_flags = plan_flags(c);
+  r.label = plan_label(c);
+  r.run_args = {"--model", m.name, "--res", size, "--frames", std::to_string(frames), "--steps", std::to_string(s.steps),
+                "--warmup", std::to_string(s.warmup), "--seed", std::to_string(s.seed)};
+  r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
+  r.device = s.device;
+  r.dtype = s.device == "cuda" ? "bf16" : "fp32";
+  if (s.device == "cuda") r.run_args.insert(r.run_args.end(), {"--device", "cuda"});
+  return r;
+}
+
+// The runs of one model: every size x frame count x plan.
+std::optional<Error> expand_model(const SweepSpec& s, const ModelProfile& m, const ProfileCatalog& catalog,
+                                  const std::string& path, std::vector<SweepRun>& runs) {
+  std::vector<std::string> sizes = s.resolutions;
+  if (sizes.empty()) sizes.push_back(fmt::format("{}x{}", m.default_width, m.default_height));
+  std::vector<int> frame_counts = s.frames;
+  if (frame_counts.empty()) frame_counts.push_back(m.default_frames);
+  for (const std::string& size : sizes)
+    for (int f : frame_counts) {
+      auto res = parse_resolution(size);
+      if (!res) return Error{fmt::format("{}: resolutions: {}", path, res.error().message)};
+      auto seq = compute_sequence(m, *res, f, m.text_tokens);
+      if (!seq) return Error{fmt::format("{}: {}", path, seq.error().message)};
+      Query q;
+      q.model = &m;
+      q.hardware = catalog.find_hardware("h100-sxm");
+      q.resolution = *res;
+      q.frames = f;
+      q.steps = s.steps;
+      q.sequence = *seq;
+      for (const ParallelConfig& c : configs_for(s, q)) runs.push_back(make_run(s, m, size, *res, f, c));
+    }
+  return std::nullopt;
+}
+
+Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& path, const ProfileCatalog& catalog) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Error{fmt::format("{}:{}: invalid TOML: {}", path, e.source().begin.line, e.description())};
+  }
+  auto spec = read_spec(root, path);
+  if (!spec) return spec.error();
   std::vector<SweepRun> runs;
-  for (const std::string& name : *models) {
+  for (const std::string& name : spec->models) {
     auto model = catalog.model(name);
     if (!model) return Error{fmt::format("{}: models: {}", path, model.error().message)};
-    const ModelProfile& m = **model;
-    std::vector<std::string> sizes = *resolutions;
-    if (sizes.empty()) sizes.push_back(fmt::format("{}x{}", m.default_width, m.default_height));
-    std::vector<int> frame_counts = *frames;
-    if (frame_counts.empty()) frame_counts.push_back(m.default_frames);
-    for (const std::string& size : sizes)
-      for (int f : frame_counts) {
-        auto res = parse_resolution(size);
-        if (!res) return Error{fmt::format("{}: resolutions: {}", path, res.error().message)};
-        auto seq = compute_sequence(m, *res, f, m.text_tokens);
-        if (!seq) return Error{fmt::format("{}: {}", path, seq.error().message)};
-        Query q;
-        q.model = &m;
-        q.hardware = catalog.find_hardware("h100-sxm");
-        q.resolution = *res;
-        q.frames = f;
-        q.steps = *steps;
-        q.sequence = *seq;
-        std::vector<ParallelConfig> configs;
-        if (mode == Mode::kList) {
-          configs = listed;
-        } else {
-          const costmodel::DatasheetModel hw(*q.hardware);
-          const costmodel::CostModel cost(hw);
-          for (int g : *gpus) {
-            q.gpus = g;
-            const auto report = planner::Planner(cost).plan(q, {.allow_anything = true, .keep_invalid = false});
-            int taken = 0;
-            for (const auto& p : report.plans) {
-              if (mode == Mode::kTop && taken++ >= top) break;
-              configs.push_back(p.plan.config);
-            }
-          }
-        }
-        for (const ParallelConfig& c : configs) {
-          SweepRun r;
-          r.model = m.name;
-          r.resolution = size;
-          r.size = *res;
-          r.frames = f;
-          r.gpus = static_cast<int>(c.world_size());
-          r.steps = *steps;
-          r.seed = *seed;
-          r.config = c;
-          r.plan_flags = plan_flags(c);
-          r.label = plan_label(c);
-          r.run_args = {"--model", m.name, "--res", size, "--frames", std::to_string(f), "--steps", std::to_string(*steps),
-                        "--warmup", std::to_string(*warmup), "--seed", std::to_string(*seed)};
-          r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
-          r.device = device;
-          r.dtype = device == "cuda" ? "bf16" : "fp32";
-          if (device == "cuda") r.run_args.insert(r.run_args.end(), {"--device", "cuda"});
-          runs.push_back(std::move(r));
-        }
-      }
+    if (auto e = expand_model(*spec, **model, catalog, path, runs)) return *e;
   }
   return runs;
 }

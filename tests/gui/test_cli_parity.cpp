@@ -1,0 +1,213 @@
+// The GUI and the CLI answer the same query with the same plans: for ten queries, the real `cpplan`
+// binary's JSON (--all) against the GUI's computation and its widgets (the plans table, the plan
+// detail's snippets): the same plans in the same order, the same verdicts and reasons, step times,
+// memory verdicts, frameworks, and the same framework snippets for the top plan.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "costmodel/calibration.h"
+#include "data/store.h"
+#include "gui/main_window.h"
+#include "gui/plan_detail.h"
+#include "gui/plan_table_model.h"
+#include "gui/planning.h"
+#include "session/machine.h"
+#include "session/planning.h"
+#include "tests/gui/gui_support.h"
+
+using cpplan::gui::QueryInput;
+using nlohmann::json;
+
+namespace {
+
+// What `cpplan ARGS` prints on stdout (a fixed argv: no user text reaches the shell).
+std::string cpplan_stdout(const std::vector<std::string>& args) {
+  std::string command = CPPLAN_BINARY;
+  for (const std::string& a : args) command += " '" + a + "'";
+  command += " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  REQUIRE(pipe);
+  std::string out;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
+  return out;
+}
+
+struct Case {
+  std::vector<std::string> args;  // the CLI's flags
+  QueryInput in;                  // the same query as the GUI's panel holds it
+};
+
+QueryInput input(const std::string& model, const std::string& hardware, int gpus, int width = 0, int height = 0) {
+  QueryInput in;
+  in.model = model;
+  in.hardware = hardware;
+  in.gpus = gpus;
+  in.width = width;
+  in.height = height;
+  return in;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  c.push_back({{"--model", "flux.1-dev", "--hardware", "h100-sxm", "--gpus", "4", "--res", "1008x1008"},
+               input("flux.1-dev", "h100-sxm", 4, 1008, 1008)});
+  Case xdit{{"--model", "flux.1-dev", "--hardware", "h100-sxm", "--gpus", "8", "--res", "1024x1024", "--runtime", "xdit"},
+            input("flux.1-dev", "h100-sxm", 8, 1024, 1024)};
+  xdit.in.runtime = "xdit";
+  c.push_back(xdit);
+  c.push_back({{"--model", "wan2.1-t2v-14b", "--hardware", "h100-sxm", "--gpus", "8"}, input("wan2.1-t2v-14b", "h100-sxm", 8)});
+  c.push_back({{"--model", "sd3.5-large", "--hardware", "l40s", "--gpus", "2"}, input("sd3.5-large", "l40s", 2)});
+  Case compiled{{"--model", "qwen-image", "--hardware", "h200-sxm", "--gpus", "4", "--runtime", "compiled"},
+                input("qwen-image", "h200-sxm", 4)};
+  compiled.in.runtime = "compiled";
+  c.push_back(compiled);
+  Case topo{{"--model", "flux.1-dev", "--topology", "dgx-h100", "--nodes", "2", "--res", "1024x1024"},
+            input("flux.1-dev", "", 0, 1024, 1024)};
+  topo.in.topology = "dgx-h100";
+  topo.in.nodes = 2;
+  c.push_back(topo);
+  Case sharded{{"--model", "flux.1-dev", "--hardware", "rtx4090", "--gpus", "4", "--text-encoder", "sharded"},
+               input("flux.1-dev", "rtx4090", 4)};
+  sharded.in.text_encoder = cpplan::TextEncoderPlacement::kSharded;
+  c.push_back(sharded);
+  Case batch{{"--model", "flux.1-dev", "--hardware", "l20", "--gpus", "4", "--batch", "2", "--vae", "parallel"},
+             input("flux.1-dev", "l20", 4)};
+  batch.in.batch = 2;
+  batch.in.vae = cpplan::VaePlacement::kParallel;
+  c.push_back(batch);
+  c.push_back({{"--model", "hunyuanvideo", "--hardware", "h100-sxm", "--gpus", "8", "--frames", "33"},
+               [] {
+                 QueryInput in = input("hunyuanvideo", "h100-sxm", 8);
+                 in.frames = 33;
+                 return in;
+               }()});
+  c.push_back({{"--model", "flux.1-dev", "--hardware", "a100-sxm-80g", "--gpus", "3", "--steps", "20"},
+               [] {
+                 QueryInput in = input("flux.1-dev", "a100-sxm-80g", 3);
+                 in.steps = 20;
+                 return in;
+               }()});
+  return c;
+}
+
+std::vector<std::string> names(const json& a) { return a.get<std::vector<std::string>>(); }
+
+// Every line of the snippets in order in `cli`, which indents them under the frameworks' headings
+// written as "diffusers:" for "# diffusers" and "xDiT: cannot run ..." for "# xDiT: cannot run ...".
+bool snippets_in(const std::string& snippets, const std::string& cli) {
+  std::istringstream lines(snippets);
+  std::size_t from = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    for (const char* heading : {"# diffusers", "# cache-dit", "# xDiT"})
+      if (line.rfind(heading, 0) == 0) line = line.substr(2) + (line.find(':') == std::string::npos ? ":" : "");
+    const auto at = cli.find(line, from);
+    if (at == std::string::npos) {
+      UNSCOPED_INFO("snippet line not in the CLI's output: " << line);
+      return false;
+    }
+    from = at + line.size();
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("The GUI and the CLI print the same plans, times, verdicts and snippets for ten queries", "[gui][parity]") {
+  cpplan::test::gui_app();
+  for (const Case& c : cases()) {
+    std::vector<std::string> args = c.args;
+    INFO("cpplan " << [&] { std::string s; for (const auto& a : args) s += a + " "; return s; }());
+    args.insert(args.end(), {"--json", "--all"});
+    const json cli = json::parse(cpplan_stdout(args));
+    const auto gui = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), c.in, 1);
+    REQUIRE(gui.error.empty());
+    const auto& plans = gui.report.plans;
+    REQUIRE(cli.at("plans").size() == plans.size());
+    CHECK(cli.at("valid_plans") == gui.report.valid_count);
+    CHECK(cli.at("invalid_plans") == gui.report.invalid_count);
+
+    cpplan::gui::PlanTableModel table;
+    table.set_plans(plans);
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const json& j = cli["plans"][i];
+      const auto& p = plans[i];
+      INFO("plan " << i << ": " << j.at("label"));
+      const int row = static_cast<int>(i);
+      CHECK(table.index(row, cpplan::gui::PlanTableModel::kPlan).data().toString().toStdString() == j.at("label"));
+      CHECK(std::string(cpplan::to_string(p.plan.variant)) == j.at("cp_variant"));
+      CHECK(p.plan.valid() == j.at("valid").get<bool>());
+      CHECK(p.plan.reasons == j.at("reasons").get<std::vector<std::string>>());
+      if (!p.plan.valid()) continue;
+      CHECK(p.predicted->step_ms == Approx(j.at("predicted").at("step_ms").get<double>()).epsilon(1e-12));
+      CHECK(table.index(row, cpplan::gui::PlanTableModel::kStepMs).data().toString() ==
+            QString::number(j.at("predicted").at("step_ms").get<double>(), 'f', 2));
+      CHECK(p.predicted->fits_memory == j.at("fits_memory").get<bool>());
+      CHECK(p.frameworks.names() == names(j.at("frameworks")));
+    }
+
+    // The framework snippets of the top plan: the plan detail's text, line by line in the CLI's.
+    if (gui.report.valid_count == 0) continue;
+    cpplan::gui::PlanDetail detail;
+    detail.set_plan(&*gui.query, &plans.front());
+    const std::string snippets = detail.snippet_text().toStdString();
+    CHECK_FALSE(snippets.empty());
+    CHECK(snippets_in(snippets, cpplan_stdout(c.args)));
+  }
+}
+
+TEST_CASE("The GUI plans --hardware local from this machine's probes and latest calibration, as the CLI", "[gui][local]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const std::string db = dir.file("local.db");
+  // This machine as the executor binary beside cpplan reports it, with GEMMs and all-gathers
+  // "measured" and a calibration whose step is 7 ms flat: an easy figure to find again.
+  const cpplan::session::Machine machine = cpplan::session::this_machine(CPPLAN_BINARY);
+  cpplan::costmodel::MeasurementSet m;
+  m.kernels.push_back({cpplan::costmodel::KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
+  m.kernels.push_back({cpplan::costmodel::KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
+  m.collectives.push_back({cpplan::costmodel::Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
+  m.collectives.push_back({cpplan::costmodel::Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
+  cpplan::costmodel::Calibration cal;
+  cal.features = {"gemm", "attention", "memory", "launch", "comm", "constant", "oversubscribed"};
+  cal.coefficients = {0, 0, 0, 0, 0, 7.0, 0};
+  cal.runs = 6;
+  cal.folds = 3;
+  {
+    auto store = cpplan::data::Store::open(db);
+    REQUIRE(store);
+    REQUIRE(store.value().record_measurements(machine.fingerprint, m, "probe").ok());
+    REQUIRE(store.value().record_calibration(machine.fingerprint, cal).ok());
+  }
+  QueryInput in = input("flux-tiny", "local", 2, 256, 256);
+  in.db = db;
+  const auto gui = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
+  REQUIRE(gui.error.empty());
+  REQUIRE(gui.report.valid_count > 0);
+  const json cli = json::parse(cpplan_stdout({"--model", "flux-tiny", "--hardware", "local", "--db", db, "--gpus", "2",
+                                              "--res", "256x256", "--json"}));
+  REQUIRE(cli.at("plans").size() == static_cast<std::size_t>(gui.report.valid_count));
+  for (std::size_t i = 0; i < cli["plans"].size(); ++i) {
+    const auto& p = gui.report.plans[i];
+    CHECK(plan_label(p.plan.config) == cli["plans"][i].at("label"));
+    CHECK(p.predicted->calibrated);
+    CHECK(p.predicted->step_ms == Approx(7.0));
+    CHECK(cli["plans"][i]["predicted"]["step_ms"] == Approx(7.0));
+  }
+  CHECK_THAT(cpplan::session::prediction_source(gui.report.plans, gui.model->local()),
+             Catch::EndsWith(" figures, step times calibrated to this machine's runs (calibration v1)"));
+
+  // The window states it in its status bar.
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(db));
+  w.set_query(in);
+  while (w.planning()) REQUIRE(cpplan::test::wait_for(&w, &cpplan::gui::MainWindow::plans_shown));
+  INFO(w.status_text().toStdString());
+  CHECK(w.status_text().contains(QStringLiteral("step times calibrated to this machine's runs (calibration v1)")));
+}
