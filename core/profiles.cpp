@@ -47,101 +47,101 @@ void read_text_encoder(Reader& r, Component& c) {
 }  // namespace
 
 namespace {
-Result<ModelProfile> model_from_toml(const toml::table& root, const std::string& path) {
-  std::string error;
-  Reader r(root, path, "", &error);
-  ModelProfile m;
-  m.source = path;
-  r.only({"name", "description", "transformer", "text", "vae", "parallel", "pipeline"});
-  read_name(r, path, m.name);
-  r.string("description", m.description, false);
+// Reads [transformer]: attention shape, FFN, weights, patching and the block groups.
+void read_transformer(Reader& tr, ModelProfile& m) {
+  tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "params", "dtype", "patch_spatial",
+           "patch_temporal", "in_channels", "blocks"});
+  tr.integer("heads", m.heads, 1, 4096);
+  tr.integer("head_dim", m.head_dim, 1, 4096);
+  tr.integer("ffn_hidden", m.ffn_hidden, 1, kMaxInt);
+  tr.choice("ffn", m.ffn_kind, {"gelu", "swiglu"});
+  tr.boolean("qk_norm", m.qk_norm);
+  tr.choice("modulation", m.modulation, {"block", "shared", "expert", "table"}, false);
+  tr.number("params", m.params, 0, kMaxParams, true, true);
+  m.bytes_per_param = m.bytes_per_activation = dtype_bytes(tr, "dtype", 2);
+  tr.integer("patch_spatial", m.patch_spatial, 1, 64);
+  tr.integer("patch_temporal", m.patch_temporal, 1, 64, false);
+  tr.integer("in_channels", m.in_channels, 1, 1 << 16);
+  tr.tables("blocks", true, [&](Reader& b) {
+    BlockGroup g;
+    b.only({"kind", "count", "image_self_attention", "sequential"});
+    b.choice("kind", g.kind, {"double", "single", "cross"});
+    b.integer("count", g.count, 1, 10000);
+    b.boolean("image_self_attention", g.image_self_attention);
+    b.boolean("sequential", g.sequential);
+    if (b.ok() && g.sequential && g.kind != BlockKind::kSingle)
+      b.fail("sequential", "true", "only single-stream blocks run attention and FFN in sequence");
+    m.blocks.push_back(g);
+  });
+  if (tr.ok() && m.blocks.empty()) tr.fail("blocks", "[]", "needs at least one block group");
+}
 
-  if (const auto* t = r.table("transformer"); t && r.ok()) {
-    Reader tr = r.sub(*t, "transformer");
-    tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "params", "dtype", "patch_spatial",
-             "patch_temporal", "in_channels", "blocks"});
-    tr.integer("heads", m.heads, 1, 4096);
-    tr.integer("head_dim", m.head_dim, 1, 4096);
-    tr.integer("ffn_hidden", m.ffn_hidden, 1, kMaxInt);
-    tr.choice("ffn", m.ffn_kind, {"gelu", "swiglu"});
-    tr.boolean("qk_norm", m.qk_norm);
-    tr.choice("modulation", m.modulation, {"block", "shared", "expert", "table"}, false);
-    tr.number("params", m.params, 0, kMaxParams, true, true);
-    m.bytes_per_param = m.bytes_per_activation = dtype_bytes(tr, "dtype", 2);
-    tr.integer("patch_spatial", m.patch_spatial, 1, 64);
-    tr.integer("patch_temporal", m.patch_temporal, 1, 64, false);
-    tr.integer("in_channels", m.in_channels, 1, 1 << 16);
-    tr.tables("blocks", true, [&](Reader& b) {
-      BlockGroup g;
-      b.only({"kind", "count", "image_self_attention", "sequential"});
-      b.choice("kind", g.kind, {"double", "single", "cross"});
-      b.integer("count", g.count, 1, 10000);
-      b.boolean("image_self_attention", g.image_self_attention);
-      b.boolean("sequential", g.sequential);
-      if (b.ok() && g.sequential && g.kind != BlockKind::kSingle)
-        b.fail("sequential", "true", "only single-stream blocks run attention and FFN in sequence");
-      m.blocks.push_back(g);
-    });
-    if (tr.ok() && m.blocks.empty()) tr.fail("blocks", "[]", "needs at least one block group");
+// Reads [text]: how text tokens meet image tokens, how many there are, and the text encoders.
+void read_text(Reader& tx, ModelProfile& m) {
+  tx.only({"handling", "tokens", "max_tokens", "encoders"});
+  tx.choice("handling", m.text_handling, {"joint", "cross"});
+  tx.integer("tokens", m.text_tokens, 1, 1 << 20);
+  m.max_text_tokens = m.text_tokens;
+  tx.integer("max_tokens", m.max_text_tokens, 1, 1 << 20, false);
+  if (tx.ok() && m.max_text_tokens < m.text_tokens)
+    tx.fail("max_tokens", std::to_string(m.max_text_tokens),
+            fmt::format("must be at least text.tokens = {}", m.text_tokens));
+  tx.tables("encoders", false, [&](Reader& e) {
+    Component c;
+    read_text_encoder(e, c);
+    m.text_encoders.push_back(c);
+  });
+}
+
+// Reads [vae]: weights, spatial / temporal compression and the decode cost per pixel.
+void read_vae(Reader& v, ModelProfile& m) {
+  v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel",
+          "decode_bytes_per_pixel", "decode_traffic_bytes_per_pixel"});
+  v.string("name", m.vae.weights.name);
+  v.number("params", m.vae.weights.params, 0, kMaxParams, true, true);
+  m.vae.weights.bytes_per_param = dtype_bytes(v, "dtype", 2);
+  v.integer("spatial", m.vae.spatial, 1, 256);
+  v.integer("temporal", m.vae.temporal, 1, 64, false);
+  v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, true, true);
+  v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, true, true);
+  v.number("decode_traffic_bytes_per_pixel", m.vae.decode_traffic_bytes_per_pixel, 0, 1e8, false);
+}
+
+// Reads [parallel]: how context parallelism splits the sequence and which runtimes support the model.
+void read_parallel(Reader& p, ModelProfile& m) {
+  p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit", "xdit_parallel_vae"});
+  p.choice("cp_split", m.cp_split, {"image_and_text", "image_only"});
+  p.boolean("attention_mask", m.attention_mask);
+  p.boolean("diffusers_cp_plan", m.diffusers_cp_plan);
+  p.boolean("xdit", m.xdit);
+  p.boolean("xdit_parallel_vae", m.xdit_parallel_vae);
+}
+
+// Reads [pipeline]: the default request (size, frames, steps, guidance) and the runtime names.
+void read_pipeline(Reader& p, ModelProfile& m) {
+  p.only({"video", "default_width", "default_height", "default_frames", "default_steps",
+          "guidance", "hf_repo", "pipeline_class", "xdit_example"});
+  p.boolean("video", m.video);
+  p.integer("default_width", m.default_width, 1, 16384);
+  p.integer("default_height", m.default_height, 1, 16384);
+  p.integer("default_frames", m.default_frames, 1, 2049, false);
+  p.integer("default_steps", m.default_steps, 1, 10000);
+  p.choice("guidance", m.guidance, {"none", "distilled", "true_cfg"});
+  p.string("hf_repo", m.hf_repo, false);
+  p.string("pipeline_class", m.pipeline_class, false);
+  p.string("xdit_example", m.xdit_example, false);
+}
+
+// Reads the required table `key` of r into m with read, unless r has already failed.
+void read_section(Reader& r, std::string_view key, ModelProfile& m, void (*read)(Reader&, ModelProfile&)) {
+  if (const auto* t = r.table(key); t && r.ok()) {
+    Reader section = r.sub(*t, key);
+    read(section, m);
   }
+}
 
-  if (const auto* t = r.table("text"); t && r.ok()) {
-    Reader tx = r.sub(*t, "text");
-    tx.only({"handling", "tokens", "max_tokens", "encoders"});
-    tx.choice("handling", m.text_handling, {"joint", "cross"});
-    tx.integer("tokens", m.text_tokens, 1, 1 << 20);
-    m.max_text_tokens = m.text_tokens;
-    tx.integer("max_tokens", m.max_text_tokens, 1, 1 << 20, false);
-    if (tx.ok() && m.max_text_tokens < m.text_tokens)
-      tx.fail("max_tokens", std::to_string(m.max_text_tokens),
-              fmt::format("must be at least text.tokens = {}", m.text_tokens));
-    tx.tables("encoders", false, [&](Reader& e) {
-      Component c;
-      read_text_encoder(e, c);
-      m.text_encoders.push_back(c);
-    });
-  }
-
-  if (const auto* t = r.table("vae"); t && r.ok()) {
-    Reader v = r.sub(*t, "vae");
-    v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel",
-            "decode_bytes_per_pixel", "decode_traffic_bytes_per_pixel"});
-    v.string("name", m.vae.weights.name);
-    v.number("params", m.vae.weights.params, 0, kMaxParams, true, true);
-    m.vae.weights.bytes_per_param = dtype_bytes(v, "dtype", 2);
-    v.integer("spatial", m.vae.spatial, 1, 256);
-    v.integer("temporal", m.vae.temporal, 1, 64, false);
-    v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, true, true);
-    v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, true, true);
-    v.number("decode_traffic_bytes_per_pixel", m.vae.decode_traffic_bytes_per_pixel, 0, 1e8, false);
-  }
-
-  if (const auto* t = r.table("parallel"); t && r.ok()) {
-    Reader p = r.sub(*t, "parallel");
-    p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit", "xdit_parallel_vae"});
-    p.choice("cp_split", m.cp_split, {"image_and_text", "image_only"});
-    p.boolean("attention_mask", m.attention_mask);
-    p.boolean("diffusers_cp_plan", m.diffusers_cp_plan);
-    p.boolean("xdit", m.xdit);
-    p.boolean("xdit_parallel_vae", m.xdit_parallel_vae);
-  }
-
-  if (const auto* t = r.table("pipeline"); t && r.ok()) {
-    Reader p = r.sub(*t, "pipeline");
-    p.only({"video", "default_width", "default_height", "default_frames", "default_steps",
-            "guidance", "hf_repo", "pipeline_class", "xdit_example"});
-    p.boolean("video", m.video);
-    p.integer("default_width", m.default_width, 1, 16384);
-    p.integer("default_height", m.default_height, 1, 16384);
-    p.integer("default_frames", m.default_frames, 1, 2049, false);
-    p.integer("default_steps", m.default_steps, 1, 10000);
-    p.choice("guidance", m.guidance, {"none", "distilled", "true_cfg"});
-    p.string("hf_repo", m.hf_repo, false);
-    p.string("pipeline_class", m.pipeline_class, false);
-    p.string("xdit_example", m.xdit_example, false);
-  }
-
-  // Cross-field rules.
+// Checks the rules that tie fields of different tables together (the first broken one fails r).
+void check_cross_fields(Reader& r, const ModelProfile& m) {
   if (r.ok() && m.text_handling == TextHandling::kCross &&
       std::any_of(m.blocks.begin(), m.blocks.end(),
                   [](const BlockGroup& g) { return g.kind != BlockKind::kCross; }))
@@ -159,6 +159,23 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
   if (r.ok() && m.video && (m.default_frames - 1) % (m.vae.temporal * m.patch_temporal) != 0)
     r.fail("pipeline.default_frames", std::to_string(m.default_frames),
            "must be 1 + a multiple of vae.temporal x transformer.patch_temporal");
+}
+
+// Reads and checks a model profile; the error names the first broken field.
+Result<ModelProfile> model_from_toml(const toml::table& root, const std::string& path) {
+  std::string error;
+  Reader r(root, path, "", &error);
+  ModelProfile m;
+  m.source = path;
+  r.only({"name", "description", "transformer", "text", "vae", "parallel", "pipeline"});
+  read_name(r, path, m.name);
+  r.string("description", m.description, false);
+  read_section(r, "transformer", m, read_transformer);
+  read_section(r, "text", m, read_text);
+  read_section(r, "vae", m, read_vae);
+  read_section(r, "parallel", m, read_parallel);
+  read_section(r, "pipeline", m, read_pipeline);
+  check_cross_fields(r, m);
   if (!r.ok()) return Error{error};
   return m;
 }

@@ -144,9 +144,117 @@ Result<Row> make_row(std::string where, Field field, std::string busbw_field, do
   return Row{std::move(where), std::move(busbw_field), size, time, algbw, busbw};
 }
 
+// Out-of-place columns of a result row; nccl-tests' layout unless a "# size count ..." header says otherwise.
+struct Columns {
+  std::size_t size = 0, time = 5, algbw = 6, busbw = 7, wrong = 8;
+};
+
+// Takes the time, algbw, busbw and #wrong columns from a "# size count type ..." header.
+void read_column_header(const std::vector<std::string_view>& tokens, Columns& cols) {
+  auto first = [&](std::initializer_list<std::string_view> names, std::size_t fallback) {
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      for (std::string_view n : names)
+        if (tokens[i] == n) return i;
+    return fallback;
+  };
+  cols.time = first({"time"}, cols.time);
+  cols.algbw = first({"algbw"}, cols.algbw);
+  cols.busbw = first({"busbw"}, cols.busbw);
+  cols.wrong = first({"#wrong", "error"}, cols.wrong);
+}
+
+// Reads one comment line (`body` follows the '#'): test name, threads and GPUs, ranks, column
+// header or average bus bandwidth; other comments are ignored.
+Result<bool> parse_comment(std::string_view body, const std::string& where, Columns& cols, Parsed& p) {
+  const auto tokens = split(body);
+  if (tokens.empty()) return true;
+  constexpr std::string_view kStarting = "Collective test starting:";
+  if (body.rfind(kStarting, 0) == 0) {
+    const auto name = split(body.substr(kStarting.size()));
+    if (name.empty()) return true;
+    if (!p.rows.empty() && !p.test.empty() && p.test != name[0]) {
+      return Error{fmt::format("{}: a second test ({}) after {}: import one test per file", where, name[0], p.test)};
+    }
+    p.test = std::string(name[0]);
+    p.test_where = where;
+    return true;
+  }
+  if (tokens[0] == "nThread" || tokens[0] == "nThreads") {
+    for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+      if (tokens[i] == "nThread" || tokens[i] == "nThreads") p.threads = whole(tokens[i + 1]).value_or(0);
+      if (tokens[i] == "nGpus") p.gpus_per_thread = whole(tokens[i + 1]).value_or(0);
+    }
+    p.gpus = p.gpus || p.gpus_per_thread > 0;
+    return true;
+  }
+  if (tokens[0] == "Rank" && tokens.size() > 1 && all_digits(tokens[1])) {
+    p.rank_ids.insert(*whole(tokens[1]));
+    p.gpus = true;
+    // "Rank 0 Group 0 Pid 123 on node01 device 0 [0x18] NVIDIA H100 80GB HBM3"
+    const std::size_t bus = body.find(']');
+    if (p.gpu_name.empty() && bus != std::string_view::npos) p.gpu_name = std::string(trim(body.substr(bus + 1)));
+    return true;
+  }
+  if (tokens[0] == "size") {
+    read_column_header(tokens, cols);
+    return true;
+  }
+  if (body.rfind("Avg bus bandwidth", 0) == 0) {
+    const std::size_t colon = body.find(':');
+    const std::string_view value = colon == std::string_view::npos ? "" : trim(body.substr(colon + 1));
+    const auto avg = number(value);
+    if (!avg) return Error{fmt::format("{}: Avg bus bandwidth = '{}': not a number", where, value)};
+    p.avg_busbw_gbps = *avg;
+    return true;
+  }
+  if (p.test.empty()) {
+    if (auto word = perf_word(body)) {
+      p.test = *word;
+      p.test_where = where;
+    }
+  }
+  return true;
+}
+
+// Reads one result row (`tokens[0]` is a byte count) into p.rows; a row with wrong results fails.
+Result<bool> parse_result_row(const std::vector<std::string_view>& tokens, const std::string& where,
+                              const Columns& cols, Parsed& p) {
+  const std::size_t needed = std::max({cols.size, cols.time, cols.algbw, cols.busbw, cols.wrong}) + 1;
+  if (tokens.size() < needed) {
+    return Error{fmt::format("{}: {} columns: a result row has at least {} (size count type redop root, then "
+                             "time algbw busbw #wrong out-of-place)",
+                             where, tokens.size(), needed)};
+  }
+  auto read = [&](std::size_t column, std::string_view label) -> Result<double> {
+    const auto value = number(tokens[column]);
+    if (!value) return row_error(where, label, tokens[column], "not a number");
+    return *value;
+  };
+  const auto size = whole(tokens[cols.size]);
+  if (!size) return row_error(where, kSize, tokens[cols.size], "not a whole number of bytes");
+  auto time = read(cols.time, kTime);
+  if (!time) return time.error();
+  auto algbw = read(cols.algbw, kAlgbw);
+  if (!algbw) return algbw.error();
+  auto busbw = read(cols.busbw, kBusbw);
+  if (!busbw) return busbw.error();
+  const std::string_view wrong = tokens[cols.wrong];
+  if (wrong != "N/A") {
+    const auto count = number(wrong);
+    if (!count) return row_error(where, kWrong, wrong, "not a number or N/A");
+    if (*count > 0) return row_error(where, kWrong, wrong, "the collective returned wrong results; nothing imported");
+  }
+  auto row = make_row(
+      where, [](std::string_view c) { return fmt::format("column {}", c); }, fmt::format("column {}", kBusbw),
+      static_cast<double>(*size), *time, *algbw, *busbw);
+  if (!row) return row.error();
+  p.rows.push_back(std::move(row).value());
+  return true;
+}
+
+// Reads nccl-tests' text output line by line: comments describe the run, digit-led lines are results.
 Result<bool> parse_text(std::string_view text, const std::string& file, Parsed& p) {
-  // Out-of-place columns; nccl-tests' layout unless a "# size count ..." header says otherwise.
-  std::size_t col_size = 0, col_time = 5, col_algbw = 6, col_busbw = 7, col_wrong = 8;
+  Columns cols;
   int line_no = 0;
   while (!text.empty()) {
     const std::size_t eol = text.find('\n');
@@ -157,98 +265,12 @@ Result<bool> parse_text(std::string_view text, const std::string& file, Parsed& 
     const std::string where = fmt::format("{}:{}", file, line_no);
 
     if (!line.empty() && line.front() == '#') {
-      const std::string_view body = trim(line.substr(1));
-      const auto tokens = split(body);
-      if (tokens.empty()) continue;
-      constexpr std::string_view kStarting = "Collective test starting:";
-      if (body.rfind(kStarting, 0) == 0) {
-        const auto name = split(body.substr(kStarting.size()));
-        if (name.empty()) continue;
-        if (!p.rows.empty() && !p.test.empty() && p.test != name[0]) {
-          return Error{fmt::format("{}: a second test ({}) after {}: import one test per file", where, name[0], p.test)};
-        }
-        p.test = std::string(name[0]);
-        p.test_where = where;
-        continue;
-      }
-      if (tokens[0] == "nThread" || tokens[0] == "nThreads") {
-        for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
-          if (tokens[i] == "nThread" || tokens[i] == "nThreads") p.threads = whole(tokens[i + 1]).value_or(0);
-          if (tokens[i] == "nGpus") p.gpus_per_thread = whole(tokens[i + 1]).value_or(0);
-        }
-        p.gpus = p.gpus || p.gpus_per_thread > 0;
-        continue;
-      }
-      if (tokens[0] == "Rank" && tokens.size() > 1 && all_digits(tokens[1])) {
-        p.rank_ids.insert(*whole(tokens[1]));
-        p.gpus = true;
-        // "Rank 0 Group 0 Pid 123 on node01 device 0 [0x18] NVIDIA H100 80GB HBM3"
-        const std::size_t bus = body.find(']');
-        if (p.gpu_name.empty() && bus != std::string_view::npos) p.gpu_name = std::string(trim(body.substr(bus + 1)));
-        continue;
-      }
-      if (tokens[0] == "size") {
-        auto first = [&](std::initializer_list<std::string_view> names, std::size_t fallback) {
-          for (std::size_t i = 0; i < tokens.size(); ++i)
-            for (std::string_view n : names)
-              if (tokens[i] == n) return i;
-          return fallback;
-        };
-        col_time = first({"time"}, col_time);
-        col_algbw = first({"algbw"}, col_algbw);
-        col_busbw = first({"busbw"}, col_busbw);
-        col_wrong = first({"#wrong", "error"}, col_wrong);
-        continue;
-      }
-      if (body.rfind("Avg bus bandwidth", 0) == 0) {
-        const std::size_t colon = body.find(':');
-        const std::string_view value = colon == std::string_view::npos ? "" : trim(body.substr(colon + 1));
-        const auto avg = number(value);
-        if (!avg) return Error{fmt::format("{}: Avg bus bandwidth = '{}': not a number", where, value)};
-        p.avg_busbw_gbps = *avg;
-        continue;
-      }
-      if (p.test.empty()) {
-        if (auto word = perf_word(body)) {
-          p.test = *word;
-          p.test_where = where;
-        }
-      }
+      if (auto ok = parse_comment(trim(line.substr(1)), where, cols, p); !ok) return ok.error();
       continue;
     }
-
     const auto tokens = split(line);
     if (tokens.empty() || !all_digits(tokens[0])) continue;  // logs (NCCL INFO ...), blank lines
-    const std::size_t needed = std::max({col_size, col_time, col_algbw, col_busbw, col_wrong}) + 1;
-    if (tokens.size() < needed) {
-      return Error{fmt::format("{}: {} columns: a result row has at least {} (size count type redop root, then "
-                               "time algbw busbw #wrong out-of-place)",
-                               where, tokens.size(), needed)};
-    }
-    auto read = [&](std::size_t column, std::string_view label) -> Result<double> {
-      const auto value = number(tokens[column]);
-      if (!value) return row_error(where, label, tokens[column], "not a number");
-      return *value;
-    };
-    const auto size = whole(tokens[col_size]);
-    if (!size) return row_error(where, kSize, tokens[col_size], "not a whole number of bytes");
-    auto time = read(col_time, kTime);
-    if (!time) return time.error();
-    auto algbw = read(col_algbw, kAlgbw);
-    if (!algbw) return algbw.error();
-    auto busbw = read(col_busbw, kBusbw);
-    if (!busbw) return busbw.error();
-    const std::string_view wrong = tokens[col_wrong];
-    if (wrong != "N/A") {
-      const auto count = number(wrong);
-      if (!count) return row_error(where, kWrong, wrong, "not a number or N/A");
-      if (*count > 0) return row_error(where, kWrong, wrong, "the collective returned wrong results; nothing imported");
-    }
-    auto row = make_row(
-        where, [](std::string_view c) { return fmt::format("column {}", c); }, fmt::format("column {}", kBusbw),
-        static_cast<double>(*size), *time, *algbw, *busbw);
-    if (!row) return row.error();
-    p.rows.push_back(std::move(row).value());
+    if (auto ok = parse_result_row(tokens, where, cols, p); !ok) return ok.error();
   }
   return true;
 }

@@ -83,6 +83,103 @@ std::vector<BusbwCurve> curves_of(const std::string& machine, const std::vector<
   return curves;
 }
 
+// Adds one Machine per fingerprint (labels made unique by a key prefix); returns hardware key -> index.
+std::map<std::string, std::size_t> add_machines(Figures& f, const std::vector<data::HardwareFingerprint>& hardware) {
+  std::map<std::string, std::size_t> index;  // hardware key -> machines
+  std::map<std::string, int> names;          // how many machines share a name
+  for (const auto& h : hardware) names[machine_name(h)]++;
+  for (const auto& h : hardware) {
+    Machine m;
+    m.hardware = h;
+    m.key = h.key();
+    m.label = machine_name(h);
+    if (names[m.label] > 1) m.label = fmt::format("{} {}", m.label, m.key.substr(0, 8));  // other versions
+    index[m.key] = f.machines.size();
+    f.machines.push_back(std::move(m));
+  }
+  return index;
+}
+
+// Counts one run by status and adds its memory point and its predicted-vs-measured point when it has them.
+void add_run(Figures& f, Machine& m, const data::StoredRun& s) {
+  const data::RunRecord& r = s.run;
+  ++f.runs_total;
+  if (r.status == "failed") ++f.runs_failed, ++m.runs_failed;
+  if (r.status == "cancelled") ++f.runs_cancelled, ++m.runs_cancelled;
+  if (r.status != "ok") return;
+  ++f.runs_ok, ++m.runs_ok;
+  // Peak memory, like with like: an executor run measures the transformer's loop alone. A
+  // pipeline run's peak is the whole pipeline's, and import-runs records no prediction beside it.
+  if (r.source == "executor" && r.peak_mem_bytes && *r.peak_mem_bytes > 0) {
+    if (r.predicted_transformer_peak_bytes && *r.predicted_transformer_peak_bytes > 0)
+      f.memory_points.push_back({s.id, m.label, r.model, plan_label(data::parallel_config(r)), *r.peak_mem_bytes,
+                                 *r.predicted_transformer_peak_bytes});
+    else
+      ++f.memory_unpredicted;
+  }
+  if (!r.step_ms || *r.step_ms <= 0) {
+    ++f.runs_unmeasured;
+    return;
+  }
+  if (!r.predicted_step_ms || *r.predicted_step_ms <= 0) {
+    ++f.runs_without_prediction;
+    return;
+  }
+  ++m.runs_compared;
+  f.points.push_back({s.id, m.label, plan_kind(r), r.model, plan_label(data::parallel_config(r)),
+                      r.predicted_hardware.empty() ? "unknown" : r.predicted_hardware, *r.step_ms,
+                      *r.predicted_step_ms});
+}
+
+// Sorts the step-time points by run id and adds their accuracy overall, per machine, plan kind and source.
+void add_step_accuracy(Figures& f) {
+  std::sort(f.points.begin(), f.points.end(), [](const RunPoint& a, const RunPoint& b) { return a.run_id < b.run_id; });
+  std::vector<const RunPoint*> all;
+  std::map<std::string, std::vector<const RunPoint*>> by_machine, by_kind, by_source;
+  for (const RunPoint& p : f.points) {
+    all.push_back(&p);
+    by_machine[p.machine].push_back(&p);
+    by_kind[p.kind].push_back(&p);
+    by_source[p.predicted_with].push_back(&p);
+  }
+  if (!all.empty()) f.overall = accuracy_of("all", all);
+  for (const Machine& m : f.machines)
+    if (by_machine.count(m.label)) f.by_machine.push_back(accuracy_of(m.label, by_machine[m.label]));
+  for (const auto& [kind, points] : by_kind) f.by_kind.push_back(accuracy_of(kind, points));
+  for (const auto& [source, points] : by_source) f.by_source.push_back(accuracy_of(source, points));
+}
+
+// Sorts the peak-memory points by run id and adds their accuracy overall and per machine.
+void add_memory_accuracy(Figures& f) {
+  std::sort(f.memory_points.begin(), f.memory_points.end(),
+            [](const MemoryPoint& a, const MemoryPoint& b) { return a.run_id < b.run_id; });
+  std::vector<const MemoryPoint*> all_memory;
+  std::map<std::string, std::vector<const MemoryPoint*>> memory_by_machine;
+  for (const MemoryPoint& p : f.memory_points) {
+    all_memory.push_back(&p);
+    memory_by_machine[p.machine].push_back(&p);
+  }
+  if (!all_memory.empty()) f.memory_overall = memory_accuracy_of("all", all_memory);
+  for (const Machine& m : f.machines)
+    if (memory_by_machine.count(m.label))
+      f.memory_by_machine.push_back(memory_accuracy_of(m.label, memory_by_machine[m.label]));
+}
+
+// Adds each machine's sample counts, busbw curves and latest calibration; an error when the store cannot be read.
+Result<bool> add_measurements(Figures& f, const data::Store& store) {
+  for (Machine& m : f.machines) {
+    auto samples = store.measurements(m.key);
+    if (!samples) return samples.error();
+    m.collective_samples = static_cast<int>(samples.value().collectives.size());
+    m.kernel_samples = static_cast<int>(samples.value().kernels.size());
+    for (BusbwCurve& c : curves_of(m.label, samples.value().collectives)) f.busbw.push_back(std::move(c));
+    auto calibration = store.latest_calibration(m.key);
+    if (!calibration) return calibration.error();
+    m.calibration = calibration.value();
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string plan_kind(const data::RunRecord& run) {
@@ -130,89 +227,11 @@ Result<Figures> gather(const data::Store& store) {
   if (!hardware) return hardware.error();
   auto runs = store.runs();
   if (!runs) return runs.error();
-
-  std::map<std::string, std::size_t> index;  // hardware key -> machines
-  std::map<std::string, int> names;          // how many machines share a name
-  for (const auto& h : hardware.value()) names[machine_name(h)]++;
-  for (const auto& h : hardware.value()) {
-    Machine m;
-    m.hardware = h;
-    m.key = h.key();
-    m.label = machine_name(h);
-    if (names[m.label] > 1) m.label = fmt::format("{} {}", m.label, m.key.substr(0, 8));  // other versions
-    index[m.key] = f.machines.size();
-    f.machines.push_back(std::move(m));
-  }
-
-  for (const data::StoredRun& s : runs.value()) {
-    const data::RunRecord& r = s.run;
-    Machine& m = f.machines.at(index.at(s.hardware.key()));
-    ++f.runs_total;
-    if (r.status == "failed") ++f.runs_failed, ++m.runs_failed;
-    if (r.status == "cancelled") ++f.runs_cancelled, ++m.runs_cancelled;
-    if (r.status != "ok") continue;
-    ++f.runs_ok, ++m.runs_ok;
-    // Peak memory, like with like: an executor run measures the transformer's loop alone. A
-    // pipeline run's peak is the whole pipeline's, and import-runs records no prediction beside it.
-    if (r.source == "executor" && r.peak_mem_bytes && *r.peak_mem_bytes > 0) {
-      if (r.predicted_transformer_peak_bytes && *r.predicted_transformer_peak_bytes > 0)
-        f.memory_points.push_back({s.id, m.label, r.model, plan_label(data::parallel_config(r)), *r.peak_mem_bytes,
-                                   *r.predicted_transformer_peak_bytes});
-      else
-        ++f.memory_unpredicted;
-    }
-    if (!r.step_ms || *r.step_ms <= 0) {
-      ++f.runs_unmeasured;
-      continue;
-    }
-    if (!r.predicted_step_ms || *r.predicted_step_ms <= 0) {
-      ++f.runs_without_prediction;
-      continue;
-    }
-    ++m.runs_compared;
-    f.points.push_back({s.id, m.label, plan_kind(r), r.model, plan_label(data::parallel_config(r)),
-                        r.predicted_hardware.empty() ? "unknown" : r.predicted_hardware, *r.step_ms,
-                        *r.predicted_step_ms});
-  }
-  std::sort(f.points.begin(), f.points.end(), [](const RunPoint& a, const RunPoint& b) { return a.run_id < b.run_id; });
-
-  std::vector<const RunPoint*> all;
-  std::map<std::string, std::vector<const RunPoint*>> by_machine, by_kind, by_source;
-  for (const RunPoint& p : f.points) {
-    all.push_back(&p);
-    by_machine[p.machine].push_back(&p);
-    by_kind[p.kind].push_back(&p);
-    by_source[p.predicted_with].push_back(&p);
-  }
-  if (!all.empty()) f.overall = accuracy_of("all", all);
-  for (const Machine& m : f.machines)
-    if (by_machine.count(m.label)) f.by_machine.push_back(accuracy_of(m.label, by_machine[m.label]));
-  for (const auto& [kind, points] : by_kind) f.by_kind.push_back(accuracy_of(kind, points));
-  for (const auto& [source, points] : by_source) f.by_source.push_back(accuracy_of(source, points));
-
-  std::sort(f.memory_points.begin(), f.memory_points.end(),
-            [](const MemoryPoint& a, const MemoryPoint& b) { return a.run_id < b.run_id; });
-  std::vector<const MemoryPoint*> all_memory;
-  std::map<std::string, std::vector<const MemoryPoint*>> memory_by_machine;
-  for (const MemoryPoint& p : f.memory_points) {
-    all_memory.push_back(&p);
-    memory_by_machine[p.machine].push_back(&p);
-  }
-  if (!all_memory.empty()) f.memory_overall = memory_accuracy_of("all", all_memory);
-  for (const Machine& m : f.machines)
-    if (memory_by_machine.count(m.label))
-      f.memory_by_machine.push_back(memory_accuracy_of(m.label, memory_by_machine[m.label]));
-
-  for (Machine& m : f.machines) {
-    auto samples = store.measurements(m.key);
-    if (!samples) return samples.error();
-    m.collective_samples = static_cast<int>(samples.value().collectives.size());
-    m.kernel_samples = static_cast<int>(samples.value().kernels.size());
-    for (BusbwCurve& c : curves_of(m.label, samples.value().collectives)) f.busbw.push_back(std::move(c));
-    auto calibration = store.latest_calibration(m.key);
-    if (!calibration) return calibration.error();
-    m.calibration = calibration.value();
-  }
+  const std::map<std::string, std::size_t> index = add_machines(f, hardware.value());
+  for (const data::StoredRun& s : runs.value()) add_run(f, f.machines.at(index.at(s.hardware.key())), s);
+  add_step_accuracy(f);
+  add_memory_accuracy(f);
+  if (auto read = add_measurements(f, store); !read) return read.error();
   return f;
 }
 
