@@ -11,18 +11,12 @@
 #include <vector>
 
 #include "cli/store_commands.h"  // StoreArgs
-#include "core/result.h"
-#include "data/store.h"
+#include "session/recorder_runs.h"
 
 namespace cpplan::cli {
 
-using MeasuredRun = std::pair<data::HardwareFingerprint, data::RunRecord>;
-
-// The runs of a recorder file's `text`, one per non-blank line, each with the machine it ran
-// on; the run_key is a hash of the line's content (its parsed JSON), so the same line is the same
-// run. The first bad line is an error "FILE:LINE: field = value: rule" (`file` names the file);
-// unknown and missing keys are errors, and cpplan_record must be 1.
-Result<std::vector<MeasuredRun>> parse_recorder_runs(std::string_view text, const std::string& file);
+using session::MeasuredRun;
+using session::parse_recorder_runs;
 
 CLI::App* add_import_runs_command(CLI::App& app, StoreArgs& s);
 

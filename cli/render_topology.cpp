@@ -15,21 +15,11 @@ using planner::RankedPlan;
 using planner::topology::MeshAxis;
 using planner::topology::Placement;
 using costmodel::CommAxis;
+using planner::topology::axis_degree;
+using planner::topology::collective_name;
+using planner::topology::ranks_text;
 
 namespace {
-
-// "0-7", "0 8", "0-3 8-11"
-std::string ranks_text(const std::vector<int>& ranks) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    parts.push_back(j > i + 1 ? fmt::format("{}-{}", ranks[i], ranks[j])
-                              : (j == i + 1 ? fmt::format("{} {}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i])));
-    i = j + 1;
-  }
-  return fmt::format("{}", fmt::join(parts, " "));
-}
 
 std::optional<CommAxis> comm_axis(MeshAxis a) {
   switch (a) {
@@ -40,31 +30,6 @@ std::optional<CommAxis> comm_axis(MeshAxis a) {
     case MeshAxis::kDp: return std::nullopt;
   }
   return std::nullopt;
-}
-
-int axis_degree(const ParallelConfig& c, CommAxis a) {
-  switch (a) {
-    case CommAxis::kTp: return c.tp();
-    case CommAxis::kUlysses: return c.ulysses();
-    case CommAxis::kRing: return c.ring();
-    case CommAxis::kCp: return c.ring() * c.ulysses();
-    case CommAxis::kCfg: return c.cfg_degree;
-  }
-  return 1;
-}
-
-std::string_view collective_name(const Plan& p, CommAxis a) {
-  switch (a) {
-    case CommAxis::kTp: return "all_reduce";
-    case CommAxis::kUlysses: return "all_to_all";
-    case CommAxis::kRing:
-      return p.config.context_parallel_config.rotate_method == RotateMethod::kP2P && p.variant != CpVariant::kRingAnything
-                 ? "send_recv"
-                 : "all_gather";
-    case CommAxis::kCp:
-    case CommAxis::kCfg: return "all_gather";
-  }
-  return "";
 }
 
 std::string comma_list(const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ",")); }

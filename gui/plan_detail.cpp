@@ -58,47 +58,6 @@ using costmodel::CommAxis;
 using planner::topology::MeshAxis;
 using planner::topology::Placement;
 
-// "0-7", "0 8", "0-3 8-11": runs of consecutive ranks, as cli/render_topology.cpp writes them.
-std::string ranks_text(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += out.empty() ? "" : " ";
-    out += j > i + 1 ? fmt::format("{}-{}", ranks[i], ranks[j])
-                     : (j == i + 1 ? fmt::format("{} {}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i]));
-    i = j + 1;
-  }
-  return out;
-}
-
-int comm_degree(const ParallelConfig& c, CommAxis a) {
-  switch (a) {
-    case CommAxis::kTp: return c.tp();
-    case CommAxis::kUlysses: return c.ulysses();
-    case CommAxis::kRing: return c.ring();
-    case CommAxis::kCp: return c.ring() * c.ulysses();
-    case CommAxis::kCfg: return c.cfg_degree;
-  }
-  return 1;
-}
-
-// The collective each group runs (the cost model's choice; Ring with P2P rotation sends and
-// receives, except Ring Anything, which all-gathers).
-std::string_view collective_name(const Plan& p, CommAxis a) {
-  switch (a) {
-    case CommAxis::kTp: return "all_reduce";
-    case CommAxis::kUlysses: return "all_to_all";
-    case CommAxis::kRing:
-      return p.config.context_parallel_config.rotate_method == RotateMethod::kP2P && p.variant != CpVariant::kRingAnything
-                 ? "send_recv"
-                 : "all_gather";
-    case CommAxis::kCp:
-    case CommAxis::kCfg: return "all_gather";
-  }
-  return "";
-}
-
 // Nodes the widest of `groups` touches.
 int span_of(const Placement& p, const std::vector<std::vector<int>>& groups) {
   int span = 1;
@@ -129,7 +88,8 @@ std::string topology_placement_text(const Query& q, const planner::RankedPlan& r
     const auto groups = p.groups(a);
     const int span = span_of(p, groups);
     std::string shown;
-    for (std::size_t i = 0; i < groups.size() && i < 3; ++i) shown += fmt::format("[{}] ", ranks_text(groups[i]));
+    for (std::size_t i = 0; i < groups.size() && i < 3; ++i)
+      shown += fmt::format("[{}] ", planner::topology::ranks_text(groups[i]));
     if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
     out += fmt::format("  {:<8} {:>4}  {:<16} {}\n", to_string(a), degree,
                        span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown);
@@ -140,12 +100,12 @@ std::string topology_placement_text(const Query& q, const planner::RankedPlan& r
                      "collective", "spans", "raw GB/s", "eff", "busbw GB/s", "alpha us", "ms/step");
   for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
     const CommAxis axis = static_cast<CommAxis>(i);
-    const int degree = comm_degree(rp.plan.config, axis);
+    const int degree = planner::topology::axis_degree(rp.plan.config, axis);
     if (degree <= 1) continue;
     const costmodel::CommGroup& g = p.layout[axis];
     const auto& l = p.links[i];
     out += fmt::format("  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n",
-                       to_string(axis), degree, q.gpus / degree, collective_name(rp.plan, axis),
+                       to_string(axis), degree, q.gpus / degree, planner::topology::collective_name(rp.plan, axis),
                        l.span_nodes > 1 ? fmt::format("{} nodes", l.span_nodes) : std::string("1 node"), l.raw_gbps,
                        l.raw_gbps > 0 ? g.busbw_gbps / l.raw_gbps : 0.0, g.busbw_gbps, g.latency_us,
                        rp.predicted->axis_comm_ms[i]);

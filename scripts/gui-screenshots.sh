@@ -2,6 +2,7 @@
 # Regenerates the GUI's pictures in docs/ from the real built cpplan-gui (issue 15):
 #   docs/gui.png              the Plans tab (FLUX.1-dev on 4 x H100, 1008x1008)
 #   docs/gui-topology.png     the Plans tab on two DGX H100 nodes: the selected plan's placement
+#   docs/gui-local.png        the Plans tab with --hardware local: this machine's calibrated model
 #   docs/gui-heatmap.png, docs/gui-history.png, docs/gui-run.png,
 #   docs/gui-calibration.png, docs/gui-sweep.png   one per tab (--tab NAME)
 # History and Calibration show a real calibration of this machine: unless --db FILE names a
@@ -68,7 +69,9 @@ TOML
 query=(--gpus 4 --res 1008x1008 --hardware h100-sxm)
 shot "$root/docs/gui.png" "${query[@]}" --db "$db"
 shot "$root/docs/gui-topology.png" --topology dgx-h100 --nodes 2 --model wan2.1-t2v-14b --res 1280x720 --frames 81 --db "$db"
+# This machine's probes and calibration: the plans of flux-tiny as the executor runs them here.
+shot "$root/docs/gui-local.png" --hardware local --model flux-tiny --gpus 2 --res 256x256 --db "$db"
 for tab in heatmap history run calibration sweep; do
   shot "$root/docs/gui-$tab.png" "${query[@]}" --tab "$tab" --db "$db" --sweep-file "$sweep_file"
 done
-echo "gui-screenshots: wrote docs/gui.png, docs/gui-topology.png and docs/gui-{heatmap,history,run,calibration,sweep}.png"
+echo "gui-screenshots: wrote docs/gui.png, docs/gui-topology.png, docs/gui-local.png and docs/gui-{heatmap,history,run,calibration,sweep}.png"

@@ -1,5 +1,8 @@
 #include "planner/topology/placement.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -322,6 +325,45 @@ PlacementResult Placer::evaluate(const Plan& plan, const std::array<MeshAxis, kM
   r.predicted = cost_.predict(query_, c, plan.variant, &p.layout);
   r.leaves = 1;
   return r;
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    parts.push_back(j > i + 1 ? fmt::format("{}-{}", ranks[i], ranks[j])
+                              : (j == i + 1 ? fmt::format("{} {}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i])));
+    i = j + 1;
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+int axis_degree(const ParallelConfig& c, costmodel::CommAxis a) {
+  using costmodel::CommAxis;
+  switch (a) {
+    case CommAxis::kTp: return c.tp();
+    case CommAxis::kUlysses: return c.ulysses();
+    case CommAxis::kRing: return c.ring();
+    case CommAxis::kCp: return c.ring() * c.ulysses();
+    case CommAxis::kCfg: return c.cfg_degree;
+  }
+  return 1;
+}
+
+std::string_view collective_name(const Plan& p, costmodel::CommAxis a) {
+  using costmodel::CommAxis;
+  switch (a) {
+    case CommAxis::kTp: return "all_reduce";
+    case CommAxis::kUlysses: return "all_to_all";
+    case CommAxis::kRing:
+      return p.config.context_parallel_config.rotate_method == RotateMethod::kP2P && p.variant != CpVariant::kRingAnything
+                 ? "send_recv"
+                 : "all_gather";
+    case CommAxis::kCp:
+    case CommAxis::kCfg: return "all_gather";
+  }
+  return "";
 }
 
 }  // namespace cpplan::planner::topology

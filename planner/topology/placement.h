@@ -9,6 +9,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -88,5 +89,14 @@ class Placer {
   costmodel::CommGroup optimistic_remote_;  // ... once the axes inside fill whole nodes (groups span nodes)
   mutable std::map<std::vector<long long>, AxisBandwidth> axis_cache_;
 };
+
+// How both fronts describe a placement's groups.
+// Ranks as runs of consecutive ones: "0-7", "0 8", "0-3 8-11".
+std::string ranks_text(const std::vector<int>& ranks);
+// The degree of a communication axis in `c` (kCp: ring x ulysses).
+int axis_degree(const ParallelConfig& c, costmodel::CommAxis a);
+// The collective each group runs (the cost model's choice; Ring with P2P rotation sends and
+// receives, except Ring Anything, which all-gathers).
+std::string_view collective_name(const Plan& p, costmodel::CommAxis a);
 
 }  // namespace cpplan::planner::topology
