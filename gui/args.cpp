@@ -95,7 +95,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     const auto b = attention_backend_from_string(backend);
     if (!b) throw Invalid{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", backend)};
     in.backend = *b;
-    // --runtime is checked against the catalog by make_query below; the placements as cli/args.cpp does.
+    // --runtime is checked against the catalog by make_query below; the placements as session/query.cpp does.
     in.runtime = runtime;
     if (offload && !text_encoder.empty() && text_encoder != "offloaded")
       throw Invalid{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", text_encoder)};
@@ -127,7 +127,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     auto catalog = ProfileCatalog::load(profile_search_path(o.profiles, exe));
     if (!catalog) throw Invalid{catalog.error().message};
     out.catalog = std::make_shared<const ProfileCatalog>(std::move(catalog).value());
-    if (!nodes.empty()) {  // as cli/args.cpp's resolve_topology: the bound is the topology's
+    if (!nodes.empty()) {  // as session/query.cpp's resolve_topology: the bound is the topology's
       if (topology.empty()) throw Invalid{fmt::format("--nodes = {}: needs --topology or --topology-file", nodes)};
       auto t = out.catalog->topology(topology);
       if (!t) throw Invalid{t.error().message};
