@@ -115,8 +115,6 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
   for (const auto& [name, m] : r.fit.links) fmt::print(out, "  link {}: efficiency x {:.3f}\n", name, m);
 }
 
-}  // namespace
-
 session::RuntimeFitRequest fit_request(const CalibrateArgs& c, const Args& a, const std::string& exe,
                                         const std::string& source) {
   session::RuntimeFitRequest r;
@@ -130,21 +128,31 @@ session::RuntimeFitRequest fit_request(const CalibrateArgs& c, const Args& a, co
   return r;
 }
 
-int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
-  fit_request(c, a, exe, c.import);  // a bad -o or --folds before the file is read
-  const auto rows = session::import_timings(c.import, c.runtime, c.runtime_for);
-  return fit_runtimes_command(rows, c.import, c, a, exe, out);
-}
-
-int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,
-                         const Args& a, const std::string& exe, std::ostream& out) {
-  const planner::RuntimeCalibration result = session::fit_runtimes(rows, fit_request(c, a, exe, source));
+// The fit of `rows` from `request`, its report and the -o file: what --import and
+// --pipeline-runs share.
+int fit_and_report(const std::vector<costmodel::TimingRow>& rows, const session::RuntimeFitRequest& request,
+                   const CalibrateArgs& c, std::ostream& out) {
+  const std::string& source = request.source;
+  const planner::RuntimeCalibration result = session::fit_runtimes(rows, request);
   if (c.json) out << report_json(result, c.output).dump(2) << '\n';
   else {
     print_report(out, result, source);
     if (!c.output.empty()) fmt::print(out, "wrote {}\n", c.output);
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
+  const session::RuntimeFitRequest request = fit_request(c, a, exe, c.import);  // a bad -o or --folds first
+  const auto rows = session::import_timings(c.import, c.runtime, c.runtime_for);
+  return fit_and_report(rows, request, c, out);
+}
+
+int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,
+                         const Args& a, const std::string& exe, std::ostream& out) {
+  return fit_and_report(rows, fit_request(c, a, exe, source), c, out);
 }
 
 }  // namespace cpplan::cli

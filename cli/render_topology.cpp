@@ -93,13 +93,7 @@ void print_placement(std::ostream& out, const Query& q, const RankedPlan& rp) {
     const int degree = p.degree[static_cast<int>(a)];
     if (degree <= 1) continue;
     const auto groups = p.groups(a);
-    int span = 1;
-    for (const auto& g : groups) {
-      std::vector<int> nodes;
-      for (int r : g) nodes.push_back(p.node_of(r));
-      std::sort(nodes.begin(), nodes.end());
-      span = std::max(span, static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
-    }
+    const int span = planner::topology::nodes_spanned(p, groups);
     std::string shown;
     for (std::size_t i = 0; i < groups.size() && i < 3; ++i) shown += fmt::format("[{}] ", ranks_text(groups[i]));
     if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());

@@ -18,6 +18,7 @@
 
 #include "cli/render.h"
 #include "exec/machine.h"
+#include "core/version.h"
 #include "costmodel/cost_model.h"
 #include "data/store.h"
 #include "executor/attention.h"
@@ -42,7 +43,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
 
 struct Prepared {
   Context ctx;

@@ -58,18 +58,6 @@ using costmodel::CommAxis;
 using planner::topology::MeshAxis;
 using planner::topology::Placement;
 
-// Nodes the widest of `groups` touches.
-int span_of(const Placement& p, const std::vector<std::vector<int>>& groups) {
-  int span = 1;
-  for (const auto& g : groups) {
-    std::vector<int> nodes;
-    for (int r : g) nodes.push_back(p.node_of(r));
-    std::sort(nodes.begin(), nodes.end());
-    span = std::max(span, static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
-  }
-  return span;
-}
-
 }  // namespace
 
 std::string topology_placement_text(const Query& q, const planner::RankedPlan& rp) {
@@ -86,7 +74,7 @@ std::string topology_placement_text(const Query& q, const planner::RankedPlan& r
     const int degree = p.degree[static_cast<int>(a)];
     if (degree <= 1) continue;
     const auto groups = p.groups(a);
-    const int span = span_of(p, groups);
+    const int span = planner::topology::nodes_spanned(p, groups);
     std::string shown;
     for (std::size_t i = 0; i < groups.size() && i < 3; ++i)
       shown += fmt::format("[{}] ", planner::topology::ranks_text(groups[i]));

@@ -148,12 +148,9 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
 }
 
 Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err) {
-  Context ctx{std::move(catalog), {}, false, nullptr};
-  ResolvedQuery r = resolve_query(a, ctx.catalog, err);
-  ctx.query = r.query;
-  ctx.hardware_guessed = r.hardware_guessed;
-  ctx.topology_file = std::move(r.topology_file);
-  ctx.local_hardware = r.local_hardware;
+  Context ctx;
+  ctx.catalog = std::move(catalog);
+  static_cast<ResolvedQuery&>(ctx) = resolve_query(a, ctx.catalog, err);
   return ctx;
 }
 

@@ -57,13 +57,6 @@ struct InvalidInput {
 // An integer option in [lo, hi]; throws InvalidInput.
 int parse_int(const std::string& flag, const std::string& text, int lo, int hi);
 
-struct Context {
-  ProfileCatalog catalog;
-  Query query;
-  bool hardware_guessed = false;
-  std::shared_ptr<const Topology> topology_file;  // --topology-file (query.topology points into it)
-  bool local_hardware = false;  // --hardware local: query.hardware is left for the caller (the measured profile)
-};
 
 // The query of `a` on profiles borrowed from `catalog` (the query points into it, and into
 // topology_file for --topology-file); throws InvalidInput. Notes (the hardware guessed) go to `err`.
@@ -74,6 +67,12 @@ struct ResolvedQuery {
   bool local_hardware = false;  // --hardware local: query.hardware is left for the caller
 };
 ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std::ostream& err);
+
+// A query with the catalog it borrows from (build_query): not movable once built, as the query
+// points into `catalog`.
+struct Context : ResolvedQuery {
+  ProfileCatalog catalog;
+};
 
 // The catalog and the query; throws InvalidInput. `exe` locates the installed profiles.
 Context build_query(const Options& a, const std::string& exe, std::ostream& err);

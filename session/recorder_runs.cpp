@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "core/text.h"
+#include "core/version.h"
 #include "session/query.h"
 
 namespace cpplan::session {
@@ -22,7 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kVersion = "0.1.0";  // cpplan_version of the runs, as cpplan run writes it
 constexpr long long kRecorderVersion = 1;  // the "cpplan_record" of the lines this code reads
 
 // Every key of a recorder line (python/cpplan_record.py, docs/calibration.md), in its order.

@@ -339,6 +339,17 @@ std::string ranks_text(const std::vector<int>& ranks) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
+int nodes_spanned(const Placement& p, const std::vector<std::vector<int>>& groups) {
+  int span = 1;
+  for (const auto& g : groups) {
+    std::vector<int> nodes;
+    for (int r : g) nodes.push_back(p.node_of(r));
+    std::sort(nodes.begin(), nodes.end());
+    span = std::max(span, static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
+  }
+  return span;
+}
+
 int axis_degree(const ParallelConfig& c, costmodel::CommAxis a) {
   using costmodel::CommAxis;
   switch (a) {

@@ -93,6 +93,8 @@ class Placer {
 // How both fronts describe a placement's groups.
 // Ranks as runs of consecutive ones: "0-7", "0 8", "0-3 8-11".
 std::string ranks_text(const std::vector<int>& ranks);
+// The nodes the widest of `groups` (of ranks) touches.
+int nodes_spanned(const Placement& p, const std::vector<std::vector<int>>& groups);
 // The degree of a communication axis in `c` (kCp: ring x ulysses).
 int axis_degree(const ParallelConfig& c, costmodel::CommAxis a);
 // The collective each group runs (the cost model's choice; Ring with P2P rotation sends and
