@@ -135,6 +135,11 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     }
     auto q = make_query(*out.catalog, in);  // every field checked the way the planner will see it
     if (!q) throw Invalid{q.error().message};
+    try {
+      check_local_hardware(*out.catalog, in);  // --hardware local: a database with this machine's probes
+    } catch (const session::InvalidInput& e) {
+      throw Invalid{e.message};
+    }
   } catch (const Invalid& e) {
     out.exit_code = 3;
     out.message = "cpplan-gui: " + e.message;

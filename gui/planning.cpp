@@ -58,6 +58,14 @@ Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
   }
 }
 
+void check_local_hardware(const ProfileCatalog& catalog, const QueryInput& in) {
+  if (in.hardware != "local") return;
+  auto q = make_query(catalog, in);
+  if (!q) return;  // the query's own error is reported by the caller
+  Query query = *q;
+  const session::QueryCostModel local(query, in.db, cached_machine(), catalog);
+}
+
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in) {
   const ModelProfile* m = catalog.find_model(in.model);
   if (!m) return fmt::format("unknown model {}", in.model);

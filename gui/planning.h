@@ -53,6 +53,10 @@ struct QueryInput {
 // fills it from this machine's measured model).
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 
+// With hardware "local": throws session::InvalidInput, with the CLI's one line, when in.db holds
+// no probe of this machine (or is missing); nothing otherwise.
+void check_local_hardware(const ProfileCatalog& catalog, const QueryInput& in);
+
 // One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in);
 

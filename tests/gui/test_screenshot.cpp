@@ -5,6 +5,7 @@
 
 #include <QImage>
 #include <QProcess>
+#include <filesystem>
 #include <QRegularExpression>
 #include <QSet>
 
@@ -78,6 +79,19 @@ TEST_CASE("cpplan-gui refuses bad flags with one line and the CLI's exit codes",
   const Outcome alias = run_gui({"--offload-text-encoders", "--text-encoder", "sharded", "--screenshot", "x.png"});
   CHECK(alias.exit_code == 3);
   CHECK(alias.err.trimmed() == "cpplan-gui: --offload-text-encoders: contradicts --text-encoder = sharded");
+}
+
+TEST_CASE("cpplan-gui --hardware local without a database of this machine's probes is one line, exit 3, nothing written",
+          "[gui][screenshot][errors][local]") {
+  cpplan::test::TempDir dir;
+  const std::string db = dir.file("none.db");
+  const QString png = QString::fromStdString(dir.file("shot.png"));
+  const Outcome o = run_gui({"--hardware", "local", "--db", QString::fromStdString(db), "--screenshot", png});
+  CHECK(o.exit_code == 3);
+  // the CLI's message for the same query (cpplan --hardware local --db ...)
+  CHECK(o.err.trimmed().toStdString() == "cpplan-gui: --hardware = local: no database at " + db + " (run cpplan probe first)");
+  CHECK_FALSE(std::filesystem::exists(db));
+  CHECK_FALSE(std::filesystem::exists(png.toStdString()));
 }
 
 TEST_CASE("cpplan-gui takes --runtime, --text-encoder, --vae and the --offload-text-encoders alias",
