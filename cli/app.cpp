@@ -221,7 +221,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   options.hardware_guessed = ctx.hardware_guessed;
   options.explain = a.explain;
   // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
-  const auto report = planner.plan(ctx.query, {.allow_anything = true, .keep_invalid = !a.json || a.all});
+  const auto report = planner.plan(ctx.query, session::planner_options(a, !a.json || a.all));
   if (a.json) out << report_json(ctx.query, report, options).dump(2) << '\n';
   else print_report(out, ctx.query, report, options);
   return kExitOk;

@@ -29,6 +29,10 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_option("--topology-file", a.topology_file, "place plans on the topology of a TOML file (docs/topology.md)");
   app.add_option("--nodes", a.nodes, "nodes of the topology, joined by its network (default 1)");
   app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
+  app.add_option("--num-pipeline-patch", a.pipeline_patches,
+                 "PipeFusion patches M (default: check and run P; recommend P, 2P and 4P)");
+  app.add_option("--pipefusion-warmup-steps", a.pipefusion_warmup,
+                 "PipeFusion steps run synchronously before the patch pipeline (default 1, as xDiT)");
 }
 
 void add_plan_options(CLI::App& app, Args& a) {
@@ -37,6 +41,7 @@ void add_plan_options(CLI::App& app, Args& a) {
   app.add_option("--tp", a.tp, "tp_degree");
   app.add_option("--cfg", a.cfg, "cfg_degree");
   app.add_option("--dp", a.dp, "dp_degree");
+  app.add_option("--pipefusion", a.pipefusion, "pipefusion_parallel_degree: PipeFusion stages");
   app.add_flag("--ulysses-anything", a.ulysses_anything, "ulysses_anything=True");
   app.add_flag("--ring-anything", a.ring_anything, "ring_anything=True");
   app.add_option("--rotate-method", a.rotate, "allgather | p2p (alltoall is reserved)");

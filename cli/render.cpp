@@ -1,10 +1,12 @@
 #include "cli/render.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <map>
 #include <ostream>
 
+#include "core/pipefusion.h"
 #include "costmodel/cost_model.h"
 #include "planner/snippets.h"
 
@@ -121,6 +123,9 @@ json plan_json(const Query& q, const RankedPlan& rp) {
          {"tp_degree", c.tp()},
          {"cfg_degree", c.cfg_degree},
          {"dp_degree", c.dp_degree},
+         {"pipefusion_degree", c.pp()},
+         {"num_pipeline_patch", c.pipefusion.patches},
+         {"pipefusion_warmup_steps", c.pipefusion.warmup_steps},
          {"ulysses_anything", c.context_parallel_config.ulysses_anything},
          {"ring_anything", c.context_parallel_config.ring_anything},
          {"rotate_method", to_string(c.context_parallel_config.rotate_method)},
@@ -228,9 +233,6 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
                  ? ", step times calibrated to this machine's runs"
                  : "");
 
-  fmt::print(out, "{:>4}  {:<28} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", "CP variant",
-             "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
-             q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "", "frameworks");
   // One row per computation: a plan's Ulysses and Ulysses Anything forms over an even split are
   // the same (--all lists each form).
   std::vector<planner::PlanRow> rows;
@@ -240,13 +242,20 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   } else {
     rows = planner::merged_rows(r);
   }
+  // The plan column fits the longest label shown (PipeFusion hybrids run past 28 characters).
+  std::size_t plan_width = 28;
+  for (std::size_t i = 0; i < rows.size() && (o.all || static_cast<int>(i) < o.top); ++i)
+    plan_width = std::max(plan_width, plan_label(rows[i].plan->plan.config).size());
+  fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", plan_width,
+             "CP variant", "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
+             q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "", "frameworks");
   int shown = 0;
   for (const planner::PlanRow& row : rows) {
     if (!o.all && shown >= o.top) break;
     const RankedPlan& p = *row.plan;
     const auto& pr = *p.predicted;
-    fmt::print(out, "{:>4}  {:<28} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
-               plan_label(p.plan.config), variant_text(row), pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
+    fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
+               plan_label(p.plan.config), plan_width, variant_text(row), pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
                gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
                p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(row.frameworks));
   }
@@ -296,6 +305,21 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   if (o.explain) print_explain(out, q, top);
 }
 
+// The stage split of the blocks and the patch split of the latent.
+void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c) {
+  const PipeFusionConfig& pf = c.pipefusion;
+  const std::vector<long long> rows = patch_rows(latent_rows(q), pf.patches);
+  const std::vector<long long> tokens = patch_tokens(q, pf.patches);
+  fmt::print(out, "pipefusion: {} stages of {} blocks ({} in all); {} patches of {} latent rows ({} image tokens); "
+                  "{} warm-up step{} of {} synchronous\n",
+             pf.degree, stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), pf.degree)),
+             q.model->total_blocks(), pf.patches, rows.front() == rows.back() ? std::to_string(rows.front())
+                                                                               : fmt::format("{}-{}", rows.back(), rows.front()),
+             tokens.front() == tokens.back() ? std::to_string(tokens.front())
+                                             : fmt::format("{}-{}", tokens.back(), tokens.front()),
+             pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
+}
+
 void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool explain) {
   fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(q));
   fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
@@ -310,6 +334,7 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
   fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
              pr.fits_memory ? "fits" : "does NOT fit");
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
+  if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
   if (p.placement) print_placement(out, q, p);
   if (explain) print_explain(out, q, p);
 }

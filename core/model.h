@@ -94,6 +94,7 @@ struct ModelProfile {
   bool diffusers_cp_plan = false; // diffusers ships a CP plan for this transformer
   bool xdit = false;              // xDiT runs this model
   bool xdit_parallel_vae = false; // xDiT decodes it patch-parallel (--use_parallel_vae)
+  bool xdit_pipefusion = false;   // xDiT runs it with PipeFusion (--pipefusion_parallel_degree)
 
   // pipeline
   int default_width = 1024;

@@ -68,6 +68,10 @@ std::string plan_label(const ParallelConfig& c) {
   add("ring", c.ring());
   add("ulysses", c.ulysses());
   add("tp", c.tp());
+  if (c.pp() > 1) {
+    add("pipefusion", c.pp());
+    out += " (" + std::to_string(c.pipefusion.patches) + " patches)";
+  }
   add("cfg", c.cfg_degree);
   add("dp", c.dp_degree);
   return out.empty() ? "single GPU" : out;

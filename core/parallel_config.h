@@ -33,22 +33,38 @@ struct TensorParallelConfig {
   bool operator==(const TensorParallelConfig&) const = default;
 };
 
-// Every axis of a plan. The product of the five degrees is the device count (xDiT rule).
+// xDiT's PipeFusion (patch-level pipeline parallelism, shared/spec/parallelism.md): the
+// transformer's blocks split into `degree` contiguous stages, one per device group; the latent cut
+// into `patches` patches that flow through the stages one after another; the first
+// `warmup_steps` diffusion steps run the whole sequence through the stages synchronously, the
+// later ones attend each patch against the previous step's K/V of the patches not yet refreshed.
+// Unused: (1, 1, 0).
+struct PipeFusionConfig {
+  int degree = 1;        // P (xDiT pipefusion_parallel_degree)
+  int patches = 1;       // M (xDiT num_pipeline_patch; its default is P)
+  int warmup_steps = 0;  // W (xDiT warmup_steps; its default is kXditWarmupSteps)
+  bool operator==(const PipeFusionConfig&) const = default;
+};
+inline constexpr int kXditWarmupSteps = 1;  // xDiT's --warmup_steps default
+
+// Every axis of a plan. The product of the six degrees is the device count (xDiT rule).
 struct ParallelConfig {
   ContextParallelConfig context_parallel_config;
   TensorParallelConfig tensor_parallel_config;
   int cfg_degree = 1;  // 1 or 2: conditional and unconditional passes on different groups
   int dp_degree = 1;   // independent replicas, each on its own images of the batch
+  PipeFusionConfig pipefusion;
 
   int ring() const { return context_parallel_config.ring_degree; }
   int ulysses() const { return context_parallel_config.ulysses_degree; }
   int tp() const { return tensor_parallel_config.tp_degree; }
+  int pp() const { return pipefusion.degree; }
   bool operator==(const ParallelConfig&) const = default;
-  // The product of the five degrees, saturated at the limits of long long: degrees straight from
-  // the command line reach 2^17 each, whose product (2^85) does not fit.
+  // The product of the six degrees, saturated at the limits of long long: degrees straight from
+  // the command line reach 2^17 each, whose product (2^102) does not fit.
   long long world_size() const {
     long long w = 1;
-    for (const int d : {ring(), ulysses(), tp(), cfg_degree, dp_degree}) {
+    for (const int d : {ring(), ulysses(), tp(), pp(), cfg_degree, dp_degree}) {
       const bool negative = (w < 0) != (d < 0);
       if (__builtin_mul_overflow(w, static_cast<long long>(d), &w))
         return negative ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
@@ -77,7 +93,8 @@ bool returns_lse(AttentionBackend b);
 std::string_view to_string(RotateMethod m);           // "allgather", "alltoall", "p2p"
 std::optional<RotateMethod> rotate_method_from_string(std::string_view s);
 
-// Short human label of the axes, e.g. "ring 2 x ulysses 2", "tp 4", "single GPU".
+// Short human label of the axes, e.g. "ring 2 x ulysses 2", "tp 4", "ulysses 2 x pipefusion 4
+// (8 patches)", "single GPU".
 std::string plan_label(const ParallelConfig& config);
 
 }  // namespace cpplan

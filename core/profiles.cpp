@@ -109,12 +109,13 @@ void read_vae(Reader& v, ModelProfile& m) {
 
 // Reads [parallel]: how context parallelism splits the sequence and which runtimes support the model.
 void read_parallel(Reader& p, ModelProfile& m) {
-  p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit", "xdit_parallel_vae"});
+  p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit", "xdit_parallel_vae", "xdit_pipefusion"});
   p.choice("cp_split", m.cp_split, {"image_and_text", "image_only"});
   p.boolean("attention_mask", m.attention_mask);
   p.boolean("diffusers_cp_plan", m.diffusers_cp_plan);
   p.boolean("xdit", m.xdit);
   p.boolean("xdit_parallel_vae", m.xdit_parallel_vae);
+  p.boolean("xdit_pipefusion", m.xdit_pipefusion);
 }
 
 // Reads [pipeline]: the default request (size, frames, steps, guidance) and the runtime names.

@@ -29,6 +29,7 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, 
       if (cp && !m.diffusers_cp_plan) return "diffusers has no context-parallel plan for this transformer";
       if (cp && c.tp() > 1) return "diffusers refuses context and tensor parallelism together";
       if (c.cfg_degree > 1) return "diffusers has no CFG parallelism";
+      if (c.pp() > 1) return "diffusers has no PipeFusion";
       if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "diffusers' Ring only all-gathers K/V";
       if (sharded_text) return "diffusers does not shard text encoders";
       if (parallel_vae) return "diffusers decodes on one GPU";
@@ -37,12 +38,14 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, 
       // cache-dit builds on diffusers' parallelism hooks and adds Ulysses x TP hybrids.
       if (cp && !m.diffusers_cp_plan) return "cache-dit has no context-parallel plan for this transformer";
       if (c.cfg_degree > 1) return "cache-dit has no CFG parallelism";
+      if (c.pp() > 1) return "cache-dit has no PipeFusion";
       if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "cache-dit's Ring only all-gathers K/V";
       return {};
     case Framework::kXdit:
       if (!m.xdit) return "xDiT has no pipeline for this model";
       if (anything) return "xDiT needs even splits (no anything modes)";
       if (c.tp() > 1) return "xDiT does not offer tensor parallelism for this pipeline";
+      if (c.pp() > 1 && !m.xdit_pipefusion) return "xDiT offers no PipeFusion for this model";
       if (where.text_encoder != TextEncoderPlacement::kReplicated) return "xDiT keeps the text encoders on every GPU";
       if (parallel_vae && !m.xdit_parallel_vae) return "xDiT decodes this model on one GPU";
       return {};
@@ -166,6 +169,9 @@ std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement&
                               m.hf_repo.empty() ? m.name : m.hf_repo, q.resolution.height, q.resolution.width);
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
   s += fmt::format(" --num_inference_steps {} --ulysses_degree {} --ring_degree {}", q.steps, c.ulysses(), c.ring());
+  if (c.pp() > 1)
+    s += fmt::format(" --pipefusion_parallel_degree {} --num_pipeline_patch {} --warmup_steps {}", c.pp(),
+                     c.pipefusion.patches, c.pipefusion.warmup_steps);
   if (c.cfg_degree == 2) s += " --use_cfg_parallel";
   if (c.dp_degree > 1) s += fmt::format(" --data_parallel_degree {}", c.dp_degree);
   if (where.vae == VaePlacement::kParallel) s += " --use_parallel_vae";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/pipefusion.h"
 #include "planner/cp_rules.h"
 #include "planner/validate.h"
 
@@ -19,6 +20,44 @@ std::vector<int> divisors(int n) {
   small.insert(small.end(), large.rbegin(), large.rend());
   return small;
 }
+
+// The PipeFusion settings to enumerate for P stages: (1, 1, 0) without PipeFusion; else the
+// options' patches, or P, 2P and 4P within the bound.
+std::vector<PipeFusionConfig> pipefusion_candidates(int p, const PlannerOptions& options) {
+  if (p == 1) return {PipeFusionConfig{}};
+  std::vector<PipeFusionConfig> out;
+  const std::vector<int> patches =
+      options.pipeline_patches > 0 ? std::vector<int>{options.pipeline_patches} : std::vector<int>{p, 2 * p, 4 * p};
+  for (const int m : patches)
+    if (m == patches.front() || options.max_patches == 0 || m <= options.max_patches)
+      out.push_back({p, m, options.pipefusion_warmup_steps});
+  return out;
+}
+
+bool anything_variant(CpVariant v) { return v == CpVariant::kUlyssesAnything || v == CpVariant::kRingAnything; }
+
+// Every config with ring r, ulysses u, tp t and cfg c for `rest` = pp x dp devices.
+void enumerate_rest(int r, int u, int t, int c, int rest, const PlannerOptions& options,
+                    std::vector<ParallelConfig>& out) {
+  for (const int p : divisors(rest))
+    for (const CpRules* rules : all_cp_rules()) {
+      if (!rules->candidate(r, u)) continue;
+      const CpVariant v = rules->variant();
+      if (anything_variant(v) && (!options.allow_anything || p > 1)) continue;
+      if (p > 1 && t > 1) continue;
+      for (const PipeFusionConfig& pf : pipefusion_candidates(p, options)) {
+        ParallelConfig pc;
+        pc.context_parallel_config.ring_degree = r;
+        pc.context_parallel_config.ulysses_degree = u;
+        rules->configure(pc.context_parallel_config);
+        pc.tensor_parallel_config.tp_degree = t;
+        pc.cfg_degree = c;
+        pc.pipefusion = pf;
+        pc.dp_degree = rest / p;
+        out.push_back(pc);
+      }
+    }
+}
 }  // namespace
 
 std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
@@ -27,23 +66,7 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   for (int r : divisors(gpus))
     for (int u : divisors(gpus / r))
       for (int t : divisors(gpus / r / u))
-        for (int c : divisors(gpus / r / u / t)) {
-          const int d = gpus / r / u / t / c;
-          for (const CpRules* rules : all_cp_rules()) {
-            if (!rules->candidate(r, u)) continue;
-            const CpVariant v = rules->variant();
-            if (!options.allow_anything && (v == CpVariant::kUlyssesAnything || v == CpVariant::kRingAnything))
-              continue;
-            ParallelConfig pc;
-            pc.context_parallel_config.ring_degree = r;
-            pc.context_parallel_config.ulysses_degree = u;
-            rules->configure(pc.context_parallel_config);
-            pc.tensor_parallel_config.tp_degree = t;
-            pc.cfg_degree = c;
-            pc.dp_degree = d;
-            out.push_back(pc);
-          }
-        }
+        for (int c : divisors(gpus / r / u / t)) enumerate_rest(r, u, t, c, gpus / r / u / t / c, options, out);
   return out;
 }
 
@@ -113,7 +136,9 @@ void rank(std::vector<RankedPlan>& plans) {
 
 PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   PlanReport report;
-  const auto configs = enumerate(q.gpus, options);
+  PlannerOptions bounded = options;
+  if (q.model && bounded.max_patches == 0) bounded.max_patches = latent_rows(q);
+  const auto configs = enumerate(q.gpus, bounded);
   report.plans.reserve(configs.size());
   // One placer for the whole query: its caches serve every plan.
   std::unique_ptr<topology::Placer> placer;

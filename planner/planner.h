@@ -17,6 +17,11 @@ namespace cpplan::planner {
 struct PlannerOptions {
   bool allow_anything = true;  // enumerate Ulysses Anything and Ring Anything
   bool keep_invalid = true;    // keep invalid plans (with reasons) in the result
+  // PipeFusion plans: the patches (0: P, 2P and 4P for P stages, those within max_patches) and
+  // the warm-up steps of each.
+  int pipeline_patches = 0;
+  int pipefusion_warmup_steps = kXditWarmupSteps;
+  long long max_patches = 0;  // 0: no bound (Planner::plan sets the query's latent rows)
 };
 
 struct RankedPlan {
@@ -47,7 +52,9 @@ struct PlanRow {
 // The valid plans of `report` as rows, in rank order.
 std::vector<PlanRow> merged_rows(const PlanReport& report);
 
-// Every candidate config for `gpus` devices, in a stable order.
+// Every candidate config for `gpus` devices, in a stable order. PipeFusion (P > 1) is enumerated
+// with context parallelism, CFG and data parallelism, not with TP or the anything modes, which
+// it does not combine with (check reports those rules).
 std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options = {});
 
 class Planner {

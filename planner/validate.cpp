@@ -5,6 +5,7 @@
 #include <string>
 
 #include "planner/cp_rules.h"
+#include "planner/pipefusion_rules.h"
 
 namespace cpplan::planner {
 
@@ -13,9 +14,12 @@ namespace {
 void degrees_at_least_one(const ParallelConfig& c, std::vector<std::string>& reasons) {
   const std::pair<const char*, int> degrees[] = {{"ring_degree", c.ring()},   {"ulysses_degree", c.ulysses()},
                                                  {"tp_degree", c.tp()},       {"cfg_degree", c.cfg_degree},
-                                                 {"dp_degree", c.dp_degree}};
+                                                 {"dp_degree", c.dp_degree},  {"pipefusion_degree", c.pp()},
+                                                 {"num_pipeline_patch", c.pipefusion.patches}};
   for (const auto& [name, value] : degrees)
     if (value < 1) reasons.push_back(fmt::format("{} = {}: must be at least 1", name, value));
+  if (c.pipefusion.warmup_steps < 0)
+    reasons.push_back(fmt::format("pipefusion_warmup_steps = {}: must be at least 0", c.pipefusion.warmup_steps));
 }
 
 void tensor_parallel(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
@@ -50,7 +54,8 @@ std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
 
   if (const long long world = c.world_size(); world != q.gpus)
     reasons.push_back(fmt::format(
-        "ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = {}: must equal the GPU count {}",
+        "ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = {}: must equal the GPU "
+        "count {}",
         world == std::numeric_limits<long long>::max() ? "more than 2^63" : std::to_string(world), q.gpus));
   const ContextParallelConfig& cp = c.context_parallel_config;
   if (cp.ulysses_anything && cp.ring_anything)
@@ -64,6 +69,7 @@ std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
   cp_rules(classify(cp)).validate(q, c, reasons);
   tensor_parallel(q, c, reasons);
   cfg_parallel(q, c, reasons);
+  validate_pipefusion(q, c, reasons);
   if (q.batch % c.dp_degree != 0)
     reasons.push_back(fmt::format(
         "dp_degree = {}: must divide the batch = {} (each replica generates its own images; see --batch)",

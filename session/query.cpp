@@ -169,7 +169,22 @@ ParallelConfig plan_config(const Options& a) {
   const auto rotate = rotate_method_from_string(a.rotate);
   if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
   cp.rotate_method = *rotate;
+  PipeFusionConfig& pf = c.pipefusion;
+  pf.degree = parse_int("--pipefusion", a.pipefusion, -kMaxGpus, kMaxGpus);
+  pf.patches = a.pipeline_patches.empty() ? std::max(pf.degree, 1)
+                                          : parse_int("--num-pipeline-patch", a.pipeline_patches, -kMaxGpus, kMaxGpus);
+  pf.warmup_steps = a.pipefusion_warmup.empty() ? (pf.degree > 1 ? kXditWarmupSteps : 0)
+                                                : parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, -1, 100000);
   return c;
+}
+
+planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
+  planner::PlannerOptions o;
+  o.keep_invalid = keep_invalid;
+  if (!a.pipeline_patches.empty()) o.pipeline_patches = parse_int("--num-pipeline-patch", a.pipeline_patches, 1, kMaxGpus);
+  if (!a.pipefusion_warmup.empty())
+    o.pipefusion_warmup_steps = parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, 0, 100000);
+  return o;
 }
 
 }  // namespace cpplan::session

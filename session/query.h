@@ -11,6 +11,7 @@
 #include "core/plan.h"
 #include "core/profiles.h"
 #include "core/text.h"
+#include "planner/planner.h"
 
 namespace cpplan::session {
 
@@ -34,6 +35,9 @@ struct Options {
   // check and run: the plan
   std::string ring = "1", ulysses = "1", tp = "1", cfg = "1", dp = "1", rotate = "allgather";
   bool ulysses_anything = false, ring_anything = false, no_fp32 = false;
+  // PipeFusion: stages (check and run), patches and warm-up steps (every command; empty: xDiT's
+  // defaults, M = P and W = 1; recommend: P, 2P and 4P patches)
+  std::string pipefusion = "1", pipeline_patches, pipefusion_warmup;
   // run
   std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
   std::string max_memory;  // per rank, e.g. 512MiB; empty: the device's own capacity
@@ -80,6 +84,9 @@ Context build_query(const Options& a, const std::string& exe, std::ostream& err)
 Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err);
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Options& a);
+// The planner's options for a ranking: the PipeFusion flags and whether to keep invalid plans;
+// throws InvalidInput.
+planner::PlannerOptions planner_options(const Options& a, bool keep_invalid);
 // A number flag in (lo, hi]; throws InvalidInput.
 double parse_number(const std::string& flag, const std::string& text, double lo, double hi);
 
