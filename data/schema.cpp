@@ -156,6 +156,14 @@ constexpr std::string_view kV4 = R"sql(
 ALTER TABLE runs ADD COLUMN predicted_transformer_peak_bytes REAL;
 )sql";
 
+// v5: PipeFusion, xDiT's patch pipeline (core/parallel_config.h): its stages, patches and
+// synchronous warm-up steps. Runs recorded before it ran without it: (1, 1, 0).
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE runs ADD COLUMN pipefusion_degree INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN num_pipeline_patch INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN pipefusion_warmup_steps INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Big-endian 32-bit field of the database header (https://sqlite.org/fileformat.html#the_database_header).
@@ -249,6 +257,7 @@ const std::vector<Migration>& migrations() {
       {2, "collective_samples, kernel_samples and calibrations", kV2},
       {3, "runs: source, runtime, text_encoder, vae, batch, image_ms, text_encode_ms, vae_decode_ms", kV3},
       {4, "runs: predicted_transformer_peak_bytes", kV4},
+      {5, "runs: pipefusion_degree, num_pipeline_patch, pipefusion_warmup_steps", kV5},
   };
   return list;
 }

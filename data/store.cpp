@@ -25,6 +25,7 @@ ParallelConfig parallel_config(const RunRecord& r) {
   c.tensor_parallel_config.tp_degree = r.tp;
   c.cfg_degree = r.cfg;
   c.dp_degree = r.dp;
+  c.pipefusion = {r.pipefusion, r.pipeline_patches, r.pipefusion_warmup_steps};
   return c;
 }
 
@@ -35,6 +36,9 @@ void set_plan(RunRecord& r, const ParallelConfig& c) {
   r.tp = c.tp();
   r.cfg = c.cfg_degree;
   r.dp = c.dp_degree;
+  r.pipefusion = c.pp();
+  r.pipeline_patches = c.pipefusion.patches;
+  r.pipefusion_warmup_steps = c.pipefusion.warmup_steps;
   r.ulysses_anything = cp.ulysses_anything;
   r.ring_anything = cp.ring_anything;
   r.rotate_method = std::string(to_string(cp.rotate_method));

@@ -46,6 +46,7 @@ struct RunRecord {
   int width = 0, height = 0, frames = 1, steps = 0, warmup = 0;
   std::string dtype;
   int ring = 1, ulysses = 1, tp = 1, cfg = 1, dp = 1;
+  int pipefusion = 1, pipeline_patches = 1, pipefusion_warmup_steps = 0;  // schema v5
   bool ulysses_anything = false, ring_anything = false;
   std::string rotate_method = "allgather";
   bool convert_to_fp32 = true;

@@ -78,6 +78,9 @@ void run_fields(Run& r, F&& f) {
   f("text_encode_ms", r.text_encode_ms);
   f("vae_decode_ms", r.vae_decode_ms);
   f("predicted_transformer_peak_bytes", r.predicted_transformer_peak_bytes);  // schema v4
+  f("pipefusion_degree", r.pipefusion);  // schema v5
+  f("num_pipeline_patch", r.pipeline_patches);
+  f("pipefusion_warmup_steps", r.pipefusion_warmup_steps);
 }
 
 // "a, b, c" of the columns, each prefixed with `prefix`.

@@ -20,13 +20,22 @@ namespace cpplan::session {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+// PipeFusion's part of a run key: empty without it, so that the keys of stores recorded before
+// the axis existed still match their runs.
+std::string pipefusion_key(const PipeFusionConfig& pf) {
+  return pf.degree == 1 ? std::string() : fmt::format("|pf{}m{}w{}", pf.degree, pf.patches, pf.warmup_steps);
+}
+}  // namespace
+
 std::string run_key(const std::string& model, Resolution res, int frames, int steps, const ParallelConfig& c,
                     int batch, long long seed, const std::string& dtype) {
   const ContextParallelConfig& cp = c.context_parallel_config;
   return fmt::format("{}|{}x{}x{}|{}|{}|r{}u{}t{}c{}d{}|ua{}ra{}|{}{}|b{}|s{}", model, res.width, res.height, frames,
                      steps, dtype, cp.ring_degree, cp.ulysses_degree, c.tp(), c.cfg_degree, c.dp_degree,
                      cp.ulysses_anything ? 1 : 0, cp.ring_anything ? 1 : 0, to_string(cp.rotate_method),
-                     cp.convert_to_fp32 ? "" : "|bf16acc", batch, seed);
+                     cp.convert_to_fp32 ? "" : "|bf16acc", batch, seed) +
+         pipefusion_key(c.pipefusion);
 }
 
 std::string run_key(const SweepRun& r) { return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed, r.dtype); }

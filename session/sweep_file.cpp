@@ -46,14 +46,19 @@ std::vector<std::string> plan_flags(const ParallelConfig& c) {
   if (cp.ulysses_anything) f.emplace_back("--ulysses-anything");
   if (cp.ring_anything) f.emplace_back("--ring-anything");
   if (cp.rotate_method != RotateMethod::kAllGather) f.insert(f.end(), {"--rotate-method", std::string(to_string(cp.rotate_method))});
+  if (c.pp() > 1)
+    f.insert(f.end(), {"--pipefusion", std::to_string(c.pp()), "--num-pipeline-patch", std::to_string(c.pipefusion.patches),
+                       "--pipefusion-warmup-steps", std::to_string(c.pipefusion.warmup_steps)});
   return f;
 }
 
 // Reads `plans` entries given as tables: { ring = 2, ulysses = 1, tp = 1, cfg = 1, dp = 1,
-// ulysses_anything = false, ring_anything = false, rotate_method = "allgather" }.
+// ulysses_anything = false, ring_anything = false, rotate_method = "allgather", pipefusion = 1,
+// num_pipeline_patch = P, pipefusion_warmup_steps = 1 }.
 Result<ParallelConfig> plan_from_table(const toml::table& t, const std::string& path) {
   ParallelConfig c;
   auto& cp = c.context_parallel_config;
+  int patches = 0, warmup = -1;  // unset: xDiT's defaults for the plan's P
   for (const auto& [key, value] : t) {
     const std::string k(key.str());
     const toml::node& node = value;  // a structured binding cannot be captured before clang 16
@@ -69,16 +74,24 @@ Result<ParallelConfig> plan_from_table(const toml::table& t, const std::string& 
     else if (k == "tp") e = integer(c.tensor_parallel_config.tp_degree);
     else if (k == "cfg") e = integer(c.cfg_degree);
     else if (k == "dp") e = integer(c.dp_degree);
+    else if (k == "pipefusion") e = integer(c.pipefusion.degree);
+    else if (k == "num_pipeline_patch") e = integer(patches);
+    else if (k == "pipefusion_warmup_steps" && node.is_integer() && node.as_integer()->get() >= 0 &&
+             node.as_integer()->get() <= 100000)
+      warmup = static_cast<int>(node.as_integer()->get());
     else if (k == "ulysses_anything" && node.is_boolean()) cp.ulysses_anything = node.as_boolean()->get();
     else if (k == "ring_anything" && node.is_boolean()) cp.ring_anything = node.as_boolean()->get();
     else if (k == "rotate_method" && node.is_string() && rotate_method_from_string(node.as_string()->get()))
       cp.rotate_method = *rotate_method_from_string(node.as_string()->get());
     else
-      e = Error{fmt::format("{}: plans.{} = {}: unknown field or wrong type (ring, ulysses, tp, cfg, dp: integers; "
+      e = Error{fmt::format("{}: plans.{} = {}: unknown field or wrong type (ring, ulysses, tp, cfg, dp, pipefusion, "
+                            "num_pipeline_patch: positive integers; pipefusion_warmup_steps: an integer >= 0; "
                             "ulysses_anything, ring_anything: booleans; rotate_method: allgather or p2p)",
                             where(path, node), k, toml_text(node))};
     if (e) return *e;
   }
+  c.pipefusion.patches = patches > 0 ? patches : c.pp();
+  c.pipefusion.warmup_steps = warmup >= 0 ? warmup : (c.pp() > 1 ? kXditWarmupSteps : 0);
   if (c.world_size() > 1 << 17)  // SweepRun::gpus is an int, and no plan spans more GPUs
     return Error{fmt::format("{}: plans: {}: the product of the degrees must be at most {} GPUs", where(path, t),
                              plan_label(c), 1 << 17)};

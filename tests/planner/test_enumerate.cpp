@@ -1,9 +1,11 @@
-// Enumeration of every ring x ulysses x tp x cfg x dp factorization (with the anything variants)
-// and the ranking of plans: valid and fitting, valid out of memory, invalid.
+// Enumeration of every ring x ulysses x tp x pipefusion x cfg x dp factorization (with the
+// anything variants, and P, 2P and 4P patches for P PipeFusion stages) and the ranking of plans:
+// valid and fitting, valid out of memory, invalid.
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "planner/planner.h"
@@ -28,6 +30,14 @@ PlanReport plan(const cpplan::Query& q, const PlannerOptions& options = {}) {
   const cpplan::costmodel::CostModel cost(hw);
   const cpplan::planner::Planner planner(cost);
   return planner.plan(q, options);
+}
+
+// The configs without PipeFusion (the factorizations of ring x ulysses x tp x cfg x dp).
+std::vector<cpplan::ParallelConfig> without_pipefusion(const std::vector<cpplan::ParallelConfig>& all) {
+  std::vector<cpplan::ParallelConfig> out;
+  for (const auto& c : all)
+    if (c.pp() == 1) out.push_back(c);
+  return out;
 }
 
 int tier(const RankedPlan& p) { return !p.plan.valid() ? 2 : (p.predicted->fits_memory ? 0 : 1); }
@@ -55,7 +65,7 @@ TEST_CASE("enumerate(4) lists 23 configs: 15 factorizations with their variants"
   //   (1,2): 3 x 2 (Ulysses, Ulysses Anything) = 6 (1,4): 1 x 2 = 2
   //   (2,2): 1 x 1 (Unified)         = 1
   // = 23
-  const auto all = enumerate(4);
+  const auto all = without_pipefusion(enumerate(4));
   CHECK(all.size() == 23);
   const auto by = count_by_variant(all);
   CHECK(by.at(CpVariant::kNone) == 6);
@@ -81,7 +91,7 @@ TEST_CASE("enumerate(4) lists 23 configs: 15 factorizations with their variants"
 TEST_CASE("allow_anything = false leaves one config per factorization", "[planner][enumerate]") {
   PlannerOptions options;
   options.allow_anything = false;
-  const auto plain = enumerate(4, options);
+  const auto plain = without_pipefusion(enumerate(4, options));
   CHECK(plain.size() == 15);
   for (const auto& c : plain) {
     CHECK(c.world_size() == 4);
@@ -94,19 +104,57 @@ TEST_CASE("enumerate(8) and the edge cases", "[planner][enumerate]") {
   // 8 = 2^3 into 5 factors: C(7, 4) = 35 factorizations. With r = 2^a, u = 2^b the rest has
   // C(3 - a - b + 2, 2) factorizations; variants 1 for a = b = 0, 2 for exactly one of a, b > 0,
   // 1 for both: 10 + 2 x (6 + 6 + 3 + 3 + 1 + 1) + 3 + 1 + 1 = 55.
-  CHECK(enumerate(8).size() == 55);
+  // PipeFusion adds, for P = 2^e with t = 1 and no anything mode, the factorizations of the rest
+  // over (r, u, c, d): C(3 - e + 3, 3) = 10, 4, 1 for e = 1, 2, 3; one variant each (Unified when
+  // r, u > 1), times 3 patch counts: 45.
+  CHECK(enumerate(8).size() == 55 + 45);
+  CHECK(without_pipefusion(enumerate(8)).size() == 55);
   PlannerOptions plain;
   plain.allow_anything = false;
-  CHECK(enumerate(8, plain).size() == 35);
+  CHECK(enumerate(8, plain).size() == 35 + 45);
   for (const auto& c : enumerate(8)) CHECK(c.world_size() == 8);
   // 1 GPU: the single trivial config.
   const auto one = enumerate(1);
   REQUIRE(one.size() == 1);
   CHECK(cpplan::plan_label(one[0]) == "single GPU");
-  // 3 GPUs (prime): 5 placements of the 3, ring and ulysses with two variants each: 3 + 2 + 2 = 7.
-  CHECK(enumerate(3).size() == 7);
+  // 3 GPUs (prime): 5 placements of the 3 without PipeFusion, ring and ulysses with two variants
+  // each: 3 + 2 + 2 = 7; and pipefusion 3 with 3, 6 and 12 patches.
+  CHECK(enumerate(3).size() == 7 + 3);
   CHECK(enumerate(0).empty());
   CHECK(enumerate(-4).empty());
+}
+
+TEST_CASE("enumerate(4) adds 15 PipeFusion configs: 5 factorizations x 3 patch counts", "[planner][enumerate][pipefusion]") {
+  // P = 2 with the other factor 2 on ring, ulysses, cfg or dp (never tp, never an anything mode),
+  // and P = 4 alone: 5 factorizations, each with M = P, 2P, 4P.
+  std::multiset<std::string> labels;
+  for (const auto& c : enumerate(4)) {
+    if (c.pp() == 1) continue;
+    CHECK(c.world_size() == 4);
+    CHECK(c.tp() == 1);
+    CHECK_FALSE(c.context_parallel_config.ulysses_anything);
+    CHECK_FALSE(c.context_parallel_config.ring_anything);
+    CHECK(c.pipefusion.warmup_steps == 1);  // xDiT's default
+    labels.insert(cpplan::plan_label(c));
+  }
+  CHECK(labels == std::multiset<std::string>{
+                      "ring 2 x pipefusion 2 (2 patches)",    "ring 2 x pipefusion 2 (4 patches)",
+                      "ring 2 x pipefusion 2 (8 patches)",    "ulysses 2 x pipefusion 2 (2 patches)",
+                      "ulysses 2 x pipefusion 2 (4 patches)", "ulysses 2 x pipefusion 2 (8 patches)",
+                      "pipefusion 2 (2 patches) x cfg 2",     "pipefusion 2 (4 patches) x cfg 2",
+                      "pipefusion 2 (8 patches) x cfg 2",     "pipefusion 2 (2 patches) x dp 2",
+                      "pipefusion 2 (4 patches) x dp 2",      "pipefusion 2 (8 patches) x dp 2",
+                      "pipefusion 4 (4 patches)",             "pipefusion 4 (8 patches)",
+                      "pipefusion 4 (16 patches)"});
+  // The options fix the patches and warm-up steps; the bound drops patch counts past it.
+  PlannerOptions fixed;
+  fixed.pipeline_patches = 6;
+  fixed.pipefusion_warmup_steps = 3;
+  for (const auto& c : enumerate(4, fixed))
+    if (c.pp() > 1) CHECK((c.pipefusion.patches == 6 && c.pipefusion.warmup_steps == 3));
+  PlannerOptions bounded;
+  bounded.max_patches = 8;  // pipefusion 4 keeps M = 4 and 8, drops 16; pipefusion 2 keeps all
+  CHECK(without_pipefusion(enumerate(4, bounded)).size() + 14 == enumerate(4, bounded).size());
 }
 
 TEST_CASE("enumerate is stable: the same order on every call", "[planner][enumerate]") {
@@ -119,18 +167,20 @@ TEST_CASE("enumerate is stable: the same order on every call", "[planner][enumer
   }
 }
 
-TEST_CASE("Planning FLUX.1-dev at 1008x1008 on 4 GPUs: 5 valid plans, Ulysses Anything first", "[planner][plan]") {
+TEST_CASE("Planning FLUX.1-dev at 1008x1008 on 4 GPUs: 8 valid plans, Ulysses Anything first", "[planner][plan]") {
   // Valid (c = d = 1, since FLUX.1-dev is distilled and the batch is 1): tp 4; ring 2 x tp 2 and
-  // ring 4 as Ring Anything; ulysses 2 x tp 2 and ulysses 4 as Ulysses Anything. Everything
-  // else breaks a rule: 23 - 5 = 18 invalid.
+  // ring 4 as Ring Anything; ulysses 2 x tp 2 and ulysses 4 as Ulysses Anything; pipefusion 4
+  // with 4, 8 and 16 patches of the 63 latent rows. The 15 PipeFusion configs with ring 2 or
+  // ulysses 2 have patches of an odd token count (63 columns x 32, 31, 16, 15, 8 or 7 rows: one
+  // odd row count in each split), with cfg 2 or dp 2 nothing to split. 23 + 15 - 8 = 30 invalid.
   const auto q = make_query("flux.1-dev", 4, 1008, 1008);
   const auto r = plan(q);
-  CHECK(r.valid_count == 5);
-  CHECK(r.invalid_count == 18);
-  REQUIRE(r.plans.size() == 23);
+  CHECK(r.valid_count == 8);
+  CHECK(r.invalid_count == 30);
+  REQUIRE(r.plans.size() == 38);
   check_ranked(r);
-  for (int i = 0; i < 5; ++i) CHECK(r.plans[i].plan.valid());
-  for (std::size_t i = 5; i < r.plans.size(); ++i) {
+  for (int i = 0; i < 8; ++i) CHECK(r.plans[i].plan.valid());
+  for (std::size_t i = 8; i < r.plans.size(); ++i) {
     CHECK_FALSE(r.plans[i].plan.valid());
     CHECK_FALSE(r.plans[i].plan.reasons.empty());
   }
@@ -141,12 +191,14 @@ TEST_CASE("Planning FLUX.1-dev at 1008x1008 on 4 GPUs: 5 valid plans, Ulysses An
   CHECK(top.predicted->step_ms > 0);
 }
 
-TEST_CASE("Planning FLUX.1-dev at 1024x1024 on 4 GPUs: 10 valid plans", "[planner][plan]") {
+TEST_CASE("Planning FLUX.1-dev at 1024x1024 on 4 GPUs: 19 valid plans", "[planner][plan]") {
   // c = d = 1: tp 4; ring 2 x tp 2 (Ring, Ring Anything); ulysses 2 x tp 2 (Ulysses, Ulysses
-  // Anything); ring 4 (2 variants); ulysses 4 (2 variants); ring 2 x ulysses 2 = 10.
+  // Anything); ring 4 (2 variants); ulysses 4 (2 variants); ring 2 x ulysses 2 = 10. PipeFusion:
+  // ring 2 or ulysses 2 x pipefusion 2, and pipefusion 4, each with 3 patch counts (64 latent
+  // rows of 64 tokens: every patch even) = 9; with cfg 2 or dp 2 invalid: 6.
   const auto r = plan(make_query("flux.1-dev", 4));
-  CHECK(r.valid_count == 10);
-  CHECK(r.invalid_count == 13);
+  CHECK(r.valid_count == 19);
+  CHECK(r.invalid_count == 19);
   check_ranked(r);
 }
 
@@ -155,19 +207,18 @@ TEST_CASE("Plan options: without invalid plans, and without the anything variant
   PlannerOptions valid_only;
   valid_only.keep_invalid = false;
   const auto v = plan(q, valid_only);
-  CHECK(v.valid_count == 5);
-  CHECK(v.invalid_count == 18);  // still counted
-  CHECK(v.plans.size() == 5);
+  CHECK(v.valid_count == 8);
+  CHECK(v.invalid_count == 30);  // still counted
+  CHECK(v.plans.size() == 8);
   check_ranked(v);
 
   PlannerOptions plain;
   plain.allow_anything = false;
   const auto p = plan(q, plain);
-  // only tp 4 survives at 1008x1008 without the anything modes
-  CHECK(p.valid_count == 1);
-  CHECK(p.invalid_count == 14);
-  REQUIRE(p.plans.size() == 15);
-  CHECK(cpplan::plan_label(p.plans.front().plan.config) == "tp 4");
+  // only tp 4 and pipefusion 4 (three patch counts) survive at 1008x1008 without the anything modes
+  CHECK(p.valid_count == 4);
+  CHECK(p.invalid_count == 26);
+  REQUIRE(p.plans.size() == 30);
 }
 
 TEST_CASE("Valid plans that do not fit rank after those that fit and before invalid ones", "[planner][plan][memory]") {

@@ -84,9 +84,9 @@ TEST_CASE("No degree may be below 1", "[planner][validate][degrees]") {
 TEST_CASE("The product of the degrees must equal the GPU count", "[planner][validate][degrees]") {
   const auto q = make_query("flux.1-dev", 4);
   CHECK(reasons(q, config(2, 1)) ==
-        Reasons{"ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = 2: must equal the GPU count 4"});
+        Reasons{"ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = 2: must equal the GPU count 4"});
   CHECK(reasons(q, config(4, 2)) ==
-        Reasons{"ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = 8: must equal the GPU count 4"});
+        Reasons{"ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = 8: must equal the GPU count 4"});
   CHECK(reasons(q, config(2, 1, 2)).empty());
   // One GPU: only the trivial config.
   const auto one = make_query("flux.1-dev", 1);
@@ -299,7 +299,7 @@ TEST_CASE("validate returns every violated rule, in a stable order", "[planner][
   // FLUX.1-dev at 1008x1008 on 4 GPUs with ring 4 x cfg 2: 8 devices, 3969 odd, distilled model.
   const auto q = make_query("flux.1-dev", 4, 1008, 1008);
   CHECK(reasons(q, config(4, 1, 1, 2)) ==
-        Reasons{"ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = 8: must equal the GPU count 4",
+        Reasons{"ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = 8: must equal the GPU count 4",
                 "ring_degree = 4: must divide image tokens = 3969",
                 "cfg_degree = 2: flux.1-dev is guidance-distilled (one pass per step); there is no second pass to "
                 "split"});
@@ -308,10 +308,76 @@ TEST_CASE("validate returns every violated rule, in a stable order", "[planner][
   auto c = config(2, 3, 5, 1, 2, true, true);
   const auto many = reasons(q, c);
   CHECK(many.size() == 6);
-  CHECK_THAT(many.front(), Catch::StartsWith("ring_degree x ulysses_degree x tp_degree x cfg_degree x dp_degree = 60"));
+  CHECK_THAT(many.front(), Catch::StartsWith("ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = 60"));
   CHECK(many[1] == "ulysses_anything and ring_anything: mutually exclusive; choose one");
   CHECK_THAT(many[2], Catch::StartsWith("ring_degree = 2: ulysses_anything needs ring_degree = 1"));
   CHECK(many[3] == "tp_degree = 5: must divide num_heads = 24");
   CHECK(many[4] == "tp_degree = 5: must divide ffn_hidden = 12288");
   CHECK_THAT(many[5], Catch::StartsWith("dp_degree = 2: must divide the batch = 1"));
+}
+
+namespace {
+// `c` with PipeFusion of P stages, M patches and W warm-up steps.
+cpplan::ParallelConfig with_pipefusion(cpplan::ParallelConfig c, int p, int m, int w) {
+  c.pipefusion = {p, m, w};
+  return c;
+}
+}  // namespace
+
+TEST_CASE("PipeFusion: FLUX.1-dev on 8 GPUs at 1024x1024 with ulysses 2 x pipefusion 4 is valid",
+          "[planner][validate][pipefusion]") {
+  // 57 blocks into stages of ceil(57 / 4) = 15: 15 + 15 + 15 + 12; 64 latent rows into 4 patches
+  // of 16 rows x 64 columns = 1024 tokens, even over ulysses 2; warm-up 1 <= 28 steps.
+  const auto q = make_query("flux.1-dev", 8, 1024, 1024);
+  CHECK(reasons(q, with_pipefusion(config(1, 2), 4, 4, 1)).empty());
+  CHECK(reasons(q, with_pipefusion(config(1, 2), 4, 16, 28)).empty());  // W = steps: no staleness
+  CHECK(reasons(make_query("flux.1-dev", 2, 1024, 1024), with_pipefusion(config(1, 1), 2, 64, 0)).empty());
+}
+
+TEST_CASE("PipeFusion: every broken rule is reported with its field, value and rule", "[planner][validate][pipefusion]") {
+  const auto q = make_query("flux.1-dev", 8, 1024, 1024);
+  // fewer patches than stages, and more warm-up steps than steps
+  CHECK(reasons(q, with_pipefusion(config(1, 2), 4, 2, 29)) ==
+        Reasons{"num_pipeline_patch = 2: must be at least pipefusion_degree = 4 (a patch in flight per stage)",
+                "pipefusion_warmup_steps = 29: must be at most the steps = 28"});
+  // more patches than the 64 latent rows
+  CHECK(reasons(make_query("flux.1-dev", 2, 1024, 1024), with_pipefusion(config(1, 1), 2, 65, 1)) ==
+        Reasons{"num_pipeline_patch = 65: must be at most the latent rows = 64 (patches are whole rows of the latent)"});
+  // tensor parallelism, and an anything mode
+  CHECK(reasons(q, with_pipefusion(config(1, 1, 2), 4, 4, 1)) ==
+        Reasons{"pipefusion_degree = 4 with tp_degree = 2: xDiT does not combine PipeFusion with tensor parallelism"});
+  CHECK(reasons(q, with_pipefusion(config(1, 2, 1, 1, 1, true), 4, 4, 1)) ==
+        Reasons{"pipefusion_degree = 4 with ulysses_anything: PipeFusion's patches split evenly; anything modes do not "
+                "combine with it"});
+}
+
+TEST_CASE("PipeFusion: xDiT's stage split must leave every stage a block", "[planner][validate][pipefusion]") {
+  // flux-tiny has 2 double + 2 single = 4 blocks: 3 stages of ceil(4 / 3) = 2 are 2 + 2 + 0.
+  const auto q = make_query("flux-tiny", 3, 128, 128);
+  CHECK(reasons(q, with_pipefusion(config(1, 1), 3, 3, 1)) ==
+        Reasons{"pipefusion_degree = 3: xDiT's split of flux-tiny's 4 blocks into stages of ceil(4 / 3) = 2 leaves 1 "
+                "stage without a block"});
+  CHECK(reasons(make_query("flux-tiny", 4, 128, 128), with_pipefusion(config(1, 1), 4, 4, 1)).empty());  // 1+1+1+1
+}
+
+TEST_CASE("PipeFusion: each patch's tokens split evenly over the context-parallel group", "[planner][validate][pipefusion]") {
+  // 1008 wide, 1024 high: 63 columns x 64 rows = 4032 tokens (even, so ulysses 2 splits the image);
+  // 64 patches are single rows of 63 tokens, which ulysses 2 cannot split; 2 patches of 32 rows can.
+  const auto q = make_query("flux.1-dev", 4, 1008, 1024);
+  CHECK(reasons(q, with_pipefusion(config(1, 2), 2, 2, 1)).empty());
+  CHECK(reasons(q, with_pipefusion(config(1, 2), 2, 64, 1)) ==
+        Reasons{"num_pipeline_patch = 64 with ring_degree x ulysses_degree = 2: a patch of 63 image tokens must split "
+                "evenly over the context-parallel group"});
+}
+
+TEST_CASE("PipeFusion: patches and warm-up steps need stages; degrees below their floor", "[planner][validate][pipefusion]") {
+  const auto q = make_query("flux.1-dev", 1, 1024, 1024);
+  CHECK(reasons(q, with_pipefusion(config(1, 1), 1, 4, 2)) ==
+        Reasons{"num_pipeline_patch = 4: needs pipefusion_degree > 1 (patches are PipeFusion's)",
+                "pipefusion_warmup_steps = 2: needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)"});
+  CHECK(reasons(q, with_pipefusion(config(1, 1), 0, 1, -1)) ==
+        Reasons{"pipefusion_degree = 0: must be at least 1", "pipefusion_warmup_steps = -1: must be at least 0"});
+  CHECK(reasons(make_query("flux.1-dev", 4, 1024, 1024), with_pipefusion(config(1, 1), 2, 2, 1)) ==
+        Reasons{"ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = 2: must equal "
+                "the GPU count 4"});
 }
