@@ -26,7 +26,7 @@ TEST_CASE("the main job ranks only the anything modes and their hybrids at 1008x
   for (const auto& p : j["plans"]) {
     const std::string v = p["cp_variant"];
     CHECK((v == "ulysses_anything" || v == "ring_anything" || v == "none"));
-    if (v == "none") CHECK(p["tp_degree"].get<int>() > 1);  // a TP plan, not a CP variant
+    if (v == "none") CHECK((p["tp_degree"].get<int>() > 1 || p["pipefusion_degree"].get<int>() > 1));  // TP or PipeFusion
     CHECK(p["valid"] == true);
     CHECK(p["predicted"]["step_ms"].get<double>() >= last);  // ranked
     last = p["predicted"]["step_ms"].get<double>();
@@ -133,6 +133,11 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
       {{"--gpus", "4", "--profiles", data_dir() + "/profiles-broken-catalog"}, 3, "heads"},
       {{"check", "--gpus", "4", "--ring", "x"}, 3, "--ring = x: must be an integer"},
       {{"check", "--gpus", "4", "--rotate-method", "ring"}, 3, "--rotate-method = ring: must be allgather"},
+      {{"check", "--gpus", "4", "--pipefusion", "two"}, 3, "--pipefusion = two: must be an integer"},
+      {{"check", "--gpus", "4", "--pipefusion", "2", "--num-pipeline-patch", "1.5"}, 3,
+       "--num-pipeline-patch = 1.5: must be an integer"},
+      {{"--gpus", "4", "--num-pipeline-patch", "0"}, 3, "--num-pipeline-patch = 0: must be between 1 and"},
+      {{"--gpus", "4", "--pipefusion-warmup-steps", "-1"}, 3, "--pipefusion-warmup-steps = -1: must be between 0 and"},
       {{"list", "gpus"}, 3, "list gpus: must be models, hardware or topologies"},
       {{"--gpus", "4", "--bogus"}, 2, "--bogus"},
       {{"frobnicate"}, 2, "frobnicate"},
@@ -151,4 +156,44 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
     CHECK_THAT(r.err, Catch::Contains(c.message));
     CHECK(r.out.empty());
   }
+}
+
+TEST_CASE("check prints a PipeFusion plan's stage and patch split; invalid ones every broken rule", "[cli][pipefusion]") {
+  // FLUX.1-dev's 19 + 38 = 57 blocks in stages of ceil(57 / 4) = 15: 15+15+15+12; 1024 / 16 = 64
+  // latent rows in 4 patches of 16 rows x 64 columns = 1024 tokens; xDiT's default warm-up 1.
+  const auto r = run_cli({"check", "--gpus", "8", "--res", "1024x1024", "--pipefusion", "4", "--ulysses", "2",
+                          "--hardware", "h100-sxm"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("plan: ulysses 2 x pipefusion 4 (4 patches) (Ulysses)"));
+  CHECK_THAT(r.out, Catch::Contains("valid: "));
+  CHECK_THAT(r.out, Catch::Contains("frameworks: xdit"));
+  CHECK_THAT(r.out, Catch::Contains("pipefusion: 4 stages of 15+15+15+12 blocks (57 in all); 4 patches of 16 latent "
+                                    "rows (1024 image tokens); 1 warm-up step of 28 synchronous"));
+
+  const auto bad = run_cli({"check", "--gpus", "8", "--res", "1024x1024", "--pipefusion", "4", "--tp", "2",
+                            "--num-pipeline-patch", "2", "--pipefusion-warmup-steps", "30", "--hardware", "h100-sxm"});
+  CHECK(bad.code == 3);
+  CHECK_THAT(bad.out, Catch::Contains("INVALID:"));
+  CHECK_THAT(bad.out, Catch::Contains("num_pipeline_patch = 2: must be at least pipefusion_degree = 4"));
+  CHECK_THAT(bad.out, Catch::Contains("pipefusion_warmup_steps = 30: must be at most the steps = 28"));
+  CHECK_THAT(bad.out, Catch::Contains("pipefusion_degree = 4 with tp_degree = 2: xDiT does not combine PipeFusion"));
+}
+
+TEST_CASE("every plan in the JSON carries the PipeFusion keys: 1, 1, 0 when unused", "[cli][pipefusion][json]") {
+  const auto r = run_cli({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--json", "--all"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  int with_pipefusion = 0;
+  for (const auto& p : j["plans"]) {
+    const int degree = p["pipefusion_degree"], patches = p["num_pipeline_patch"], warmup = p["pipefusion_warmup_steps"];
+    if (degree == 1) {
+      CHECK((patches == 1 && warmup == 0));
+      continue;
+    }
+    ++with_pipefusion;
+    CHECK((patches == degree || patches == 2 * degree || patches == 4 * degree));
+    CHECK(warmup == 1);
+    CHECK(p["tp_degree"] == 1);
+  }
+  CHECK(with_pipefusion == 15);  // tests/planner/test_enumerate.cpp counts them
 }

@@ -200,3 +200,23 @@ TEST_CASE("The xDiT command names the degrees", "[planner][frameworks][xdit]") {
                                   "Wan-AI/Wan2.1-T2V-14B-Diffusers --height 480 --width 832 --num_frames 81"));
   CHECK_THAT(w, Catch::Contains("--ulysses_degree 2 --ring_degree 1 --use_cfg_parallel --data_parallel_degree 2"));
 }
+
+TEST_CASE("PipeFusion plans run on xDiT alone, where its runner offers PipeFusion, with its flags", "[planner][frameworks][pipefusion]") {
+  const auto q = make_query("flux.1-dev", 8, 1024, 1024);
+  cpplan::ParallelConfig c = config(1, 2);
+  c.pipefusion = {4, 8, 1};
+  const cpplan::Plan p = valid_plan(q, c);
+  CHECK(frameworks_for(q, p).names() == Names{"xdit"});
+  CHECK(unsupported_reason(Framework::kDiffusers, q, p) == "diffusers has no PipeFusion");
+  CHECK(unsupported_reason(Framework::kCacheDit, q, p) == "cache-dit has no PipeFusion");
+  CHECK_THAT(cpplan::planner::xdit_command(q, p),
+             Catch::Contains("--ulysses_degree 2 --ring_degree 1 --pipefusion_parallel_degree 4 --num_pipeline_patch 8 "
+                             "--warmup_steps 1"));
+  // xDiT's runner has no PipeFusion for Wan (shared/reference/frameworks.md)
+  const auto wan = make_query("wan2.1-t2v-14b", 2);
+  cpplan::ParallelConfig w;
+  w.pipefusion = {2, 2, 1};
+  const cpplan::Plan wp = valid_plan(wan, w);
+  CHECK(unsupported_reason(Framework::kXdit, wan, wp) == "xDiT offers no PipeFusion for this model");
+  CHECK(frameworks_for(wan, wp).names().empty());
+}
