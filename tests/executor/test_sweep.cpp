@@ -51,6 +51,9 @@ TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]"
       {"models = [\"flux-tiny\"]\nplans = \"all\"\n", "gpus: required with plans"},
       {"models = [\"flux-tiny\"\n", "invalid TOML"},
       {"models = [\"flux-tiny\"]\ndevice = \"tpu\"\n", ":2: device = \"tpu\": must be \"cpu\" or \"cuda\""},
+      {"models = [\"flux-tiny\"]\nplans = [ { pipefusion = 0 } ]\n", ":2: plans.pipefusion = 0: must be a positive integer"},
+      {"models = [\"flux-tiny\"]\nplans = [ { pipefusion = 2, pipefusion_warmup_steps = -1 } ]\n",
+       ":2: plans.pipefusion_warmup_steps = -1: unknown field or wrong type"},
   };
   for (const auto& c : cases) {
     const std::string path = write("bad.toml", c.text);
@@ -143,4 +146,14 @@ TEST_CASE("a sweep killed with SIGKILL at 20 random points and resumed records e
       "steps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2, ulysses_anything = true } ]\n",
       20, 2026, 1500, 12);
   CHECK(landed >= 15);  // most kills hit the sweep mid-way, not after it finished
+}
+
+TEST_CASE("a sweep's PipeFusion plan runs with its flags, xDiT's defaults filled in", "[executor][sweep][pipefusion]") {
+  // num_pipeline_patch given, the warm-up steps left to xDiT's default (1).
+  const std::string path = write("pf.toml", "models = [\"flux-tiny\"]\nresolutions = [\"128x128\"]\n"
+                                            "plans = [ { pipefusion = 2, num_pipeline_patch = 4 } ]\n");
+  const auto p = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "torchrun"});
+  REQUIRE(p.code == 0);
+  CHECK_THAT(p.out, Catch::Contains("torchrun --nproc-per-node 2 "));
+  CHECK_THAT(p.out, Catch::Contains("--pipefusion 2 --num-pipeline-patch 4 --pipefusion-warmup-steps 1"));
 }
