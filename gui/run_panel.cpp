@@ -44,6 +44,10 @@ QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString
   if (cp.ulysses_anything) a << QStringLiteral("--ulysses-anything");
   if (cp.ring_anything) a << QStringLiteral("--ring-anything");
   if (!cp.convert_to_fp32) a << QStringLiteral("--no-fp32");
+  if (c.pp() > 1)
+    a << QStringLiteral("--pipefusion") << QString::number(c.pp()) << QStringLiteral("--num-pipeline-patch")
+      << QString::number(c.pipefusion.patches) << QStringLiteral("--pipefusion-warmup-steps")
+      << QString::number(c.pipefusion.warmup_steps);
   // No --runtime: `cpplan run` predicts as it runs (the cpplan runtime). Forced placements are
   // query flags it takes; unset, it picks them as the planner does.
   if (q.text_encoder) a << QStringLiteral("--text-encoder") << qstr(to_string(*q.text_encoder));

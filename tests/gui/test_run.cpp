@@ -13,6 +13,7 @@
 #include "gui/plan_table_model.h"
 #include "gui/run_panel.h"
 #include "tests/gui/gui_support.h"
+#include "tests/support/fixtures.h"
 
 using cpplan::gui::RunPanel;
 using cpplan::test::wait_for;
@@ -101,4 +102,14 @@ TEST_CASE("A tiny plan run from the window records a run that History then shows
   REQUIRE(w.history()->model()->rowCount() == 1);  // reloaded on finish
   CHECK(w.history()->model()->run(0).run.model == "flux-tiny");
   CHECK(w.history()->model()->run(0).run.status == "ok");
+}
+
+TEST_CASE("The Run tab's command carries a PipeFusion plan's stages, patches and warm-up steps", "[gui][run][pipefusion]") {
+  const cpplan::Query q = cpplan::test::make_query("flux-tiny", 2, 128, 128);
+  cpplan::ParallelConfig c;
+  c.pipefusion = {2, 4, 1};
+  const QString args = cpplan::gui::run_arguments(q, c, {}).join(' ');
+  INFO(args.toStdString());
+  CHECK(args.contains(QStringLiteral("--pipefusion 2 --num-pipeline-patch 4 --pipefusion-warmup-steps 1")));
+  CHECK_FALSE(cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}).join(' ').contains(QStringLiteral("pipefusion")));
 }
