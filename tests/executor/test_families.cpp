@@ -1,7 +1,11 @@
 // Every plan the planner accepts for the tiny profile of every model family runs, on real ranks
 // (one thread each, Gloo over loopback, one in-process store), and reproduces the single-rank
-// latents: for 2, 3 and 4 GPUs, each ring x ulysses x tp x cfg factorization and anything mode
-// that planner::validate() accepts at the profile's default size.
+// latents: for 2, 3 and 4 GPUs, each ring x ulysses x tp x pipefusion x cfg factorization and
+// anything mode that planner::validate() accepts at the profile's default size. PipeFusion plans
+// run with their warm-up steps = steps (exact: no stale K/V; tests/executor/test_pipefusion.cpp
+// measures the approximation) and M = P (the other patch counts cut the same stages); the
+// executor does not run context parallelism inside PipeFusion stages yet, so those are counted
+// and skipped.
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <iostream>
@@ -59,12 +63,18 @@ TEST_CASE("every plan the planner accepts for each family's tiny profile runs an
        {"flux-tiny", "flux2-tiny", "qwen-tiny", "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "wan-tiny"}) {
     const cpplan::Query one = cpplan::test::make_query(model, 1);
     const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1))).latents;
-    int accepted = 0;
+    int accepted = 0, skipped = 0;
     double worst = 0;
     for (int gpus : {2, 3, 4}) {
       const cpplan::Query q = cpplan::test::make_query(model, gpus);
-      for (const ParallelConfig& pc : cpplan::planner::enumerate(gpus)) {
+      for (ParallelConfig pc : cpplan::planner::enumerate(gpus)) {
         if (!cpplan::planner::validate(q, pc).empty()) continue;
+        if (pc.pp() > 1 && pc.pipefusion.patches != pc.pp()) continue;
+        if (pc.pp() > 1 && pc.ring() * pc.ulysses() > 1) {
+          ++skipped;
+          continue;
+        }
+        if (pc.pp() > 1) pc.pipefusion.warmup_steps = spec_for(q, pc).steps;
         ++accepted;
         const auto& cp = pc.context_parallel_config;
         INFO(model << " on " << gpus << " ranks: " << cpplan::plan_label(pc)
@@ -77,7 +87,8 @@ TEST_CASE("every plan the planner accepts for each family's tiny profile runs an
       }
     }
     std::cout << model << ": " << accepted << " plans the planner accepts on 2, 3 and 4 ranks ran; worst relative "
-              << "difference from one rank " << worst << "\n";
+              << "difference from one rank " << worst << "; " << skipped
+              << " with context parallelism inside PipeFusion stages not run (the executor refuses them)\n";
     CHECK(accepted > 0);
   }
 }
