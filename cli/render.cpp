@@ -92,6 +92,13 @@ std::string sequence_line(const Query& q) {
   return fmt::format("sequence: {} {} tokens, cross-attention to {} text tokens; {:.1f} TFLOP per forward pass",
                      s.image_tokens, m.video ? "video" : "image", s.text_tokens, tflop);
 }
+// PipeFusion's terms of a prediction (only for plans with P > 1).
+json pipefusion_json(const costmodel::PipeFusionCost& c) {
+  return {{"stage_blocks", c.stage_blocks},         {"warmup_step_ms", c.warmup_step_ms},
+          {"pipelined_step_ms", c.pipelined_step_ms}, {"stage_patch_ms", c.stage_patch_ms},
+          {"p2p_patch_ms", c.p2p_patch_ms},           {"bubble_ms", c.bubble_ms},
+          {"p2p_bytes", c.p2p_bytes}};
+}
 }  // namespace
 
 json query_json(const Query& q) {
@@ -197,6 +204,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                         {"text_encode", m.text_encode},
                         {"transformer_while_encoding", m.transformer_while_encoding},
                         {"runtime_reserved", m.runtime_reserved}}}};
+    if (pr.pipefusion.active()) j["predicted"]["pipefusion"] = pipefusion_json(pr.pipefusion);
   } else {
     j["text_encoder"] = nullptr;
     j["vae"] = nullptr;

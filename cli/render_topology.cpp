@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/render.h"
+#include "core/pipefusion.h"
 #include "costmodel/cost_model.h"
 
 namespace cpplan::cli {
@@ -27,6 +28,7 @@ std::optional<CommAxis> comm_axis(MeshAxis a) {
     case MeshAxis::kUlysses: return CommAxis::kUlysses;
     case MeshAxis::kRing: return CommAxis::kRing;
     case MeshAxis::kCfg: return CommAxis::kCfg;
+    case MeshAxis::kPp: return CommAxis::kPp;
     case MeshAxis::kDp: return std::nullopt;
   }
   return std::nullopt;
@@ -69,7 +71,8 @@ json topology_query_json(const Query& q) {
 
 std::string placement_summary(const Placement& p) {
   constexpr std::pair<CommAxis, char> shown[] = {
-      {CommAxis::kTp, 't'}, {CommAxis::kUlysses, 'u'}, {CommAxis::kRing, 'r'}, {CommAxis::kCfg, 'c'}};
+      {CommAxis::kTp, 't'}, {CommAxis::kUlysses, 'u'}, {CommAxis::kRing, 'r'}, {CommAxis::kPp, 'p'},
+      {CommAxis::kCfg, 'c'}};
   std::vector<std::string> parts;
   for (auto [axis, letter] : shown) {
     const auto& g = p.layout[axis];
@@ -151,6 +154,41 @@ void print_placement(std::ostream& out, const Query& q, const RankedPlan& rp) {
   if (c.tp() > 1) fmt::print(out, "  tp_mesh = mesh[\"tp\"]  # TensorParallelConfig(tp_degree={}, mesh=tp_mesh)\n", c.tp());
 }
 
+namespace {
+
+// PipeFusion's terms: the stages and patches, the warm-up and the pipelined step with its bubble,
+// and the point-to-point sends (docs/cost-model.md, "PipeFusion").
+void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& config, const costmodel::PipeFusionCost& c) {
+  const auto tokens = patch_tokens(q, c.patches);
+  const long long largest = tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
+  const bool joint = q.model->text_handling == TextHandling::kJoint;
+  const Milliseconds slot = std::max(c.stage_patch_ms, c.p2p_patch_ms);
+  const Milliseconds rest = c.pipelined_step_ms - c.stages * c.stage_patch_ms - (c.stages - 1) * c.p2p_patch_ms -
+                            (c.patches - 1) * slot;
+  fmt::print(out, "pipefusion: {} stages (blocks {}; the pace set by a stage of {} blocks), {} patches of up to {} image "
+                  "tokens{}, {} warm-up of {} steps\n",
+             c.stages, stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), c.stages)), c.stage_blocks,
+             c.patches, largest, joint ? fmt::format(" + {} text", q.sequence.text_tokens) : "", c.warmup_steps, q.steps);
+  fmt::print(out, "  warm-up step {:.2f} ms: the full sequence through the {} stages in turn, {} x {:.3f} ms sends of "
+                  "its hidden states\n",
+             c.warmup_step_ms, c.stages, c.stages - 1, c.p2p_full_ms);
+  fmt::print(out, "  pipelined step {:.2f} ms = {} x stage {:.3f} + {} x p2p {:.3f} + {} x max(stage, p2p) {:.3f} + rest "
+                  "{:.3f} (velocity back to stage 0 {:.3f}); bubble {:.2f} ms ({:.0f}%)\n",
+             c.pipelined_step_ms, c.stages, c.stage_patch_ms, c.stages - 1, c.p2p_patch_ms, c.patches - 1, slot, rest,
+             c.return_ms, c.bubble_ms, c.pipelined_step_ms > 0 ? 100.0 * c.bubble_ms / c.pipelined_step_ms : 0.0);
+  fmt::print(out, "  point-to-point: {:.3f} ms per patch, {:.3f} ms per pipelined step ({} patches), {:.1f} MiB sent per "
+                  "step by a stage (mean of the steps)\n",
+             c.p2p_patch_ms, c.patches * c.p2p_patch_ms, c.patches, c.p2p_bytes / kMiB);
+  const int pipelined = q.steps - c.warmup_steps;
+  fmt::print(out, "  step = ({} x {:.2f} + {} x {:.2f}) / {} = {:.2f} ms{}\n", c.warmup_steps, c.warmup_step_ms,
+             pipelined, c.pipelined_step_ms, q.steps,
+             q.steps > 0 ? (c.warmup_steps * c.warmup_step_ms + pipelined * c.pipelined_step_ms) / q.steps : 0.0,
+             config.pipefusion.warmup_steps < q.steps ? "; the pipelined steps attend to stale K/V (an approximation)"
+                                                       : "");
+}
+
+}  // namespace
+
 void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
   if (!rp.predicted) return;
   const costmodel::Prediction& pr = *rp.predicted;
@@ -202,7 +240,9 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
              "communication {:.2f}), host {:.2f} ms, waiting for the slowest rank {:.2f} ms -> {:.2f} ms{}\n",
              pr.runtime.empty() ? "kernel launches" : "runtime " + pr.runtime, pr.compute_ms + pr.comm_ms, gemm,
              attention, memory, pr.comm_ms, pr.host_ms, pr.sync_ms, pr.calibrated ? pr.uncalibrated_step_ms : pr.step_ms,
-             pr.calibrated ? fmt::format(" analytic; calibrated: {:.2f} ms", pr.step_ms) : "");
+             pr.calibrated                ? fmt::format(" analytic; calibrated: {:.2f} ms", pr.step_ms)
+             : pr.pipefusion.active() ? " (the pacing stage's terms; the step is PipeFusion's, below)"
+                                      : "");
   // Where each term's inputs came from: measured (probes of this machine), datasheet (the
   // profile), calibrated (fitted to runs); "-" for a term without inputs.
   auto from = [](const std::optional<costmodel::Source>& s) {
@@ -220,6 +260,7 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
   if (pr.step_comm_extra_ms > 0)
     fmt::print(out, "  per step: CP output gather and CFG gather {:.2f} ms [{}]\n", pr.step_comm_extra_ms,
                from(pr.step_comm_extra_source));
+  if (pr.pipefusion.active()) print_pipefusion(out, q, rp.plan.config, pr.pipefusion);
   const costmodel::PipelineCost& pc = pr.pipeline;
   fmt::print(out,
              "per image: text encoding {:.1f} ms (text encoder {}{}) + {} steps x {:.2f} ms + VAE decode {:.1f} ms "

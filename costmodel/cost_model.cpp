@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <limits>
 
+#include "costmodel/pipefusion_cost.h"
 #include "costmodel/predict_terms.h"
 
 namespace cpplan::costmodel {
 
 namespace {
 
-// Caching allocator slack over the live activations (PyTorch's block rounding and splitting).
-constexpr double kFragmentation = 1.15;
 // Hidden-sized tensors resident across a block: hidden states, residual, modulation outputs.
 constexpr double kResidentActivations = 4.0;
 // Kernels of one block without a runtime profile (norms, modulation, projections, RoPE, the
@@ -24,8 +23,8 @@ double ffn_weights(const ModelProfile& m) {
 
 Source worst(Source a, Source b) { return std::min(a, b); }  // datasheet < measured < calibrated
 
-// Ranks are laid out tp innermost, then ulysses, ring, cfg, dp (xDiT's tp-sp-cfg-dp order with
-// Ulysses inside Ring), so a group of `ranks` at `stride` leaves the node once its span does.
+// Ranks are laid out tp innermost, then ulysses, ring, pp, cfg, dp (xDiT's tp-sp-pp-cfg-dp order
+// with Ulysses inside Ring), so a group of `ranks` at `stride` leaves the node once its span does.
 CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
   return {ranks, stride, 1LL * (ranks - 1) * stride >= hw.gpus_per_node};
 }
@@ -33,7 +32,7 @@ CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
 }  // namespace
 
 std::string_view to_string(CommAxis a) {
-  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cp", "cfg"};
+  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cp", "cfg", "pp"};
   return n[static_cast<int>(a)];
 }
 
@@ -44,7 +43,8 @@ CommLayout default_layout(const ParallelConfig& pc, const HardwareProfile& hw) {
   l[CommAxis::kUlysses] = group(a.u, a.t, hw);
   l[CommAxis::kRing] = group(a.r, a.t * a.u, hw);
   l[CommAxis::kCp] = group(a.r * a.u, a.t, hw);
-  l[CommAxis::kCfg] = group(a.c, a.t * a.u * a.r, hw);
+  l[CommAxis::kPp] = group(a.p, a.t * a.u * a.r, hw);
+  l[CommAxis::kCfg] = group(a.c, a.t * a.u * a.r * a.p, hw);
   return l;
 }
 
@@ -210,16 +210,22 @@ void calibrate_step(Prediction& p, const StepCorrection& correction, const Paral
   p.calibrated = true;
 }
 
-Bytes transformer_weight_bytes(const ModelProfile& m, int tp) {
+double block_linear_params(const ModelProfile& m, const BlockGroup& g) {
   const double d = m.hidden();
+  double per_block = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind);
+  if (g.kind == BlockKind::kCross) per_block += 2.0 * d * d;
+  if (g.image_self_attention) per_block += 4.0 * d * d;
+  return per_block;
+}
+
+double all_block_linear_params(const ModelProfile& m) {
   double sharded = 0;
-  for (const BlockGroup& g : m.blocks) {
-    double per_block = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind);
-    if (g.kind == BlockKind::kCross) per_block += 2.0 * d * d;
-    if (g.image_self_attention) per_block += 4.0 * d * d;
-    sharded += per_block * g.count;
-  }
-  sharded = std::min(sharded, m.params);
+  for (const BlockGroup& g : m.blocks) sharded += block_linear_params(m, g) * g.count;
+  return std::min(sharded, m.params);
+}
+
+Bytes transformer_weight_bytes(const ModelProfile& m, int tp) {
+  const double sharded = all_block_linear_params(m);
   return (sharded / tp + (m.params - sharded)) * m.bytes_per_param;
 }
 
@@ -289,12 +295,18 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   Prediction p;
   p.runtime = ctx.runtime.name;
   std::optional<Source> source;  // the least measured input of any term
-  const Bytes live = add_block_groups(ctx, p, source);
-  add_step_rest(p, step_rest(ctx), source);
+  MemoryBreakdown denoising;
+  if (pc.pp() > 1) {  // PipeFusion: stages and patches (pipefusion_cost.cpp)
+    denoising = add_pipefusion_step(ctx, p, source);
+  } else {
+    const Bytes live = add_block_groups(ctx, p, source);
+    add_step_rest(p, step_rest(ctx), source);
+    denoising = denoising_memory(ctx, live);
+  }
   p.steps_per_sec = steps_per_sec(p.step_ms);
   p.source = source.value_or(Source::kDatasheet);
   if (correction_) calibrate_step(p, correction_, pc);  // after the terms: the correction reads them
-  const PlacedPipeline placed = choose_placement(ctx, denoising_memory(ctx, live), q.steps * p.step_ms);
+  const PlacedPipeline placed = choose_placement(ctx, denoising, q.steps * p.step_ms);
   add_placement(p, placed, q.steps, hw_.profile().memory_bytes());
   return p;
 }

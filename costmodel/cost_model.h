@@ -21,14 +21,16 @@ namespace cpplan::costmodel {
 inline constexpr int kMaxBlockGroups = 4;
 
 // The communication groups of a plan: tp, ulysses, ring, the whole CP group (ring x ulysses: the
-// output gather) and cfg. Axes without collectives (dp) have none.
-enum class CommAxis { kTp, kUlysses, kRing, kCp, kCfg };
-inline constexpr int kCommAxisCount = 5;
-std::string_view to_string(CommAxis a);  // "tp", "ulysses", "ring", "cp", "cfg"
+// output gather), cfg and PipeFusion's stages (pp: point-to-point between consecutive stages).
+// Axes without collectives (dp) have none.
+enum class CommAxis { kTp, kUlysses, kRing, kCp, kCfg, kPp };
+inline constexpr int kCommAxisCount = 6;
+std::string_view to_string(CommAxis a);  // "tp", "ulysses", "ring", "cp", "cfg", "pp"
 
-// One group per axis. default_layout() is the rule without a topology (ranks laid out tp
-// innermost, then ulysses, ring, cfg, dp; a group leaves the node once its span does); a
-// placement (planner/topology/) supplies its own, with each group's effective bandwidth.
+// One group per axis. default_layout() is the rule without a topology (ranks laid out as xDiT's
+// tp-sp-pp-cfg-dp: tp innermost, then ulysses, ring, pp, cfg, dp; a group leaves the node once
+// its span does); a placement (planner/topology/) supplies its own, with each group's effective
+// bandwidth.
 struct CommLayout {
   std::array<CommGroup, kCommAxisCount> groups{};
   CommGroup& operator[](CommAxis a) { return groups[static_cast<int>(a)]; }
@@ -106,8 +108,28 @@ struct PipelineCost {
   PipelinePlacement placement() const { return {text_encoder, vae}; }
 };
 
+// PipeFusion's terms (docs/cost-model.md, "PipeFusion"); stages = 1 for a plan without it. Times
+// are per step of the most loaded stage; p2p_bytes is what that stage's rank sends per step, the
+// mean over the steps.
+struct PipeFusionCost {
+  int stages = 1;                     // P
+  int patches = 1;                    // M
+  int warmup_steps = 0;               // W (at most the query's steps)
+  int stage_blocks = 0;               // blocks of the stage that sets the pace
+  Milliseconds warmup_step_ms = 0;    // the full sequence through the P stages in turn
+  Milliseconds pipelined_step_ms = 0; // M patches pipelined over the P stages
+  Milliseconds stage_patch_ms = 0;    // the pacing stage's blocks on one patch
+  Milliseconds p2p_patch_ms = 0;      // one patch's hidden states to the next stage
+  Milliseconds p2p_full_ms = 0;       // the full sequence's hidden states (warm-up)
+  Milliseconds return_ms = 0;         // the last stage's velocity back to stage 0, per pipelined step
+  Milliseconds bubble_ms = 0;         // fill and drain of the pipelined step
+  Bytes p2p_bytes = 0;                // point-to-point bytes sent per step (mean over the steps)
+  bool active() const { return stages > 1; }
+};
+
 struct Prediction {
-  Milliseconds step_ms = 0;       // one denoising step (all passes of the batch)
+  Milliseconds step_ms = 0;       // one denoising step (all passes of the batch); PipeFusion: the
+                                  // mean of its warm-up and pipelined steps
   Milliseconds compute_ms = 0;    // GPU kernels: GEMM + attention + memory-bound
   Milliseconds comm_ms = 0;       // collectives on the GPU
   Milliseconds host_ms = 0;       // the host's dispatch time per step (blocks and the rest of the step)
@@ -138,6 +160,7 @@ struct Prediction {
   // image_ms are corrected; the analytic sum of the terms stays in uncalibrated_step_ms.
   bool calibrated = false;
   Milliseconds uncalibrated_step_ms = 0;
+  PipeFusionCost pipefusion;        // stages = 1 without PipeFusion
 };
 
 // A fitted correction of the step time from the prediction's terms (costmodel/calibration.h

@@ -41,6 +41,15 @@ double steps_per_sec(Milliseconds step_ms);
 // analytic one in uncalibrated_step_ms. Precondition: `correction` is set.
 void calibrate_step(Prediction& p, const StepCorrection& correction, const ParallelConfig& pc);
 
+// Caching allocator slack over the live activations (PyTorch's block rounding and splitting).
+inline constexpr double kFragmentation = 1.15;
+
+// Parameters of the attention and FFN linears of one block of `g` (both streams of a double
+// block, a cross block's text K/V, the image-only attention): the TP-sharded part.
+double block_linear_params(const ModelProfile& m, const BlockGroup& g);
+// Of every block, capped at the model's parameters (the rest: embedders, norms, modulation).
+double all_block_linear_params(const ModelProfile& m);
+
 // The transformer's weights on one GPU (bytes): the attention and FFN linears of every block
 // (both streams of a double block, a cross block's text K/V, the image-only attention), capped at
 // the model's parameters, divided over `tp` ranks; the rest (embedders, norms, modulation) whole.

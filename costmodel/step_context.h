@@ -11,9 +11,10 @@
 namespace cpplan::costmodel {
 
 struct Axes {
-  int r, u, t, c, d;
-  explicit Axes(const ParallelConfig& p) : r(p.ring()), u(p.ulysses()), t(p.tp()), c(p.cfg_degree), d(p.dp_degree) {}
-  int replica() const { return r * u * t * c; }  // GPUs of one data-parallel replica
+  int r, u, t, p, c, d;
+  explicit Axes(const ParallelConfig& pc)
+      : r(pc.ring()), u(pc.ulysses()), t(pc.tp()), p(pc.pp()), c(pc.cfg_degree), d(pc.dp_degree) {}
+  int replica() const { return r * u * t * p * c; }  // GPUs of one data-parallel replica
 };
 
 struct StepContext {

@@ -28,8 +28,14 @@ std::vector<MeshAxis> axes_of(CommAxis a) {
     case CommAxis::kRing: return {MeshAxis::kRing};
     case CommAxis::kCp: return {MeshAxis::kRing, MeshAxis::kUlysses};
     case CommAxis::kCfg: return {MeshAxis::kCfg};
+    case CommAxis::kPp: return {MeshAxis::kPp};
   }
   return {};
+}
+
+// The degrees of a plan's axes, by MeshAxis.
+std::array<int, kMeshAxisCount> mesh_degrees(const ParallelConfig& c) {
+  return {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree, c.pp()};
 }
 
 // The devices' clusters (planner/topology/bandwidth.h) turned into orders: tight clusters
@@ -87,7 +93,7 @@ std::vector<std::vector<int>> clustered_orders(const TopologyGraph& g) {
 }  // namespace
 
 std::string_view to_string(MeshAxis a) {
-  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cfg", "dp"};
+  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cfg", "dp", "pp"};
   return n[index(a)];
 }
 
@@ -212,9 +218,10 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
       g.crosses_nodes = bound.crosses_nodes;
       continue;
     }
-    const Pattern pattern = axis == CommAxis::kUlysses ? Pattern::kAllToAll
-                            : axis == CommAxis::kRing && p2p ? Pattern::kRingRankOrder
-                                                             : Pattern::kRing;
+    // PipeFusion's stages send to the next stage in rank order (and the last back to the first).
+    const Pattern pattern = axis == CommAxis::kUlysses                             ? Pattern::kAllToAll
+                            : (axis == CommAxis::kRing && p2p) || axis == CommAxis::kPp ? Pattern::kRingRankOrder
+                                                                                    : Pattern::kRing;
     std::vector<long long> key{static_cast<long long>(pattern), device_index, p.ranks()};
     for (MeshAxis m : mesh) key.push_back(1LL * p.degree[index(m)] * (1LL << 32) + stride[index(m)]);
     auto it = axis_cache_.find(key);
@@ -300,7 +307,7 @@ struct Placer::Search {
 PlacementResult Placer::place(const Plan& plan) const {
   Search s{*this, plan, {}, {}, {}, std::numeric_limits<double>::infinity(), 0};
   const ParallelConfig& c = plan.config;
-  s.degree = {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree};
+  s.degree = mesh_degrees(c);
   for (MeshAxis a : kDefaultAxisOrder)
     if (options_.all_axis_orders || s.degree[index(a)] > 1) s.axes.push_back(a);
   for (s.device_index = 0; s.device_index < static_cast<int>(device_orders_.size()); ++s.device_index) {
@@ -316,7 +323,7 @@ PlacementResult Placer::evaluate(const Plan& plan, const std::array<MeshAxis, kM
   PlacementResult r;
   Placement& p = r.placement;
   p.axis_order = axis_order;
-  p.degree = {c.tp(), c.ulysses(), c.ring(), c.cfg_degree, c.dp_degree};
+  p.degree = mesh_degrees(c);
   p.gpus_per_node = per_node_;
   p.device_order = device_orders_[device_index];
   std::array<bool, kCommAxisCount> known;
@@ -358,6 +365,7 @@ int axis_degree(const ParallelConfig& c, costmodel::CommAxis a) {
     case CommAxis::kRing: return c.ring();
     case CommAxis::kCp: return c.ring() * c.ulysses();
     case CommAxis::kCfg: return c.cfg_degree;
+    case CommAxis::kPp: return c.pp();
   }
   return 1;
 }
@@ -373,6 +381,7 @@ std::string_view collective_name(const Plan& p, costmodel::CommAxis a) {
                  : "all_gather";
     case CommAxis::kCp:
     case CommAxis::kCfg: return "all_gather";
+    case CommAxis::kPp: return "send_recv";
   }
   return "";
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Topology-aware placement: which devices form each tp, ulysses, ring, cfg and dp group of a
+// Topology-aware placement: which devices form each tp, ulysses, ring, pp, cfg and dp group of a
 // plan. Ranks are a mixed-radix number over the axes in an order (the first axis contiguous);
 // rank r runs on node r / g, GPU device_order[r % g] (the same order on every node). The Placer
 // searches the axis orders (branch and bound, exact: docs/topology.md) and, on asymmetric
@@ -19,16 +19,17 @@
 
 namespace cpplan::planner::topology {
 
-enum class MeshAxis { kTp, kUlysses, kRing, kCfg, kDp };
-inline constexpr int kMeshAxisCount = 5;
-std::string_view to_string(MeshAxis a);  // "tp", "ulysses", "ring", "cfg", "dp"
-// xDiT's order, innermost first: tp, ulysses, ring, cfg, dp.
+// kPp: PipeFusion's stages (a group is the P ranks of consecutive stages).
+enum class MeshAxis { kTp, kUlysses, kRing, kCfg, kDp, kPp };
+inline constexpr int kMeshAxisCount = 6;
+std::string_view to_string(MeshAxis a);  // "tp", "ulysses", "ring", "cfg", "dp", "pp"
+// xDiT's order (tp-sp-pp-cfg-dp), innermost first: tp, ulysses, ring, pp, cfg, dp.
 inline constexpr std::array<MeshAxis, kMeshAxisCount> kDefaultAxisOrder = {
-    MeshAxis::kTp, MeshAxis::kUlysses, MeshAxis::kRing, MeshAxis::kCfg, MeshAxis::kDp};
+    MeshAxis::kTp, MeshAxis::kUlysses, MeshAxis::kRing, MeshAxis::kPp, MeshAxis::kCfg, MeshAxis::kDp};
 
 struct Placement {
   std::array<MeshAxis, kMeshAxisCount> axis_order = kDefaultAxisOrder;  // innermost first
-  std::array<int, kMeshAxisCount> degree{1, 1, 1, 1, 1};                // by MeshAxis
+  std::array<int, kMeshAxisCount> degree{1, 1, 1, 1, 1, 1};             // by MeshAxis
   int gpus_per_node = 1;          // ranks on each node
   std::vector<int> device_order;  // local rank -> GPU index in the node (the same on every node)
   costmodel::CommLayout layout;   // what the cost model was given
@@ -45,7 +46,7 @@ struct Placement {
 struct PlacementOptions {
   bool prune = true;              // branch and bound over axis orders
   bool reduce = true;             // GroupEvaluator's reductions
-  bool all_axis_orders = false;   // every order of the five axes, size-1 axes included (tests)
+  bool all_axis_orders = false;   // every order of the six axes, size-1 axes included (tests)
   bool all_device_orders = false; // every arrangement of a node's GPUs (tests; small nodes only)
 };
 
@@ -95,10 +96,10 @@ class Placer {
 std::string ranks_text(const std::vector<int>& ranks);
 // The nodes the widest of `groups` (of ranks) touches.
 int nodes_spanned(const Placement& p, const std::vector<std::vector<int>>& groups);
-// The degree of a communication axis in `c` (kCp: ring x ulysses).
+// The degree of a communication axis in `c` (kCp: ring x ulysses; kPp: PipeFusion's stages).
 int axis_degree(const ParallelConfig& c, costmodel::CommAxis a);
 // The collective each group runs (the cost model's choice; Ring with P2P rotation sends and
-// receives, except Ring Anything, which all-gathers).
+// receives, except Ring Anything, which all-gathers; PipeFusion's stages send and receive).
 std::string_view collective_name(const Plan& p, costmodel::CommAxis a);
 
 }  // namespace cpplan::planner::topology

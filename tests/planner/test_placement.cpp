@@ -1,8 +1,10 @@
 // Placement: mixed-radix groups, the acceptance cases (dgx-h100 x 2 for Wan 14B, 8x-l40s-pcie),
 // agreement with the hardware profile on one NVSwitch node, and the search's exactness against
-// exhaustive search (every axis order of the five axes, every arrangement of a node's GPUs, no
+// exhaustive search (every axis order of the six axes, every arrangement of a node's GPUs, no
 // reductions) on small cases.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <set>
@@ -70,7 +72,7 @@ void check_exact(const Query& q, const PlacementOptions& exhaustive, int max_pla
 
 TEST_CASE("mixed-radix groups: the first axis is contiguous, later ones strided", "[planner][placement]") {
   Placement p;
-  p.degree = {2, 2, 2, 1, 1};  // tp, ulysses, ring
+  p.degree = {2, 2, 2, 1, 1, 1};  // tp, ulysses, ring
   p.axis_order = kDefaultAxisOrder;
   p.gpus_per_node = 4;
   p.device_order = {0, 1, 2, 3};
@@ -80,12 +82,57 @@ TEST_CASE("mixed-radix groups: the first axis is contiguous, later ones strided"
   CHECK(p.groups(MeshAxis::kRing) == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
   CHECK(p.groups({MeshAxis::kRing, MeshAxis::kUlysses}) == std::vector<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}});
   CHECK(p.groups(MeshAxis::kDp).size() == 8);
-  p.axis_order = {MeshAxis::kRing, MeshAxis::kTp, MeshAxis::kUlysses, MeshAxis::kCfg, MeshAxis::kDp};
+  p.axis_order = {MeshAxis::kRing, MeshAxis::kTp, MeshAxis::kUlysses, MeshAxis::kPp, MeshAxis::kCfg, MeshAxis::kDp};
   CHECK(p.groups(MeshAxis::kRing) == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
   CHECK(p.groups(MeshAxis::kUlysses) == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
   CHECK(p.node_of(5) == 1);
   p.device_order = {3, 2, 1, 0};
   CHECK(p.gpu_of(5) == 2);
+}
+
+TEST_CASE("mixed-radix groups: PipeFusion's stages sit between ring and cfg (xDiT's tp-sp-pp-cfg-dp)",
+          "[planner][placement][pipefusion]") {
+  Placement p;
+  p.degree = {1, 2, 1, 2, 1, 2};  // ulysses 2, cfg 2, pp 2
+  p.axis_order = kDefaultAxisOrder;
+  p.gpus_per_node = 8;
+  p.device_order = {0, 1, 2, 3, 4, 5, 6, 7};
+  // Strides: ulysses 1, pp 2, cfg 4.
+  CHECK(p.groups(MeshAxis::kUlysses) == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  CHECK(p.groups(MeshAxis::kPp) == std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 6}, {5, 7}});
+  CHECK(p.groups(MeshAxis::kCfg) == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+}
+
+TEST_CASE("PipeFusion on 2 nodes of 8x-l40s-pcie: Ulysses inside a PCIe switch, the stages across switches and nodes",
+          "[planner][placement][pipefusion]") {
+  const Query q = topo_query("flux.1-dev", "8x-l40s-pcie", 2, 0, 2048, 2048);
+  ParallelConfig c;
+  c.context_parallel_config.ulysses_degree = 4;
+  c.pipefusion = {4, 8, 1};
+  const Plan plan = make_plan(q, c);
+  INFO(fmt::format("{}", fmt::join(plan.reasons, "; ")));
+  REQUIRE(plan.valid());
+  const costmodel::DatasheetModel hw(*q.hardware);
+  const costmodel::CostModel cost(hw);
+  const Placer placer(q, cost);
+  const PlacementResult best = placer.place(plan);
+  const Placement& p = best.placement;
+  // The all-to-all needs the widest links: each Ulysses group on the four GPUs of one switch.
+  for (const auto& g : p.groups(MeshAxis::kUlysses)) {
+    std::set<int> switches;
+    for (int r : g) switches.insert(p.node_of(r) * 2 + p.gpu_of(r) / 4);
+    CHECK(switches.size() == 1);
+  }
+  // The stages then take one switch each: their sends cross the sockets and the network.
+  CHECK(nodes_spanned(p, p.groups(MeshAxis::kPp)) == 2);
+  CHECK(best.predicted.pipefusion.active());
+  CHECK(best.predicted.axis_comm_ms[static_cast<int>(costmodel::CommAxis::kPp)] > 0);
+  // The pp link is the placed one: slower than a PCIe switch's 32 GB/s.
+  CHECK(p.layout[costmodel::CommAxis::kPp].busbw_gbps < 32.0);
+  // Stages innermost instead (Ulysses across switches and nodes) is slower.
+  const PlacementResult inverted = placer.evaluate(
+      plan, {MeshAxis::kPp, MeshAxis::kUlysses, MeshAxis::kTp, MeshAxis::kRing, MeshAxis::kCfg, MeshAxis::kDp});
+  CHECK(best.predicted.step_ms < inverted.predicted.step_ms);
 }
 
 TEST_CASE("acceptance: on 2 x dgx-h100, Wan 14B's top plan keeps every all-to-all group in one node",
