@@ -273,9 +273,9 @@ void print_fleet_best(std::ostream& out, const planner::FleetReport& f) {
     fmt::print(out, "\n");
     return;
   }
-  fmt::print(out, "\nbest uniform split: {}: {:.0f} images per hour at {:.2f} s per image ({} GPUs per replica, {} idle)\n",
+  fmt::print(out, "\nbest uniform split: {}: {:.0f} images per hour at {:.2f} s per image ({} GPU{} per replica, {} idle)\n",
              fleet_row_label(*best), best->images_per_hour, best->image_ms / 1e3, best->gpus_per_replica,
-             best->idle_gpus);
+             best->gpus_per_replica == 1 ? "" : "s", best->idle_gpus);
   if (f.mixed)
     fmt::print(out, "best mixed split: {}: {:.0f} images per hour ({:+.1f}%), slowest part {:.2f} s per image, {} of {} "
                     "GPUs used\n",
@@ -308,7 +308,8 @@ void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& 
   }
   if (shown == 0) fmt::print(out, "      (no valid plan for any replica size)\n");
   if (static_cast<int>(f.rows.size()) > shown)
-    fmt::print(out, "      ... {} more splits (--top K or --all)\n", static_cast<int>(f.rows.size()) - shown);
+    fmt::print(out, "      ... {} more split{} (--top K or --all)\n", static_cast<int>(f.rows.size()) - shown,
+               static_cast<int>(f.rows.size()) - shown == 1 ? "" : "s");
   print_fleet_best(out, f);
 }
 
