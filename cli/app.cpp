@@ -25,6 +25,7 @@
 #include "core/text.h"
 #include "core/version.h"
 #include "costmodel/cost_model.h"
+#include "planner/fleet.h"
 #include "planner/planner.h"
 #include "session/machine.h"
 #include "session/planning.h"
@@ -195,10 +196,40 @@ std::optional<int> store_and_calibration_command(Parsed& p, const std::string& e
   return std::nullopt;
 }
 
+// --objective and --slo-ms, checked before the query: whether the request asks for throughput.
+bool throughput_objective(const Args& a) {
+  if (a.objective != "latency" && a.objective != "throughput")
+    throw InvalidInput{fmt::format("--objective = {}: must be latency or throughput", a.objective)};
+  if (a.objective == "latency" && !a.slo_ms.empty())
+    throw InvalidInput{fmt::format("--slo-ms = {}: needs --objective throughput (a latency target of replicas)", a.slo_ms)};
+  if (!a.slo_ms.empty()) parse_number("--slo-ms", a.slo_ms, 0, 1e9);
+  return a.objective == "throughput";
+}
+
+// --objective throughput: the GPUs split into replicas (planner/fleet.h), ranked by images per
+// hour among the splits meeting --slo-ms.
+int fleet_command(const Args& a, const Context& ctx, const planner::Planner& planner, std::ostream& out) {
+  if (ctx.query.topology)
+    throw InvalidInput{"--objective = throughput: with --topology or --nodes is not done (replicas are planned "
+                       "without placement); leave the topology out"};
+  std::optional<double> slo_ms;
+  if (!a.slo_ms.empty()) slo_ms = parse_number("--slo-ms", a.slo_ms, 0, 1e9);
+  RenderOptions options;
+  options.top = parse_int("--top", a.top, 1, 1 << 30);
+  options.all = a.all;
+  const auto fleet = planner::plan_fleet(planner, ctx.query, slo_ms, session::planner_options(a, false));
+  if (a.json) out << fleet_json(ctx.query, fleet).dump(2) << '\n';
+  else print_fleet(out, ctx.query, fleet, options);
+  return kExitOk;
+}
+
 // `cpplan [recommend]` and `cpplan check`: the planner over the datasheet profile, or over this
 // machine's measured (and calibrated) model with --hardware local.
 int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std::ostream& err) {
   const Args& a = p.a;
+  const bool throughput = throughput_objective(a);
+  if (throughput && parsed(p.check))
+    throw InvalidInput{"--objective = throughput: not for check (one plan); rank replicas with recommend"};
   Context ctx = build_query(a, exe, err);
   std::unique_ptr<session::QueryCostModel> model;
 #ifdef CPPLAN_HAVE_EXECUTOR
@@ -215,6 +246,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
     else print_check(out, ctx.query, plan, a.explain);
     return plan.plan.valid() ? kExitOk : kExitInvalid;
   }
+  if (throughput) return fleet_command(a, ctx, planner, out);
   RenderOptions options;
   options.top = parse_int("--top", a.top, 1, 1 << 30);
   options.all = a.all;

@@ -31,6 +31,9 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
   app.add_option("--num-pipeline-patch", a.pipeline_patches,
                  "PipeFusion patches M (default: check and run P; recommend P, 2P and 4P)");
+  app.add_option("--objective", a.objective,
+                 "latency: one job over every GPU (default) | throughput: replicas for the most images per hour");
+  app.add_option("--slo-ms", a.slo_ms, "with --objective throughput: latency target per image, ms");
   app.add_option("--pipefusion-warmup-steps", a.pipefusion_warmup,
                  "PipeFusion steps run synchronously before the patch pipeline (default 1, as xDiT)");
 }

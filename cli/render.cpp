@@ -228,6 +228,99 @@ json report_json(const Query& q, const planner::PlanReport& r, const RenderOptio
   return j;
 }
 
+json fleet_json(const Query& q, const planner::FleetReport& f) {
+  json j = query_json(q);
+  j["objective"] = "throughput";
+  j["slo_ms"] = f.slo_ms ? json(*f.slo_ms) : json(nullptr);
+  j["replica_sizes"] = f.all_sizes ? "all" : "divisors and powers of two";
+  json plans = json::array();
+  for (const planner::FleetRow& row : f.rows) {
+    json p = plan_json(q, row.replica);
+    p["replicas"] = row.replicas;
+    p["gpus_per_replica"] = row.gpus_per_replica;
+    p["idle_gpus"] = row.idle_gpus;
+    p["images_per_hour"] = row.images_per_hour;
+    p["meets_slo"] = row.meets_slo;
+    plans.push_back(std::move(p));
+  }
+  j["plans"] = std::move(plans);
+  j["mixed"] = nullptr;
+  j["mixed_images_per_hour"] = nullptr;
+  if (f.mixed) {
+    json parts = json::array();
+    for (const planner::FleetPart& part : f.mixed->parts)
+      parts.push_back({{"replicas", part.replicas},
+                       {"gpus_per_replica", part.replica.gpus},
+                       {"label", plan_label(part.replica.plan.plan.config)},
+                       {"image_ms", part.replica.image_ms()},
+                       {"images_per_hour", planner::images_per_hour(part.replicas, part.replica.image_ms())}});
+    j["mixed"] = std::move(parts);
+    j["mixed_images_per_hour"] = f.mixed->images_per_hour;
+  }
+  return j;
+}
+
+namespace {
+
+std::string fleet_row_label(const planner::FleetRow& row) {
+  return fmt::format("{} x {}", row.replicas, plan_label(row.replica.plan.config));
+}
+
+// The best usable split in one line: the mixed one when it beats the uniform ones.
+void print_fleet_best(std::ostream& out, const planner::FleetReport& f) {
+  const planner::FleetRow* best = !f.rows.empty() && f.rows.front().usable() ? &f.rows.front() : nullptr;
+  if (!best) {
+    // The fastest fitting replica says how far the SLO is out of reach.
+    const planner::FleetRow* fastest = nullptr;
+    for (const planner::FleetRow& row : f.rows)
+      if (row.fits && (!fastest || row.image_ms < fastest->image_ms)) fastest = &row;
+    fmt::print(out, "\nno split {}", f.slo_ms ? "meets the SLO and fits in memory" : "fits in memory");
+    if (fastest)
+      fmt::print(out, ": the fastest replica, {} on {} GPUs, takes {:.2f} s per image; try a looser --slo-ms",
+                 plan_label(fastest->replica.plan.config), fastest->gpus_per_replica, fastest->image_ms / 1e3);
+    fmt::print(out, "\n");
+    return;
+  }
+  fmt::print(out, "\nbest uniform split: {}: {:.0f} images per hour at {:.2f} s per image ({} GPU{} per replica, {} idle)\n",
+             fleet_row_label(*best), best->images_per_hour, best->image_ms / 1e3, best->gpus_per_replica,
+             best->gpus_per_replica == 1 ? "" : "s", best->idle_gpus);
+  if (f.mixed)
+    fmt::print(out, "best mixed split: {}: {:.0f} images per hour ({:+.1f}%), slowest part {:.2f} s per image, {} of {} "
+                    "GPUs used\n",
+               f.mixed->label, f.mixed->images_per_hour, 100 * (f.mixed->images_per_hour / best->images_per_hour - 1),
+               f.mixed->worst_image_ms / 1e3, f.mixed->gpus_used, f.gpus);
+}
+
+}  // namespace
+
+void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& f, const RenderOptions& o) {
+  fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
+  int usable = 0;
+  for (const planner::FleetRow& row : f.rows) usable += row.usable();
+  fmt::print(out, "throughput: {} GPUs as replicas of one image at a time{}; {} replica sizes with a valid plan{}, {} "
+                  "{}\n\n",
+             f.gpus, f.slo_ms ? fmt::format(", SLO {:.2f} s per image", *f.slo_ms / 1e3) : "", f.rows.size(),
+             f.all_sizes ? "" : " (divisors and powers of two only)", usable,
+             f.slo_ms ? "meet the SLO and fit" : "fit");
+  std::size_t width = 20;
+  for (const planner::FleetRow& row : f.rows) width = std::max(width, fleet_row_label(row).size());
+  fmt::print(out, "{:>4}  {:<{}} {:>12} {:>5} {:>10} {:>12} {:>9} {:>5}  {}\n", "rank", "replicas x plan", width,
+             "GPUs/replica", "idle", "latency s", "images/hour", "peak GiB", "fits", "SLO");
+  int shown = 0;
+  for (const planner::FleetRow& row : f.rows) {
+    if (!o.all && shown >= o.top) break;
+    const auto& pr = *row.replica.predicted;
+    fmt::print(out, "{:>4}  {:<{}} {:>12} {:>5} {:>10.2f} {:>12.0f} {:>9.1f} {:>5}  {}\n", ++shown, fleet_row_label(row),
+               width, row.gpus_per_replica, row.idle_gpus, row.image_ms / 1e3, row.images_per_hour,
+               gib(pr.peak_mem_bytes), row.fits ? "yes" : "NO", !f.slo_ms ? "-" : row.meets_slo ? "met" : "MISSED");
+  }
+  if (shown == 0) fmt::print(out, "      (no valid plan for any replica size)\n");
+  if (static_cast<int>(f.rows.size()) > shown)
+    fmt::print(out, "      ... {} more split{} (--top K or --all)\n", static_cast<int>(f.rows.size()) - shown,
+               static_cast<int>(f.rows.size()) - shown == 1 ? "" : "s");
+  print_fleet_best(out, f);
+}
+
 void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o) {
   const HardwareProfile& hw = *q.hardware;
   fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/profiles.h"
+#include "planner/fleet.h"
 #include "planner/planner.h"
 
 namespace cpplan::cli {
@@ -19,6 +20,11 @@ struct RenderOptions {
 nlohmann::json query_json(const Query& q);
 nlohmann::json plan_json(const Query& q, const planner::RankedPlan& p);
 nlohmann::json report_json(const Query& q, const planner::PlanReport& r, const RenderOptions& o);
+
+// --objective throughput: the uniform replica splits ranked, the mixed one when it is better
+// (planner/fleet.h); o.top rows (every row with o.all).
+nlohmann::json fleet_json(const Query& q, const planner::FleetReport& f);
+void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& f, const RenderOptions& o);
 
 void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o);
 void print_check(std::ostream& out, const Query& q, const planner::RankedPlan& p, bool explain = false);

@@ -13,7 +13,7 @@ struct GuiOptions {
   QueryInput input;
   std::vector<std::string> profiles;  // --profiles, extra profile directories
   std::string screenshot;             // --screenshot FILE.png: render the window, then exit
-  std::string tab = "plans";          // --tab plans|heatmap|history|run|calibration|sweep: shown first
+  std::string tab = "plans";          // --tab plans|heatmap|...|sweep|fleet: shown first
   std::string db;                     // --db FILE: the run history (default data::Store::default_path())
   std::string sweep_file;             // --sweep-file FILE: the Sweep tab's file (not started)
   int width = 1480, height = 920;     // --size WxH of the window

@@ -19,6 +19,7 @@
 #include "data/store.h"
 #include "gui/calibration_panel.h"
 #include "gui/charts.h"
+#include "gui/fleet_panel.h"
 #include "gui/heatmap_view.h"
 #include "gui/history_panel.h"
 #include "gui/plan_detail.h"
@@ -63,6 +64,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
       run_(new RunPanel),
       calibration_(new CalibrationPanel(history_->db_path())),
       sweep_(new SweepPanel(history_->db_path())),
+      fleet_(new FleetPanel),
       tabs_(new QTabWidget),
       status_(new QLabel) {
   setWindowTitle(QStringLiteral("cpplan: parallel configurations for diffusion transformers"));
@@ -112,6 +114,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   tabs_->addTab(run_, QStringLiteral("Run"));
   tabs_->addTab(calibration_, QStringLiteral("Calibration"));
   tabs_->addTab(sweep_, QStringLiteral("Sweep"));
+  tabs_->addTab(fleet_, QStringLiteral("Fleet"));
   auto* central = new QSplitter(Qt::Horizontal);
   central->addWidget(query_);
   central->addWidget(tabs_);
@@ -164,6 +167,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
     if (i.isValid()) select_plan_row(i.row());
   });
   connect(detail_, &PlanDetail::run_requested, this, [this] { tabs_->setCurrentWidget(run_); });
+  connect(fleet_, &FleetPanel::fleet_shown, this, [this] { maybe_screenshot(); });
   connect(run_, &RunPanel::run_finished, this, [this] { history_->reload(); });
   connect(sweep_, &SweepPanel::sweep_finished, this, [this] {
     history_->reload();
@@ -213,6 +217,7 @@ void MainWindow::apply_plan(PlanResult r) {
   r.report.plans.clear();
   result_ = std::move(r);
   const PlanResult& res = *result_;
+  fleet_->set_request({res.catalog, res.model, res.query, res.error, res.input.allow_anything});
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);
   plans_->set_plans(std::move(plans));
@@ -243,6 +248,7 @@ void MainWindow::apply_plan(PlanResult r) {
 void MainWindow::maybe_screenshot() {
   if (screenshot_path_.isEmpty() || !result_ || planning()) return;
   if (tabs_->currentIndex() == 1 && (heat_in_flight_ || heat_pending_)) return;  // the heatmap tab waits for it
+  if (tabs_->currentWidget() == fleet_ && fleet_->busy()) return;                  // and the fleet tab for its fleet
   QTimer::singleShot(100, this, [this] { take_screenshot(); });  // let the layout and charts settle
 }
 

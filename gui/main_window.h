@@ -1,7 +1,7 @@
 #pragma once
 // The cpplan-gui window: the query panel on the left; tabs for the plans (table, Pareto chart,
-// selected plan's details), the heatmap, the run history, runs, the store's calibrations and
-// sweeps. Planning and the heatmap run
+// selected plan's details), the heatmap, the run history, runs, the store's calibrations,
+// sweeps and the fleet (replicas for throughput). Planning and the heatmap run
 // on Qt's thread pool; a new request while one runs replaces any waiting one, and a result
 // older than the newest request is dropped, so the window never waits on the planner.
 
@@ -21,6 +21,7 @@ class QTabWidget;
 namespace cpplan::gui {
 
 class CalibrationPanel;
+class FleetPanel;
 class HeatmapView;
 class HistoryPanel;
 class ParetoChart;
@@ -44,7 +45,7 @@ class MainWindow : public QMainWindow {
   // Once the plans of the current query are shown (and the heatmap, when its tab is current),
   // renders the window to `path` and emits screenshot_taken.
   void screenshot_when_ready(const QString& path);
-  // Makes the tab titled `name` (plans, heatmap, history, run, calibration, sweep; any case)
+  // Makes the tab titled `name` (plans, heatmap, history, run, calibration, sweep, fleet; any case)
   // current; false if none.
   bool show_tab(const QString& name);
 
@@ -69,6 +70,7 @@ class MainWindow : public QMainWindow {
   RunPanel* run_panel() { return run_; }
   CalibrationPanel* calibration() { return calibration_; }
   SweepPanel* sweep() { return sweep_; }
+  FleetPanel* fleet() { return fleet_; }
   QTabWidget* tabs() { return tabs_; }
 
  signals:
@@ -104,6 +106,7 @@ class MainWindow : public QMainWindow {
   RunPanel* run_;
   CalibrationPanel* calibration_;
   SweepPanel* sweep_;
+  FleetPanel* fleet_;
   QTabWidget* tabs_;
   QLabel* status_;
 

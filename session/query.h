@@ -32,6 +32,9 @@ struct Options {
   std::string top = "10";
   bool all = false;
   bool json = false;
+  // recommend: latency (one job on every GPU) | throughput (replicas; planner/fleet.h), and the
+  // latency target per image of throughput
+  std::string objective = "latency", slo_ms;
   // check and run: the plan
   std::string ring = "1", ulysses = "1", tp = "1", cfg = "1", dp = "1", rotate = "allgather";
   bool ulysses_anything = false, ring_anything = false, no_fp32 = false;

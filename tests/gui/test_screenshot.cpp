@@ -110,7 +110,7 @@ TEST_CASE("cpplan-gui --tab renders every tab, and a bad tab name lists the choi
   cpplan::test::TempDir dir;
   const QString db = QString::fromStdString(dir.file("empty.db"));  // does not exist: every tab copes
   QSet<QByteArray> images;
-  for (const char* tab : {"plans", "heatmap", "history", "run", "calibration", "sweep"}) {
+  for (const char* tab : {"plans", "heatmap", "history", "run", "calibration", "sweep", "fleet"}) {
     const QString png = QString::fromStdString(dir.file(std::string(tab) + ".png"));
     const Outcome o = run_gui({"--tab", tab, "--screenshot", png, "--db", db, "--size", "1200x800"});
     INFO(tab << ": " << o.err.toStdString());
@@ -122,12 +122,12 @@ TEST_CASE("cpplan-gui --tab renders every tab, and a bad tab name lists the choi
     CHECK(image.height() == 800);
     images.insert(QByteArray(reinterpret_cast<const char*>(image.constBits()), image.sizeInBytes()));
   }
-  CHECK(images.size() == 6);  // six different pictures: each tab was the one shown
+  CHECK(images.size() == 7);  // seven different pictures: each tab was the one shown
   CHECK(!std::filesystem::exists(db.toStdString()));
 
   const Outcome bad = run_gui({"--tab", "calibrate", "--screenshot", "x.png"});
   CHECK(bad.exit_code == 3);
-  CHECK(bad.err.trimmed() == "cpplan-gui: --tab = calibrate: must be plans, heatmap, history, run, calibration or sweep");
+  CHECK(bad.err.trimmed() == "cpplan-gui: --tab = calibrate: must be plans, heatmap, history, run, calibration, sweep or fleet");
 }
 
 TEST_CASE("cpplan-gui --topology dgx-h100 --nodes 2 plans 16 GPUs with placements", "[gui][screenshot][topology]") {
