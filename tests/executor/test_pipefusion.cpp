@@ -117,9 +117,11 @@ TEST_CASE("PipeFusion with one warm-up step approximates the single-rank latents
               "rank per step (hand formula %.0f)\n",
               error, measured, hand_bytes(m, 128, 4, 1, 4, 1));
   WARN("PipeFusion 2, M 4, W 1: relative difference from one rank " << error);
-  // Stale K/V change the result, a little: measured BOUND_NOTE.
-  CHECK(error > 1e-6);
-  CHECK(error < 0.05);
+  // Stale K/V change the result, a little: measured 1.14e-2 (CPU, fp32; W = steps gives <= 2.3e-7).
+  // Bounds: clearly above rounding (1e-3: the patches did attend stale K/V) and below 0.03 (about
+  // 2.6x the measured figure: the displacement stays a small perturbation).
+  CHECK(error > 1e-3);
+  CHECK(error < 0.03);
   CHECK(measured == hand_bytes(m, 128, 4, 1, 4, 1));
 }
 
