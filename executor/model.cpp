@@ -198,39 +198,54 @@ class Mmdit final : public DitModel {
 
   ContextParallelPlan cp_plan() const override { return {m_.cp_split == CpSplit::kImageAndText}; }
 
+  // The single-rank pass, op for op as before the stage pieces existed (the op counts of
+  // profiles/runtimes/cpplan.toml): the two streams embedded apart, the conditioning computed once.
+  at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
+    const at::Tensor img = x_embed_(in.latents);
+    const at::Tensor vec = conditioning(in.timestep, img.scalar_type());
+    const at::Tensor x = held_blocks(img, txt_embed_(in.text), vec, in, ctx);
+    return final_layer(x, vec, in.text.size(1));
+  }
+
   at::Tensor embed(const ForwardInputs& in) const override {
     return at::cat({txt_embed_(in.text), x_embed_(in.latents)}, 1);
   }
 
   at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
-    const at::Tensor vec = conditioning(in.timestep, hidden.scalar_type());
-    const at::Tensor angles = at::cat({in.text_rope, in.image_rope}, 0);
     const int64_t text_len = in.text.size(1);
-    at::Tensor x = hidden;
+    const at::Tensor txt = hidden.narrow(1, 0, text_len).contiguous();
+    const at::Tensor img = hidden.narrow(1, text_len, hidden.size(1) - text_len).contiguous();
+    return held_blocks(img, txt, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
+  }
+
+  at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
+    return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()), in.text.size(1));
+  }
+
+ private:
+  // The held blocks (BlockRange): the double-stream ones on the two streams, the others on
+  // [text; image]; returns [text; image].
+  at::Tensor held_blocks(at::Tensor img, at::Tensor txt, const at::Tensor& vec, const ForwardInputs& in,
+                         AttentionContext& ctx) const {
+    const at::Tensor angles = at::cat({in.text_rope, in.image_rope}, 0);
+    const int64_t text_len = txt.size(1);
     int block = 0;
-    if (holds_any(0, doubles_.size())) {  // the double-stream blocks keep text and image apart
-      at::Tensor txt = x.narrow(1, 0, text_len).contiguous();
-      at::Tensor img = x.narrow(1, text_len, x.size(1) - text_len).contiguous();
-      for (const DoubleBlock& b : doubles_)
-        if (held_.holds(block++)) double_block(b, vec, angles, img, txt, ctx);
-      x = at::cat({txt, img}, 1);
-    }
-    block = static_cast<int>(doubles_.size());
+    for (const DoubleBlock& b : doubles_)
+      if (held_.holds(block++)) double_block(b, vec, angles, img, txt, ctx);
+    at::Tensor x = at::cat({txt, img}, 1);
     for (const SingleBlock& b : singles_)
       if (held_.holds(block++)) x = single_block(b, vec, angles, x, ctx);
     for (const SequentialBlock& b : sequentials_)
       if (held_.holds(block++)) x = sequential_block(b, vec, angles, text_len, x, ctx);
     return x;
   }
-
-  at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
-    const int64_t text_len = in.text.size(1);
-    const at::Tensor img = hidden.narrow(1, text_len, hidden.size(1) - text_len);
-    auto fo = norm_out_(at::silu(conditioning(in.timestep, hidden.scalar_type()))).unsqueeze(1).chunk(2, -1);
+  // The final norm and projection of the image tokens of [text; image].
+  at::Tensor final_layer(const at::Tensor& x, const at::Tensor& vec, int64_t text_len) const {
+    const at::Tensor img = x.narrow(1, text_len, x.size(1) - text_len);
+    auto fo = norm_out_(at::silu(vec)).unsqueeze(1).chunk(2, -1);
     return proj_out_(modulate(img, fo[0], fo[1]));
   }
 
- private:
   // Double-stream and (parallel) single-stream blocks of `m`: where each kind starts in forward order.
   static std::pair<int, int> stream_counts(const ModelProfile& m) {
     int doubles = 0, singles = 0;
@@ -241,11 +256,6 @@ class Mmdit final : public DitModel {
     return {doubles, singles};
   }
   static int index(std::size_t in_kind, int kind_start) { return kind_start + static_cast<int>(in_kind); }
-  bool holds_any(int first, std::size_t count) const {
-    for (int i = first; i < first + static_cast<int>(count); ++i)
-      if (held_.holds(i)) return true;
-    return false;
-  }
   // The timestep's conditioning vector [B, D]: every PipeFusion stage computes it (cheap, identical).
   at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
     return at::silu(time_out_(at::silu(time_in_(timestep_features(timestep, 256).to(type)))));
@@ -404,12 +414,30 @@ class CrossDit final : public DitModel {
 
   ContextParallelPlan cp_plan() const override { return {false}; }
 
+  // The single-rank pass with the conditioning computed once (the op counts of cpplan.toml).
+  at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
+    const at::Tensor x = x_embed_(in.latents);
+    const at::Tensor e = conditioning(in.timestep, x.scalar_type());
+    return final_layer(held_blocks(x, e, in, ctx), e);
+  }
+
   at::Tensor embed(const ForwardInputs& in) const override { return x_embed_(in.latents); }
 
   at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
-    at::Tensor x = hidden;
+    return held_blocks(hidden, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
+  }
+
+  at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
+    return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()));
+  }
+
+ private:
+  at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
+    return at::silu(time_in_(timestep_features(timestep, 256).to(type)));
+  }
+
+  at::Tensor held_blocks(at::Tensor x, const at::Tensor& e, const ForwardInputs& in, AttentionContext& ctx) const {
     const at::Tensor ctx_tokens = txt_embed_(in.text);
-    const at::Tensor e = conditioning(in.timestep, x.scalar_type());
     const at::Tensor e6 = time_mod_(e).view({e.size(0), 6, d_});
     int block = 0;
     for (const Block& b : blocks_) {
@@ -429,15 +457,9 @@ class CrossDit final : public DitModel {
     return x;
   }
 
-  at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
-    const at::Tensor e = conditioning(in.timestep, hidden.scalar_type());
+  at::Tensor final_layer(const at::Tensor& x, const at::Tensor& e) const {
     auto h = head_(e).unsqueeze(1).chunk(2, -1);
-    return proj_out_(modulate(hidden, h[0], h[1]));
-  }
-
- private:
-  at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
-    return at::silu(time_in_(timestep_features(timestep, 256).to(type)));
+    return proj_out_(modulate(x, h[0], h[1]));
   }
 
   struct Block {

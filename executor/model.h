@@ -46,11 +46,9 @@ class DitModel {
  public:
   virtual ~DitModel() = default;
   virtual ContextParallelPlan cp_plan() const = 0;
-  // Velocity for this rank's image tokens: [B, S_img_local, in_channels]. The whole model:
-  // project_out(run_blocks(embed(in))). Needs every block (BlockRange{}).
-  virtual at::Tensor forward(const ForwardInputs& in, AttentionContext& attention) {
-    return project_out(run_blocks(embed(in), in, attention), in);
-  }
+  // Velocity for this rank's image tokens: [B, S_img_local, in_channels]. The whole model, the
+  // same function as project_out(run_blocks(embed(in))); needs every block (BlockRange{}).
+  virtual at::Tensor forward(const ForwardInputs& in, AttentionContext& attention) = 0;
   // The pieces of a forward pass that PipeFusion's stages run apart. The hidden states between
   // them: [B, S_txt + S_img, hidden] ([text; image]) for joint-attention models, [B, S_img, hidden]
   // for cross-attention ones (their text is embedded again by each stage from `in.text`).
