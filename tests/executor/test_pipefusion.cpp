@@ -125,7 +125,7 @@ TEST_CASE("PipeFusion with one warm-up step approximates the single-rank latents
   CHECK(measured == hand_bytes(m, 128, 4, 1, 4, 1));
 }
 
-TEST_CASE("PipeFusion combines with CFG (sd35-tiny, image-only attention) and data parallelism",
+TEST_CASE("PipeFusion combines with CFG (sd35-tiny, image-only attention), cross-attention video and data parallelism",
           "[executor][multirank][pipefusion]") {
   SECTION("sd35-tiny, pipefusion 2 x cfg 2, W = 4") {
     const Run& single = reference("sd35-tiny");
@@ -136,6 +136,13 @@ TEST_CASE("PipeFusion combines with CFG (sd35-tiny, image-only attention) and da
     }());
     const double error = relative_error(r.latents, single.latents);
     std::printf("sd35-tiny 128x128 pipefusion 2 x cfg 2, M 2, W 4: relative difference %.3g from one rank\n", error);
+    CHECK(error <= 1e-4);
+  }
+  SECTION("wan-tiny (cross-attention, video: a patch is rows of every frame), pipefusion 2, M 4, W = 4") {
+    const Run& single = reference("wan-tiny");
+    const Run r = run("wan-tiny", pipefusion(2, 4, 4));
+    const double error = relative_error(r.latents, single.latents);
+    std::printf("wan-tiny 128x128 pipefusion 2, M 4, W 4: relative difference %.3g from one rank\n", error);
     CHECK(error <= 1e-4);
   }
   SECTION("flux-tiny, pipefusion 2 x dp 2, batch 2, W = 4") {
