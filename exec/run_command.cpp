@@ -56,8 +56,9 @@ void refuse_unsupported(const ParallelConfig& c) {
   std::string cp;
   if (c.ulysses() > 1) cp += fmt::format("--ulysses {}", c.ulysses());
   if (c.ring() > 1) cp += fmt::format("{}--ring {}", cp.empty() ? "" : " ", c.ring());
-  throw InvalidInput{fmt::format(
-      "--pipefusion {} with {}: the executor does not run context parallelism inside PipeFusion stages yet", c.pp(), cp)};
+  throw InvalidInput{fmt::format("--pipefusion {} with {}: the executor does not run context parallelism inside "
+                                 "PipeFusion stages yet",
+                                 c.pp(), cp)};
 }
 
 Prepared prepare(Args a, const std::string& exe, std::ostream& err) {

@@ -186,7 +186,8 @@ class Mmdit final : public DitModel {
           doubles_.push_back(held.holds(index(doubles_.size(), 0)) ? std::move(b) : DoubleBlock{});
         } else if (g.sequential) {
           SequentialBlock b = make_sequential(ws);
-          sequentials_.push_back(held.holds(index(sequentials_.size(), doubles + singles)) ? std::move(b) : SequentialBlock{});
+          const bool mine = held.holds(index(sequentials_.size(), doubles + singles));
+          sequentials_.push_back(mine ? std::move(b) : SequentialBlock{});
         } else {
           SingleBlock b = make_single(ws);
           singles_.push_back(held.holds(index(singles_.size(), doubles)) ? std::move(b) : SingleBlock{});
