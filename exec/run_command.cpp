@@ -50,6 +50,17 @@ struct Prepared {
   executor::DeviceSpec device;
 };
 
+// Plans the planner accepts that the executor does not run yet: one line naming the flags.
+void refuse_unsupported(const ParallelConfig& c) {
+  if (c.pp() <= 1 || (c.ring() == 1 && c.ulysses() == 1)) return;
+  std::string cp;
+  if (c.ulysses() > 1) cp += fmt::format("--ulysses {}", c.ulysses());
+  if (c.ring() > 1) cp += fmt::format("{}--ring {}", cp.empty() ? "" : " ", c.ring());
+  throw InvalidInput{fmt::format("--pipefusion {} with {}: the executor does not run context parallelism inside "
+                                 "PipeFusion stages yet",
+                                 c.pp(), cp)};
+}
+
 Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   const executor::DeviceSpec device = rank_device(a.device, a.dtype);
   ParallelConfig config;
@@ -77,6 +88,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons, "; "))};
+  refuse_unsupported(config);
   return {std::move(ctx), std::move(plan), device};
 }
 

@@ -14,6 +14,8 @@
 
 namespace cpplan::executor {
 
+class PatchKvCache;  // executor/pipefusion.h
+
 // How the sequence of one attention call lies over the CP group. Joint-attention models put
 // their text first: q, k, v are [text; image] on every rank. Where the model's CP plan splits
 // the text (FLUX, Qwen-Image), each rank holds its share of both and `cp_lengths` counts them;
@@ -30,6 +32,9 @@ struct AttentionContext {
   // true where a key is attended; and [B, text_tokens] for the whole text. Empty: every key counts.
   std::vector<at::Tensor> key_valid;
   at::Tensor text_valid;
+  // PipeFusion (no CP): every self-attention writes its K/V into this stage's per-block buffers
+  // of the full sequence and attends against them (xDiT's displaced patches); null otherwise.
+  PatchKvCache* patch_kv = nullptr;
 
   bool masked() const { return !key_valid.empty(); }
   // Key mask of the split tokens of CP ranks [first, first + count), concatenated; undefined when
@@ -48,6 +53,10 @@ class AttentionOp {
   virtual at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              AttentionContext& ctx) const = 0;
 };
+
+// The self-attention a model calls: through `ctx.patch_kv` when it is set (PipeFusion), else `op`.
+at::Tensor self_attention(const AttentionOp& op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          AttentionContext& ctx);
 
 const AttentionOp& attention_op(CpVariant v);
 

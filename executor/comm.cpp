@@ -173,6 +173,27 @@ Comm::Pending Comm::exchange(at::Tensor& send, int dst, at::Tensor& recv, int sr
   return p;
 }
 
+void Comm::send(const at::Tensor& t, int dst, int tag) {
+  check("send", t);
+  std::vector<at::Tensor> out{to_wire(t)};
+  const TimePoint t0 = open(t.device());
+  auto work = pg_->send(out, dst, tag);
+  // Gloo: returns once the peer has taken `out` (kept alive until then); NCCL: the compute
+  // stream waits for the queued send, so `t` may be reused after it.
+  work->wait();
+  close(t.device(), t0, nbytes(t));
+}
+
+Comm::Pending Comm::recv(at::Tensor& t, int src, int tag) {
+  check("recv", t);
+  TORCH_CHECK(t.is_contiguous(), "Comm::recv: the receive buffer must be contiguous");
+  std::vector<at::Tensor> in{to_wire(t)};  // a view: the receive fills `t` in place
+  Pending p;
+  p.device = t.device();
+  p.works.push_back(pg_->recv(in, src, tag));
+  return p;
+}
+
 void Comm::wait(Pending& pending) {
   // What is counted is the transfer left once the attention queued meanwhile is done: with
   // kEvents, the compute stream's wait for NCCL's end event; with kSynchronized, the wall time

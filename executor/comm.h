@@ -99,6 +99,13 @@ class Comm {
   };
   Pending exchange(at::Tensor& send, int dst, at::Tensor& recv, int src, int tag);
   void wait(Pending& pending);
+  // One-directional point-to-point (PipeFusion's hand-over between stages): `t` to rank `dst` of
+  // this group, returned once sent (Gloo: the receiver has taken it; NCCL: queued). Counted as
+  // nccl-tests' send/recv: its bytes (factor 1) and the time it took.
+  void send(const at::Tensor& t, int dst, int tag);
+  // Posts the receive of `t` (contiguous, filled in place) from rank `src`; wait() on the result
+  // before reading `t` (the wait's time is counted as communication, no bytes: the sender counts them).
+  Pending recv(at::Tensor& t, int src, int tag);
 
  private:
   using TimePoint = std::chrono::steady_clock::time_point;

@@ -1,6 +1,6 @@
 #pragma once
-// The device mesh of a plan: ranks laid out tp innermost, then ulysses, ring, cfg, dp (xDiT's
-// tp-sp-cfg-dp order, Ulysses inside Ring), one process group per axis that has more than one
+// The device mesh of a plan: ranks laid out tp innermost, then ulysses, ring, pp, cfg, dp (xDiT's
+// tp-sp-pp-cfg-dp order, Ulysses inside Ring), one process group per axis that has more than one
 // rank, plus the flattened context-parallel group (ulysses inner) and the world.
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -14,8 +14,8 @@
 namespace cpplan::executor {
 
 struct MeshCoords {
-  int tp = 0, ulysses = 0, ring = 0, cfg = 0, dp = 0;
-  int ulysses_size = 1, cp_size = 1;
+  int tp = 0, ulysses = 0, ring = 0, pp = 0, cfg = 0, dp = 0;  // pp: the PipeFusion stage
+  int ulysses_size = 1, cp_size = 1, pp_size = 1;
   int cp() const { return ring * ulysses_size + ulysses; }  // rank in the flattened CP group (ulysses inner)
 };
 
@@ -34,6 +34,7 @@ class Mesh {
   Comm& ulysses() { return ulysses_; }
   Comm& ring() { return ring_; }
   Comm& cp() { return cp_; }
+  Comm& pp() { return pp_; }  // the PipeFusion stages of this rank's pipeline, in stage order
   Comm& cfg() { return cfg_; }
   Comm& dp() { return dp_; }
   // Every group's figures, with the collectives timed by CUDA events read: waits for the last
@@ -46,7 +47,7 @@ class Mesh {
  private:
   CommStats stats_;
   MeshCoords coords_;
-  Comm world_, tp_, ulysses_, ring_, cp_, cfg_, dp_;
+  Comm world_, tp_, ulysses_, ring_, cp_, pp_, cfg_, dp_;
 };
 
 // Coordinates of `rank` in the mesh of `config`.

@@ -162,8 +162,10 @@ std::vector<at::Tensor> chunks(const Linear& l, const at::Tensor& vec, int n) { 
 // ---------------------------------------------------------------- MMDiT (FLUX, SD3, HunyuanVideo, Qwen-Image, CogVideoX)
 class Mmdit final : public DitModel {
  public:
-  Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op)
-      : m_(m), tp_(tp), op_(op), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden), local_heads_(m.heads / tp.size()) {
+  Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op,
+        BlockRange held)
+      : m_(m), tp_(tp), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
+        local_heads_(m.heads / tp.size()) {
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, d_, d_);
@@ -174,11 +176,22 @@ class Mmdit final : public DitModel {
       shared_txt_ = replicated(ws, 6 * d_, d_);
       shared_single_ = replicated(ws, 3 * d_, d_);
     }
+    // Blocks outside `held` are drawn all the same (the generator's sequence stays the single-rank
+    // model's) and dropped at once: an empty placeholder keeps the forward-order index.
+    const auto [doubles, singles] = stream_counts(m);
     for (const BlockGroup& g : m.blocks)
       for (int i = 0; i < g.count; ++i) {
-        if (g.kind == BlockKind::kDouble) doubles_.push_back(make_double(ws, g));
-        else if (g.sequential) sequentials_.push_back(make_sequential(ws));
-        else singles_.push_back(make_single(ws));
+        if (g.kind == BlockKind::kDouble) {
+          DoubleBlock b = make_double(ws, g);
+          doubles_.push_back(held.holds(index(doubles_.size(), 0)) ? std::move(b) : DoubleBlock{});
+        } else if (g.sequential) {
+          SequentialBlock b = make_sequential(ws);
+          const bool mine = held.holds(index(sequentials_.size(), doubles + singles));
+          sequentials_.push_back(mine ? std::move(b) : SequentialBlock{});
+        } else {
+          SingleBlock b = make_single(ws);
+          singles_.push_back(held.holds(index(singles_.size(), doubles)) ? std::move(b) : SingleBlock{});
+        }
       }
     norm_out_ = replicated(ws, 2 * d_, d_);
     proj_out_ = replicated(ws, m.in_channels, d_);
@@ -186,22 +199,69 @@ class Mmdit final : public DitModel {
 
   ContextParallelPlan cp_plan() const override { return {m_.cp_split == CpSplit::kImageAndText}; }
 
+  // The single-rank pass, op for op as before the stage pieces existed (the op counts of
+  // profiles/runtimes/cpplan.toml): the two streams embedded apart, the conditioning computed once.
   at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
-    at::Tensor img = x_embed_(in.latents);
-    at::Tensor txt = txt_embed_(in.text);
-    const at::Tensor vec = at::silu(time_out_(at::silu(time_in_(timestep_features(in.timestep, 256).to(img.scalar_type())))));
+    const at::Tensor img = x_embed_(in.latents);
+    const at::Tensor vec = conditioning(in.timestep, img.scalar_type());
+    const at::Tensor x = held_blocks(img, txt_embed_(in.text), vec, in, ctx);
+    return final_layer(x, vec, in.text.size(1));
+  }
+
+  at::Tensor embed(const ForwardInputs& in) const override {
+    return at::cat({txt_embed_(in.text), x_embed_(in.latents)}, 1);
+  }
+
+  at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
+    const int64_t text_len = in.text.size(1);
+    const at::Tensor txt = hidden.narrow(1, 0, text_len).contiguous();
+    const at::Tensor img = hidden.narrow(1, text_len, hidden.size(1) - text_len).contiguous();
+    return held_blocks(img, txt, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
+  }
+
+  at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
+    return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()), in.text.size(1));
+  }
+
+ private:
+  // The held blocks (BlockRange): the double-stream ones on the two streams, the others on
+  // [text; image]; returns [text; image].
+  at::Tensor held_blocks(at::Tensor img, at::Tensor txt, const at::Tensor& vec, const ForwardInputs& in,
+                         AttentionContext& ctx) const {
     const at::Tensor angles = at::cat({in.text_rope, in.image_rope}, 0);
     const int64_t text_len = txt.size(1);
-    for (const DoubleBlock& b : doubles_) double_block(b, vec, angles, img, txt, ctx);
+    int block = 0;
+    for (const DoubleBlock& b : doubles_)
+      if (held_.holds(block++)) double_block(b, vec, angles, img, txt, ctx);
     at::Tensor x = at::cat({txt, img}, 1);
-    for (const SingleBlock& b : singles_) x = single_block(b, vec, angles, x, ctx);
-    for (const SequentialBlock& b : sequentials_) x = sequential_block(b, vec, angles, text_len, x, ctx);
-    img = x.narrow(1, text_len, x.size(1) - text_len);
+    for (const SingleBlock& b : singles_)
+      if (held_.holds(block++)) x = single_block(b, vec, angles, x, ctx);
+    for (const SequentialBlock& b : sequentials_)
+      if (held_.holds(block++)) x = sequential_block(b, vec, angles, text_len, x, ctx);
+    return x;
+  }
+  // The final norm and projection of the image tokens of [text; image].
+  at::Tensor final_layer(const at::Tensor& x, const at::Tensor& vec, int64_t text_len) const {
+    const at::Tensor img = x.narrow(1, text_len, x.size(1) - text_len);
     auto fo = norm_out_(at::silu(vec)).unsqueeze(1).chunk(2, -1);
     return proj_out_(modulate(img, fo[0], fo[1]));
   }
 
- private:
+  // Double-stream and (parallel) single-stream blocks of `m`: where each kind starts in forward order.
+  static std::pair<int, int> stream_counts(const ModelProfile& m) {
+    int doubles = 0, singles = 0;
+    for (const BlockGroup& g : m.blocks) {
+      if (g.kind == BlockKind::kDouble) doubles += g.count;
+      else if (!g.sequential) singles += g.count;
+    }
+    return {doubles, singles};
+  }
+  static int index(std::size_t in_kind, int kind_start) { return kind_start + static_cast<int>(in_kind); }
+  // The timestep's conditioning vector [B, D]: every PipeFusion stage computes it (cheap, identical).
+  at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
+    return at::silu(time_out_(at::silu(time_in_(timestep_features(timestep, 256).to(type)))));
+  }
+
   // Separate image and text weights, joint attention (FLUX double-stream, SD3 joint block); with
   // an image-only self-attention after it (SD3.5-medium's MMDiT-X blocks 0-12).
   struct DoubleBlock {
@@ -231,7 +291,7 @@ class Mmdit final : public DitModel {
   }
   at::Tensor attend(const AttentionWeights& a, const at::Tensor& x, const at::Tensor& angles, AttentionContext& ctx) const {
     const at::Tensor q = rope(project(a.q, a.q_norm, x), angles), k = rope(project(a.k, a.k_norm, x), angles);
-    return a.out(merge_heads(op_.forward(q, k, heads(a.v(x), local_heads_), ctx)), tp_);
+    return a.out(merge_heads(self_attention(op_, q, k, heads(a.v(x), local_heads_), ctx)), tp_);
   }
 
   void double_block(const DoubleBlock& b, const at::Tensor& vec, const at::Tensor& angles, at::Tensor& img,
@@ -245,7 +305,7 @@ class Mmdit final : public DitModel {
     const at::Tensor q = at::cat({project(b.txt_attn.q, b.txt_attn.q_norm, nt), project(b.img_attn.q, b.img_attn.q_norm, ni)}, 2);
     const at::Tensor k = at::cat({project(b.txt_attn.k, b.txt_attn.k_norm, nt), project(b.img_attn.k, b.img_attn.k_norm, ni)}, 2);
     const at::Tensor v = at::cat({heads(b.txt_attn.v(nt), local_heads_), heads(b.img_attn.v(ni), local_heads_)}, 2);
-    const at::Tensor o = merge_heads(op_.forward(rope(q, angles), rope(k, angles), v, ctx));
+    const at::Tensor o = merge_heads(self_attention(op_, rope(q, angles), rope(k, angles), v, ctx));
     const int64_t text_len = txt.size(1);
     txt = txt + mt[2] * b.txt_attn.out(o.narrow(1, 0, text_len), tp_);
     img = img + mi[2] * b.img_attn.out(o.narrow(1, text_len, o.size(1) - text_len), tp_);
@@ -263,7 +323,7 @@ class Mmdit final : public DitModel {
     auto mo = chunks(m_.modulation == Modulation::kShared ? shared_single_ : b.mod, vec, 3);
     const at::Tensor n = modulate(x, mo[0], mo[1]);
     const at::Tensor q = rope(project(b.q, b.q_norm, n), angles), k = rope(project(b.k, b.k_norm, n), angles);
-    const at::Tensor o = merge_heads(op_.forward(q, k, heads(b.v(n), local_heads_), ctx));
+    const at::Tensor o = merge_heads(self_attention(op_, q, k, heads(b.v(n), local_heads_), ctx));
     // proj_out over [attention, mlp] is row-parallel: each rank holds its heads' and FFN columns.
     return x + mo[2] * b.out(at::cat({o, b.mlp.hidden(n)}, -1), tp_);
   }
@@ -319,6 +379,7 @@ class Mmdit final : public DitModel {
   const ModelProfile& m_;
   Comm& tp_;
   const AttentionOp& op_;
+  BlockRange held_;
   int64_t d_, hd_, f_, local_heads_;
   Linear x_embed_, txt_embed_, time_in_, time_out_, norm_out_, proj_out_;
   Linear shared_img_, shared_txt_, shared_single_;
@@ -330,8 +391,9 @@ class Mmdit final : public DitModel {
 // ---------------------------------------------------------------- cross-attention DiT (Wan)
 class CrossDit final : public DitModel {
  public:
-  CrossDit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op)
-      : tp_(tp), op_(op), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()) {
+  CrossDit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op,
+           BlockRange held)
+      : tp_(tp), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()) {
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, d_, d_);
@@ -344,7 +406,8 @@ class CrossDit final : public DitModel {
         b.self = attention_weights(ws, d_, hd_, m.qk_norm);
         b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
         b.ffn = mlp(ws, d_, m.ffn_hidden, m.ffn_kind);
-        blocks_.push_back(std::move(b));
+        // Drawn whether held or not: the generator's sequence stays the single-rank model's.
+        blocks_.push_back(held.holds(static_cast<int>(blocks_.size())) ? std::move(b) : Block{});
       }
     head_ = replicated(ws, 2 * d_, d_);
     proj_out_ = replicated(ws, m.in_channels, d_);
@@ -352,17 +415,39 @@ class CrossDit final : public DitModel {
 
   ContextParallelPlan cp_plan() const override { return {false}; }
 
+  // The single-rank pass with the conditioning computed once (the op counts of cpplan.toml).
   at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
-    at::Tensor x = x_embed_(in.latents);
+    const at::Tensor x = x_embed_(in.latents);
+    const at::Tensor e = conditioning(in.timestep, x.scalar_type());
+    return final_layer(held_blocks(x, e, in, ctx), e);
+  }
+
+  at::Tensor embed(const ForwardInputs& in) const override { return x_embed_(in.latents); }
+
+  at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
+    return held_blocks(hidden, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
+  }
+
+  at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
+    return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()));
+  }
+
+ private:
+  at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
+    return at::silu(time_in_(timestep_features(timestep, 256).to(type)));
+  }
+
+  at::Tensor held_blocks(at::Tensor x, const at::Tensor& e, const ForwardInputs& in, AttentionContext& ctx) const {
     const at::Tensor ctx_tokens = txt_embed_(in.text);
-    const at::Tensor e = at::silu(time_in_(timestep_features(in.timestep, 256).to(x.scalar_type())));
     const at::Tensor e6 = time_mod_(e).view({e.size(0), 6, d_});
+    int block = 0;
     for (const Block& b : blocks_) {
+      if (!held_.holds(block++)) continue;
       auto m = (e6 + b.table).chunk(6, 1);  // each [B, 1, D]
       const at::Tensor n = modulate(x, m[0], m[1]);
       const at::Tensor q = rope(project(b.self.q, b.self.q_norm, n), in.image_rope);
       const at::Tensor k = rope(project(b.self.k, b.self.k_norm, n), in.image_rope);
-      const at::Tensor o = merge_heads(op_.forward(q, k, heads(b.self.v(n), local_heads_), ctx));
+      const at::Tensor o = merge_heads(self_attention(op_, q, k, heads(b.self.v(n), local_heads_), ctx));
       x = x + m[2] * b.self.out(o, tp_);
       // Cross-attention: local queries against the whole text on every rank, no CP traffic.
       const at::Tensor nx = layer_norm(x);
@@ -370,11 +455,14 @@ class CrossDit final : public DitModel {
       x = x + b.cross.out(merge_heads(attention_local(cq, ck, heads(b.cross.v(ctx_tokens), local_heads_))), tp_);
       x = x + m[5] * b.ffn(modulate(x, m[3], m[4]), tp_);
     }
+    return x;
+  }
+
+  at::Tensor final_layer(const at::Tensor& x, const at::Tensor& e) const {
     auto h = head_(e).unsqueeze(1).chunk(2, -1);
     return proj_out_(modulate(x, h[0], h[1]));
   }
 
- private:
   struct Block {
     at::Tensor table;
     AttentionWeights self, cross;
@@ -386,6 +474,7 @@ class CrossDit final : public DitModel {
 
   Comm& tp_;
   const AttentionOp& op_;
+  BlockRange held_;
   int64_t d_, hd_, local_heads_;
   Linear x_embed_, txt_embed_, time_in_, time_mod_, head_, proj_out_;
   std::vector<Block> blocks_;
@@ -394,10 +483,10 @@ class CrossDit final : public DitModel {
 }  // namespace
 
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
-                                      const AttentionOp& attention) {
+                                      const AttentionOp& attention, BlockRange blocks) {
   if (profile.text_handling == TextHandling::kCross)
-    return std::make_unique<CrossDit>(profile, seed, tp, device, attention);
-  return std::make_unique<Mmdit>(profile, seed, tp, device, attention);
+    return std::make_unique<CrossDit>(profile, seed, tp, device, attention, blocks);
+  return std::make_unique<Mmdit>(profile, seed, tp, device, attention, blocks);
 }
 
 at::Tensor image_rope_angles(int64_t frames, int64_t rows, int64_t cols, int64_t head_dim) {

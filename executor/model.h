@@ -33,19 +33,40 @@ struct ForwardInputs {
   at::Tensor text_rope;   // [S_txt(_local), head_dim / 2]
 };
 
+// The blocks a model instance holds and runs: [first, first + count) of the model's blocks in
+// forward order (double-stream, then single-stream, then sequential; Wan's in order). A PipeFusion
+// stage holds its stage's blocks; count < 0: all of them.
+struct BlockRange {
+  int first = 0;
+  int count = -1;
+  bool holds(int block) const { return block >= first && (count < 0 || block < first + count); }
+};
+
 class DitModel {
  public:
   virtual ~DitModel() = default;
   virtual ContextParallelPlan cp_plan() const = 0;
-  // Velocity for this rank's image tokens: [B, S_img_local, in_channels].
+  // Velocity for this rank's image tokens: [B, S_img_local, in_channels]. The whole model, the
+  // same function as project_out(run_blocks(embed(in))); needs every block (BlockRange{}).
   virtual at::Tensor forward(const ForwardInputs& in, AttentionContext& attention) = 0;
+  // The pieces of a forward pass that PipeFusion's stages run apart. The hidden states between
+  // them: [B, S_txt + S_img, hidden] ([text; image]) for joint-attention models, [B, S_img, hidden]
+  // for cross-attention ones (their text is embedded again by each stage from `in.text`).
+  // `in.latents` is read by embed() only; every piece computes the timestep conditioning itself.
+  virtual at::Tensor embed(const ForwardInputs& in) const = 0;
+  // The held blocks (BlockRange) on `hidden`.
+  virtual at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in,
+                                AttentionContext& attention) const = 0;
+  // The final norm and projection of the image tokens: the velocity [B, S_img, in_channels].
+  virtual at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const = 0;
 };
 
 // Builds the model of `profile` with weights drawn from `seed`, sharded for `tp` (rank, size), on
 // `device` in its dtype. The draws depend on the device kind (CPU or CUDA generator), never on
-// the plan.
+// the plan: blocks outside `blocks` are drawn too (the same generator sequence) and dropped at
+// once, so a stage's weights equal the single-rank model's.
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
-                                      const AttentionOp& attention);
+                                      const AttentionOp& attention, BlockRange blocks = {});
 
 // RoPE angles [S, head_dim/2] for latent-grid positions (frame, row, column) of the image tokens
 // and position 0 for text tokens.

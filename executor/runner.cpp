@@ -17,10 +17,10 @@
 #include "executor/memory.h"
 #include "executor/mesh.h"
 #include "executor/model.h"
+#include "executor/pipefusion.h"
+#include "executor/run_parts.h"
 
 namespace cpplan::executor {
-
-namespace {
 
 // Fault injection for the failure tests and drills: CPPLAN_FAULT_KILL="RANK:STEP" makes that
 // rank kill itself (SIGKILL, no cleanup) when it reaches that step. -1 when unset.
@@ -30,6 +30,8 @@ int fault_step(int rank) {
   if (!spec || std::sscanf(spec, "%d:%d", &r, &step) != 2 || r != rank) return -1;
   return step;
 }
+
+namespace {
 
 int64_t offset_of(const std::vector<int64_t>& lengths, int index) {
   return std::accumulate(lengths.begin(), lengths.begin() + index, int64_t{0});
@@ -127,8 +129,6 @@ double RunFigures::percentile_step_ms(double p) const {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
-namespace {
-
 // The rank's device before anything lands on it: its share of the host's cores, the current
 // CUDA device, the peak-memory counter from zero, and the memory cap of the spec.
 void prepare_device(const RunSpec& spec, int world) {
@@ -139,19 +139,6 @@ void prepare_device(const RunSpec& spec, int world) {
   reset_peak_memory(dev.device);
   if (spec.max_memory_bytes > 0) limit_memory(dev.device, spec.max_memory_bytes);
 }
-
-// The geometry of the sequence and its CP split (the same rule on every rank): tokens per CP
-// rank, how attention sees them, and the rotary angles of this rank's tokens.
-struct SequenceShard {
-  int64_t image_tokens = 0, text_tokens = 0;  // of the whole sequence
-  std::vector<int64_t> img_len, txt_len;      // per CP rank; txt_len: the whole text on each unless split
-  int me = 0;                                 // this rank in the CP group
-  bool split_text = false;                    // the model's CP plan splits the text with the image
-  AttentionContext attention;
-  at::Tensor image_rope, text_rope;
-  // The text's split for attention and key masks: empty when the text stays whole.
-  std::vector<int64_t> text_split() const { return split_text ? txt_len : std::vector<int64_t>{}; }
-};
 
 SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
   const ModelProfile& m = *spec.model;
@@ -175,14 +162,6 @@ SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
   return s;
 }
 
-// The inputs of the whole batch, the same as a single-rank run's: noise and text embeddings
-// drawn on CPU on every device (latents in fp32, the model sees them in its dtype), and for a
-// model with a text attention mask (Qwen-Image) the prompts' valid tokens.
-struct Conditioning {
-  at::Tensor latents, cond, uncond;
-  at::Tensor cond_valid, uncond_valid;  // undefined without a text mask
-};
-
 Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt) {
   const ModelProfile& m = *spec.model;
   const DeviceSpec& dev = spec.device;
@@ -199,6 +178,8 @@ Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt) {
   }
   return c;
 }
+
+namespace {
 
 // The velocity of the flow on this rank's share: apply_context_parallel's split of the inputs at
 // entry and gather of the output at exit, and under true CFG both passes (one per CFG group with
@@ -262,12 +243,6 @@ class Denoiser {
   const int64_t per_replica_;
 };
 
-// This rank's own measurements of the timed steps.
-struct StepTimes {
-  std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
-  double bytes_per_step = 0;             // sent by this rank
-};
-
 // The denoising loop on `x` (this replica's latents, updated in place): the warm-up passes, then
 // flow-matching Euler steps from sigma 1 to 0, each timed with the collectives inside it.
 // CPPLAN_FAULT_KILL may end the rank at a step (fault_step).
@@ -293,6 +268,8 @@ StepTimes denoise(const RunSpec& spec, Mesh& mesh, Denoiser& denoiser, at::Tenso
   out.bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
   return out;
 }
+
+}  // namespace
 
 // Figures of every rank to rank 0 (step times, comm per step, bytes, peak memory) and the final
 // latents of every replica; the run's figures on rank 0 (the slowest rank's per step), empty on
@@ -324,8 +301,6 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
   return f;
 }
 
-}  // namespace
-
 RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world) {
   prepare_device(spec, world);
   const DeviceSpec& dev = spec.device;
@@ -333,6 +308,7 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   Mesh mesh(store, rank, pc, spec.timeout, dev.device,
             spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
   const CpVariant variant = classify(pc.context_parallel_config);
+  if (pc.pp() > 1) return run_pipefusion_rank(spec, mesh, rank, world);
   auto model = build_model(*spec.model, spec.seed, mesh.tp(), dev, attention_op(variant));
   const SequenceShard shard = shard_sequence(spec, mesh, model->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);

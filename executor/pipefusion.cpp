@@ -1,0 +1,257 @@
+#include "executor/pipefusion.h"
+
+#include <csignal>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/pipefusion.h"
+#include "executor/model.h"
+#include "executor/run_parts.h"
+
+namespace cpplan::executor {
+
+at::Tensor self_attention(const AttentionOp& op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          AttentionContext& ctx) {
+  return ctx.patch_kv ? ctx.patch_kv->attend(q, k, v) : op.forward(q, k, v, ctx);
+}
+
+void PatchKvCache::begin_forward(const at::Tensor& image_index, int64_t image_tokens, int64_t text,
+                                 const at::Tensor& text_valid) {
+  index_ = image_index;
+  image_tokens_ = image_tokens;
+  text_ = text;
+  text_valid_ = text_valid;
+  next_ = 0;
+}
+
+PatchKvCache::Buffer& PatchKvCache::buffer(std::size_t call, const at::Tensor& like, int64_t tokens) {
+  if (buffers_.size() <= call) buffers_.resize(call + 1);
+  Buffer& b = buffers_[call];
+  const std::vector<int64_t> shape = {like.size(0), like.size(1), tokens, like.size(3)};
+  // Zeros until written: only read before a write when the run has no warm-up step (W = 0).
+  if (!b.k.defined() || b.k.sizes() != at::IntArrayRef(shape)) {
+    b.k = at::zeros(shape, like.options());
+    b.v = at::zeros(shape, like.options());
+  }
+  return b;
+}
+
+void PatchKvCache::write(at::Tensor& buffer, const at::Tensor& x, int64_t front) const {
+  if (front > 0) buffer.narrow(2, 0, front).copy_(x.narrow(2, 0, front));
+  buffer.narrow(2, front, image_tokens_).index_copy_(2, index_, x.narrow(2, front, x.size(2) - front));
+}
+
+at::Tensor PatchKvCache::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t patch = index_.size(0);
+  const bool joint = text_ > 0 && q.size(2) == text_ + patch;
+  TORCH_CHECK(joint || q.size(2) == patch, "PipeFusion: an attention over ", q.size(2), " tokens for a patch of ",
+              patch, " image tokens and ", text_, " text tokens");
+  const int64_t front = joint ? text_ : 0;  // an image-only attention (SD3.5-medium's second) has no text
+  Buffer& b = buffer(next_++, k, front + image_tokens_);
+  write(b.k, k, front);
+  write(b.v, v, front);
+  at::Tensor valid;
+  if (joint && text_valid_.defined())
+    valid = at::cat({text_valid_, at::ones({text_valid_.size(0), image_tokens_}, text_valid_.options())}, 1);
+  return attention_local(q, b.k, b.v, valid);
+}
+
+namespace {
+
+// A patch of the latent: its image tokens, ascending indices into the whole image sequence.
+struct Patch {
+  at::Tensor index;
+  int64_t tokens = 0;
+};
+
+// xDiT's patches: whole latent rows (core/pipefusion's patch_rows), the same rows of every latent
+// frame (tokens lie frame, row, column). One patch of every row is the whole image.
+std::vector<Patch> cut_patches(int64_t frames, int64_t rows, int64_t cols, int patches, const at::Device& device) {
+  std::vector<Patch> out;
+  int64_t first = 0;
+  for (const long long rows_here : patch_rows(rows, patches)) {
+    const int64_t n = rows_here;
+    std::vector<at::Tensor> parts;
+    for (int64_t f = 0; f < frames; ++f)
+      parts.push_back(at::arange((f * rows + first) * cols, (f * rows + first + n) * cols, at::kLong));
+    const at::Tensor index = at::cat(parts).to(device);
+    out.push_back({index, index.size(0)});
+    first += n;
+  }
+  return out;
+}
+
+// The blocks of this rank's stage: xDiT's split of the model's blocks (core/pipefusion).
+BlockRange stage_blocks(const ModelProfile& m, int stage, int stages) {
+  const std::vector<int> split = pipefusion_stage_blocks(m.total_blocks(), stages);
+  return {std::accumulate(split.begin(), split.begin() + stage, 0), split[stage]};
+}
+
+// One stage of one pipeline (its CFG branch and data-parallel replica) over the steps.
+class PipeFusionStage {
+ public:
+  PipeFusionStage(const RunSpec& spec, Mesh& mesh, const DitModel& model, const SequenceShard& shard,
+                  const Conditioning& in);
+
+  // This replica's share of the batch (dimension 0).
+  at::Tensor mine(const at::Tensor& t) const {
+    return t.defined() ? t.narrow(0, mesh_.coords().dp * per_replica_, per_replica_) : t;
+  }
+  // One pass of every patch (`whole`: the whole sequence as one patch) from `sigma`; stage 0 then
+  // moves `x` (its latents) to `next` with the velocity, unless `update` is false (warm-up passes).
+  void step(at::Tensor& x, double sigma, double next, bool whole, bool update);
+
+ private:
+  ForwardInputs inputs(const Patch& p, const at::Tensor& x, double sigma) const;
+  // The stage's blocks on patch `p`: its hidden states from stage s - 1 (stage 0 embeds them), to
+  // stage s + 1; the last stage sends the patch's velocity to stage 0.
+  void pass(const Patch& p, const ForwardInputs& in, int tag);
+  // The velocity of the flow from this pipeline's prediction (fp32): under true CFG both passes
+  // combined with the guidance scale (one all-gather over the CFG group, or the batched halves).
+  at::Tensor guided(const at::Tensor& v);
+
+  const RunSpec& spec_;
+  Mesh& mesh_;
+  const DitModel& model_;
+  const SequenceShard& shard_;
+  PatchKvCache kv_;
+  int64_t per_replica_ = 0, samples_ = 0, joint_text_ = 0;
+  bool true_cfg_ = false, batched_cfg_ = false;
+  at::Tensor text_, text_valid_;
+  std::vector<Patch> patches_, whole_;
+};
+
+PipeFusionStage::PipeFusionStage(const RunSpec& spec, Mesh& mesh, const DitModel& model, const SequenceShard& shard,
+                                 const Conditioning& in)
+    : spec_(spec), mesh_(mesh), model_(model), shard_(shard), per_replica_(spec.batch / spec.config.dp_degree) {
+  const ModelProfile& m = *spec.model;
+  true_cfg_ = m.guidance == Guidance::kTrueCfg;
+  batched_cfg_ = true_cfg_ && spec.config.cfg_degree == 1;
+  samples_ = per_replica_ * (batched_cfg_ ? 2 : 1);
+  joint_text_ = m.text_handling == TextHandling::kJoint ? shard.text_tokens : 0;
+  // The prompt this pipeline runs: its CFG branch, or both batched (as the runner's Denoiser).
+  const bool uncond = true_cfg_ && spec.config.cfg_degree == 2 && mesh.coords().cfg == 1;
+  text_ = batched_cfg_ ? at::cat({mine(in.cond), mine(in.uncond)}) : mine(uncond ? in.uncond : in.cond);
+  if (in.cond_valid.defined())
+    text_valid_ = batched_cfg_ ? at::cat({mine(in.cond_valid), mine(in.uncond_valid)})
+                               : mine(uncond ? in.uncond_valid : in.cond_valid);
+  const int64_t g = m.pixel_granularity();
+  const int64_t rows = spec.resolution.height / g, cols = spec.resolution.width / g;
+  const int64_t frames = shard.image_tokens / (rows * cols);
+  patches_ = cut_patches(frames, rows, cols, spec.config.pipefusion.patches, spec.device.device);
+  whole_ = cut_patches(frames, rows, cols, 1, spec.device.device);
+}
+
+ForwardInputs PipeFusionStage::inputs(const Patch& p, const at::Tensor& x, double sigma) const {
+  const DeviceSpec& dev = spec_.device;
+  ForwardInputs in;
+  if (mesh_.coords().pp == 0) {
+    const at::Tensor latents = x.index_select(1, p.index).to(dev.dtype);
+    in.latents = batched_cfg_ ? at::cat({latents, latents}) : latents;
+  }
+  in.text = text_;
+  in.timestep = at::full({samples_}, sigma, at::TensorOptions(at::kFloat).device(dev.device));
+  in.image_rope = shard_.image_rope.index_select(0, p.index);
+  in.text_rope = shard_.text_rope;
+  return in;
+}
+
+void PipeFusionStage::pass(const Patch& p, const ForwardInputs& in, int tag) {
+  Comm& pp = mesh_.pp();
+  const int stage = pp.rank(), last = pp.size() - 1;
+  at::Tensor h;
+  if (stage == 0) {
+    h = model_.embed(in);
+  } else {
+    h = at::empty({samples_, joint_text_ + p.tokens, spec_.model->hidden()}, spec_.device.options());
+    Comm::Pending arriving = pp.recv(h, stage - 1, tag);
+    pp.wait(arriving);
+  }
+  kv_.begin_forward(p.index, shard_.image_tokens, joint_text_, text_valid_);
+  AttentionContext ctx = shard_.attention;
+  ctx.patch_kv = &kv_;
+  h = model_.run_blocks(h, in, ctx);
+  if (stage < last) pp.send(h, stage + 1, tag);
+  else pp.send(model_.project_out(h, in).contiguous(), 0, tag);
+}
+
+at::Tensor PipeFusionStage::guided(const at::Tensor& v) {
+  if (!true_cfg_) return v;
+  at::Tensor vc, vu;
+  if (batched_cfg_) {
+    const auto two = v.chunk(2);
+    vc = two[0];
+    vu = two[1];
+  } else {
+    const at::Tensor both = mesh_.cfg().all_gather_cat(v.unsqueeze(0), 0);
+    vc = both[0];
+    vu = both[1];
+  }
+  return vu + spec_.guidance_scale * (vc - vu);
+}
+
+void PipeFusionStage::step(at::Tensor& x, double sigma, double next, bool whole, bool update) {
+  Comm& pp = mesh_.pp();
+  const bool first = pp.rank() == 0;
+  const std::vector<Patch>& patches = whole ? whole_ : patches_;
+  std::vector<at::Tensor> velocity;
+  std::vector<Comm::Pending> arriving;
+  for (std::size_t i = 0; i < patches.size(); ++i) {
+    const int tag = static_cast<int>(i);
+    pass(patches[i], inputs(patches[i], x, sigma), tag);
+    if (!first) continue;
+    // Posted right after the patch leaves: the last stage's send of it can never wait for
+    // stage 0, which goes on with the next patch (no deadlock with blocking sends).
+    velocity.push_back(at::empty({samples_, patches[i].tokens, spec_.model->in_channels}, spec_.device.options()));
+    arriving.push_back(pp.recv(velocity.back(), pp.size() - 1, tag));
+  }
+  for (std::size_t i = 0; i < arriving.size(); ++i) {
+    pp.wait(arriving[i]);
+    const at::Tensor v = guided(velocity[i].to(at::kFloat));
+    const at::Tensor& index = patches[i].index;
+    if (update) x.index_copy_(1, index, x.index_select(1, index) + (next - sigma) * v);
+  }
+}
+
+// The runner's loop (denoise in runner.cpp) over the stage: the warm-up passes, then the timed
+// Euler steps, the first W of them on the whole sequence.
+StepTimes denoise_pipefusion(const RunSpec& spec, Mesh& mesh, PipeFusionStage& stage, at::Tensor& x, int rank) {
+  const DeviceSpec& dev = spec.device;
+  for (int i = 0; i < spec.warmup; ++i) stage.step(x, 1.0, 1.0, true, false);
+  StepTimes out;
+  const CommStats before = mesh.stats();
+  const int kill_at = fault_step(rank);
+  StepTimer timer(dev.device);
+  synchronize(dev.device);
+  for (int i = 0; i < spec.steps; ++i) {
+    if (i == kill_at) raise(SIGKILL);
+    const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
+    const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
+    const double comm0 = mesh.stats().seconds;
+    timer.start();
+    stage.step(x, sigma, next, i < spec.config.pipefusion.warmup_steps, true);
+    out.step_ms.push_back(timer.stop_ms());
+    out.comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
+  }
+  out.bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
+  return out;
+}
+
+}  // namespace
+
+RunFigures run_pipefusion_rank(const RunSpec& spec, Mesh& mesh, int rank, int world) {
+  const ParallelConfig& pc = spec.config;
+  if (pc.ring() > 1 || pc.ulysses() > 1 || pc.tp() > 1)
+    throw std::runtime_error("PipeFusion: the executor runs no context or tensor parallelism inside its stages");
+  const BlockRange held = stage_blocks(*spec.model, mesh.coords().pp, pc.pp());
+  const auto model = build_model(*spec.model, spec.seed, mesh.tp(), spec.device, attention_op(CpVariant::kNone), held);
+  const SequenceShard shard = shard_sequence(spec, mesh, model->cp_plan().split_text);
+  const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
+  PipeFusionStage stage(spec, mesh, *model, shard, inputs);
+  // Every stage keeps a copy of the replica's noise; only stage 0's moves (it owns the latents).
+  at::Tensor x = stage.mine(inputs.latents).clone();
+  const StepTimes times = denoise_pipefusion(spec, mesh, stage, x, rank);
+  return gather_figures(spec, mesh, times, x, rank, world);
+}
+
+}  // namespace cpplan::executor

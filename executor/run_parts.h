@@ -1,0 +1,62 @@
+#pragma once
+// The parts of one rank's run that the plain denoising loop (runner.cpp) and PipeFusion's
+// (pipefusion.cpp) share: the device's preparation, the sequence's geometry, the inputs every
+// rank draws alike, and the figures gathered on rank 0. Internal to the executor.
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "executor/attention.h"
+#include "executor/mesh.h"
+#include "executor/runner.h"
+
+namespace cpplan::executor {
+
+// Fault injection for the failure tests and drills: CPPLAN_FAULT_KILL="RANK:STEP" makes that
+// rank kill itself (SIGKILL, no cleanup) when it reaches that step. -1 when unset.
+int fault_step(int rank);
+
+// The rank's device before anything lands on it: its share of the host's cores, the current
+// CUDA device, the peak-memory counter from zero, and the memory cap of the spec.
+void prepare_device(const RunSpec& spec, int world);
+
+// The geometry of the sequence and its CP split (the same rule on every rank): tokens per CP
+// rank, how attention sees them, and the rotary angles of this rank's tokens.
+struct SequenceShard {
+  int64_t image_tokens = 0, text_tokens = 0;  // of the whole sequence
+  std::vector<int64_t> img_len, txt_len;      // per CP rank; txt_len: the whole text on each unless split
+  int me = 0;                                 // this rank in the CP group
+  bool split_text = false;                    // the model's CP plan splits the text with the image
+  AttentionContext attention;
+  at::Tensor image_rope, text_rope;
+  // The text's split for attention and key masks: empty when the text stays whole.
+  std::vector<int64_t> text_split() const { return split_text ? txt_len : std::vector<int64_t>{}; }
+};
+
+// The shard of `mesh`'s CP group for this rank; `split_text`: the model's CP plan splits the text.
+SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text);
+
+// The inputs of the whole batch, the same as a single-rank run's: noise and text embeddings
+// drawn on CPU on every device (latents in fp32, the model sees them in its dtype), and for a
+// model with a text attention mask (Qwen-Image) the prompts' valid tokens.
+struct Conditioning {
+  at::Tensor latents, cond, uncond;
+  at::Tensor cond_valid, uncond_valid;  // undefined without a text mask
+};
+
+// Noise latents [batch, S_img, C] and prompts [batch, S_txt, hidden] from the spec's seed.
+Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt);
+
+// This rank's own measurements of the timed steps.
+struct StepTimes {
+  std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
+  double bytes_per_step = 0;             // sent by this rank
+};
+
+// Figures of every rank to rank 0 and the final latents of every replica (`x` of this rank's
+// replica); the run's figures on rank 0, empty on the others. Every rank must call it.
+RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& times, const at::Tensor& x, int rank,
+                          int world);
+
+}  // namespace cpplan::executor
