@@ -271,14 +271,19 @@ void print_fleet_best(std::ostream& out, const planner::FleetReport& f) {
   const planner::FleetRow* best = !f.rows.empty() && f.rows.front().usable() ? &f.rows.front() : nullptr;
   if (!best) {
     // The fastest fitting replica says how far the SLO is out of reach.
-    const planner::FleetRow* fastest = nullptr;
-    for (const planner::FleetRow& row : f.rows)
+    const planner::FleetRow *fastest = nullptr, *most = nullptr;
+    for (const planner::FleetRow& row : f.rows) {
       if (row.fits && (!fastest || row.image_ms < fastest->image_ms)) fastest = &row;
+      if (row.fits && (!most || row.images_per_hour > most->images_per_hour)) most = &row;
+    }
     fmt::print(out, "\nno split {}", f.slo_ms ? "meets the SLO and fits in memory" : "fits in memory");
     if (fastest)
       fmt::print(out, ": the fastest replica, {} on {} GPUs, takes {:.2f} s per image; try a looser --slo-ms",
                  plan_label(fastest->replica.plan.config), fastest->gpus_per_replica, fastest->image_ms / 1e3);
     fmt::print(out, "\n");
+    if (most && f.slo_ms)
+      fmt::print(out, "without the SLO, the most images per hour: {}: {:.0f} images per hour at {:.2f} s per image\n",
+                 fleet_row_label(*most), most->images_per_hour, most->image_ms / 1e3);
     return;
   }
   fmt::print(out, "\nbest uniform split: {}: {:.0f} images per hour at {:.2f} s per image ({} GPU{} per replica, {} idle)\n",

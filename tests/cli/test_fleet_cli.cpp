@@ -42,6 +42,11 @@ TEST_CASE("throughput on 16 GPUs prints the replica splits and the best one with
       if (p["fits_memory"].get<bool>()) fastest = std::min(fastest, p["predicted"]["image_ms"].get<double>());
     CHECK_THAT(r.out, Catch::Contains("no split meets the SLO and fits in memory: the fastest replica, "));
     CHECK_THAT(r.out, Catch::Contains(fmt::format("takes {:.2f} s per image; try a looser --slo-ms", fastest / 1e3)));
+    double most = 0;
+    for (const auto& p : j["plans"])
+      if (p["fits_memory"].get<bool>()) most = std::max(most, p["images_per_hour"].get<double>());
+    CHECK_THAT(r.out, Catch::Contains(fmt::format("without the SLO, the most images per hour: ")));
+    CHECK_THAT(r.out, Catch::Contains(fmt::format(": {:.0f} images per hour at ", most)));
   }
 }
 

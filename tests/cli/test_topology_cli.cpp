@@ -62,15 +62,15 @@ TEST_CASE("the JSON of a topology query gives every plan its placement", "[cli][
   for (const auto& p : j["plans"]) {
     const json& pl = p["placement"];
     REQUIRE(pl.is_object());
-    CHECK(pl["axis_order"].size() == 5);
+    CHECK(pl["axis_order"].size() == 6);
     std::set<std::string> names(pl["axis_order"].begin(), pl["axis_order"].end());
-    CHECK(names == std::set<std::string>{"tp", "ulysses", "ring", "cfg", "dp"});
+    CHECK(names == std::set<std::string>{"tp", "ulysses", "ring", "pp", "cfg", "dp"});
     REQUIRE(pl["devices"].size() == 16);
     for (int r = 0; r < 16; ++r) {
       CHECK(pl["devices"][r]["rank"] == r);
       CHECK(pl["devices"][r]["node"] == r / 8);
     }
-    for (const char* axis : {"ulysses", "ring", "tp", "cfg", "dp"}) {  // each axis partitions the ranks
+    for (const char* axis : {"ulysses", "ring", "tp", "pp", "cfg", "dp"}) {  // each axis partitions the ranks
       std::set<int> seen;
       for (const auto& g : pl["groups"][axis])
         for (int rank : g) CHECK(seen.insert(rank).second);
