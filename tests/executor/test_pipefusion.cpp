@@ -160,10 +160,18 @@ TEST_CASE("PipeFusion combines with CFG (sd35-tiny, image-only attention), cross
   }
 }
 
-// Fails until the cost model's PipeFusion branch is merged (its comm_bytes count the hand-over):
-// the lead verifies it after the merge.
-TEST_CASE("PipeFusion's measured bytes equal the cost model's comm_bytes_predicted (needs the cost-model branch)",
+// The cost model's comm_bytes count the stage's hand-over of every patch (and, with cfg 2, the CFG
+// all-gather of the velocity on top): the executor sends exactly that.
+TEST_CASE("PipeFusion's measured bytes equal the cost model's comm_bytes_predicted",
           "[executor][multirank][pipefusion][costmodel]") {
+  SECTION("sd35-tiny, 2 stages x cfg 2, 2 patches, W = 4") {
+    auto flags = pipefusion(2, 2, 4);
+    flags.insert(flags.end(), {"--cfg", "2"});
+    const Run r = run("sd35-tiny", flags);
+    const double measured = r.result["measured"]["bytes_sent"], predicted = r.result["comm_bytes_predicted"];
+    INFO("bytes sent per rank per step: measured " << measured << ", cost model " << predicted);
+    CHECK(measured == Approx(predicted).epsilon(1e-9));  // 61440 hand-over + 16384 CFG all-gather
+  }
   for (const int warmup : {4, 1}) {
     SECTION("flux-tiny, 2 stages, 4 patches, W = " + std::to_string(warmup)) {
       const Run r = run("flux-tiny", pipefusion(2, 4, warmup));
