@@ -202,3 +202,33 @@ TEST_CASE("bad topology input is one line naming the field, the value and the ru
   expect_invalid({"topo", "import", "/nonexistent.txt", "--hardware", "l40s"}, "topo import /nonexistent.txt: not a readable file");
   expect_invalid({"list", "topology"}, "list topology: must be models, hardware or topologies");
 }
+
+TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags; --explain has the bubble and sends",
+          "[cli][topology][pipefusion]") {
+  const auto r = run_cli({"--topology", "8x-l40s-pcie", "--nodes", "2", "--gpus", "16", "--model", "flux.1-dev", "--res",
+                          "2048x2048", "--explain", "--json"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  int hybrids_in_top5 = 0;
+  for (int i = 0; i < 5; ++i) {
+    const json& p = j["plans"][i];
+    if (p["pipefusion_degree"].get<int>() > 1 && p["ulysses_degree"].get<int>() * p["ring_degree"].get<int>() > 1)
+      ++hybrids_in_top5;
+  }
+  CHECK(hybrids_in_top5 >= 1);
+  const json& top = j["plans"][0];
+  if (top["pipefusion_degree"].get<int>() > 1) {
+    // The stages' sends cross the slow links: the pp groups span both nodes.
+    CHECK(top["predicted"]["pipefusion"]["p2p_bytes"].get<double>() > 0);
+    CHECK(top["predicted"]["pipefusion"]["bubble_ms"].get<double>() > 0);
+  }
+  const auto text = run_cli({"--topology", "8x-l40s-pcie", "--nodes", "2", "--gpus", "16", "--model", "flux.1-dev",
+                             "--res", "2048x2048", "--explain"});
+  REQUIRE(text.code == 0);
+  if (top["pipefusion_degree"].get<int>() > 1) {
+    CHECK_THAT(text.out, Catch::Contains("--pipefusion_parallel_degree " + std::to_string(top["pipefusion_degree"].get<int>())));
+    CHECK_THAT(text.out, Catch::Contains("pipefusion: "));
+    CHECK_THAT(text.out, Catch::Contains("bubble "));
+    CHECK_THAT(text.out, Catch::Contains("point-to-point: "));
+  }
+}
