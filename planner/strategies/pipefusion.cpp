@@ -3,9 +3,6 @@
 // evenly over the CP group; W <= steps; no tensor parallelism, no anything modes (xDiT's even splits).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <set>
-
 #include "core/pipefusion.h"
 #include "planner/pipefusion_rules.h"
 
@@ -22,15 +19,18 @@ void unused_pipefusion(const PipeFusionConfig& pf, std::vector<std::string>& rea
         "pipefusion_warmup_steps = {}: needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)", pf.warmup_steps));
 }
 
+// Allocation-free (the planner validates thousands of configs per query): xDiT's split of L blocks
+// into stages of ceil(L / P) leaves (P x ceil(L / P) - L) / ceil(L / P) stages empty, rounded down
+// (core/pipefusion.h cuts the same stages).
 void stage_split(const Query& q, int p, std::vector<std::string>& reasons) {
   const int blocks = q.model->total_blocks();
-  const std::vector<int> stages = pipefusion_stage_blocks(blocks, p);
-  if (std::find(stages.begin(), stages.end(), 0) == stages.end()) return;
+  const int per_stage = (blocks + p - 1) / p;
+  const long long empty = per_stage > 0 ? (1LL * p * per_stage - blocks) / per_stage : p;
+  if (empty == 0) return;
   reasons.push_back(fmt::format(
       "pipefusion_degree = {}: xDiT's split of {}'s {} blocks into stages of ceil({} / {}) = {} leaves {} stage{} "
       "without a block",
-      p, q.model->name, blocks, blocks, p, (blocks + p - 1) / p, std::count(stages.begin(), stages.end(), 0),
-      std::count(stages.begin(), stages.end(), 0) == 1 ? "" : "s"));
+      p, q.model->name, blocks, blocks, p, per_stage, empty, empty == 1 ? "" : "s"));
 }
 
 void patches(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
@@ -46,13 +46,15 @@ void patches(const Query& q, const ParallelConfig& c, std::vector<std::string>& 
     return;
   }
   const int cp = c.ring() * c.ulysses();
-  if (cp <= 1) return;
-  const std::vector<long long> tokens = patch_tokens(q, m);
-  for (const long long t : std::set<long long>(tokens.begin(), tokens.end()))
-    if (t % cp != 0)
+  if (cp <= 1 || m < 1) return;
+  // patch_rows(): rows / m rows, the first rows % m patches one more; tokens per row fixed.
+  const long long per_row = q.sequence.image_tokens / rows;
+  const long long sizes[] = {(rows / m + (rows % m != 0 ? 1 : 0)) * per_row, rows / m * per_row};
+  for (int i = 0; i < (rows % m != 0 ? 2 : 1); ++i)
+    if (sizes[i] % cp != 0)
       reasons.push_back(fmt::format("num_pipeline_patch = {} with ring_degree x ulysses_degree = {}: a patch of {} "
                                     "image tokens must split evenly over the context-parallel group",
-                                    m, cp, t));
+                                    m, cp, sizes[i]));
 }
 
 }  // namespace
