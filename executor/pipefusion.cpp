@@ -216,25 +216,10 @@ void PipeFusionStage::step(at::Tensor& x, double sigma, double next, bool whole,
 // The runner's loop (denoise in runner.cpp) over the stage: the warm-up passes, then the timed
 // Euler steps, the first W of them on the whole sequence.
 StepTimes denoise_pipefusion(const RunSpec& spec, Mesh& mesh, PipeFusionStage& stage, at::Tensor& x, int rank) {
-  const DeviceSpec& dev = spec.device;
   for (int i = 0; i < spec.warmup; ++i) stage.step(x, 1.0, 1.0, true, false);
-  StepTimes out;
-  const CommStats before = mesh.stats();
-  const int kill_at = fault_step(rank);
-  StepTimer timer(dev.device);
-  synchronize(dev.device);
-  for (int i = 0; i < spec.steps; ++i) {
-    if (i == kill_at) raise(SIGKILL);
-    const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
-    const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
-    const double comm0 = mesh.stats().seconds;
-    timer.start();
-    stage.step(x, sigma, next, i < spec.config.pipefusion.warmup_steps, true);
-    out.step_ms.push_back(timer.stop_ms());
-    out.comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
-  }
-  out.bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
-  return out;
+  const int synchronous = spec.config.pipefusion.warmup_steps;
+  return timed_steps(spec, mesh, rank,
+                     [&](int i, double sigma, double next) { stage.step(x, sigma, next, i < synchronous, true); });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <vector>
 
 #include "executor/attention.h"
@@ -53,6 +54,11 @@ struct StepTimes {
   std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
   double bytes_per_step = 0;             // sent by this rank
 };
+
+// The timed flow-matching Euler steps from sigma 1 to 0: `step(i, sigma, next)` does this rank's
+// part of step i; each is timed with the collectives inside it, and CPPLAN_FAULT_KILL may end the
+// rank at a step (fault_step). Shared by the runner's loop and PipeFusion's.
+StepTimes timed_steps(const RunSpec& spec, Mesh& mesh, int rank, const std::function<void(int, double, double)>& step);
 
 // Figures of every rank to rank 0 and the final latents of every replica (`x` of this rank's
 // replica); the run's figures on rank 0, empty on the others. Every rank must call it.

@@ -244,32 +244,34 @@ class Denoiser {
 };
 
 // The denoising loop on `x` (this replica's latents, updated in place): the warm-up passes, then
-// flow-matching Euler steps from sigma 1 to 0, each timed with the collectives inside it.
-// CPPLAN_FAULT_KILL may end the rank at a step (fault_step).
+// the timed Euler steps.
 StepTimes denoise(const RunSpec& spec, Mesh& mesh, Denoiser& denoiser, at::Tensor& x, int rank) {
-  const DeviceSpec& dev = spec.device;
   for (int i = 0; i < spec.warmup; ++i) (void)denoiser.velocity(x, 1.0);
+  return timed_steps(spec, mesh, rank,
+                     [&](int, double sigma, double next) { x = x + (next - sigma) * denoiser.velocity(x, sigma); });
+}
 
+}  // namespace
+
+StepTimes timed_steps(const RunSpec& spec, Mesh& mesh, int rank, const std::function<void(int, double, double)>& step) {
   StepTimes out;
   const CommStats before = mesh.stats();
   const int kill_at = fault_step(rank);
-  StepTimer timer(dev.device);
-  synchronize(dev.device);
+  StepTimer timer(spec.device.device);
+  synchronize(spec.device.device);
   for (int i = 0; i < spec.steps; ++i) {
     if (i == kill_at) raise(SIGKILL);
     const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
     const double next = 1.0 - static_cast<double>(i + 1) / spec.steps;
     const double comm0 = mesh.stats().seconds;
     timer.start();
-    x = x + (next - sigma) * denoiser.velocity(x, sigma);
+    step(i, sigma, next);
     out.step_ms.push_back(timer.stop_ms());
     out.comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
   }
   out.bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
   return out;
 }
-
-}  // namespace
 
 // Figures of every rank to rank 0 (step times, comm per step, bytes, peak memory) and the final
 // latents of every replica; the run's figures on rank 0 (the slowest rank's per step), empty on
