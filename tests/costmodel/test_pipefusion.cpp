@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "costmodel/pipefusion_cost.h"
+#include "tests/costmodel/round_hardware.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::BlockGroup;
@@ -27,25 +28,7 @@ namespace cm = cpplan::costmodel;
 
 namespace {
 
-// Round figures: GEMMs and attention cost nothing, memory-bound work moves 1 MB per ms, a
-// collective or send of n > 1 ranks costs 10 us + size x busbw factor x 1e-6 ms per byte.
-class RoundHardware final : public HardwareModel {
- public:
-  explicit RoundHardware(const cpplan::HardwareProfile& hw) : hw_(hw) {}
-  Timed gemm(cpplan::Flops, Bytes, double) const override { return {}; }
-  Timed attention(cpplan::Flops, double, double, cpplan::AttentionBackend) const override { return {}; }
-  Timed memory(Bytes bytes) const override { return {bytes * 1e-6, Source::kDatasheet}; }
-  Timed conv(cpplan::Flops) const override { return {}; }
-  Timed collective(Collective c, Bytes bytes, const CommGroup& g) const override {
-    if (g.ranks <= 1) return {};
-    return {0.01 + bytes * cm::busbw_factor(c, g.ranks) * 1e-6, Source::kMeasured};
-  }
-  cpplan::Microseconds launch_us() const override { return 5; }
-  const cpplan::HardwareProfile& profile() const override { return hw_; }
-
- private:
-  const cpplan::HardwareProfile& hw_;
-};
+using cpplan::test::RoundHardware;
 
 // 10 us per op: a double block 100 ops (1 ms), a single block 50 (0.5 ms), 40 outside the blocks.
 RuntimeProfile round_runtime() {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "costmodel/predict_terms.h"
+#include "tests/costmodel/round_hardware.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::BlockGroup;
@@ -36,26 +37,7 @@ using cpplan::test::make_query;
 
 namespace {
 
-// Round figures in place of a datasheet: memory-bound work moves 1 MB per ms (1e-6 ms per byte);
-// a collective of n > 1 ranks costs 10 us + size x busbw factor at the same 1e-6 ms per byte and
-// counts as measured; one rank costs nothing; kernels cost nothing.
-class RoundHardware final : public HardwareModel {
- public:
-  explicit RoundHardware(const cpplan::HardwareProfile& hw) : hw_(hw) {}
-  Timed gemm(cpplan::Flops, Bytes, double) const override { return {}; }
-  Timed attention(cpplan::Flops, double, double, cpplan::AttentionBackend) const override { return {}; }
-  Timed memory(Bytes bytes) const override { return {bytes * 1e-6, Source::kDatasheet}; }
-  Timed conv(cpplan::Flops) const override { return {}; }
-  Timed collective(Collective c, Bytes bytes, const CommGroup& g) const override {
-    if (g.ranks <= 1) return {};
-    return {0.01 + bytes * cpplan::costmodel::busbw_factor(c, g.ranks) * 1e-6, Source::kMeasured};
-  }
-  cpplan::Microseconds launch_us() const override { return 5; }
-  const cpplan::HardwareProfile& profile() const override { return hw_; }
-
- private:
-  const cpplan::HardwareProfile& hw_;
-};
+using cpplan::test::RoundHardware;
 
 // 10 us per op, 40 ops outside the blocks, 30 us to issue a collective, 100 us x sqrt(2 ln n) of
 // waiting at each collective of n ranks.
