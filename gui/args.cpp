@@ -32,6 +32,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   ParsedArgs out;
   // --gpus and --hardware default from --topology when it is given (as the CLI), else 4 x h100-sxm.
   std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", size;
+  std::string pipeline_patches, pipefusion_warmup;
   std::string batch = "1", topology, nodes;
   std::string runtime = "diffusers", text_encoder, vae;
   bool offload = false, no_anything = false;
@@ -51,6 +52,9 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--text-encoder", text_encoder,
                  "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
   app.add_option("--vae", vae, "single | parallel (default: the fastest that fits, per plan)");
+  app.add_option("--num-pipeline-patch", pipeline_patches, "PipeFusion patches M (default: P, 2P and 4P)");
+  app.add_option("--pipefusion-warmup-steps", pipefusion_warmup,
+                 "PipeFusion steps run synchronously before the patch pipeline (default 1, as xDiT)");
   app.add_flag("--offload-text-encoders", offload, "the same as --text-encoder offloaded");
   app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/); repeatable");
@@ -113,6 +117,17 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
       in.vae = v;
     }
     in.allow_anything = !no_anything;
+    // The CLI's parser and bounds (session::planner_options), so both fronts refuse the same values.
+    session::Options pipefusion;
+    pipefusion.pipeline_patches = pipeline_patches;
+    pipefusion.pipefusion_warmup = pipefusion_warmup;
+    try {
+      const planner::PlannerOptions parsed = session::planner_options(pipefusion, true);
+      in.pipeline_patches = parsed.pipeline_patches;
+      in.pipefusion_warmup_steps = parsed.pipefusion_warmup_steps;
+    } catch (const session::InvalidInput& e) {
+      throw Invalid{e.message};
+    }
     if (!size.empty()) {
       auto r = parse_resolution(size);
       if (!r) throw Invalid{fmt::format("--size = {}: must be WIDTHxHEIGHT, e.g. 1480x920", size)};

@@ -31,6 +31,16 @@ session::Options options_of(const QueryInput& in) {
   o.runtime = in.runtime;
   if (in.text_encoder) o.text_encoder = std::string(to_string(*in.text_encoder));
   if (in.vae) o.vae = std::string(to_string(*in.vae));
+  if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
+  o.pipefusion_warmup = std::to_string(in.pipefusion_warmup_steps);
+  return o;
+}
+
+// The planner's options of the query panel's values, as the CLI parses its flags (throws
+// session::InvalidInput).
+planner::PlannerOptions planner_options(const QueryInput& in, bool keep_invalid) {
+  planner::PlannerOptions o = session::planner_options(options_of(in), keep_invalid);
+  o.allow_anything = in.allow_anything;
   return o;
 }
 
@@ -96,7 +106,9 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
     return r;
   }
   r.query = *q;
+  planner::PlannerOptions options;
   try {
+    options = planner_options(in, true);
     r.model = r.query->hardware ? std::make_shared<session::QueryCostModel>(*r.query)
                                 : std::make_shared<session::QueryCostModel>(*r.query, in.db, cached_machine(), *r.catalog);
   } catch (const session::InvalidInput& e) {
@@ -104,7 +116,7 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
     r.error = e.message;
     return r;
   }
-  r.report = planner::Planner(r.model->cost()).plan(*r.query, {.allow_anything = in.allow_anything, .keep_invalid = true});
+  r.report = planner::Planner(r.model->cost()).plan(*r.query, options);
   r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
@@ -136,6 +148,13 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
   const HardwareProfile* hw = catalog->find_hardware(r.hardware);
   std::optional<costmodel::DatasheetModel> hardware;
   if (hw) hardware.emplace(*hw);
+  std::optional<planner::PlannerOptions> options;  // one parse for every cell; unset: its error in each
+  std::string options_error;
+  try {
+    options = planner_options(in, false);
+  } catch (const session::InvalidInput& e) {
+    options_error = e.message;
+  }
   for (const Resolution& res : resolutions) {
     for (int gpus : gpu_counts) {
       HeatCell cell;
@@ -149,12 +168,11 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
       cell_in.topology.clear();
       cell_in.nodes = 0;
       auto q = make_query(*catalog, cell_in);
-      if (!q || !hardware) {
-        cell.error = q ? "unknown hardware" : q.error().message;
+      if (!q || !hardware || !options) {
+        cell.error = !q ? q.error().message : !hardware ? "unknown hardware" : options_error;
       } else {
         const costmodel::CostModel cost(*hardware);
-        const auto report =
-            planner::Planner(cost).plan(*q, {.allow_anything = in.allow_anything, .keep_invalid = false});
+        const auto report = planner::Planner(cost).plan(*q, *options);
         if (!report.plans.empty()) {  // ranked: fitting plans come first
           const planner::RankedPlan& best = report.plans.front();
           cell.label = plan_label(best.plan.config);

@@ -35,6 +35,10 @@ struct QueryInput {
   int steps = 0;
   AttentionBackend backend = AttentionBackend::kFlash;
   bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
+  // PipeFusion plans (cpplan --num-pipeline-patch, --pipefusion-warmup-steps): their patches (0:
+  // P, 2P and 4P) and warm-up steps.
+  int pipeline_patches = 0;
+  int pipefusion_warmup_steps = kXditWarmupSteps;
   std::string runtime = "diffusers";   // runtime profile (cpplan --runtime)
   // Forced placements (cpplan --text-encoder, --vae); unset: the planner picks, per plan, the
   // fastest that fits.

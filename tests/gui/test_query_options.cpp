@@ -194,3 +194,27 @@ TEST_CASE("The query panel's batch, topology and nodes reach the query", "[gui][
   CHECK(last->gpus == 16);
   CHECK(last->hardware == "h100-sxm");
 }
+
+TEST_CASE("cpplan-gui takes --num-pipeline-patch and --pipefusion-warmup-steps as the CLI does", "[gui][query][pipefusion]") {
+  const auto args = parse({"--gpus", "4", "--res", "1024x1024", "--num-pipeline-patch", "8", "--pipefusion-warmup-steps",
+                           "3"});
+  REQUIRE(args.exit_code == -1);
+  CHECK(args.options.input.pipeline_patches == 8);
+  CHECK(args.options.input.pipefusion_warmup_steps == 3);
+  const auto r = cpplan::gui::compute_plans(shared_catalog(), args.options.input, 1);
+  REQUIRE(r.error.empty());
+  int pipefusion = 0;
+  for (const auto& p : r.report.plans) {
+    if (p.plan.config.pp() == 1) continue;
+    ++pipefusion;
+    CHECK(p.plan.config.pipefusion == cpplan::PipeFusionConfig{p.plan.config.pp(), 8, 3});
+  }
+  CHECK(pipefusion == 5);  // P = 2 with ring, ulysses, cfg or dp, and P = 4: one patch count each
+  // the CLI's bounds and lines
+  const auto bad = parse({"--gpus", "4", "--num-pipeline-patch", "0"});
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.message == "cpplan-gui: --num-pipeline-patch = 0: must be between 1 and 131072");
+  const auto bad_warmup = parse({"--gpus", "4", "--pipefusion-warmup-steps", "x"});
+  CHECK(bad_warmup.exit_code == 3);
+  CHECK(bad_warmup.message == "cpplan-gui: --pipefusion-warmup-steps = x: must be an integer");
+}
