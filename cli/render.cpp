@@ -411,19 +411,19 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   if (o.explain) print_explain(out, q, top);
 }
 
+// "16", or "15-16" for uneven patches.
+std::string span_text(const PatchSpan& s) {
+  return s.largest == s.smallest ? std::to_string(s.largest) : fmt::format("{}-{}", s.smallest, s.largest);
+}
+
 // The stage split of the blocks and the patch split of the latent.
 void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c) {
   const PipeFusionConfig& pf = c.pipefusion;
-  const std::vector<long long> rows = patch_rows(latent_rows(q), pf.patches);
-  const std::vector<long long> tokens = patch_tokens(q, pf.patches);
   fmt::print(out, "pipefusion: {} stages of {} blocks ({} in all); {} patches of {} latent rows ({} image tokens); "
                   "{} warm-up step{} of {} synchronous\n",
              pf.degree, stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), pf.degree)),
-             q.model->total_blocks(), pf.patches, rows.front() == rows.back() ? std::to_string(rows.front())
-                                                                               : fmt::format("{}-{}", rows.back(), rows.front()),
-             tokens.front() == tokens.back() ? std::to_string(tokens.front())
-                                             : fmt::format("{}-{}", tokens.back(), tokens.front()),
-             pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
+             q.model->total_blocks(), pf.patches, span_text(patch_row_span(latent_rows(q), pf.patches)),
+             span_text(patch_token_span(q, pf.patches)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
 }
 
 void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool explain) {

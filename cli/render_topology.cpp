@@ -159,8 +159,7 @@ namespace {
 // PipeFusion's terms: the stages and patches, the warm-up and the pipelined step with its bubble,
 // and the point-to-point sends (docs/cost-model.md, "PipeFusion").
 void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& config, const costmodel::PipeFusionCost& c) {
-  const auto tokens = patch_tokens(q, c.patches);
-  const long long largest = tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
+  const long long largest = patch_token_span(q, c.patches).largest;
   const bool joint = q.model->text_handling == TextHandling::kJoint;
   const Milliseconds slot = std::max(c.stage_patch_ms, c.p2p_patch_ms);
   const Milliseconds rest = c.pipelined_step_ms - c.stages * c.stage_patch_ms - (c.stages - 1) * c.p2p_patch_ms -

@@ -31,12 +31,23 @@ std::vector<long long> patch_rows(long long rows, int patches) {
   return out;
 }
 
-std::vector<long long> patch_tokens(const Query& q, int patches) {
+PatchSpan patch_row_span(long long rows, int patches) {
+  if (patches < 1) return {};
+  return {rows / patches + (rows % patches != 0 ? 1 : 0), rows / patches};
+}
+
+PatchSpan patch_token_span(const Query& q, int patches) {
   const long long rows = latent_rows(q);
-  const long long per_row = rows > 0 ? q.sequence.image_tokens / rows : 0;  // columns x latent frames
-  std::vector<long long> out;
-  for (const long long r : patch_rows(rows, patches)) out.push_back(r * per_row);
-  return out;
+  const long long per_row = rows > 0 ? q.sequence.image_tokens / rows : 0;
+  const PatchSpan r = patch_row_span(rows, patches);
+  return {r.largest * per_row, r.smallest * per_row};
+}
+
+// ceil(blocks / stages) per stage leaves (stages x ceil - blocks) / ceil stages empty, rounded down.
+int empty_stages(int blocks, int stages) {
+  if (stages < 1) return 0;
+  const int per_stage = (blocks + stages - 1) / stages;
+  return per_stage > 0 ? static_cast<int>((1LL * stages * per_stage - blocks) / per_stage) : stages;
 }
 
 }  // namespace cpplan

@@ -23,7 +23,15 @@ long long latent_rows(const Query& q);
 // Rows of each of `patches` patches: torch.tensor_split's split, the first rows % patches patches
 // one row more (xDiT warns and cuts uneven patches the same way).
 std::vector<long long> patch_rows(long long rows, int patches);
-// Image tokens of each patch: its rows x the latent columns x the latent frames.
-std::vector<long long> patch_tokens(const Query& q, int patches);
+// The largest and smallest patch of that split, in rows or in image tokens (its rows x the latent
+// columns x the latent frames), without building it (the planner checks thousands of configs per
+// query): equal when the split is even.
+struct PatchSpan {
+  long long largest = 0, smallest = 0;
+};
+PatchSpan patch_row_span(long long rows, int patches);
+PatchSpan patch_token_span(const Query& q, int patches);
+// Stages of xDiT's split of `blocks` that get no block (planner: every stage needs one).
+int empty_stages(int blocks, int stages);
 
 }  // namespace cpplan

@@ -87,8 +87,7 @@ StageTerms stage_terms(const StepContext& ctx, const std::vector<BlockGroup>& st
 }
 
 Query patch_query(const Query& q, int patches) {
-  const std::vector<long long> tokens = patch_tokens(q, patches);
-  const long long largest = tokens.empty() ? q.sequence.image_tokens : *std::max_element(tokens.begin(), tokens.end());
+  const long long largest = patches < 1 ? q.sequence.image_tokens : patch_token_span(q, patches).largest;
   Query out = q;
   out.sequence.attention_tokens = q.sequence.attention_tokens - q.sequence.image_tokens + largest;
   out.sequence.image_tokens = largest;

@@ -26,7 +26,7 @@ struct StageTerms {
 };
 StageTerms stage_terms(const StepContext& ctx, const std::vector<BlockGroup>& stage);
 
-// The query of one patch: the largest of patch_tokens(q, patches) image tokens, the text whole
+// The query of one patch: the largest patch of patch_token_span(q, patches) in image tokens, the text whole
 // (xDiT passes the encoder states with every patch).
 Query patch_query(const Query& q, int patches);
 // Makes a context built on a patch query attend like a patch: every attention call's keys are

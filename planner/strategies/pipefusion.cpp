@@ -19,18 +19,14 @@ void unused_pipefusion(const PipeFusionConfig& pf, std::vector<std::string>& rea
         "pipefusion_warmup_steps = {}: needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)", pf.warmup_steps));
 }
 
-// Allocation-free (the planner validates thousands of configs per query): xDiT's split of L blocks
-// into stages of ceil(L / P) leaves (P x ceil(L / P) - L) / ceil(L / P) stages empty, rounded down
-// (core/pipefusion.h cuts the same stages).
 void stage_split(const Query& q, int p, std::vector<std::string>& reasons) {
   const int blocks = q.model->total_blocks();
-  const int per_stage = (blocks + p - 1) / p;
-  const long long empty = per_stage > 0 ? (1LL * p * per_stage - blocks) / per_stage : p;
+  const int empty = empty_stages(blocks, p);
   if (empty == 0) return;
   reasons.push_back(fmt::format(
       "pipefusion_degree = {}: xDiT's split of {}'s {} blocks into stages of ceil({} / {}) = {} leaves {} stage{} "
       "without a block",
-      p, q.model->name, blocks, blocks, p, per_stage, empty, empty == 1 ? "" : "s"));
+      p, q.model->name, blocks, blocks, p, (blocks + p - 1) / p, empty, empty == 1 ? "" : "s"));
 }
 
 void patches(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
@@ -47,10 +43,9 @@ void patches(const Query& q, const ParallelConfig& c, std::vector<std::string>& 
   }
   const int cp = c.ring() * c.ulysses();
   if (cp <= 1 || m < 1) return;
-  // patch_rows(): rows / m rows, the first rows % m patches one more; tokens per row fixed.
-  const long long per_row = q.sequence.image_tokens / rows;
-  const long long sizes[] = {(rows / m + (rows % m != 0 ? 1 : 0)) * per_row, rows / m * per_row};
-  for (int i = 0; i < (rows % m != 0 ? 2 : 1); ++i)
+  const PatchSpan span = patch_token_span(q, m);
+  const long long sizes[] = {span.largest, span.smallest};
+  for (int i = 0; i < (span.largest != span.smallest ? 2 : 1); ++i)
     if (sizes[i] % cp != 0)
       reasons.push_back(fmt::format("num_pipeline_patch = {} with ring_degree x ulysses_degree = {}: a patch of {} "
                                     "image tokens must split evenly over the context-parallel group",
