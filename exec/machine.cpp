@@ -82,6 +82,20 @@ void check_local_gpus(const executor::DeviceSpec& device, int nproc) {
                                    executor::cuda_device_count())};
 }
 
+std::optional<executor::LaunchEnv> adopt_launcher() {
+  std::optional<executor::LaunchEnv> job;
+  try {
+    job = executor::launch_env();
+  } catch (const std::invalid_argument& e) {
+    throw InvalidInput{e.what()};
+  }
+  if (!job) return std::nullopt;
+  const bool sets_rank = job->launcher == executor::Launcher::kEnv || job->launcher == executor::Launcher::kTorchrun;
+  if (!sets_rank && job->world_size == 1) return std::nullopt;
+  executor::export_launch_env(*job);
+  return job;
+}
+
 executor::Rendezvous rendezvous_env(std::chrono::milliseconds timeout) {
   try {
     return executor::rendezvous_from_env(timeout);

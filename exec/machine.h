@@ -3,8 +3,10 @@
 // calibrations; session/machine.h asks this binary for it), and a rank's device and rendezvous.
 
 #include <chrono>
+#include <optional>
 
 #include "executor/device.h"
+#include "executor/launch_env.h"
 #include "session/machine.h"
 
 namespace cpplan::executor {
@@ -27,6 +29,13 @@ bool local_is_cuda();
 executor::DeviceSpec rank_device(const std::string& device, const std::string& dtype);
 // `nproc` local ranks on `device`: a GPU each. InvalidInput naming --nproc when too few are visible.
 void check_local_gpus(const executor::DeviceSpec& device, int nproc);
+
+// The job this process is one rank of, started by torchrun, srun or mpirun (executor/launch_env.h),
+// its figures exported as RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and
+// MASTER_PORT for everything that reads those. nullopt when no launcher started it, and for the
+// single task of an srun or mpirun: that one starts the plan's ranks itself. Bad values are
+// InvalidInput. Call it before any thread starts.
+std::optional<executor::LaunchEnv> adopt_launcher();
 
 // This rank's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (executor::rendezvous_from_env); a
 // bad value is InvalidInput.

@@ -12,16 +12,21 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <fstream>
+#include <cstring>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli/render.h"
 #include "exec/machine.h"
+#include "exec/stop_signals.h"
 #include "core/version.h"
 #include "costmodel/cost_model.h"
 #include "data/store.h"
 #include "executor/attention.h"
+#include "executor/launch_env.h"
 #include "executor/launcher.h"
 #include "executor/memory.h"
 #include "executor/npy.h"
@@ -340,15 +345,54 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   return kExitRuntime;
 }
 
-// One rank under a launcher: rendezvous through MASTER_ADDR/MASTER_PORT.
-int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& err) {
+// torchrun's error file (TORCHELASTIC_ERROR_FILE; nothing when unset), in the layout
+// torch.distributed.elastic writes: its agent reports `line` as this rank's failure.
+void write_torchrun_error(const std::string& path, const std::string& line) {
+  if (path.empty()) return;
+  const json extra{{"py_callstack", line}, {"timestamp", std::to_string(std::time(nullptr))}};
+  std::ofstream(path) << json{{"message", {{"message", line}, {"extraInfo", extra}}}}.dump();
+}
+
+// The run recorded once: by rank 0's end, or by the signal that stopped it first.
+class RecordOnce {
+ public:
+  int operator()(const std::function<int()>& record) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return kExitOk;
+    done_ = true;
+    return record();
+  }
+
+ private:
+  std::mutex mu_;
+  bool done_ = false;
+};
+
+// One rank of a job started by a launcher (ours, torchrun, srun, mpirun): rendezvous through
+// MASTER_ADDR/MASTER_PORT or torchrun's agent store. Rank 0 records the run, unless our own
+// launcher does (CPPLAN_RESULT_FILE); a stop signal from the launcher records it cancelled.
+int worker(const Args& a, const Prepared& p, const executor::LaunchEnv& job, std::ostream& out, std::ostream& err) {
   const executor::RunSpec spec = make_spec(a, p);
   const executor::Rendezvous rendezvous = rendezvous_env(spec.timeout);
   const int rank = rendezvous.rank, world = rendezvous.world_size;
   if (world != p.plan.config.world_size())
-    throw InvalidInput{fmt::format("WORLD_SIZE = {}: the plan {} needs {} ranks", world, plan_label(p.plan.config),
-                                   p.plan.config.world_size())};
+    throw InvalidInput{fmt::format("{} = {}: the plan {} needs {} ranks", job.world_variable, world,
+                                   plan_label(p.plan.config), p.plan.config.world_size())};
   const std::string started = now_utc();
+  const std::string result_file = env("CPPLAN_RESULT_FILE");  // our launcher's: it records
+  RecordOnce record;
+  // A launcher also stops the ranks whose peer failed: the failure they see within a second is the
+  // truer record, so the signal's waits that long.
+  if (result_file.empty())
+    on_stop_signal([&](int signal) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (rank == 0)
+        record([&] {
+          const std::string why = fmt::format("rank 0: ended by SIG{} from {}", sigabbrev_np(signal),
+                                              executor::launcher_name(job.launcher));
+          return finish(a, p, spec, nullptr, "cancelled", why, started, out, err);
+        });
+    });
   executor::RunFigures figures;
   // c10d logs its socket errors on stderr; the failure is reported once, below.
   executor::quiet_torch_logs();
@@ -360,33 +404,45 @@ int worker(const Args& a, const Prepared& p, std::ostream& out, std::ostream& er
     msg = msg.substr(0, msg.find('\n'));
     fmt::print(err, "cpplan run: rank {}: {}\n", rank, msg);
     const std::string why = fmt::format("rank {}: {}", rank, msg);
-    // Under an outside launcher rank 0 records the failure; under ours the launcher does, from
-    // the line each failed rank leaves beside the result file.
-    if (const std::string result_file = env("CPPLAN_RESULT_FILE"); !result_file.empty())
+    write_torchrun_error(job.error_file, "cpplan run: " + why);
+    // Rank 0 records the failure; under our launcher the launcher does, from the line each failed
+    // rank leaves beside the result file.
+    if (!result_file.empty())
       std::ofstream(rank_error_file(result_file, rank)) << why;
     else if (rank == 0)
-      finish(a, p, spec, nullptr, failure_status(msg), why, started, out, err);
+      record([&] { return finish(a, p, spec, nullptr, failure_status(msg), why, started, out, err); });
     return kExitRuntime;
   }
   if (rank != 0) return kExitOk;
   if (!a.save_latents.empty())
     if (auto w = executor::write_npy(a.save_latents, figures.latents); !w) fmt::print(err, "cpplan run: {}\n", w.error().message);
-  const std::string result_file = env("CPPLAN_RESULT_FILE");
   if (!result_file.empty()) {  // our launcher records and prints
     json j = figures_json(figures);
     j["started_at"] = started;
     std::ofstream(result_file) << j.dump();
     return kExitOk;
   }
-  return finish(a, p, spec, &figures, "ok", "", started, out, err);
+  return record([&] { return finish(a, p, spec, &figures, "ok", "", started, out, err); });
+}
+
+// The rank of `job`: a bad command line or plan is reported in torchrun's error file too.
+int rank_of_job(const Args& a, const executor::LaunchEnv& job, const std::string& exe, std::ostream& out,
+                std::ostream& err) {
+  try {
+    const Prepared p = prepare(a, exe, err);
+    return worker(a, p, job, out, err);
+  } catch (const std::exception& e) {
+    write_torchrun_error(job.error_file, std::string("cpplan run: ") + e.what());
+    throw;
+  }
 }
 
 }  // namespace
 
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
                 std::ostream& err) {
+  if (const auto job = adopt_launcher()) return rank_of_job(a, *job, exe, out, err);
   Prepared p = prepare(a, exe, err);
-  if (!env("RANK").empty()) return worker(a, p, out, err);
 
   const executor::RunSpec spec = make_spec(a, p);
   const int world = static_cast<int>(p.plan.config.world_size());

@@ -1,6 +1,7 @@
 #include "executor/rendezvous.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef CPPLAN_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
@@ -27,6 +28,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include "executor/launch_env.h"
 
 namespace cpplan::executor {
 
@@ -462,17 +465,6 @@ class StoreClient : public c10d::Store {
   std::mutex mu_;
 };
 
-int env_int(const char* name, const char* fallback, int lo, int hi) {
-  const char* raw = std::getenv(name);
-  const std::string text = raw && *raw ? raw : fallback ? fallback : "";
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < lo || value > hi)
-    throw std::invalid_argument(std::string(name) + " = '" + text + "': must be an integer in [" + std::to_string(lo) +
-                                ", " + std::to_string(hi) + "]");
-  return value;
-}
-
 }  // namespace
 
 bool is_loopback(const std::string& host) {
@@ -482,16 +474,45 @@ bool is_loopback(const std::string& host) {
 }
 
 Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout) {
+  const LaunchEnv e = launch_env().value_or(LaunchEnv{});
   Rendezvous r;
-  r.world_size = env_int("WORLD_SIZE", "1", 1, 1 << 20);
-  r.rank = env_int("RANK", "0", 0, r.world_size - 1);
-  r.master_port = env_int("MASTER_PORT", "29500", 1, 65535);
-  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) r.master_addr = addr;
+  r.world_size = e.world_size;
+  r.rank = e.rank;
+  r.master_port = e.master_port;
+  r.master_addr = e.master_addr;
   r.timeout = timeout;
+  r.agent_store = e.agent_store;
+  r.restart_count = e.restart_count;
   return r;
 }
 
+namespace {
+
+// A client of the TCPStore torchrun's agent serves, as torch.distributed's env:// rendezvous is
+// one: counted among the store's workers, its keys under the worker group's attempt.
+c10::intrusive_ptr<c10d::Store> agent_store_client(const Rendezvous& r) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(r.master_port);
+  options.isServer = false;
+  options.numWorkers = static_cast<std::size_t>(r.world_size);
+  options.waitWorkers = true;
+  options.timeout = r.timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(r.master_addr, options);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw std::runtime_error("rendezvous: cannot reach torchrun's agent store at MASTER_ADDR:MASTER_PORT = " +
+                             r.master_addr + ":" + std::to_string(r.master_port) + " (" +
+                             what.substr(0, what.find('\n')) + ")");
+  }
+  return c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(r.restart_count), store);
+}
+
+}  // namespace
+
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r) {
+  if (r.agent_store) return agent_store_client(r);
   auto server = r.rank == 0 ? std::make_unique<Server>(r.master_addr, r.master_port) : nullptr;
   return c10::make_intrusive<StoreClient>(r, std::move(server));
 }

@@ -1,11 +1,15 @@
 #pragma once
-// The rendezvous of a run's ranks and the Gloo groups built on it.
+// The rendezvous of a run's ranks and the Gloo groups built on it: a key-value store behind the
+// c10d::Store interface the process groups use, of one of two kinds.
 //
-// Rank 0 serves a small key-value store (the c10d::Store interface the process groups use) on
-// MASTER_ADDR:MASTER_PORT and listens on that address only: 127.0.0.1 for local runs, the address
-// a cluster launcher named otherwise. LibTorch 1.13's TCPStore cannot do this (it listens on every
-// address of the host), which is why cpplan has its own; the Gloo transport listens on loopback too
-// for local runs. The other ranks connect to it, retrying until the timeout.
+// - cpplan's own: rank 0 serves it on MASTER_ADDR:MASTER_PORT and listens on that address only:
+//   127.0.0.1 for local runs, the address a cluster launcher named otherwise. LibTorch 1.13's
+//   TCPStore cannot do this (its server listens on every address of the host), which is why
+//   cpplan has its own; the Gloo transport listens on loopback too for local runs. The other
+//   ranks connect to it, retrying until the timeout.
+// - torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE=True): torchrun's agent already serves a
+//   c10d TCPStore there, so every rank is a client of it (LibTorch's TCPStore client) under the
+//   prefix /worker/attempt_<restarts>, as PyTorch's env:// rendezvous is.
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -23,14 +27,18 @@ struct Rendezvous {
   int rank = 0;
   int world_size = 1;
   std::chrono::milliseconds timeout{60000};
+  bool agent_store = false;  // a client of torchrun's agent store, not cpplan's own
+  int restart_count = 0;     // torchrun's worker-group restarts: the agent store's key prefix
 };
 
-// RANK, WORLD_SIZE, MASTER_ADDR (default 127.0.0.1) and MASTER_PORT from the environment; a bad
-// value throws std::invalid_argument with one line naming the variable, its value and the rule.
+// The rendezvous of the job this process is a rank of (executor/launch_env.h: torchrun, srun,
+// mpirun, or RANK, WORLD_SIZE, MASTER_ADDR (default 127.0.0.1) and MASTER_PORT as set by hand); a
+// bad value throws std::invalid_argument with one line naming the variable, its value and the rule.
 Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout);
 
-// Connects to the rendezvous, serving it first on rank 0. Throws std::runtime_error with one line
-// when the address cannot be listened on (taken port, not this host's address) or reached in time.
+// Connects to the rendezvous: to torchrun's agent store, or to cpplan's own, serving it first on
+// rank 0. Throws std::runtime_error with one line when the address cannot be listened on (taken
+// port, not this host's address) or reached in time.
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r);
 
 // True for 127.0.0.0/8, ::1 and "localhost".

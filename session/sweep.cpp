@@ -122,28 +122,51 @@ SweepSummary run_sweep(const std::string& cpplan, const std::vector<SweepRun>& r
   return s;
 }
 
-std::string emit_sweep(const std::string& kind, const std::string& file, const std::vector<SweepRun>& runs) {
-  std::string out;
-  if (kind == "torchrun") {
-    out += fmt::format("#!/usr/bin/env bash\n# cpplan sweep {} as torchrun jobs: each writes its own database (SQLite on a\n"
-                       "# shared filesystem is unsafe); merge them with: cpplan db merge sweep-*.db --into all.db\nset -u\n",
-                       file);
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      out += fmt::format("torchrun --nproc-per-node {} --no-python cpplan run {} --db sweep-{}.db\n", runs[i].gpus,
-                         fmt::join(runs[i].run_args, " "), i);
-    return out;
-  }
-  if (kind != "slurm") throw InvalidInput{fmt::format("--emit = {}: must be slurm or torchrun", kind)};
-  out += fmt::format("#!/usr/bin/env bash\n#SBATCH --job-name=cpplan-sweep\n#SBATCH --array=0-{}\n#SBATCH --exclusive\n"
-                     "# cpplan sweep {} as a Slurm array: job i writes sweep-i.db; merge with\n"
-                     "#   cpplan db merge sweep-*.db --into all.db\nset -u\ncase \"$SLURM_ARRAY_TASK_ID\" in\n",
-                     runs.size() - 1, file);
+namespace {
+
+// One torchrun per run, on this node: torchrun's agent serves the rendezvous on MASTER_PORT.
+std::string emit_torchrun(const std::string& file, const std::vector<SweepRun>& runs) {
+  std::string out = fmt::format(
+      "#!/usr/bin/env bash\n# cpplan sweep {} as torchrun jobs on one node: each writes its own database "
+      "(SQLite on a\n# shared filesystem is unsafe); merge them with: cpplan db merge sweep-*.db --into all.db\n"
+      "# torchrun's agent serves the rendezvous on MASTER_PORT (default 29500).\nset -u\n",
+      file);
   for (std::size_t i = 0; i < runs.size(); ++i)
-    out += fmt::format("  {}) NPROC={}; ARGS=\"{}\" ;;\n", i, runs[i].gpus, fmt::join(runs[i].run_args, " "));
-  out += "esac\nexport MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1) MASTER_PORT=29500\n"
-         "srun --ntasks=$NPROC bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID "
-         "exec cpplan run '\"$ARGS\"' --db sweep-$SLURM_ARRAY_TASK_ID.db'\n";
+    out += fmt::format("torchrun --nproc_per_node {} --master_port \"${{MASTER_PORT:-29500}}\" --no_python cpplan run {} "
+                       "--db sweep-{}.db\n",
+                       runs[i].gpus, fmt::join(runs[i].run_args, " "), i);
   return out;
+}
+
+// A Slurm array, a run per array task, each task of its job step one rank: `cpplan run` reads
+// srun's variables, and takes its rendezvous port from the job id (array tasks are jobs of their
+// own, so they do not clash).
+std::string emit_slurm(const std::string& file, const std::vector<SweepRun>& runs) {
+  int ntasks = 1;
+  bool cuda = false;
+  for (const SweepRun& r : runs) {
+    ntasks = std::max(ntasks, r.gpus);
+    cuda = cuda || r.device == "cuda";
+  }
+  std::string out = fmt::format("#!/usr/bin/env bash\n#SBATCH --job-name=cpplan-sweep\n#SBATCH --array=0-{}\n"
+                                "#SBATCH --ntasks={}\n{}#SBATCH --exclusive\n",
+                                runs.size() - 1, ntasks, cuda ? "#SBATCH --gpus-per-task=1\n" : "");
+  out += fmt::format("# cpplan sweep {} as a Slurm array: job i writes sweep-i.db; merge with\n"
+                     "#   cpplan db merge sweep-*.db --into all.db\nset -u\ncase \"$SLURM_ARRAY_TASK_ID\" in\n",
+                     file);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    out += fmt::format("  {}) NPROC={}; ARGS=({}) ;;\n", i, runs[i].gpus, fmt::join(runs[i].run_args, " "));
+  out += fmt::format("esac\nsrun --ntasks=\"$NPROC\"{} cpplan run \"${{ARGS[@]}}\" --db \"sweep-$SLURM_ARRAY_TASK_ID.db\"\n",
+                     cuda ? " --gpus-per-task=1" : "");
+  return out;
+}
+
+}  // namespace
+
+std::string emit_sweep(const std::string& kind, const std::string& file, const std::vector<SweepRun>& runs) {
+  if (kind == "torchrun") return emit_torchrun(file, runs);
+  if (kind == "slurm") return emit_slurm(file, runs);
+  throw InvalidInput{fmt::format("--emit = {}: must be slurm or torchrun", kind)};
 }
 
 }  // namespace cpplan::session

@@ -154,6 +154,6 @@ TEST_CASE("a sweep's PipeFusion plan runs with its flags, xDiT's defaults filled
                                             "plans = [ { pipefusion = 2, num_pipeline_patch = 4 } ]\n");
   const auto p = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "torchrun"});
   REQUIRE(p.code == 0);
-  CHECK_THAT(p.out, Catch::Contains("torchrun --nproc-per-node 2 "));
+  CHECK_THAT(p.out, Catch::Contains("torchrun --nproc_per_node 2 "));
   CHECK_THAT(p.out, Catch::Contains("--pipefusion 2 --num-pipeline-patch 4 --pipefusion-warmup-steps 1"));
 }
