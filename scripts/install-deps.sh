@@ -18,6 +18,8 @@ packages=(
   qt6-qpa-plugins fonts-dejavu-core xvfb         # headless GUI: offscreen/xcb plugins, a font, xvfb-run
   catch2                                # tests (Catch2 v2)
   libbenchmark-dev                      # bench/ (Google Benchmark)
+  slurmd slurmctld slurm-client munge   # tests/cluster: a one-node Slurm the test starts (as root)
+  openmpi-bin                           # tests/cluster: mpirun
 )
 
 missing=()

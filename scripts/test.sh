@@ -7,4 +7,8 @@ scripts/install-deps.sh
 # them; without network access that one test is left out.
 scripts/torch2-headers.sh || echo "test: no LibTorch 2.x headers; the LibTorch 2.x compile check is left out" >&2
 scripts/build.sh
+# The launcher tests (ctest label cluster) skip where this machine cannot host a launcher: say why.
+for launcher in torchrun slurm mpi; do
+  bash "tests/cluster/$launcher.sh" build/cli/cpplan --check | sed "s/^/test: cluster ($launcher): /" || true
+done
 ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -1,0 +1,40 @@
+# Shared by the launcher tests (sourced): checks that print what failed, the run database read
+# with Python's sqlite3, a free loopback port, and the skip rule (exit 77: ctest's SKIP_RETURN_CODE).
+set -euo pipefail
+
+PY=${CPPLAN_PYTHON:-/usr/bin/python3}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+failures=0
+
+skip() { echo "skipped: $*"; exit 77; }
+need() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed (scripts/install-deps.sh installs $2)"; }
+
+# check WHAT EXPECTED ACTUAL
+check() {
+  if [ "$2" == "$3" ]; then echo "ok: $1 ($3)"; else echo "FAILED: $1: expected '$2', got '$3'"; failures=$((failures + 1)); fi
+}
+# check_contains WHAT NEEDLE FILE
+check_contains() {
+  if grep -qF -- "$2" "$3"; then echo "ok: $1"; else echo "FAILED: $1: '$2' not in $3:"; sed 's/^/  | /' "$3"; failures=$((failures + 1)); fi
+}
+
+# sql DB QUERY: the rows, '|'-separated, one per line.
+sql() {
+  "$PY" - "$1" "$2" <<'PY'
+import sqlite3, sys
+for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]):
+    print("|".join(str(v) for v in row))
+PY
+}
+
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# A tiny run: FLUX-shaped, 128x128, a few steps on the CPU.
+tiny=(--model flux-tiny --res 128x128 --warmup 0)
+
+finish() {
+  if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# cpplan run under Open MPI's mpirun: the MPI ranks are the plan's ranks (OMPI_COMM_WORLD_*), one
+# run recorded ok; a killed rank fails mpirun and the run is recorded failed.
+# usage: mpi.sh CPPLAN [--check]
+source "$(dirname "$0")/common.sh"
+cpplan=$1
+need mpirun openmpi-bin
+[ "${2:-}" == "--check" ] && exit 0
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+as_root=()
+[ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)
+
+echo "== mpirun -np 2 cpplan run"
+mpirun "${as_root[@]}" -np 2 --oversubscribe "$cpplan" run "${tiny[@]}" --steps 2 --ulysses 2 --db mpi.db > mpi.log 2>&1 ||
+  { cat mpi.log; exit 1; }
+check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql mpi.db 'select count(*), status, world_size from runs')"
+
+echo "== a rank killed under mpirun"
+set +e
+mpirun "${as_root[@]}" -np 2 --oversubscribe -x CPPLAN_FAULT_KILL=1:1 "$cpplan" run "${tiny[@]}" --steps 4 \
+  --ulysses 2 --db killed.db > killed.log 2>&1
+rc=$?
+set -e
+check "mpirun fails" "1" "$((rc != 0))"
+check "the run is recorded failed" "failed" "$(sql killed.db 'select status from runs')"
+finish

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# cpplan run under Slurm, on a one-node cluster this test starts and stops (munged, slurmctld and
+# slurmd as root, a generated slurm.conf; nothing outside a temporary folder is touched):
+#   - `srun -n 2 cpplan run ...` with no wrapper: the tasks are the ranks, one run recorded ok;
+#     srun -n 3 for a 2-rank plan is one line per task and a failed step, nothing recorded;
+#   - the script `cpplan sweep --emit slurm` writes, submitted as emitted with sbatch, waited for,
+#     its databases merged: every run recorded once, ok;
+#   - scancel of a running job: recorded cancelled, never ok.
+# usage: slurm.sh CPPLAN [--check]
+source "$(dirname "$0")/common.sh"
+cpplan=$1
+[ "$(id -u)" -eq 0 ] || skip "not root: slurmd and munged of a test cluster need root (CI runs as root)"
+need munged munge
+need slurmctld slurmctld
+need slurmd slurmd
+need srun slurm-client
+[ "${2:-}" == "--check" ] && exit 0
+
+work=$(mktemp -d)
+chmod 755 "$work"
+export SLURM_CONF=$work/slurm.conf
+stop_cluster() {
+  for pid in "$work"/run/*.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true; done
+  sleep 1
+  rm -rf "$work"
+}
+trap stop_cluster EXIT
+
+start_cluster() {
+  mkdir -p "$work"/{state,spool,log,run,munge}
+  local host ctld_port slurmd_port
+  host=$(hostname -s)
+  ctld_port=$(free_port)
+  slurmd_port=$(free_port)
+  head -c 1024 /dev/urandom > "$work/munge/munge.key"
+  chmod 700 "$work/munge"
+  chmod 400 "$work/munge/munge.key"
+  munged --key-file="$work/munge/munge.key" --socket="$work/munge/socket" --pid-file="$work/run/munged.pid" \
+    --log-file="$work/log/munged.log" --seed-file="$work/munge/seed" -f
+  cat > "$SLURM_CONF" <<CONF
+ClusterName=cpplan-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+AuthType=auth/munge
+AuthInfo=socket=$work/munge/socket
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/run/slurmctld.pid
+SlurmdPidFile=$work/run/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+ReturnToService=2
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+KillWait=5
+NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+CONF
+  slurmctld -f "$SLURM_CONF"
+  slurmd -f "$SLURM_CONF"
+  for _ in $(seq 1 60); do
+    sinfo -h -o %t 2>/dev/null | grep -q idle && return 0
+    sleep 0.5
+  done
+  echo "FAILED: the test cluster did not come up:"; tail -n 20 "$work"/log/*.log; exit 1
+}
+
+start_cluster
+cd "$work"
+mkdir bin
+ln -s "$cpplan" bin/cpplan
+ln -s "$(dirname "$cpplan")/cpplan-exec" bin/cpplan-exec
+export PATH="$work/bin:$PATH"
+
+echo "== srun -n 2 cpplan run, no wrapper"
+srun -n 2 cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db srun.db > srun.log 2>&1 || { cat srun.log; exit 1; }
+check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql srun.db 'select count(*), status, world_size from runs')"
+check_contains "rank 0 printed it" "recorded: run 1 in srun.db" srun.log
+set +e
+srun -n 3 cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db wrong.db > wrong.log 2>&1
+rc=$?
+set -e
+check "srun -n 3 for a 2-rank plan fails" "1" "$((rc != 0))"
+check_contains "each task says why" "SLURM_NTASKS = 3: the plan ulysses 2 needs 2 ranks" wrong.log
+check "nothing recorded" "0" "$(ls wrong.db 2>/dev/null | wc -l)"
+
+echo "== the emitted sweep script, through sbatch"
+printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > sweep.toml
+cpplan sweep sweep.toml --emit slurm > sweep.sh
+sbatch --wait -o 'sweep-%a.log' sweep.sh > /dev/null || { cat sweep-*.log; exit 1; }
+cpplan db merge sweep-*.db --into all.db > /dev/null
+check "each of the 3 runs recorded once, ok" "3|3|ok" \
+  "$(sql all.db 'select count(*), count(distinct run_key), group_concat(distinct status) from runs')"
+
+echo "== scancel of a running job"
+printf '#!/usr/bin/env bash\n#SBATCH --ntasks=2\nsrun cpplan run %s --steps 100000 --ulysses 2 --db "%s"\n' "${tiny[*]}" "$work/cancel.db" > long.sh
+job=$(sbatch --parsable -o long.log long.sh)
+for _ in $(seq 1 120); do  # until it runs, then a few seconds into its steps
+  [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" == "RUNNING" ] && break
+  sleep 0.5
+done
+sleep 5
+scancel "$job"
+for _ in $(seq 1 60); do
+  [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] || break
+  sleep 0.5
+done
+status=$(sql cancel.db 'select status from runs' 2>/dev/null || true)
+check "the cancelled run is recorded cancelled" "cancelled" "$status"
+check_contains "and why" "ended by SIGTERM from srun" <(sql cancel.db 'select error from runs')
+finish
