@@ -34,6 +34,23 @@ free_port() {
 # A tiny run: FLUX-shaped, 128x128, a few steps on the CPU.
 tiny=(--model flux-tiny --res 128x128 --warmup 0)
 
+# on_path WORK CPPLAN: cpplan (and cpplan-exec beside it) on PATH as `cpplan`, and the default
+# database under WORK (XDG_DATA_HOME), as a user's shell has them.
+on_path() {
+  mkdir -p "$1/bin" "$1/data"
+  ln -sf "$2" "$1/bin/cpplan"
+  ln -sf "$(dirname "$2")/cpplan-exec" "$1/bin/cpplan-exec"
+  export PATH="$1/bin:$PATH" XDG_DATA_HOME="$1/data"
+  default_db="$1/data/cpplan/cpplan.db"
+}
+
+# readme LINE: runs a command of README's "Running on a cluster", which must show it word for word.
+readme() {
+  grep -qxF -- "$1" "$here/../../README.md" || { echo "FAILED: README does not show: $1"; failures=$((failures + 1)); }
+  echo "\$ $1"
+  bash -c "$1"
+}
+
 finish() {
   if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   echo "all checks passed"

@@ -10,17 +10,17 @@ need mpirun openmpi-bin
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-as_root=()
-[ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)
+on_path "$work" "$cpplan"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # CI runs as root
 
 echo "== mpirun -np 2 cpplan run"
-mpirun "${as_root[@]}" -np 2 --oversubscribe "$cpplan" run "${tiny[@]}" --steps 2 --ulysses 2 --db mpi.db > mpi.log 2>&1 ||
+readme "mpirun -np 2 --oversubscribe cpplan run --model flux-tiny --res 128x128 --ulysses 2" > mpi.log 2>&1 ||
   { cat mpi.log; exit 1; }
-check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql mpi.db 'select count(*), status, world_size from runs')"
+check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count(*), status, world_size from runs')"
 
 echo "== a rank killed under mpirun"
 set +e
-mpirun "${as_root[@]}" -np 2 --oversubscribe -x CPPLAN_FAULT_KILL=1:1 "$cpplan" run "${tiny[@]}" --steps 4 \
+mpirun -np 2 --oversubscribe -x CPPLAN_FAULT_KILL=1:1 cpplan run "${tiny[@]}" --steps 4 \
   --ulysses 2 --db killed.db > killed.log 2>&1
 rc=$?
 set -e

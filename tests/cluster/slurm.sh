@@ -77,15 +77,12 @@ CONF
 
 start_cluster
 cd "$work"
-mkdir bin
-ln -s "$cpplan" bin/cpplan
-ln -s "$(dirname "$cpplan")/cpplan-exec" bin/cpplan-exec
-export PATH="$work/bin:$PATH"
+on_path "$work" "$cpplan"
 
 echo "== srun -n 2 cpplan run, no wrapper"
-srun -n 2 cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db srun.db > srun.log 2>&1 || { cat srun.log; exit 1; }
-check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql srun.db 'select count(*), status, world_size from runs')"
-check_contains "rank 0 printed it" "recorded: run 1 in srun.db" srun.log
+readme "srun -n 2 cpplan run --model flux-tiny --res 128x128 --ulysses 2" > srun.log 2>&1 || { cat srun.log; exit 1; }
+check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count(*), status, world_size from runs')"
+check_contains "rank 0 printed it" "recorded: run 1 in $default_db" srun.log
 set +e
 srun -n 3 cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db wrong.db > wrong.log 2>&1
 rc=$?
@@ -96,9 +93,9 @@ check "nothing recorded" "0" "$(ls wrong.db 2>/dev/null | wc -l)"
 
 echo "== the emitted sweep script, through sbatch"
 printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > sweep.toml
-cpplan sweep sweep.toml --emit slurm > sweep.sh
-sbatch --wait -o 'sweep-%a.log' sweep.sh > /dev/null || { cat sweep-*.log; exit 1; }
-cpplan db merge sweep-*.db --into all.db > /dev/null
+readme "cpplan sweep sweep.toml --emit slurm > sweep.sh"
+readme "sbatch --wait sweep.sh" > sbatch.log || { cat sbatch.log slurm-*.out; exit 1; }
+readme "cpplan db merge sweep-*.db --into all.db" > /dev/null
 check "each of the 3 runs recorded once, ok" "3|3|ok" \
   "$(sql all.db 'select count(*), count(distinct run_key), group_concat(distinct status) from runs')"
 

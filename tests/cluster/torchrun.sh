@@ -5,8 +5,8 @@
 #   1. a TCPStore hosted by Python as torchrun's agent hosts it, with torchrun's variables: 2 and 4
 #      ranks; ranks of different restart attempts do not meet; a killed rank: the survivor writes
 #      the error file and records the run failed;
-#   2. torchrun itself (torch.distributed.run): the script `cpplan sweep --emit torchrun` writes,
-#      run as emitted, and a failing run reported in torchrun's own summary.
+#   2. torchrun itself (torch.distributed.run): README's torchrun line, the script `cpplan sweep
+#      --emit torchrun` writes, run as emitted, and a failing run reported in torchrun's summary.
 # usage: torchrun.sh CPPLAN [--check]
 source "$(dirname "$0")/common.sh"
 cpplan=$1
@@ -45,17 +45,17 @@ check "its message, in torchelastic's layout" "cpplan run: rank 0:" \
 check "its timestamp is a number" "True" "$(field 'error_files["0"]["message"]["extraInfo"]["timestamp"].isdigit()')"
 check "the run is recorded failed" "failed" "$(sql killed.db 'select status from runs')"
 
-echo "== torchrun (torch.distributed.run), the emitted sweep script"
-mkdir bin
-printf '#!/usr/bin/env bash\nexec "%s" "%s" "$@"\n' "$PY" "$here/torchrun.py" > bin/torchrun
-ln -s "$cpplan" bin/cpplan
-ln -s "$(dirname "$cpplan")/cpplan-exec" bin/cpplan-exec
-chmod +x bin/torchrun
-export PATH="$work/bin:$PATH"
+echo "== torchrun (torch.distributed.run): README's commands"
+on_path "$work" "$cpplan"
+printf '#!/usr/bin/env bash\nexec "%s" "%s" "$@"\n' "$PY" "$here/torchrun.py" > "$work/bin/torchrun"
+chmod +x "$work/bin/torchrun"
+PET_MASTER_PORT=$(free_port) readme "torchrun --nproc_per_node 2 --no_python cpplan run --model flux-tiny --res 128x128 --ulysses 2" > readme.log 2>&1 ||
+  { echo "FAILED:"; cat readme.log; exit 1; }
+check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count(*), status, world_size from runs')"
 printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > sweep.toml
-cpplan sweep sweep.toml --emit torchrun > sweep.sh
-MASTER_PORT=$(free_port) bash sweep.sh > sweep.log 2>&1 || { echo "FAILED: the emitted torchrun script:"; cat sweep.log; exit 1; }
-cpplan db merge sweep-*.db --into all.db > /dev/null
+readme "cpplan sweep sweep.toml --emit torchrun > sweep.sh"
+MASTER_PORT=$(free_port) readme "bash sweep.sh" > sweep.log 2>&1 || { echo "FAILED: the emitted torchrun script:"; cat sweep.log; exit 1; }
+readme "cpplan db merge sweep-*.db --into all.db" > /dev/null
 check "each of the 3 runs recorded once, ok" "3|3|ok" \
   "$(sql all.db 'select count(*), count(distinct run_key), group_concat(distinct status) from runs')"
 
