@@ -38,6 +38,18 @@ data::HardwareFingerprint cpu_fingerprint() {
   return h;
 }
 
+// This rank's GPU: cuda:LOCAL_RANK as torchrun places ranks, or the only one it sees where the
+// launcher gives each task its own (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES per task).
+int local_gpu() {
+  const std::string text = env("LOCAL_RANK");
+  const int local = text.empty() ? 0 : parse_int("LOCAL_RANK", text, 0, 1023);
+  const int visible = executor::cuda_device_count();
+  if (visible == 1) return 0;
+  if (visible > 0 && local >= visible)
+    throw InvalidInput{fmt::format("LOCAL_RANK = {}: one GPU per rank, and {} are visible", local, visible)};
+  return local;
+}
+
 }  // namespace
 
 session::Machine machine(bool cuda) {
@@ -68,10 +80,7 @@ executor::DeviceSpec rank_device(const std::string& device, const std::string& d
   if (!dtype.empty() && dtype != "fp32" && dtype != "bf16")
     throw InvalidInput{fmt::format("--dtype = {}: must be fp32 or bf16", dtype)};
   executor::DeviceSpec d;
-  if (kind == "cuda") {
-    const std::string local = env("LOCAL_RANK");
-    d.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local.empty() ? 0 : parse_int("LOCAL_RANK", local, 0, 1023)));
-  }
+  if (kind == "cuda") d.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(local_gpu()));
   d.dtype = dtype == "bf16" || (dtype.empty() && kind == "cuda") ? at::kBFloat16 : at::kFloat;
   return d;
 }

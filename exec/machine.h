@@ -24,7 +24,8 @@ bool local_is_cuda();
 
 // The device of one rank of `cpplan run` or `cpplan probe`: `device` cpu | cuda (empty: this
 // machine's, local_is_cuda), `dtype` fp32 | bf16 (empty: fp32 on cpu, bf16 on cuda); a GPU rank
-// takes cuda:LOCAL_RANK, as torchrun places ranks (cuda:0 before launch). Bad values, or cuda in
+// takes cuda:LOCAL_RANK, as torchrun places ranks (cuda:0 before launch, and where it sees one GPU:
+// srun --gpus-per-task=1). Bad values, or cuda in
 // a build without it, are InvalidInput.
 executor::DeviceSpec rank_device(const std::string& device, const std::string& dtype);
 // `nproc` local ranks on `device`: a GPU each. InvalidInput naming --nproc when too few are visible.
