@@ -489,13 +489,14 @@ Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout) {
 namespace {
 
 // A client of the TCPStore torchrun's agent serves, as torch.distributed's env:// rendezvous is
-// one: counted among the store's workers, its keys under the worker group's attempt.
-c10::intrusive_ptr<c10d::Store> agent_store_client(const Rendezvous& r) {
+// one: its keys under the worker group's attempt, and (`count_worker`) counted among the store's
+// workers once per rank.
+c10::intrusive_ptr<c10d::Store> agent_store_client(const Rendezvous& r, bool count_worker) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(r.master_port);
   options.isServer = false;
   options.numWorkers = static_cast<std::size_t>(r.world_size);
-  options.waitWorkers = true;
+  options.waitWorkers = count_worker;
   options.timeout = r.timeout;
   c10::intrusive_ptr<c10d::Store> store;
   try {
@@ -509,10 +510,78 @@ c10::intrusive_ptr<c10d::Store> agent_store_client(const Rendezvous& r) {
   return c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + std::to_string(r.restart_count), store);
 }
 
+// torchrun's agent store as the ranks use it: LibTorch's client, its failures one line that names
+// the store and what was waited for (LibTorch says only "Socket Timeout").
+class AgentStore : public c10d::Store {
+ public:
+  AgentStore(const Rendezvous& r, bool count_worker)
+      : c10d::Store(r.timeout), rendezvous_(r), inner_(agent_store_client(r, count_worker)) {}
+
+  // LibTorch 2.x's clone (see StoreClient::clone): a second connection, not counted as a worker.
+  c10::intrusive_ptr<c10d::Store> clone() {
+    Rendezvous r = rendezvous_;
+    r.timeout = timeout_;
+    return c10::make_intrusive<AgentStore>(r, false);
+  }
+
+  void set(const std::string& key, const Bytes& value) override {
+    guard(key, [&] { inner_->set(key, value); });
+  }
+  Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override {
+    return guard(key, [&] { return inner_->compareSet(key, expected, desired); });
+  }
+  Bytes get(const std::string& key) override {
+    return guard(key, [&] { return inner_->get(key); });
+  }
+  int64_t add(const std::string& key, int64_t delta) override {
+    return guard(key, [&] { return inner_->add(key, delta); });
+  }
+  bool deleteKey(const std::string& key) override {
+    return guard(key, [&] { return inner_->deleteKey(key); });
+  }
+  bool check(const std::vector<std::string>& keys) override {
+    return guard(first(keys), [&] { return inner_->check(keys); });
+  }
+  int64_t getNumKeys() override {
+    return guard("", [&] { return inner_->getNumKeys(); });
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    guard(first(keys), [&] { inner_->wait(keys, timeout); });
+  }
+  void setTimeout(const std::chrono::milliseconds& timeout) override {
+    c10d::Store::setTimeout(timeout);
+    inner_->setTimeout(timeout);
+  }
+
+ private:
+  static std::string first(const std::vector<std::string>& keys) { return keys.empty() ? "" : keys.front(); }
+
+  template <class F>
+  auto guard(const std::string& key, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      what = what.substr(0, what.find('\n'));
+      const std::string where = "torchrun's agent store at " + rendezvous_.master_addr + ":" +
+                                std::to_string(rendezvous_.master_port);
+      if (what.find("imeout") != std::string::npos || what.find("timed out") != std::string::npos)
+        throw std::runtime_error("rendezvous: key '" + key + "' not set within " +
+                                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()) +
+                                 " s in " + where + " (a rank did not arrive)");
+      throw std::runtime_error("rendezvous: " + where + ": " + what);
+    }
+  }
+
+  Rendezvous rendezvous_;
+  c10::intrusive_ptr<c10d::Store> inner_;
+};
+
 }  // namespace
 
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r) {
-  if (r.agent_store) return agent_store_client(r);
+  if (r.agent_store) return c10::make_intrusive<AgentStore>(r, true);
   auto server = r.rank == 0 ? std::make_unique<Server>(r.master_addr, r.master_port) : nullptr;
   return c10::make_intrusive<StoreClient>(r, std::move(server));
 }

@@ -5,6 +5,7 @@
 #     srun -n 3 for a 2-rank plan is one line per task and a failed step, nothing recorded;
 #   - the script `cpplan sweep --emit slurm` writes, submitted as emitted with sbatch, waited for,
 #     its databases merged: every run recorded once, ok;
+#   - a rank killed mid-run: srun fails, the run is recorded failed;
 #   - scancel of a running job: recorded cancelled, never ok.
 # usage: slurm.sh CPPLAN [--check]
 source "$(dirname "$0")/common.sh"
@@ -98,6 +99,15 @@ readme "sbatch --wait sweep.sh" > sbatch.log || { cat sbatch.log slurm-*.out; ex
 readme "cpplan db merge sweep-*.db --into all.db" > /dev/null
 check "each of the 3 runs recorded once, ok" "3|3|ok" \
   "$(sql all.db 'select count(*), count(distinct run_key), group_concat(distinct status) from runs')"
+
+echo "== a rank killed under srun"
+set +e
+CPPLAN_FAULT_KILL=1:1 srun -n 2 cpplan run "${tiny[@]}" --steps 4 --ulysses 2 --db killed.db > killed.log 2>&1
+rc=$?
+set -e
+check "srun fails" "1" "$((rc != 0))"
+check_contains "srun names the killed task" "task 1" killed.log
+check "the run is recorded failed" "failed" "$(sql killed.db 'select status from runs')"
 
 echo "== scancel of a running job"
 printf '#!/usr/bin/env bash\n#SBATCH --ntasks=2\nsrun cpplan run %s --steps 100000 --ulysses 2 --db "%s"\n' "${tiny[*]}" "$work/cancel.db" > long.sh

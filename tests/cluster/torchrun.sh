@@ -35,6 +35,7 @@ check "4 ranks: one run recorded ok" "ok|4" "$(sql four.db 'select status, world
 agent 2 --restart-counts 0,1 -- "$cpplan" run "${tiny[@]}" --steps 2 --ulysses 2 --timeout 3 --db attempts.db
 check "ranks of attempts 0 and 1 both fail" "[4, 4]" "$(field exit_codes)"
 check "the timeout is recorded failed" "failed" "$(sql attempts.db 'select status from runs')"
+check_contains "rank 0 says what it waited for, where" "not set within 3 s in torchrun's agent store" rank-0.log
 
 # Rank 1 kills itself (SIGKILL) at step 1: rank 0 loses its peer, reports through the error file.
 CPPLAN_FAULT_KILL=1:1 agent 2 -- "$cpplan" run "${tiny[@]}" --steps 4 --ulysses 2 --db killed.db
