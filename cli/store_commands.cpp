@@ -8,9 +8,11 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "cli/app.h"
@@ -32,6 +34,49 @@ std::string host_name() {
 
 std::string store_path(const std::string& db) { return db.empty() ? data::Store::default_path() : db; }
 
+// The largest bus bandwidth of the file's samples.
+double peak_busbw(const costmodel::NcclTestsFile& file) {
+  double peak = 0;
+  for (const auto& sample : file.samples) peak = std::max(peak, sample.busbw_gbps);
+  return peak;
+}
+
+void print_import_json(std::ostream& out, const costmodel::NcclTestsFile& file, const data::HardwareFingerprint& hw,
+                       long long rows) {
+  const nlohmann::json j{{"collective", file.test},   {"ranks", file.ranks},
+                         {"nodes", file.nodes()},     {"ranks_per_node", file.ranks_per_node},
+                         {"hosts", file.hosts},       {"gpu", hw.gpu_name},
+                         {"rows", rows},              {"peak_busbw_gbps", peak_busbw(file)}};
+  out << j.dump(2) << '\n';
+}
+
+// What was recorded: the file, where the ranks were, and one line per collective and group size.
+void print_import(std::ostream& out, const std::string& name, const costmodel::NcclTestsFile& file,
+                  const data::HardwareFingerprint& hw, long long rows, const std::string& path) {
+  fmt::print(out, "{}: {} rows of {} recorded in {}\n", name, rows, file.test, path);
+  fmt::print(out, "  machine {} ({}, {}, host {})\n", hw.key(), hw.device_kind, hw.gpu_name, hw.host);
+  if (file.nodes() > 0)
+    fmt::print(out, "  ranks on {} node{}, at most {} per node: {}\n", file.nodes(), file.nodes() == 1 ? "" : "s",
+               file.ranks_per_node, fmt::join(file.hosts, ", "));
+  // One line per collective and group size (a file holds one test, the store groups by both).
+  std::map<std::pair<std::string, int>, std::vector<const costmodel::CollectiveSample*>> groups;
+  for (const auto& sample : file.samples) {
+    groups[{std::string(costmodel::to_string(sample.kind)), sample.ranks}].push_back(&sample);
+  }
+  fmt::print(out, "  {:<15} {:>5} {:>5}  {:<22} {}\n", "collective", "ranks", "sizes", "bytes", "peak busbw");
+  for (const auto& [key, samples] : groups) {
+    const costmodel::CollectiveSample* peak = samples.front();
+    double lo = samples.front()->bytes, hi = lo;
+    for (const auto* sample : samples) {
+      if (sample->busbw_gbps > peak->busbw_gbps) peak = sample;
+      lo = std::min(lo, sample->bytes);
+      hi = std::max(hi, sample->bytes);
+    }
+    fmt::print(out, "  {:<15} {:>5} {:>5}  {:<22} {:.2f} GB/s at {}\n", key.first, key.second, samples.size(),
+               fmt::format("{} .. {}", human_bytes(lo), human_bytes(hi)), peak->busbw_gbps, human_bytes(peak->bytes));
+  }
+}
+
 }  // namespace
 
 CLI::App* add_import_nccl_tests_command(CLI::App& app, StoreArgs& s) {
@@ -44,6 +89,7 @@ CLI::App* add_import_nccl_tests_command(CLI::App& app, StoreArgs& s) {
   cmd->add_option("--collective", s.collective, "the test, e.g. all_reduce_perf (default: from the file or its name)");
   cmd->add_option("--hardware-name", s.hardware_name, "GPU name of the fingerprint (default: the file's, else unknown)");
   cmd->add_option("--db", s.db, kDbHelp);
+  cmd->add_flag("--json", s.json, "print what was recorded as one JSON object");
   return cmd;
 }
 
@@ -95,25 +141,8 @@ int import_nccl_tests_command(const StoreArgs& s, std::ostream& out, std::ostrea
     return kExitRuntime;
   }
 
-  fmt::print(out, "{}: {} rows of {} recorded in {}\n", s.nccl_file, *rows, file.test, path);
-  fmt::print(out, "  machine {} ({}, {}, host {})\n", hw.key(), hw.device_kind, hw.gpu_name, hw.host);
-  // One line per collective and group size (a file holds one test, the store groups by both).
-  std::map<std::pair<std::string, int>, std::vector<const costmodel::CollectiveSample*>> groups;
-  for (const auto& sample : file.samples) {
-    groups[{std::string(costmodel::to_string(sample.kind)), sample.ranks}].push_back(&sample);
-  }
-  fmt::print(out, "  {:<15} {:>5} {:>5}  {:<22} {}\n", "collective", "ranks", "sizes", "bytes", "peak busbw");
-  for (const auto& [key, samples] : groups) {
-    const costmodel::CollectiveSample* peak = samples.front();
-    double lo = samples.front()->bytes, hi = lo;
-    for (const auto* sample : samples) {
-      if (sample->busbw_gbps > peak->busbw_gbps) peak = sample;
-      lo = std::min(lo, sample->bytes);
-      hi = std::max(hi, sample->bytes);
-    }
-    fmt::print(out, "  {:<15} {:>5} {:>5}  {:<22} {:.2f} GB/s at {}\n", key.first, key.second, samples.size(),
-               fmt::format("{} .. {}", human_bytes(lo), human_bytes(hi)), peak->busbw_gbps, human_bytes(peak->bytes));
-  }
+  if (s.json) print_import_json(out, file, hw, static_cast<long long>(*rows));
+  else print_import(out, s.nccl_file, file, hw, static_cast<long long>(*rows), path);
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -23,7 +24,8 @@ constexpr std::array<std::pair<std::string_view, Collective>, 5> kTests = {{
     {"sendrecv_perf", Collective::kSendRecv},
 }};
 constexpr std::string_view kImported =
-    "cpplan imports all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf and sendrecv_perf";
+    "cpplan imports all_reduce_perf, all_gather_perf, alltoall_perf, reduce_scatter_perf and sendrecv_perf (and "
+    "their MPI builds, *_perf_mpi)";
 
 // Text table column labels, as the messages name them.
 constexpr std::string_view kSize = "size(B)";
@@ -61,8 +63,9 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
-// Drops a launcher's per-line prefix: "12: " (srun --label) or "[1,0]<stdout>:" (mpirun --tag-output).
-std::string_view strip_launcher_prefix(std::string_view line) {
+// Drops one launcher prefix: "12: " (srun --label), "[1,0]<stdout>:" (mpirun --tag-output) or
+// "[pod/NAME/CONTAINER] " (kubectl logs --prefix, as MPIJob logs are collected).
+std::string_view strip_one_prefix(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size() && is_space(line[i])) ++i;
   std::size_t digits = i;
@@ -73,8 +76,22 @@ std::string_view strip_launcher_prefix(std::string_view line) {
       const std::size_t at = line.find(tag, i);
       if (at != std::string_view::npos) return line.substr(at + tag.size());
     }
+    const std::size_t close = line.find(']', i);
+    if (line.compare(i, 5, "[pod/") == 0 && close != std::string_view::npos) return line.substr(close + 1);
   }
   return line;
+}
+
+// Drops every launcher prefix (kubectl's before mpirun's, say).
+std::string_view strip_launcher_prefix(std::string_view line) {
+  for (std::string_view next = strip_one_prefix(line); next.size() < line.size(); next = strip_one_prefix(line))
+    line = next;
+  return line;
+}
+
+// A log line of NCCL's (`host:pid:tid [dev] NCCL INFO|WARN ...`), wherever it falls in the table.
+bool is_nccl_log(std::string_view line) {
+  return line.find(" NCCL INFO ") != std::string_view::npos || line.find(" NCCL WARN ") != std::string_view::npos;
 }
 
 // The whole token as a finite double.
@@ -92,10 +109,12 @@ std::optional<long long> whole(std::string_view token) {
   return value;
 }
 
-// The first `name_perf` word in `text` ("./build/all_reduce_perf -b 8" -> "all_reduce_perf").
+// The first `name_perf` or `name_perf_mpi` word in `text` ("./build/all_reduce_perf -b 8" ->
+// "all_reduce_perf").
 std::optional<std::string> perf_word(std::string_view text) {
   for (std::size_t at = text.find("_perf"); at != std::string_view::npos; at = text.find("_perf", at + 1)) {
-    const std::size_t end = at + 5;
+    std::size_t end = at + 5;
+    if (text.compare(end, 4, "_mpi") == 0) end += 4;  // the MPI build: all_reduce_perf_mpi
     if (end < text.size() && is_word(text[end])) continue;
     std::size_t start = at;
     while (start > 0 && is_word(text[start - 1])) --start;
@@ -122,8 +141,10 @@ struct Parsed {
   long long ranks = 0;                         // stated directly (JSON)
   bool gpus = false;
   std::string gpu_name;
+  std::map<long long, std::string> rank_hosts;  // the device list's "on HOST"
   std::optional<GBps> avg_busbw_gbps;
   std::vector<Row> rows;
+  int zero_byte_rows = 0;
 };
 
 Error row_error(const std::string& where, std::string_view column, std::string_view value, std::string_view rule) {
@@ -138,7 +159,7 @@ Result<Row> make_row(std::string where, Field field, std::string busbw_field, do
     return Error{fmt::format("{}: {} = {}: {}", where, field(column), value, rule)};
   };
   if (size < 0 || size != std::floor(size)) return bad(kSize, size, "must be a whole number of bytes >= 0");
-  if (time <= 0) return bad(kTime, time, "must be a time > 0");
+  if (time < 0 || (time == 0 && size > 0)) return bad(kTime, time, "must be a time > 0");
   if (algbw < 0) return bad(kAlgbw, algbw, "must be a bandwidth >= 0");
   if (busbw < 0) return bad(kBusbw, busbw, "must be a bandwidth >= 0");
   return Row{std::move(where), std::move(busbw_field), size, time, algbw, busbw};
@@ -188,8 +209,11 @@ Result<bool> parse_comment(std::string_view body, const std::string& where, Colu
     return true;
   }
   if (tokens[0] == "Rank" && tokens.size() > 1 && all_digits(tokens[1])) {
-    p.rank_ids.insert(*whole(tokens[1]));
+    const long long rank = *whole(tokens[1]);
+    p.rank_ids.insert(rank);
     p.gpus = true;
+    for (std::size_t i = 2; i + 1 < tokens.size(); ++i)
+      if (tokens[i] == "on") p.rank_hosts[rank] = std::string(tokens[i + 1]);
     // "Rank 0 Group 0 Pid 123 on node01 device 0 [0x18] NVIDIA H100 80GB HBM3"
     const std::size_t bus = body.find(']');
     if (p.gpu_name.empty() && bus != std::string_view::npos) p.gpu_name = std::string(trim(body.substr(bus + 1)));
@@ -269,7 +293,7 @@ Result<bool> parse_text(std::string_view text, const std::string& file, Parsed& 
       continue;
     }
     const auto tokens = split(line);
-    if (tokens.empty() || !all_digits(tokens[0])) continue;  // logs (NCCL INFO ...), blank lines
+    if (tokens.empty() || !all_digits(tokens[0]) || is_nccl_log(line)) continue;  // logs, blank lines
     if (auto ok = parse_result_row(tokens, where, cols, p); !ok) return ok.error();
   }
   return true;
@@ -409,6 +433,7 @@ std::optional<std::string> test_from_file_name(std::string_view file) {
 }  // namespace
 
 std::optional<Collective> collective_from_nccl_test(std::string_view test) {
+  if (test.size() > 4 && test.substr(test.size() - 4) == "_mpi") test.remove_suffix(4);
   for (const auto& [name, kind] : kTests) {
     if (test == name || test == name.substr(0, name.size() - 5)) return kind;
   }
@@ -416,6 +441,15 @@ std::optional<Collective> collective_from_nccl_test(std::string_view test) {
 }
 
 namespace {
+
+// The hosts of the device list in order of first appearance, and the most ranks on one of them.
+void place_ranks(const std::map<long long, std::string>& rank_hosts, NcclTestsFile& out) {
+  std::map<std::string, int> per_host;
+  for (const auto& [rank, host] : rank_hosts) {
+    if (per_host[host]++ == 0) out.hosts.push_back(host);
+    out.ranks_per_node = std::max(out.ranks_per_node, per_host[host]);
+  }
+}
 
 Result<NcclTestsFile> parse_file(std::string_view text, std::string_view file_name, const NcclTestsOptions& options) {
   const std::string file(file_name);
@@ -471,11 +505,13 @@ Result<NcclTestsFile> parse_file(std::string_view text, std::string_view file_na
   out.gpus = p.gpus;
   out.gpu_name = p.gpu_name;
   out.avg_busbw_gbps = p.avg_busbw_gbps;
+  place_ranks(p.rank_hosts, out);
   // nccl-tests prints busbw = algbw x factor, both rounded to 0.01: a row that disagrees by more
   // than the rounding was measured on another number of ranks than the one assumed (e.g. an MPI
   // run, one GPU per process, whose device list was cut). Its sendrecv factor is 1 even alone.
   const double factor = *kind == Collective::kSendRecv ? 1.0 : busbw_factor(*kind, out.ranks);
   for (const Row& row : p.rows) {
+    if (row.bytes == 0) continue;  // no bandwidth in it (nccl-tests prints 0.00)
     const double expected = row.algbw_gbps * factor;
     if (std::abs(row.busbw_gbps - expected) > 0.02 + 1e-3 * row.busbw_gbps) {
       return Error{fmt::format("{}: {} = {}: not algbw {} x {:.4g} ({}'s bus factor for {} ranks, from {}); the "
@@ -493,6 +529,7 @@ Result<NcclTestsFile> parse_file(std::string_view text, std::string_view file_na
     s.busbw_gbps = row.busbw_gbps;
     out.samples.push_back(s);
   }
+  if (out.samples.empty()) return Error{fmt::format("{}: only rows of 0 bytes: no bandwidth to import", file)};
   return out;
 }
 

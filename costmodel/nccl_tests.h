@@ -5,9 +5,12 @@
 //  - the text table: `#` header lines ("# Collective test starting: all_reduce_perf",
 //    "# nThread 1 nGpus 8 ...", the "#  Rank  0 Group ..." device list, the column names), one
 //    row per message size `size count type redop root` + out-of-place `time algbw busbw #wrong`
-//    + the same four in-place, and a "# Avg bus bandwidth : X" footer. Lines may carry a launcher
-//    prefix ("0: " from srun --label, "[1,0]<stdout>:" from mpirun --tag-output); other lines
-//    (NCCL INFO logs, blank lines) are ignored.
+//    + the same four in-place (or, in newer builds, the out-of-place set alone), and a
+//    "# Avg bus bandwidth : X" footer. Lines may carry launcher prefixes ("0: " from srun
+//    --label, "[1,0]<stdout>:" from mpirun --tag-output, "[pod/NAME/CONTAINER] " from kubectl
+//    logs --prefix); NCCL INFO and WARN lines anywhere, and blank lines, are ignored. Rows of 0
+//    bytes are read and left out (no bandwidth). The MPI builds (all_reduce_perf_mpi, ...) are
+//    the same tests.
 //  - the `-J` JSON file: results[] of {size, count, type, redop, root,
 //    out_of_place: {time, alg_bw, bus_bw, nwrong}, in_place: {...}}.
 // The out-of-place figures are taken. Pure: no file or device access.
@@ -32,6 +35,9 @@ struct NcclTestsFile {
   int ranks = 0;                         // group size of every sample
   bool gpus = false;                     // the file names GPUs (nGpus, a device list)
   std::string gpu_name;                  // first device's name in the device list, "" when absent
+  std::vector<std::string> hosts;        // the device list's hosts ("on HOST"), in rank order; none without one
+  int ranks_per_node = 0;                // the most ranks on one host; 0 without a device list
+  int nodes() const { return static_cast<int>(hosts.size()); }
   std::optional<GBps> avg_busbw_gbps;    // the "# Avg bus bandwidth" footer, when present
   std::vector<CollectiveSample> samples; // one per result row, in file order
 };
@@ -51,7 +57,8 @@ Result<std::vector<CollectiveSample>> parse_nccl_tests(std::string_view text, st
                                                        const NcclTestsOptions& options = {});
 
 // "all_reduce_perf" -> kAllReduce, likewise all_gather_perf, alltoall_perf, reduce_scatter_perf,
-// sendrecv_perf (the "_perf" suffix is optional); nullopt for the tests cpplan does not model.
+// sendrecv_perf (the "_perf" suffix is optional, an "_mpi" one allowed); nullopt for the tests
+// cpplan does not model.
 std::optional<Collective> collective_from_nccl_test(std::string_view test);
 
 }  // namespace cpplan::costmodel

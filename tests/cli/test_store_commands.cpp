@@ -67,6 +67,26 @@ TEST_CASE("import-nccl-tests records every row under the file's GPU and prints t
   CHECK(m->collectives.back().busbw_gbps == 371.1);
 }
 
+TEST_CASE("import-nccl-tests --json: a two-node MPI log, its hosts, ranks per node and GPU", "[cli][store]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  const auto r = run_cli({"import-nccl-tests", fixture("all_reduce_perf_mpi-2nodes.txt"), "--db", db, "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["collective"] == "all_reduce_perf_mpi");
+  CHECK(j["ranks"] == 2);
+  CHECK(j["nodes"] == 2);
+  CHECK(j["ranks_per_node"] == 1);
+  CHECK(j["hosts"] == nlohmann::json({"test-nccl-efa-worker-0", "test-nccl-efa-worker-1"}));
+  CHECK(j["gpu"] == "NVIDIA A100-SXM4-40GB");
+  CHECK(j["rows"] == 6);  // 7 rows, the 0-byte one left out
+  CHECK(j["peak_busbw_gbps"] == 3.05);
+  const auto text = run_cli({"import-nccl-tests", fixture("nccl-old.log"), "--collective", "all_gather_perf", "--db", db});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("ranks on 2 nodes, at most 4 per node: gpu-a01, gpu-a02"));
+}
+
 TEST_CASE("import-nccl-tests takes --ranks, --collective and --hardware-name", "[cli][store]") {
   TempDir dir;
   const std::string db = dir.file("cpplan.db");

@@ -164,10 +164,10 @@ TEST_CASE("rows with wrong results, truncated rows and unmodelled tests are refu
         "busbw #wrong out-of-place)");
   CHECK(fixture_error("broken-unknown-test.txt") ==
         "broken-unknown-test.txt:1: test broadcast_perf: cpplan imports all_reduce_perf, all_gather_perf, "
-        "alltoall_perf, reduce_scatter_perf and sendrecv_perf");
+        "alltoall_perf, reduce_scatter_perf and sendrecv_perf (and their MPI builds, *_perf_mpi)");
   CHECK(error_of(kHeader + kRow, "log.txt", {.ranks = 0, .collective = "hypercube_perf"}) ==
         "log.txt: test hypercube_perf: cpplan imports all_reduce_perf, all_gather_perf, alltoall_perf, "
-        "reduce_scatter_perf and sendrecv_perf");
+        "reduce_scatter_perf and sendrecv_perf (and their MPI builds, *_perf_mpi)");
 }
 
 TEST_CASE("a file that cannot say its test, its ranks or any row is refused", "[costmodel][nccl_tests]") {
@@ -213,4 +213,63 @@ TEST_CASE("nccl-tests names map to the cost model's collectives", "[costmodel][n
   CHECK(collective_from_nccl_test("alltoall") == Collective::kAllToAll);
   CHECK_FALSE(collective_from_nccl_test("broadcast_perf").has_value());
   CHECK_FALSE(collective_from_nccl_test("all_to_all").has_value());
+}
+
+TEST_CASE("the MPI build under mpirun --tag-output, two nodes, NCCL INFO lines between rows", "[costmodel][nccl_tests]") {
+  const NcclTestsFile f = parse_fixture("all_reduce_perf_mpi-2nodes.txt");
+  CHECK(f.test == "all_reduce_perf_mpi");
+  CHECK(f.ranks == 2);
+  CHECK(f.gpu_name == "NVIDIA A100-SXM4-40GB");
+  CHECK(f.hosts == std::vector<std::string>{"test-nccl-efa-worker-0", "test-nccl-efa-worker-1"});
+  CHECK(f.nodes() == 2);
+  CHECK(f.ranks_per_node == 1);
+  REQUIRE(f.samples.size() == 6);  // 7 rows; the 0-byte one carries no bandwidth
+  check_sample(f.samples[0], Collective::kAllReduce, 2, 1024, 45.10, 0.02, 0.02);
+  check_sample(f.samples[5], Collective::kAllReduce, 2, 1073741824, 352100.0, 3.05, 3.05);
+}
+
+TEST_CASE("kubectl's pod prefix before mpirun's tag, 16 ranks on 2 nodes, the out-of-place-only layout",
+          "[costmodel][nccl_tests]") {
+  const NcclTestsFile f = parse_fixture("alltoall_perf-kubectl-2nodes.txt");
+  CHECK(f.test == "alltoall_perf_mpi");
+  CHECK(f.ranks == 16);
+  CHECK(f.gpu_name == "NVIDIA H100 80GB HBM3");
+  CHECK(f.hosts == std::vector<std::string>{"nccl-tests-worker-0", "nccl-tests-worker-1"});
+  CHECK(f.ranks_per_node == 8);
+  REQUIRE(f.samples.size() == 6);  // the NCCL WARN line between rows 3 and 4 is no row
+  check_sample(f.samples[3], Collective::kAllToAll, 16, 1048576, 610.30, 1.72, 1.61);
+  check_sample(f.samples[5], Collective::kAllToAll, 16, 268435456, 61220.0, 4.38, 4.11);
+}
+
+TEST_CASE("an older header without the test's name needs --collective; srun's prefix, 2 nodes of 4",
+          "[costmodel][nccl_tests]") {
+  CHECK_THAT(fixture_error("nccl-old.log"), Catch::Contains("cannot tell which test this is"));
+  const NcclTestsFile f = parse_fixture("nccl-old.log", {.ranks = 0, .collective = "all_gather_perf"});
+  CHECK(f.ranks == 8);
+  CHECK(f.nodes() == 2);
+  CHECK(f.ranks_per_node == 4);
+  CHECK(f.gpu_name == "NVIDIA L40S");
+  REQUIRE(f.samples.size() == 5);  // the columns of the "time algbw busbw error" header, no root column
+  check_sample(f.samples[0], Collective::kAllGather, 8, 8192, 52.10, 0.16, 0.14);
+  check_sample(f.samples[4], Collective::kAllGather, 8, 134217728, 20380.0, 6.59, 5.76);
+}
+
+TEST_CASE("a file without a device list has no hosts; one of 0-byte rows only is refused", "[costmodel][nccl_tests]") {
+  auto parsed = parse_nccl_tests_file(kHeader + kRow, "all_reduce_perf.txt");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->hosts.empty());
+  CHECK(parsed->nodes() == 0);
+  CHECK(parsed->ranks_per_node == 0);
+  const std::string zero =
+      "           0             0     float     sum      -1     0.12    0.00    0.00      0     0.11    0.00    0.00      0\n";
+  CHECK(error_of(kHeader + zero, "all_reduce_perf.txt") ==
+        "all_reduce_perf.txt: only rows of 0 bytes: no bandwidth to import");
+}
+
+TEST_CASE("the MPI builds' names map to the same collectives", "[costmodel][nccl_tests]") {
+  using cpplan::costmodel::collective_from_nccl_test;
+  CHECK(collective_from_nccl_test("all_reduce_perf_mpi") == Collective::kAllReduce);
+  CHECK(collective_from_nccl_test("alltoall_perf_mpi") == Collective::kAllToAll);
+  CHECK(collective_from_nccl_test("sendrecv_perf_mpi") == Collective::kSendRecv);
+  CHECK_FALSE(collective_from_nccl_test("broadcast_perf_mpi").has_value());
 }
