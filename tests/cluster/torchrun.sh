@@ -53,6 +53,11 @@ chmod +x "$work/bin/torchrun"
 PET_MASTER_PORT=$(free_port) readme "torchrun --nproc_per_node 2 --no_python cpplan run --model flux-tiny --res 128x128 --ulysses 2" > readme.log 2>&1 ||
   { echo "FAILED:"; cat readme.log; exit 1; }
 check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count(*), status, world_size from runs')"
+# --standalone: the c10d rendezvous backend, which in torch 1.x hosts no agent store for the workers
+# (TORCHELASTIC_USE_AGENT_STORE=False): rank 0 serves cpplan's own on the MASTER_PORT torchrun chose.
+torchrun --standalone --nproc_per_node 2 --no_python cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db standalone.db \
+  > standalone.log 2>&1 || { echo "FAILED: torchrun --standalone:"; cat standalone.log; exit 1; }
+check "torchrun --standalone: one run recorded ok" "ok|2" "$(sql standalone.db 'select status, world_size from runs')"
 printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > sweep.toml
 readme "cpplan sweep sweep.toml --emit torchrun > sweep.sh"
 MASTER_PORT=$(free_port) readme "bash sweep.sh" > sweep.log 2>&1 || { echo "FAILED: the emitted torchrun script:"; cat sweep.log; exit 1; }

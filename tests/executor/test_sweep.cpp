@@ -72,6 +72,12 @@ TEST_CASE("a sweep on cuda runs every plan with --device cuda, in its launch scr
   INFO(p.err);
   REQUIRE(p.code == 0);
   CHECK(count_of(p.out, "--device cuda") == 2);
+  // The Slurm array asks for the most tasks a run needs, a GPU each, and srun gives each its own.
+  const auto s = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "slurm", "--db", (dir() / "gpu.db").string()});
+  REQUIRE(s.code == 0);
+  CHECK_THAT(s.out, Catch::Contains("#SBATCH --ntasks=2\n#SBATCH --gpus-per-task=1\n"));
+  CHECK_THAT(s.out, Catch::Contains("srun --ntasks=\"$NPROC\" --gpus-per-task=1 cpplan run \"${ARGS[@]}\""));
+  CHECK(count_of(s.out, "--device cuda") == 2);
   const std::string cpu = write("cpu.toml", "models = [\"flux-tiny\"]\nresolutions = [\"128x128\"]\nplans = [ {} ]\n");
   const auto q = run_process({CPPLAN_BINARY, "sweep", cpu, "--emit", "torchrun", "--db", (dir() / "gpu.db").string()});
   REQUIRE(q.code == 0);
