@@ -19,7 +19,7 @@ packages=(
   catch2                                # tests (Catch2 v2)
   libbenchmark-dev                      # bench/ (Google Benchmark)
   slurmd slurmctld slurm-client munge   # tests/cluster: a one-node Slurm the test starts (as root)
-  openmpi-bin                           # tests/cluster: mpirun
+  openmpi-bin mpich                     # tests/cluster: Open MPI's mpirun, MPICH's mpiexec.mpich
 )
 
 missing=()
