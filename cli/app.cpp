@@ -85,7 +85,8 @@ void add_planning_commands(CLI::App& app, Parsed& p) {
 
 void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Parsed& p) {
 #ifdef CPPLAN_HAVE_EXECUTOR
-  p.run = app.add_subcommand("run", "run one plan for real (LibTorch) and record it in SQLite");
+  p.run = app.add_subcommand("run", "run one plan for real (LibTorch) and record it in SQLite; its own launcher, or one "
+                                     "rank under torchrun, srun or mpirun");
   p.run->fallthrough();
   add_run_options(*p.run, p.a);
   p.bench = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
