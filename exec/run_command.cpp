@@ -431,6 +431,9 @@ int rank_of_job(const Args& a, const executor::LaunchEnv& job, const std::string
   try {
     const Prepared p = prepare(a, exe, err);
     return worker(a, p, job, out, err);
+  } catch (const InvalidInput& e) {
+    write_torchrun_error(job.error_file, "cpplan run: " + e.message);
+    throw;
   } catch (const std::exception& e) {
     write_torchrun_error(job.error_file, std::string("cpplan run: ") + e.what());
     throw;

@@ -46,6 +46,13 @@ check "its message, in torchelastic's layout" "cpplan run: rank 0:" \
 check "its timestamp is a number" "True" "$(field 'error_files["0"]["message"]["extraInfo"]["timestamp"].isdigit()')"
 check "the run is recorded failed" "failed" "$(sql killed.db 'select status from runs')"
 
+# A bad command line under torchrun: exit 3 on every rank, and the line in each error file.
+agent 2 -- "$cpplan" run "${tiny[@]}" --steps 2 --ring 2 --ulysses 2 --db bad.db
+check "a plan of 4 ranks on 2: exit 3 on both" "[3, 3]" "$(field exit_codes)"
+check "its line in the error file" "True" \
+  "$(field 'error_files["1"]["message"]["message"].startswith("cpplan run: WORLD_SIZE = 2: the plan ") and error_files["1"]["message"]["message"].endswith(" needs 4 ranks")')"
+check "nothing recorded" "0" "$(ls bad.db 2>/dev/null | wc -l)"
+
 echo "== torchrun (torch.distributed.run): README's commands"
 on_path "$work" "$cpplan"
 printf '#!/usr/bin/env bash\nexec "%s" "%s" "$@"\n' "$PY" "$here/torchrun.py" > "$work/bin/torchrun"
