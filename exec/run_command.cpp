@@ -373,7 +373,7 @@ class RecordOnce {
 // launcher does (CPPLAN_RESULT_FILE); a stop signal from the launcher records it cancelled.
 int worker(const Args& a, const Prepared& p, const executor::LaunchEnv& job, std::ostream& out, std::ostream& err) {
   const executor::RunSpec spec = make_spec(a, p);
-  const executor::Rendezvous rendezvous = rendezvous_env(spec.timeout);
+  const executor::Rendezvous rendezvous = executor::rendezvous_for(job, spec.timeout);
   const int rank = rendezvous.rank, world = rendezvous.world_size;
   if (world != p.plan.config.world_size())
     throw InvalidInput{fmt::format("{} = {}: the plan {} needs {} ranks", job.world_variable, world,

@@ -79,12 +79,19 @@ LaunchEnv from_slurm(const EnvLookup& env) {
   return e;
 }
 
+// An MPI launcher says nothing of rank 0's address: on one node it is loopback, across nodes the
+// user must pass it (`how`: the launcher's option that sets a variable).
+void need_master_addr_across_nodes(const LaunchEnv& e, const EnvLookup& env, const std::string& how) {
+  if (e.local_world_size < e.world_size && env("MASTER_ADDR").empty())
+    throw std::invalid_argument("MASTER_ADDR = '': " + how.substr(0, how.find(' ')) + " placed the " +
+                                std::to_string(e.world_size) +
+                                " ranks on more than one node; pass rank 0's address, e.g. " + how);
+}
+
 LaunchEnv from_open_mpi(const EnvLookup& env) {
   LaunchEnv e = ranks(env, Launcher::kOpenMpi, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
                       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (e.local_world_size < e.world_size && env("MASTER_ADDR").empty())
-    throw std::invalid_argument("MASTER_ADDR = '': mpirun placed the " + std::to_string(e.world_size) +
-                                " ranks on more than one node; pass rank 0's address, e.g. mpirun -x MASTER_ADDR=<node0>");
+  need_master_addr_across_nodes(e, env, "mpirun -x MASTER_ADDR=<node0>");
   const long long job = int_var(env, "OMPI_MCA_ess_base_jobid", "0", 0, 1LL << 62);
   rendezvous_at(e, env, "127.0.0.1", job > 0 ? static_cast<int>(10000 + job % 20000) : 29500);
   return e;
@@ -92,9 +99,7 @@ LaunchEnv from_open_mpi(const EnvLookup& env) {
 
 LaunchEnv from_mpich(const EnvLookup& env) {
   LaunchEnv e = ranks(env, Launcher::kMpich, "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
-  if (e.local_world_size < e.world_size && env("MASTER_ADDR").empty())
-    throw std::invalid_argument("MASTER_ADDR = '': mpiexec placed the " + std::to_string(e.world_size) +
-                                " ranks on more than one node; pass rank 0's address, e.g. mpiexec -genv MASTER_ADDR <node0>");
+  need_master_addr_across_nodes(e, env, "mpiexec -genv MASTER_ADDR <node0>");
   rendezvous_at(e, env, "127.0.0.1", 29500);
   return e;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
@@ -28,8 +29,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
-
-#include "executor/launch_env.h"
 
 namespace cpplan::executor {
 
@@ -474,7 +473,10 @@ bool is_loopback(const std::string& host) {
 }
 
 Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout) {
-  const LaunchEnv e = launch_env().value_or(LaunchEnv{});
+  return rendezvous_for(launch_env().value_or(LaunchEnv{}), timeout);
+}
+
+Rendezvous rendezvous_for(const LaunchEnv& e, std::chrono::milliseconds timeout) {
   Rendezvous r;
   r.world_size = e.world_size;
   r.rank = e.rank;
@@ -566,7 +568,9 @@ class AgentStore : public c10d::Store {
       what = what.substr(0, what.find('\n'));
       const std::string where = "torchrun's agent store at " + rendezvous_.master_addr + ":" +
                                 std::to_string(rendezvous_.master_port);
-      if (what.find("imeout") != std::string::npos || what.find("timed out") != std::string::npos)
+      std::string lower = what;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (lower.find("timeout") != std::string::npos || lower.find("timed out") != std::string::npos)
         throw std::runtime_error("rendezvous: key '" + key + "' not set within " +
                                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()) +
                                  " s in " + where + " (a rank did not arrive)");

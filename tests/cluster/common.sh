@@ -34,6 +34,17 @@ free_port() {
 # A tiny run: FLUX-shaped, 128x128, a few steps on the CPU.
 tiny=(--model flux-tiny --res 128x128 --warmup 0)
 
+# exit_code_of LOG COMMAND...: runs a command expected to fail, its output in LOG; prints its exit code.
+exit_code_of() {
+  local log=$1; shift
+  "$@" > "$log" 2>&1 && echo 0 || echo $?
+}
+
+# The sweep the launcher tests emit: flux-tiny 128x128, one rank, Ulysses 2 and Ring 2.
+write_sweep() {
+  printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > "$1"
+}
+
 # on_path WORK CPPLAN: cpplan (and cpplan-exec beside it) on PATH as `cpplan`, and the default
 # database under WORK (XDG_DATA_HOME), as a user's shell has them.
 on_path() {

@@ -22,11 +22,8 @@ readme "mpirun -np 2 --oversubscribe cpplan run --model flux-tiny --res 128x128 
 check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count(*), status, world_size from runs')"
 
 echo "== a rank killed under mpirun"
-set +e
-mpirun -np 2 --oversubscribe -x CPPLAN_FAULT_KILL=1:1 cpplan run "${tiny[@]}" --steps 4 \
-  --ulysses 2 --db killed.db > killed.log 2>&1
-rc=$?
-set -e
+rc=$(exit_code_of killed.log mpirun -np 2 --oversubscribe -x CPPLAN_FAULT_KILL=1:1 cpplan run "${tiny[@]}" --steps 4 \
+  --ulysses 2 --db killed.db)
 check "mpirun fails" "1" "$((rc != 0))"
 check "the run is recorded failed" "failed" "$(sql killed.db 'select status from runs')"
 echo "== MPICH: mpiexec.mpich -n 2 cpplan run"
@@ -34,11 +31,8 @@ readme "mpiexec.mpich -n 2 cpplan run --model flux-tiny --res 128x128 --ulysses 
   { cat mpich.log; exit 1; }
 check "one more run recorded ok, 2 ranks" "2|ok|2" \
   "$(sql "$default_db" 'select count(*), group_concat(distinct status), max(world_size) from runs')"
-set +e
-CPPLAN_FAULT_KILL=1:1 mpiexec.mpich -n 2 cpplan run "${tiny[@]}" --steps 4 --ulysses 2 --db mpich-killed.db \
-  > mpich-killed.log 2>&1
-rc=$?
-set -e
+rc=$(exit_code_of mpich-killed.log env CPPLAN_FAULT_KILL=1:1 mpiexec.mpich -n 2 cpplan run "${tiny[@]}" --steps 4 \
+  --ulysses 2 --db mpich-killed.db)
 check "mpiexec fails" "1" "$((rc != 0))"
 check_contains "and names the killed rank's signal" "Killed (signal 9)" mpich-killed.log
 # Hydra ends the surviving ranks with SIGKILL at once: nothing is recorded, and never ok.

@@ -84,16 +84,13 @@ echo "== srun -n 2 cpplan run, no wrapper"
 readme "srun -n 2 cpplan run --model flux-tiny --res 128x128 --ulysses 2" > srun.log 2>&1 || { cat srun.log; exit 1; }
 check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count(*), status, world_size from runs')"
 check_contains "rank 0 printed it" "recorded: run 1 in $default_db" srun.log
-set +e
-srun -n 3 cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db wrong.db > wrong.log 2>&1
-rc=$?
-set -e
+rc=$(exit_code_of wrong.log srun -n 3 cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db wrong.db)
 check "srun -n 3 for a 2-rank plan fails" "1" "$((rc != 0))"
 check_contains "each task says why" "SLURM_NTASKS = 3: the plan ulysses 2 needs 2 ranks" wrong.log
 check "nothing recorded" "0" "$(ls wrong.db 2>/dev/null | wc -l)"
 
 echo "== the emitted sweep script, through sbatch"
-printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > sweep.toml
+write_sweep sweep.toml
 readme "cpplan sweep sweep.toml --emit slurm > sweep.sh"
 readme "sbatch --wait sweep.sh" > sbatch.log || { cat sbatch.log slurm-*.out; exit 1; }
 readme "cpplan db merge sweep-*.db --into all.db" > /dev/null
@@ -101,10 +98,8 @@ check "each of the 3 runs recorded once, ok" "3|3|ok" \
   "$(sql all.db 'select count(*), count(distinct run_key), group_concat(distinct status) from runs')"
 
 echo "== a rank killed under srun"
-set +e
-CPPLAN_FAULT_KILL=1:1 srun -n 2 cpplan run "${tiny[@]}" --steps 4 --ulysses 2 --db killed.db > killed.log 2>&1
-rc=$?
-set -e
+rc=$(exit_code_of killed.log env CPPLAN_FAULT_KILL=1:1 srun -n 2 cpplan run "${tiny[@]}" --steps 4 --ulysses 2 \
+  --db killed.db)
 check "srun fails" "1" "$((rc != 0))"
 check_contains "srun names the killed task" "task 1" killed.log
 check "the run is recorded failed" "failed" "$(sql killed.db 'select status from runs')"

@@ -65,18 +65,15 @@ check "one run recorded ok, 2 ranks" "1|ok|2" "$(sql "$default_db" 'select count
 torchrun --standalone --nproc_per_node 2 --no_python cpplan run "${tiny[@]}" --steps 2 --ulysses 2 --db standalone.db \
   > standalone.log 2>&1 || { echo "FAILED: torchrun --standalone:"; cat standalone.log; exit 1; }
 check "torchrun --standalone: one run recorded ok" "ok|2" "$(sql standalone.db 'select status, world_size from runs')"
-printf 'models = ["flux-tiny"]\nresolutions = ["128x128"]\nsteps = 2\nwarmup = 0\nplans = [ {}, { ulysses = 2 }, { ring = 2 } ]\n' > sweep.toml
+write_sweep sweep.toml
 readme "cpplan sweep sweep.toml --emit torchrun > sweep.sh"
 MASTER_PORT=$(free_port) readme "bash sweep.sh" > sweep.log 2>&1 || { echo "FAILED: the emitted torchrun script:"; cat sweep.log; exit 1; }
 readme "cpplan db merge sweep-*.db --into all.db" > /dev/null
 check "each of the 3 runs recorded once, ok" "3|3|ok" \
   "$(sql all.db 'select count(*), count(distinct run_key), group_concat(distinct status) from runs')"
 
-set +e
-CPPLAN_FAULT_KILL=1:1 torchrun --nproc_per_node 2 --master_port "$(free_port)" --no_python \
-  cpplan run "${tiny[@]}" --steps 4 --ulysses 2 --db failed.db > torchrun.log 2>&1
-rc=$?
-set -e
+rc=$(exit_code_of torchrun.log env CPPLAN_FAULT_KILL=1:1 torchrun --nproc_per_node 2 --master_port "$(free_port)" \
+  --no_python cpplan run "${tiny[@]}" --steps 4 --ulysses 2 --db failed.db)
 check "torchrun exits 1 when a rank fails" "1" "$rc"
 check_contains "torchrun's summary shows rank 0's error from its error file" "traceback : cpplan run: rank 0:" torchrun.log
 check "the run is recorded failed" "failed" "$(sql failed.db 'select status from runs')"
