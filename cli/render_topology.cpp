@@ -56,7 +56,7 @@ json placement_json(const Placement& p) {
     links[std::string(to_string(static_cast<CommAxis>(i)))] = {{"busbw_gbps", g.busbw_gbps},
                                                                 {"raw_gbps", l.raw_gbps},
                                                                 {"latency_us", g.latency_us},
-                                                                {"crosses_nodes", g.crosses_nodes},
+                                                                {"crosses_nodes", g.crosses_nodes()},
                                                                 {"span_nodes", l.span_nodes},
                                                                 {"bottleneck", l.bottleneck}};
   }
@@ -220,16 +220,17 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
       raw = l.raw_gbps, busbw = g.busbw_gbps, alpha = g.latency_us, span = l.span_nodes, bottleneck = l.bottleneck;
       eff = raw > 0 ? busbw / raw : 0;
     } else {
-      const Link& link = g.crosses_nodes ? hw.network : hw.intra_node;
+      const Link& link = g.crosses_nodes() ? hw.network : hw.intra_node;
       raw = link.bandwidth_gbps, eff = link.efficiency, busbw = raw * eff, alpha = link.latency_us;
-      span = g.crosses_nodes ? 2 : 1;
-      bottleneck = g.crosses_nodes ? "the network link per GPU" : "the node's link per GPU";
+      span = g.nodes;
+      bottleneck = g.crosses_nodes() ? "the network link per GPU" : "the node's link per GPU";
     }
     fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n", to_string(axis),
                degree, q.gpus / degree, collective_name(rp.plan, axis),
                span > 1 ? fmt::format("{}{} nodes", rp.placement ? "" : ">=", span) : std::string("1 node"), raw, eff,
                busbw, alpha, pr.axis_comm_ms[i]);
     if (!bottleneck.empty()) fmt::print(out, "           bottleneck: {}\n", bottleneck);
+    if (!pr.axis_comm_source[i].empty()) fmt::print(out, "           priced by: {}\n", pr.axis_comm_source[i]);
   }
   Milliseconds gemm = 0, attention = 0, memory = 0;
   for (int i = 0; i < pr.block_count; ++i)

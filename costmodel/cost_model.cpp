@@ -24,9 +24,30 @@ double ffn_weights(const ModelProfile& m) {
 Source worst(Source a, Source b) { return std::min(a, b); }  // datasheet < measured < calibrated
 
 // Ranks are laid out tp innermost, then ulysses, ring, pp, cfg, dp (xDiT's tp-sp-pp-cfg-dp order
-// with Ulysses inside Ring), so a group of `ranks` at `stride` leaves the node once its span does.
+// with Ulysses inside Ring), so a group of `ranks` at `stride` leaves the node once its span does;
+// it spans as many nodes as its ranks' positions fall in.
 CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
-  return {ranks, stride, 1LL * (ranks - 1) * stride >= hw.gpus_per_node};
+  const long long per_node = std::max(1, hw.gpus_per_node);
+  int nodes = 0;
+  for (long long k = 0, last = -1; k < ranks; ++k)
+    if (const long long node = k * stride / per_node; node != last) ++nodes, last = node;
+  return {ranks, stride, std::max(1, nodes)};
+}
+
+// The collective that carries most of an axis's traffic: the one --explain names its source for.
+Collective main_collective(CommAxis axis, const ParallelConfig& c, CpVariant v) {
+  switch (axis) {
+    case CommAxis::kTp: return Collective::kAllReduce;
+    case CommAxis::kUlysses: return Collective::kAllToAll;
+    case CommAxis::kRing:
+      return c.context_parallel_config.rotate_method == RotateMethod::kP2P && v != CpVariant::kRingAnything
+                 ? Collective::kSendRecv
+                 : Collective::kAllGather;
+    case CommAxis::kPp: return Collective::kSendRecv;
+    case CommAxis::kCp:
+    case CommAxis::kCfg: return Collective::kAllGather;
+  }
+  return Collective::kAllGather;
 }
 
 }  // namespace
@@ -305,6 +326,11 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   }
   p.steps_per_sec = steps_per_sec(p.step_ms);
   p.source = source.value_or(Source::kDatasheet);
+  for (int i = 0; i < kCommAxisCount; ++i) {
+    const CommAxis axis = static_cast<CommAxis>(i);
+    if (ctx.group(axis).ranks > 1)
+      p.axis_comm_source[i] = hw_.collective_source(main_collective(axis, pc, v), ctx.group(axis));
+  }
   if (correction_) calibrate_step(p, correction_, pc);  // after the terms: the correction reads them
   const PlacedPipeline placed = choose_placement(ctx, denoising, q.steps * p.step_ms);
   add_placement(p, placed, q.steps, hw_.profile().memory_bytes());

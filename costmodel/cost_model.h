@@ -155,6 +155,9 @@ struct Prediction {
   Milliseconds step_comm_extra_ms = 0;  // per step: output gather over CP, CFG all-gather
   std::optional<Source> step_comm_extra_source;
   std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};  // comm_ms split by CommAxis
+  // What priced each axis's main collective (the hardware model's collective_source); "" for an
+  // axis of one rank.
+  std::array<std::string, kCommAxisCount> axis_comm_source{};
   Source source = Source::kDatasheet;   // the least measured input of any term
   // With a step correction (a calibration fitted to measured runs): step_ms, steps_per_sec and
   // image_ms are corrected; the analytic sum of the terms stays in uncalibrated_step_ms.

@@ -57,12 +57,17 @@ Timed DatasheetModel::collective(Collective c, Bytes bytes, const CommGroup& g) 
   if (g.ranks <= 1 || bytes <= 0) return {0, Source::kDatasheet};
   if (g.busbw_gbps > 0)  // placed on a topology: the group's own bandwidth and alpha
     return {g.latency_us * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), g.busbw_gbps), Source::kDatasheet};
-  const Link& link = g.crosses_nodes ? hw_.network : hw_.intra_node;
+  const Link& link = g.crosses_nodes() ? hw_.network : hw_.intra_node;
   const GBps busbw = link.bandwidth_gbps * link.efficiency;
   // Ring-style algorithms pay one latency per step; nccl-tests' alpha grows with log2 for
   // tree/NVLS but the ring bound is the conservative one for the message sizes of DiT layers.
   const Microseconds alpha = link.latency_us;
   return {alpha * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), busbw), Source::kDatasheet};
+}
+
+std::string DatasheetModel::collective_source(Collective, const CommGroup& g) const {
+  if (g.busbw_gbps > 0) return "datasheet: the links of the group's placement";
+  return "datasheet: " + hw_.name + (g.crosses_nodes() ? "'s network link" : "'s intra-node link");
 }
 
 }  // namespace cpplan::costmodel

@@ -3,6 +3,7 @@
 // interface only, so measured tables (probes) and calibrated fits can replace the datasheet
 // figures term by term; every answer says where its inputs came from.
 
+#include <string>
 #include <string_view>
 
 #include "core/hardware.h"
@@ -18,13 +19,15 @@ std::string_view to_string(Collective c);
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor.
 double busbw_factor(Collective c, int ranks);
 
-// Where the ranks of one collective sit. Without a placement, `crosses_nodes` decides which of
-// the hardware profile's links bounds it; topology-aware placement (planner/topology/) supplies
-// the group's effective bus bandwidth and alpha instead.
+// Where the ranks of one collective sit. Without a placement, whether the group crosses nodes
+// decides which of the hardware profile's links bounds it; topology-aware placement
+// (planner/topology/) supplies the group's effective bus bandwidth and alpha instead. A measured
+// model prices the group from the curve measured on as many nodes.
 struct CommGroup {
   int ranks = 1;
   int stride = 1;           // distance between consecutive ranks of the group
-  bool crosses_nodes = false;
+  int nodes = 1;            // nodes one group spans (the widest group of its axis)
+  bool crosses_nodes() const { return nodes > 1; }
   // From placement: achievable busbw of this group's collective with the concurrent groups of its
   // axis sharing the links, and its alpha. busbw_gbps = 0: use the hardware profile's link.
   GBps busbw_gbps = 0;
@@ -49,6 +52,8 @@ class HardwareModel {
   virtual Timed conv(Flops flops) const = 0;
   // One collective whose nccl-tests "size" is `bytes` (t = alpha + bytes * factor / busbw).
   virtual Timed collective(Collective c, Bytes bytes, const CommGroup& group) const = 0;
+  // What prices collective(c, ., group): the measured curve or the link, in words (--explain).
+  virtual std::string collective_source(Collective c, const CommGroup& group) const = 0;
   virtual Microseconds launch_us() const = 0;
   virtual const HardwareProfile& profile() const = 0;
 };
@@ -62,6 +67,7 @@ class DatasheetModel final : public HardwareModel {
   Timed memory(Bytes bytes) const override;
   Timed conv(Flops flops) const override;
   Timed collective(Collective c, Bytes bytes, const CommGroup& group) const override;
+  std::string collective_source(Collective c, const CommGroup& group) const override;
   Microseconds launch_us() const override { return hw_.kernel_launch_us; }
   const HardwareProfile& profile() const override { return hw_; }
 

@@ -61,7 +61,7 @@ MeasuredModel::MeasuredModel(const HardwareProfile& profile, const MeasurementSe
   // is flat beyond a few hundred MiB). Below the smallest probe the time stays at its latency.
   for (const CollectiveSample& c : m.collectives) {
     if (c.uneven || c.time_us <= 0) continue;
-    collectives_.try_emplace({static_cast<int>(c.kind), c.ranks}, LogLogCurve::Beyond::kProportional)
+    collectives_.try_emplace({static_cast<int>(c.kind), c.ranks, std::max(1, c.nodes)}, LogLogCurve::Beyond::kProportional)
         .first->second.add(c.bytes, c.time_us);
   }
 }
@@ -105,21 +105,43 @@ Timed MeasuredModel::conv(Flops flops) const {
   return {flops / (*c)(flops) * 1e3, Source::kMeasured};
 }
 
+const std::pair<const MeasuredModel::CurveKey, LogLogCurve>* MeasuredModel::collective_curve(
+    Collective kind, const CommGroup& group) const {
+  // Nearest first by node count, then by group size, on the group's side of the node boundary.
+  const auto distance = [&](const CurveKey& k) {
+    return std::make_pair(std::abs(std::get<2>(k) - group.nodes), std::abs(std::get<1>(k) - group.ranks));
+  };
+  const std::pair<const CurveKey, LogLogCurve>* best = nullptr;
+  for (const auto& entry : collectives_) {
+    const auto& [k, ranks, nodes] = entry.first;
+    if (k != static_cast<int>(kind) || (nodes > 1) != group.crosses_nodes()) continue;
+    if (!best || distance(entry.first) < distance(best->first)) best = &entry;
+  }
+  return best;
+}
+
 Timed MeasuredModel::collective(Collective kind, Bytes bytes, const CommGroup& group) const {
   if (group.ranks <= 1 || bytes <= 0) return {0, Source::kMeasured};
-  const auto exact = collectives_.find({static_cast<int>(kind), group.ranks});
-  if (exact != collectives_.end()) return {exact->second(bytes) * 1e-3, Source::kMeasured};
-  // Another group size of the same collective: keep its busbw at this size (busbw is the
-  // figure that stays comparable across group sizes) and rescale by the bus factors.
-  const std::pair<const std::pair<int, int>, LogLogCurve>* nearest = nullptr;
-  for (const auto& entry : collectives_)
-    if (entry.first.first == static_cast<int>(kind) &&
-        (!nearest || std::abs(entry.first.second - group.ranks) < std::abs(nearest->first.second - group.ranks)))
-      nearest = &entry;
-  if (!nearest) return fallback_.collective(kind, bytes, group);
-  const int measured_ranks = nearest->first.second;
+  const auto* curve = collective_curve(kind, group);
+  if (!curve) return fallback_.collective(kind, bytes, group);
+  // Another group size: keep its busbw at this size (busbw is the figure that stays comparable
+  // across group sizes) and rescale by the bus factors.
+  const int measured_ranks = std::get<1>(curve->first);
   const double scale = busbw_factor(kind, group.ranks) / std::max(1e-9, busbw_factor(kind, measured_ranks));
-  return {nearest->second(bytes) * scale * 1e-3, Source::kMeasured};
+  return {curve->second(bytes) * scale * 1e-3, Source::kMeasured};
+}
+
+std::string MeasuredModel::collective_source(Collective kind, const CommGroup& group) const {
+  const auto* curve = collective_curve(kind, group);
+  const auto on = [](int nodes) { return nodes == 1 ? std::string("1 node") : std::to_string(nodes) + " nodes"; };
+  if (!curve)
+    return fallback_.collective_source(kind, group) + " (no " + std::string(to_string(kind)) + " measured " +
+           (group.crosses_nodes() ? "across nodes)" : "within a node)");
+  const auto& [k, ranks, nodes] = curve->first;
+  std::string s = "measured " + std::string(to_string(kind)) + ", " + std::to_string(ranks) + " ranks on " + on(nodes);
+  if (ranks != group.ranks || nodes != group.nodes)
+    s += ", rescaled to " + std::to_string(group.ranks) + " ranks on " + on(group.nodes);
+  return s;
 }
 
 Microseconds MeasuredModel::launch_us() const { return launch_us_ >= 0 ? launch_us_ : fallback_.launch_us(); }

@@ -1,17 +1,21 @@
 #pragma once
 // A HardwareModel that answers from measurements (probes, nccl-tests) where it has them and
 // from the datasheet model elsewhere, saying which for every term:
-// - collectives: time interpolated over message size (log-log, piecewise linear) per collective
-//   and group size; beyond the largest probed size the time grows with the bytes at the
-//   bandwidth of that size, below the smallest it stays at the smallest's (the latency floor); a
-//   group size that was not measured borrows the busbw of the nearest measured one at the same
-//   message size;
+// - collectives: time interpolated over message size (log-log, piecewise linear) per collective,
+//   group size and node span; beyond the largest probed size the time grows with the bytes at the
+//   bandwidth of that size, below the smallest it stays at the smallest's (the latency floor). A
+//   group inside one node is priced from curves measured inside one node only, a group across
+//   nodes from curves measured across nodes only (the nearest node count first): a group size
+//   that was not measured borrows the busbw of the nearest measured one at the same message size;
+//   with no curve on its side of the node boundary, the fallback prices it;
 // - GEMM / attention: achieved FLOP/s interpolated over the work of the call (log-log): small
 //   calls run further from peak;
 // - memory-bound work: achieved bytes/s over bytes moved;
 // - kernel launches: the measured time of the smallest operation.
 
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,6 +54,7 @@ class MeasuredModel final : public HardwareModel {
   Timed memory(Bytes bytes) const override;
   Timed conv(Flops flops) const override;
   Timed collective(Collective c, Bytes bytes, const CommGroup& group) const override;
+  std::string collective_source(Collective c, const CommGroup& group) const override;
   Microseconds launch_us() const override;
   const HardwareProfile& profile() const override { return profile_; }
 
@@ -59,13 +64,17 @@ class MeasuredModel final : public HardwareModel {
 
  private:
   const LogLogCurve* kernel_curve(KernelKind k) const;
+  // (collective, ranks, nodes) of a measured curve.
+  using CurveKey = std::tuple<int, int, int>;
+  // The curve that prices `c` over `group` (see the header comment); null when none applies.
+  const std::pair<const CurveKey, LogLogCurve>* collective_curve(Collective c, const CommGroup& group) const;
 
   const HardwareProfile& profile_;
   const HardwareModel& fallback_;
   // (kind, concurrent ranks) -> achieved rate (FLOP/s, or B/s for memory) over work (FLOPs or bytes)
   std::map<std::pair<int, int>, LogLogCurve> kernels_;
-  // (collective, ranks) -> time (us) over bytes
-  std::map<std::pair<int, int>, LogLogCurve> collectives_;
+  // (collective, ranks, nodes) -> time (us) over bytes
+  std::map<CurveKey, LogLogCurve> collectives_;
   Microseconds launch_us_ = -1;
   int concurrent_ = 1;
 };

@@ -22,6 +22,7 @@ struct CollectiveSample {
   Microseconds time_us = 0; // one call, median over repetitions
   GBps algbw_gbps = 0;      // bytes / time
   GBps busbw_gbps = 0;      // algbw x busbw_factor(kind, ranks)
+  int nodes = 1;            // nodes the ranks sat on (1: within one node)
 };
 
 enum class KernelKind { kGemm, kAttention, kMemory, kConv };

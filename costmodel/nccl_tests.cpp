@@ -527,6 +527,7 @@ Result<NcclTestsFile> parse_file(std::string_view text, std::string_view file_na
     s.time_us = row.time_us;
     s.algbw_gbps = row.algbw_gbps;
     s.busbw_gbps = row.busbw_gbps;
+    s.nodes = options.nodes > 0 ? options.nodes : std::max(1, out.nodes());
     out.samples.push_back(s);
   }
   if (out.samples.empty()) return Error{fmt::format("{}: only rows of 0 bytes: no bandwidth to import", file)};

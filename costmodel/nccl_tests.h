@@ -27,6 +27,7 @@ namespace cpplan::costmodel {
 
 struct NcclTestsOptions {
   int ranks = 0;           // > 0: the group size, overriding the file's; 0: from the file
+  int nodes = 0;           // > 0: the nodes the ranks sat on; 0: the device list's hosts, else 1
   std::string collective;  // "" : from the file; else a test name such as "all_reduce_perf"
 };
 

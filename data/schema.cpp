@@ -164,6 +164,12 @@ ALTER TABLE runs ADD COLUMN num_pipeline_patch INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE runs ADD COLUMN pipefusion_warmup_steps INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// v6: the nodes a collective sample's ranks sat on (imports of multi-node nccl-tests logs); the
+// samples before it were measured within one node (probes) or are taken to be.
+constexpr std::string_view kV6 = R"sql(
+ALTER TABLE collective_samples ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Big-endian 32-bit field of the database header (https://sqlite.org/fileformat.html#the_database_header).
@@ -258,6 +264,7 @@ const std::vector<Migration>& migrations() {
       {3, "runs: source, runtime, text_encoder, vae, batch, image_ms, text_encode_ms, vae_decode_ms", kV3},
       {4, "runs: predicted_transformer_peak_bytes", kV4},
       {5, "runs: pipefusion_degree, num_pipeline_patch, pipefusion_warmup_steps", kV5},
+      {6, "collective_samples: nodes", kV6},
   };
   return list;
 }

@@ -28,6 +28,8 @@ std::string invalid(const costmodel::MeasurementSet& set, const std::string& sou
     const costmodel::CollectiveSample& c = set.collectives[i];
     const std::string where = fmt::format("collectives[{}]", i);
     if (c.ranks < 1) return fmt::format("{}.ranks = {}: must be at least 1", where, c.ranks);
+    if (c.nodes < 1 || c.nodes > c.ranks)
+      return fmt::format("{}.nodes = {}: must be from 1 to its ranks ({})", where, c.nodes, c.ranks);
     for (const auto& [field, value] : {std::pair<std::string_view, double>{"bytes", c.bytes},
                                        {"time_us", c.time_us},
                                        {"algbw_gbps", c.algbw_gbps},
@@ -114,7 +116,7 @@ Result<long long> Store::record_measurements(const HardwareFingerprint& hw, cons
     auto insert_collective = sql::Statement::prepare(
         db,
         "INSERT INTO collective_samples (hardware_id, kind, ranks, uneven, bytes, time_us, algbw_gbps, busbw_gbps, "
-        "source, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "source, recorded_at, nodes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         path_);
     if (!insert_collective) return insert_collective.error();
     sql::Statement& c = insert_collective.value();
@@ -122,7 +124,7 @@ Result<long long> Store::record_measurements(const HardwareFingerprint& hw, cons
       c.reset();
       c.bind(*hardware_id).bind(std::string(costmodel::to_string(sample.kind))).bind(sample.ranks).bind(sample.uneven);
       c.bind(sample.bytes).bind(sample.time_us).bind(sample.algbw_gbps).bind(sample.busbw_gbps);
-      c.bind(source).bind(recorded_at);
+      c.bind(source).bind(recorded_at).bind(sample.nodes);
       if (auto done = c.run("cannot add a collective sample"); !done) return done.error();
     }
     auto insert_kernel = sql::Statement::prepare(
@@ -155,7 +157,7 @@ Result<costmodel::MeasurementSet> Store::measurements(const std::string& hardwar
 
   auto collectives = sql::Statement::prepare(
       db,
-      "SELECT id, kind, ranks, uneven, bytes, time_us, algbw_gbps, busbw_gbps FROM collective_samples "
+      "SELECT id, kind, ranks, uneven, bytes, time_us, algbw_gbps, busbw_gbps, nodes FROM collective_samples "
       "WHERE hardware_id = ? ORDER BY id",
       path_);
   if (!collectives) return collectives.error();
@@ -176,6 +178,7 @@ Result<costmodel::MeasurementSet> Store::measurements(const std::string& hardwar
     sample.time_us = c.real(5);
     sample.algbw_gbps = c.real(6);
     sample.busbw_gbps = c.real(7);
+    sample.nodes = static_cast<int>(c.integer(8));
     set.collectives.push_back(sample);
   }
   if (rc != SQLITE_DONE) return c.error("cannot read collective samples");

@@ -21,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // The columns that make a sample what it is (everything but its id and machine).
-constexpr std::string_view kCollectiveColumns[] = {"kind",       "ranks",      "uneven", "bytes",      "time_us",
-                                                   "algbw_gbps", "busbw_gbps", "source", "recorded_at"};
+constexpr std::string_view kCollectiveColumns[] = {"kind",       "ranks",      "uneven", "bytes",       "time_us",
+                                                   "algbw_gbps", "busbw_gbps", "source", "recorded_at", "nodes"};
 constexpr std::string_view kKernelColumns[] = {"kind", "shape",           "flops",   "bytes",
                                                "rows", "concurrent_ranks", "time_us", "recorded_at"};
 constexpr std::string_view kCalibrationColumns[] = {"fitted_at",  "features",    "coefficients",     "runs",
@@ -118,7 +118,7 @@ class Merger {
       if (columns[static_cast<std::size_t>(c)] == "run_key") run_key = kFirst + c;
       if (columns[static_cast<std::size_t>(c)] == "started_at") started_at = kFirst + c;
     }
-    auto sources = source_run_columns(columns);
+    auto sources = source_columns("runs", "r", columns);
     if (!sources) return sources.error();
     auto select = there(fmt::format("SELECT r.id, h.key, {} FROM runs r JOIN hardware h ON h.id = r.hardware_id "
                                     "ORDER BY r.id",
@@ -182,38 +182,48 @@ class Merger {
     return true;
   }
 
-  // What to select from the other file's runs for each of `columns`: the column itself, or, for a
-  // column an older schema lacks (v3 added source, runtime, ...), the default this file's schema
-  // gives it, as its own migration would have filled it in.
-  Result<std::vector<std::string>> source_run_columns(const std::vector<std::string_view>& columns) {
-    auto there_columns = there("SELECT name FROM pragma_table_info('runs')");
+  // What to select from the other file's `table` (aliased `alias`) for each of `columns`: the
+  // column itself, or, for a column an older schema lacks (v3 added runs.source, v6
+  // collective_samples.nodes, ...), the default this file's schema gives it, as its own migration
+  // would have filled it in.
+  Result<std::vector<std::string>> source_columns(std::string_view table, std::string_view alias,
+                                                  std::span<const std::string_view> columns) {
+    const std::string info = fmt::format("SELECT name, dflt_value FROM pragma_table_info('{}')", table);
+    const std::string failed = fmt::format("cannot read the {} table's columns", table);
+    auto there_columns = there(info);
     if (!there_columns) return there_columns.error();
     std::set<std::string> present;
     int rc;
     while ((rc = there_columns.value().step()) == SQLITE_ROW) present.insert(there_columns->text(0));
-    if (rc != SQLITE_DONE) return there_columns->error("cannot read the runs table's columns");
-    auto defaults = here("SELECT name, dflt_value FROM pragma_table_info('runs')");
+    if (rc != SQLITE_DONE) return there_columns->error(failed);
+    auto defaults = here(info);
     if (!defaults) return defaults.error();
     std::map<std::string, std::string> default_of;
     while ((rc = defaults.value().step()) == SQLITE_ROW) {
       default_of[defaults->text(0)] = defaults->is_null(1) ? "NULL" : defaults->text(1);
     }
-    if (rc != SQLITE_DONE) return defaults->error("cannot read the runs table's columns");
+    if (rc != SQLITE_DONE) return defaults->error(failed);
     std::vector<std::string> out;
     for (std::string_view name : columns) {
       const std::string column(name);
-      if (present.count(column)) out.push_back("r." + column);
+      if (present.count(column)) out.push_back(fmt::format("{}.{}", alias, column));
       else if (auto it = default_of.find(column); it != default_of.end()) out.push_back(it->second);
-      else return Error{fmt::format("{}: runs has no column {}", into_path_, column)};
+      else return Error{fmt::format("{}: {} has no column {}", into_path_, table, column)};
     }
     return out;
   }
 
   // Identical samples are grouped and counted on both sides; the difference is added.
   Result<bool> samples(std::string_view table, std::span<const std::string_view> columns) {
-    auto select = there(fmt::format("SELECT h.key, {0}, count(*) FROM {1} s JOIN hardware h ON h.id = s.hardware_id "
-                                    "GROUP BY h.key, {0} ORDER BY min(s.id)",
-                                    each(columns, "s.{}", ", "), table));
+    auto sources = source_columns(table, "s", columns);
+    if (!sources) return sources.error();
+    // A default is a constant: nothing to group by (and SQLite reads an integer there as a column number).
+    std::vector<std::string> grouped;
+    for (const std::string& source : *sources)
+      if (source.starts_with("s.")) grouped.push_back(source);
+    auto select = there(fmt::format("SELECT h.key, {}, count(*) FROM {} s JOIN hardware h ON h.id = s.hardware_id "
+                                    "GROUP BY h.key, {} ORDER BY min(s.id)",
+                                    fmt::join(*sources, ", "), table, fmt::join(grouped, ", ")));
     if (!select) return select.error();
     auto present = here(
         fmt::format("SELECT count(*) FROM {} WHERE hardware_id = ? AND {}", table, each(columns, "{} IS ?", " AND ")));

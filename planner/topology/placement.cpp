@@ -188,7 +188,7 @@ Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOption
     for (int a : here)
       for (int b : there) remote = std::min(remote, near.route(a, b).latency_us);
     optimistic_remote_.latency_us = remote;
-    optimistic_remote_.crosses_nodes = true;
+    optimistic_remote_.nodes = 2;  // at least
   }
 }
 
@@ -215,7 +215,7 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
       const CommGroup& bound = remote ? optimistic_remote_ : optimistic_;
       g.busbw_gbps = bound.busbw_gbps;
       g.latency_us = bound.latency_us;
-      g.crosses_nodes = bound.crosses_nodes;
+      g.nodes = bound.nodes;
       continue;
     }
     // PipeFusion's stages send to the next stage in rank order (and the last back to the first).
@@ -228,7 +228,7 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
     if (it == axis_cache_.end())
       it = axis_cache_.emplace(key, evaluator_->evaluate(pattern, p.groups(mesh), p.device_order, per_node_)).first;
     const AxisBandwidth& bw = it->second;
-    g.crosses_nodes = bw.crosses_nodes;
+    g.nodes = bw.span_nodes;
     g.busbw_gbps = bw.busbw_gbps;
     g.latency_us = bw.latency_us;
     if (links) (*links)[i] = bw;

@@ -19,6 +19,9 @@ class RoundHardware final : public costmodel::HardwareModel {
     if (g.ranks <= 1) return {};
     return {0.01 + bytes * costmodel::busbw_factor(c, g.ranks) * 1e-6, costmodel::Source::kMeasured};
   }
+  std::string collective_source(costmodel::Collective, const costmodel::CommGroup&) const override {
+    return "round figures";
+  }
   Microseconds launch_us() const override { return 5; }
   const HardwareProfile& profile() const override { return hw_; }
 

@@ -288,19 +288,19 @@ TEST_CASE("busbw_factor follows nccl-tests", "[costmodel][collective]") {
 TEST_CASE("A collective costs latency plus bytes x factor over busbw", "[costmodel][collective]") {
   const auto hw = round_hardware();
   const cpplan::costmodel::DatasheetModel model(hw);
-  const CommGroup four{4, 1, false};
+  const CommGroup four{4, 1, 1};
   // 1e9 bytes at 100 GB/s: 10 ms per unit of factor; plus 10 us = 0.01 ms
   CHECK(model.collective(Collective::kAllReduce, 1e9, four).ms == Approx(0.01 + 15.0).epsilon(1e-12));
   CHECK(model.collective(Collective::kAllGather, 1e9, four).ms == Approx(0.01 + 7.5).epsilon(1e-12));
   CHECK(model.collective(Collective::kAllToAll, 1e9, four).ms == Approx(0.01 + 7.5).epsilon(1e-12));
   CHECK(model.collective(Collective::kReduceScatter, 1e9, four).ms == Approx(0.01 + 7.5).epsilon(1e-12));
-  CHECK(model.collective(Collective::kSendRecv, 1e9, {2, 1, false}).ms == Approx(0.01 + 10.0).epsilon(1e-12));
+  CHECK(model.collective(Collective::kSendRecv, 1e9, {2, 1, 1}).ms == Approx(0.01 + 10.0).epsilon(1e-12));
   CHECK(model.collective(Collective::kAllReduce, 1e9, four).source == cpplan::costmodel::Source::kDatasheet);
   // Across nodes the network link bounds it: 10 GB/s x 0.5 = 5 GB/s busbw, 20 us.
   // all-gather of 1e9 on 2 ranks: 0.02 + 1e9 x 0.5 / 5e9 s = 0.02 + 100 ms
-  CHECK(model.collective(Collective::kAllGather, 1e9, {2, 8, true}).ms == Approx(0.02 + 100.0).epsilon(1e-12));
+  CHECK(model.collective(Collective::kAllGather, 1e9, {2, 8, 2}).ms == Approx(0.02 + 100.0).epsilon(1e-12));
   // One rank or no bytes: free.
-  CHECK(model.collective(Collective::kAllReduce, 1e9, {1, 1, false}).ms == 0.0);
+  CHECK(model.collective(Collective::kAllReduce, 1e9, {1, 1, 1}).ms == 0.0);
   CHECK(model.collective(Collective::kAllReduce, 0, four).ms == 0.0);
 }
 

@@ -38,17 +38,17 @@ TEST_CASE("measured collectives replace the datasheet, per group size", "[costmo
   m.collectives.push_back({Collective::kAllReduce, 2, false, 1e6, 100, 10, 10});
   m.collectives.push_back({Collective::kAllReduce, 2, false, 1e8, 5000, 20, 20});
   const MeasuredModel model(hw, m, datasheet);
-  const Timed exact = model.collective(Collective::kAllReduce, 1e6, {2, 1, false});
+  const Timed exact = model.collective(Collective::kAllReduce, 1e6, {2, 1, 1});
   CHECK(exact.source == Source::kMeasured);
   CHECK(exact.ms == Approx(0.1));
   // 1e7 lies a third of the way... in log: halfway between 1e6 and 1e8 -> sqrt(100 * 5000) us
-  CHECK(model.collective(Collective::kAllReduce, 1e7, {2, 1, false}).ms == Approx(std::sqrt(100.0 * 5000.0) * 1e-3));
+  CHECK(model.collective(Collective::kAllReduce, 1e7, {2, 1, 1}).ms == Approx(std::sqrt(100.0 * 5000.0) * 1e-3));
   // 4 ranks borrow the 2-rank curve scaled by the bus factor: 2*3/4 / (2*1/2) = 1.5
-  CHECK(model.collective(Collective::kAllReduce, 1e6, {4, 1, false}).ms == Approx(0.15));
+  CHECK(model.collective(Collective::kAllReduce, 1e6, {4, 1, 1}).ms == Approx(0.15));
   // Nothing measured for all_gather: the datasheet answers, and says so.
-  const Timed fallback = model.collective(Collective::kAllGather, 1e6, {2, 1, false});
+  const Timed fallback = model.collective(Collective::kAllGather, 1e6, {2, 1, 1});
   CHECK(fallback.source == Source::kDatasheet);
-  CHECK(fallback.ms == Approx(datasheet.collective(Collective::kAllGather, 1e6, {2, 1, false}).ms));
+  CHECK(fallback.ms == Approx(datasheet.collective(Collective::kAllGather, 1e6, {2, 1, 1}).ms));
 }
 
 TEST_CASE("measured collectives beyond the largest probe grow at its bandwidth, below the smallest keep its latency",
@@ -60,7 +60,7 @@ TEST_CASE("measured collectives beyond the largest probe grow at its bandwidth, 
   m.collectives.push_back({Collective::kAllGather, 4, false, kMiB, 100, 0, 0});
   m.collectives.push_back({Collective::kAllGather, 4, false, 256 * kMiB, 20000, 0, 0});
   const MeasuredModel model(hw, m, datasheet);
-  const CommGroup four{4, 1, false};
+  const CommGroup four{4, 1, 1};
   // A 720p video's 1.5 GiB Ring gather is 6 x 256 MiB: 6 x 20 ms, not the 20 ms of the largest probe.
   CHECK(model.collective(Collective::kAllGather, 1.5 * kGiB, four).ms == Approx(120.0).epsilon(1e-12));
   CHECK(model.collective(Collective::kAllGather, 512 * kMiB, four).ms == Approx(40.0).epsilon(1e-12));
@@ -70,8 +70,45 @@ TEST_CASE("measured collectives beyond the largest probe grow at its bandwidth, 
   // Below 1 MiB the latency floor: 4 KiB costs what 1 MiB did.
   CHECK(model.collective(Collective::kAllGather, 4096, four).ms == Approx(0.1).epsilon(1e-12));
   // Another group size borrows the extrapolated curve through busbw: 8 ranks x (7/8) / (3/4).
-  CHECK(model.collective(Collective::kAllGather, 1.5 * kGiB, {8, 1, false}).ms ==
+  CHECK(model.collective(Collective::kAllGather, 1.5 * kGiB, {8, 1, 1}).ms ==
         Approx(120.0 * (7.0 / 8.0) / (3.0 / 4.0)).epsilon(1e-12));
+}
+
+TEST_CASE("a group inside a node is priced from the single-node curve, one across nodes from the multi-node one",
+          "[costmodel][measured][nodes]") {
+  const HardwareProfile& hw = *test::catalog().find_hardware("h100-sxm");
+  const DatasheetModel datasheet(hw);
+  MeasurementSet m;
+  // all_to_all of 8 ranks in one node (NVLink) and of 16 ranks on 2 nodes of 8 (the network).
+  m.collectives.push_back({Collective::kAllToAll, 8, false, kMiB, 20, 0, 0, 1});
+  m.collectives.push_back({Collective::kAllToAll, 8, false, 256 * kMiB, 800, 0, 0, 1});
+  m.collectives.push_back({Collective::kAllToAll, 16, false, kMiB, 610.3, 0, 0, 2});
+  m.collectives.push_back({Collective::kAllToAll, 16, false, 256 * kMiB, 61220, 0, 0, 2});
+  const MeasuredModel model(hw, m, datasheet);
+  const CommGroup inside{8, 1, 1}, across{16, 1, 2};
+  CHECK(model.collective(Collective::kAllToAll, 256 * kMiB, inside).ms == Approx(0.8).epsilon(1e-12));
+  CHECK(model.collective(Collective::kAllToAll, 256 * kMiB, across).ms == Approx(61.22).epsilon(1e-12));
+  CHECK(model.collective_source(Collective::kAllToAll, inside) == "measured all_to_all, 8 ranks on 1 node");
+  CHECK(model.collective_source(Collective::kAllToAll, across) == "measured all_to_all, 16 ranks on 2 nodes");
+  // 8 ranks spread over 2 nodes (stride 2): the 2-node curve, by busbw: x (7/8) / (15/16).
+  const CommGroup spread{8, 2, 2};
+  CHECK(model.collective(Collective::kAllToAll, 256 * kMiB, spread).ms ==
+        Approx(61.22 * (7.0 / 8.0) / (15.0 / 16.0)).epsilon(1e-12));
+  CHECK(model.collective_source(Collective::kAllToAll, spread) ==
+        "measured all_to_all, 16 ranks on 2 nodes, rescaled to 8 ranks on 2 nodes");
+  // 4 ranks in a node: the 8-rank single-node curve, never the network's although 16 is no farther.
+  CHECK(model.collective(Collective::kAllToAll, kMiB, {4, 1, 1}).ms ==
+        Approx(0.020 * (3.0 / 4.0) / (7.0 / 8.0)).epsilon(1e-12));
+
+  // Measured within a node only: a group across nodes falls back to the datasheet's network link.
+  MeasurementSet one_node;
+  one_node.collectives = {m.collectives[0], m.collectives[1]};
+  const MeasuredModel node_only(hw, one_node, datasheet);
+  const Timed fallback = node_only.collective(Collective::kAllToAll, 256 * kMiB, across);
+  CHECK(fallback.source == Source::kDatasheet);
+  CHECK(fallback.ms == Approx(datasheet.collective(Collective::kAllToAll, 256 * kMiB, across).ms));
+  CHECK(node_only.collective_source(Collective::kAllToAll, across) ==
+        "datasheet: h100-sxm's network link (no all_to_all measured across nodes)");
 }
 
 TEST_CASE("a kernel's rate saturates beyond the largest call probed, so its time grows with the work",

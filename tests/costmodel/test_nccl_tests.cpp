@@ -226,6 +226,7 @@ TEST_CASE("the MPI build under mpirun --tag-output, two nodes, NCCL INFO lines b
   REQUIRE(f.samples.size() == 6);  // 7 rows; the 0-byte one carries no bandwidth
   check_sample(f.samples[0], Collective::kAllReduce, 2, 1024, 45.10, 0.02, 0.02);
   check_sample(f.samples[5], Collective::kAllReduce, 2, 1073741824, 352100.0, 3.05, 3.05);
+  for (const auto& s : f.samples) CHECK(s.nodes == 2);  // each sample knows its ranks crossed nodes
 }
 
 TEST_CASE("kubectl's pod prefix before mpirun's tag, 16 ranks on 2 nodes, the out-of-place-only layout",
@@ -239,6 +240,7 @@ TEST_CASE("kubectl's pod prefix before mpirun's tag, 16 ranks on 2 nodes, the ou
   REQUIRE(f.samples.size() == 6);  // the NCCL WARN line between rows 3 and 4 is no row
   check_sample(f.samples[3], Collective::kAllToAll, 16, 1048576, 610.30, 1.72, 1.61);
   check_sample(f.samples[5], Collective::kAllToAll, 16, 268435456, 61220.0, 4.38, 4.11);
+  CHECK(f.samples[5].nodes == 2);
 }
 
 TEST_CASE("an older header without the test's name needs --collective; srun's prefix, 2 nodes of 4",
@@ -260,6 +262,10 @@ TEST_CASE("a file without a device list has no hosts; one of 0-byte rows only is
   CHECK(parsed->hosts.empty());
   CHECK(parsed->nodes() == 0);
   CHECK(parsed->ranks_per_node == 0);
+  CHECK(parsed->samples.at(0).nodes == 1);  // nothing says the ranks left one node
+  auto told = parse_nccl_tests_file(kHeader + kRow, "all_reduce_perf.txt", {.nodes = 2});
+  REQUIRE(told.ok());
+  CHECK(told->samples.at(0).nodes == 2);
   const std::string zero =
       "           0             0     float     sum      -1     0.12    0.00    0.00      0     0.11    0.00    0.00      0\n";
   CHECK(error_of(kHeader + zero, "all_reduce_perf.txt") ==

@@ -20,6 +20,9 @@
 namespace cpplan::test::store {
 
 namespace fs = std::filesystem;
+
+// The schema this cpplan writes (data/schema.cpp's migrations), stated here, not read from it.
+constexpr int kCurrentSchema = 6;
 using data::HardwareFingerprint;
 using data::RunRecord;
 using data::Store;

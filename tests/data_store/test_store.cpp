@@ -31,7 +31,6 @@ using namespace cpplan::test::store;  // the fixtures these tests share (store_t
 namespace {
 
 constexpr long long kCplnApplicationId = 0x43504C4E;
-constexpr int kCurrentSchema = 5;
 
 // Every field away from its default, with values that test exactness and binding.
 RunRecord full_run() {

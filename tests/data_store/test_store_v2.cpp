@@ -170,7 +170,7 @@ TEST_CASE("the committed v1 database migrates in place to the current schema wit
   fs::copy_file(original, path);
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 5);
+    CHECK(store.schema_version() == kCurrentSchema);
     const std::vector<StoredRun> runs = runs_of(store);
     REQUIRE(runs.size() == 2);
     // Newest first: ids 2 and 1 as the v1 code recorded them, every field as it wrote it.
@@ -192,7 +192,7 @@ TEST_CASE("the committed v1 database migrates in place to the current schema wit
     REQUIRE(latest.ok());
     CHECK_FALSE(latest->has_value());
   }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 5);
+  CHECK(raw_integer(path, "PRAGMA user_version") == kCurrentSchema);
   CHECK(raw_integer(path, "PRAGMA application_id") == 0x43504C4E);
   for (const char* table : {"collective_samples", "kernel_samples", "calibrations"}) {
     INFO(table);
@@ -223,7 +223,7 @@ TEST_CASE("a new database is created at the current schema with every table and 
   TempDir dir;
   const std::string path = dir.file("new.db");
   { Store store = open_store(path); }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 5);
+  CHECK(raw_integer(path, "PRAGMA user_version") == kCurrentSchema);
   CHECK(raw_integer(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('hardware', 'runs', "
                           "'run_metrics', 'collective_samples', 'kernel_samples', 'calibrations')") == 6);
   CHECK(raw_integer(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
@@ -584,8 +584,8 @@ TEST_CASE("merging a file that is not a cpplan database is refused and touches n
   SECTION("a database of a newer cpplan") {
     path = (dir.path() / "other" / "newer.db").string();
     { Store newer = open_store(path); }
-    raw_exec(path, "PRAGMA user_version = 6;");
-    expected = "schema version 6 is newer than this cpplan knows (5)";
+    raw_exec(path, "PRAGMA user_version = 7;");
+    expected = "schema version 7 is newer than this cpplan knows (6)";
   }
   SECTION("an empty file") {
     path = (dir.path() / "other" / "empty.db").string();

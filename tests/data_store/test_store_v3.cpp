@@ -83,7 +83,7 @@ TEST_CASE("the committed v2 database migrates in place to the current schema, it
   fs::copy_file(original, path);
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 5);
+    CHECK(store.schema_version() == kCurrentSchema);
     const std::vector<StoredRun> runs = runs_of(store);
     REQUIRE(runs.size() == 2);
     // The v2 code recorded v1_fixture's runs; a default RunRecord's new fields are what v3 fills in.
@@ -119,7 +119,7 @@ TEST_CASE("the committed v2 database migrates in place to the current schema, it
     REQUIRE(check.ok());
     CHECK(*check == "ok");
   }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 5);
+  CHECK(raw_integer(path, "PRAGMA user_version") == kCurrentSchema);
   // The columns' own defaults, read with sqlite directly.
   CHECK(raw_text(path, "SELECT source || '|' || runtime || '|' || text_encoder || '|' || vae || '|' || batch || '|' || "
                        "(image_ms IS NULL) || (text_encode_ms IS NULL) || (vae_decode_ms IS NULL) FROM runs WHERE id = 1") ==

@@ -55,7 +55,7 @@ TEST_CASE("the committed v3 database migrates in place to v4: batches kept, no t
   fs::copy_file(original, path);
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 5);  // v4, then v5 (PipeFusion)
+    CHECK(store.schema_version() == kCurrentSchema);  // v4, then v5 (PipeFusion) and on
     const std::vector<StoredRun> runs = runs_of(store);
     REQUIRE(runs.size() == 3);
     CHECK(runs[0].id == 3);
@@ -84,7 +84,7 @@ TEST_CASE("the committed v3 database migrates in place to v4: batches kept, no t
     REQUIRE(check.ok());
     CHECK(*check == "ok");
   }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 5);
+  CHECK(raw_integer(path, "PRAGMA user_version") == kCurrentSchema);
   CHECK(raw_text(path, "SELECT group_concat(id || ':' || batch || ':' || (predicted_transformer_peak_bytes IS NULL), ' ') "
                        "FROM runs") == "1:1:1 2:1:1 3:2:1 4:2:0");
   CHECK(read_bytes(original) == original_bytes);

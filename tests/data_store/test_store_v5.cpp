@@ -58,7 +58,7 @@ TEST_CASE("the committed v4 database migrates in place to v5: its run ran withou
   fs::copy_file(original, path);
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 5);
+    CHECK(store.schema_version() == kCurrentSchema);
     const std::vector<StoredRun> runs = runs_of(store);
     REQUIRE(runs.size() == 1);
     const RunRecord& r = runs[0].run;
@@ -74,7 +74,7 @@ TEST_CASE("the committed v4 database migrates in place to v5: its run ran withou
     REQUIRE(check.ok());
     CHECK(*check == "ok");
   }
-  CHECK(raw_integer(path, "PRAGMA user_version") == 5);
+  CHECK(raw_integer(path, "PRAGMA user_version") == kCurrentSchema);
   CHECK(raw_text(path, "SELECT group_concat(id || ':' || pipefusion_degree || ':' || num_pipeline_patch || ':' || "
                        "pipefusion_warmup_steps, ' ') FROM runs") == "1:1:1:0 2:2:4:1");
   CHECK(read_bytes(original) == original_bytes);

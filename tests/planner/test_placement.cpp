@@ -145,7 +145,7 @@ TEST_CASE("acceptance: on 2 x dgx-h100, Wan 14B's top plan keeps every all-to-al
   INFO("top: " << plan_label(top.plan.config));
   CHECK(top.plan.config.ulysses() > 1);
   CHECK(all_within_node(*top.placement, MeshAxis::kUlysses));
-  CHECK_FALSE(top.placement->layout[costmodel::CommAxis::kUlysses].crosses_nodes);
+  CHECK_FALSE(top.placement->layout[costmodel::CommAxis::kUlysses].crosses_nodes());
   // Every plan whose Ulysses groups cross nodes is predicted slower than the top plan.
   int crossing = 0;
   for (const RankedPlan& p : r.plans) {
