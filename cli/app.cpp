@@ -91,8 +91,11 @@ void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Pars
   add_run_options(*p.run, p.a);
   p.bench = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
   add_bench_options(*p.bench, p.bench_args);
-  app.add_option("--db", p.a.db, "with --hardware local: the database of this machine's probes (default "
-                                 "$XDG_DATA_HOME/cpplan/cpplan.db)");
+  app.add_option("--db", p.a.db, "with --hardware local or --cluster: the database of the probes and imports "
+                                 "(default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  app.add_option("--cluster", p.a.cluster,
+                 "price collectives from the nccl-tests logs imported under this cluster name (import-nccl-tests "
+                 "--cluster), each group from the curve of its node span; kernels from --hardware");
   CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
   p.db_check = db_cmd->add_subcommand("check", "integrity check of the database");
   p.db_check->add_option("--db", p.a.db, kDbHelp);
@@ -232,14 +235,14 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   if (throughput && parsed(p.check))
     throw InvalidInput{"--objective = throughput: not for check (one plan); rank replicas with recommend"};
   Context ctx = build_query(a, exe, err);
-  std::unique_ptr<session::QueryCostModel> model;
 #ifdef CPPLAN_HAVE_EXECUTOR
+  const auto machine = [&] { return session::this_machine(exe); };
+#else
   if (ctx.local_hardware)
-    model = std::make_unique<session::QueryCostModel>(ctx.query, a.db, session::this_machine(exe), ctx.catalog);
-#endif
-  if (!ctx.query.hardware)
     throw InvalidInput{"--hardware = local: this build has no executor to probe this machine (CPPLAN_EXECUTOR=OFF)"};
-  if (!model) model = std::make_unique<session::QueryCostModel>(ctx.query);
+  const auto machine = [] { return session::Machine{}; };
+#endif
+  const auto model = session::make_cost_model(ctx.query, {ctx.local_hardware, a.cluster, a.db}, machine, ctx.catalog);
   const planner::Planner planner(model->cost());
   if (parsed(p.check)) {
     const auto plan = planner.evaluate(ctx.query, plan_config(a));
@@ -255,6 +258,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   options.explain = a.explain;
   // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
   const auto report = planner.plan(ctx.query, session::planner_options(a, !a.json || a.all));
+  options.prediction_source = session::prediction_source(report.plans, model->local(), model->cluster());
   if (a.json) out << report_json(ctx.query, report, options).dump(2) << '\n';
   else print_report(out, ctx.query, report, options);
   return kExitOk;

@@ -224,6 +224,7 @@ json report_json(const Query& q, const planner::PlanReport& r, const RenderOptio
     if (p.plan.valid() || o.all) plans.push_back(plan_json(q, p));
   j["valid_plans"] = r.valid_count;
   j["invalid_plans"] = r.invalid_count;
+  j["prediction_source"] = o.prediction_source;
   j["plans"] = std::move(plans);
   return j;
 }
@@ -331,13 +332,9 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
   int fitting = 0;
   for (const RankedPlan& p : r.plans) fitting += p.plan.valid() && p.predicted->fits_memory;
-  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {} figures{}\n\n",
+  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {}\n\n",
              r.valid_count + r.invalid_count, r.valid_count, fitting, gib(hw.memory_bytes()), r.invalid_count,
-             r.plans.empty() || !r.plans.front().predicted ? "datasheet"
-                                                           : costmodel::to_string(r.plans.front().predicted->source),
-             !r.plans.empty() && r.plans.front().predicted && r.plans.front().predicted->calibrated
-                 ? ", step times calibrated to this machine's runs"
-                 : "");
+             o.prediction_source);
 
   // One row per computation: a plan's Ulysses and Ulysses Anything forms over an even split are
   // the same (--all lists each form).

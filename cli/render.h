@@ -15,6 +15,7 @@ struct RenderOptions {
   bool all = false;       // every plan, invalid ones with their reasons
   bool hardware_guessed = false;
   bool explain = false;   // per-group bandwidths and cost terms of the top plan
+  std::string prediction_source = "datasheet figures";  // session::prediction_source()
 };
 
 nlohmann::json query_json(const Query& q);

@@ -21,6 +21,7 @@
 #include "core/units.h"
 #include "costmodel/nccl_tests.h"
 #include "data/store.h"
+#include "session/cluster_model.h"
 
 namespace cpplan::cli {
 
@@ -43,10 +44,16 @@ double peak_busbw(const costmodel::NcclTestsFile& file) {
 
 void print_import_json(std::ostream& out, const costmodel::NcclTestsFile& file, const data::HardwareFingerprint& hw,
                        long long rows) {
-  const nlohmann::json j{{"collective", file.test},   {"ranks", file.ranks},
-                         {"nodes", file.nodes()},     {"ranks_per_node", file.ranks_per_node},
-                         {"hosts", file.hosts},       {"gpu", hw.gpu_name},
-                         {"rows", rows},              {"peak_busbw_gbps", peak_busbw(file)}};
+  const int nodes = file.samples.front().nodes;
+  const nlohmann::json j{{"collective", file.test},
+                         {"ranks", file.ranks},
+                         {"nodes", nodes},
+                         {"ranks_per_node", file.ranks_per_node > 0 ? file.ranks_per_node : (file.ranks + nodes - 1) / nodes},
+                         {"hosts", file.hosts},
+                         {"gpu", hw.gpu_name},
+                         {"cluster", hw.host},
+                         {"rows", rows},
+                         {"peak_busbw_gbps", peak_busbw(file)}};
   out << j.dump(2) << '\n';
 }
 
@@ -54,10 +61,15 @@ void print_import_json(std::ostream& out, const costmodel::NcclTestsFile& file, 
 void print_import(std::ostream& out, const std::string& name, const costmodel::NcclTestsFile& file,
                   const data::HardwareFingerprint& hw, long long rows, const std::string& path) {
   fmt::print(out, "{}: {} rows of {} recorded in {}\n", name, rows, file.test, path);
-  fmt::print(out, "  machine {} ({}, {}, host {})\n", hw.key(), hw.device_kind, hw.gpu_name, hw.host);
+  fmt::print(out, "  cluster {}: machine {} ({}, {}); plan with it: cpplan --cluster {} ...\n", hw.host, hw.key(),
+             hw.device_kind, hw.gpu_name, hw.host);
+  const int nodes = file.samples.front().nodes;
   if (file.nodes() > 0)
-    fmt::print(out, "  ranks on {} node{}, at most {} per node: {}\n", file.nodes(), file.nodes() == 1 ? "" : "s",
+    fmt::print(out, "  ranks on {} node{}, at most {} per node: {}\n", nodes, nodes == 1 ? "" : "s",
                file.ranks_per_node, fmt::join(file.hosts, ", "));
+  else
+    fmt::print(out, "  ranks on {} node{} (no device list in the file{})\n", nodes, nodes == 1 ? "" : "s",
+               nodes == 1 ? "; --nodes N if they sat on more" : "");
   // One line per collective and group size (a file holds one test, the store groups by both).
   std::map<std::pair<std::string, int>, std::vector<const costmodel::CollectiveSample*>> groups;
   for (const auto& sample : file.samples) {
@@ -81,11 +93,15 @@ void print_import(std::ostream& out, const std::string& name, const costmodel::N
 
 CLI::App* add_import_nccl_tests_command(CLI::App& app, StoreArgs& s) {
   CLI::App* cmd = app.add_subcommand("import-nccl-tests",
-                                     "record nccl-tests output (text table or -J JSON) as this machine's measurements");
+                                     "record nccl-tests output (text table or -J JSON) as measurements of the cluster it ran on");
   cmd->add_option("file", s.nccl_file, "output of all_reduce_perf, all_gather_perf, alltoall_perf, "
                                        "reduce_scatter_perf or sendrecv_perf")
       ->required();
   cmd->add_option("--ranks", s.ranks, "ranks of the test (default: from the file's device list or nThread x nGpus)");
+  cmd->add_option("--nodes", s.nodes, "nodes the ranks sat on (default: the hosts of the file's device list, else 1)");
+  cmd->add_option("--cluster", s.cluster,
+                  "name the measurements are recorded under, for cpplan --cluster NAME (default: the stem of the "
+                  "file's host names, e.g. gpu07 and gpu08 -> gpu; without a device list, this machine's host name)");
   cmd->add_option("--collective", s.collective, "the test, e.g. all_reduce_perf (default: from the file or its name)");
   cmd->add_option("--hardware-name", s.hardware_name, "GPU name of the fingerprint (default: the file's, else unknown)");
   cmd->add_option("--db", s.db, kDbHelp);
@@ -104,6 +120,7 @@ int import_nccl_tests_command(const StoreArgs& s, std::ostream& out, std::ostrea
   constexpr std::string_view kName = "cpplan import-nccl-tests";
   costmodel::NcclTestsOptions options;
   if (!s.ranks.empty()) options.ranks = parse_int("--ranks", s.ranks, 1, kMaxGpus);
+  if (!s.nodes.empty()) options.nodes = parse_int("--nodes", s.nodes, 1, kMaxGpus);
   options.collective = s.collective;
 
   std::ifstream in(s.nccl_file, std::ios::binary);
@@ -119,13 +136,18 @@ int import_nccl_tests_command(const StoreArgs& s, std::ostream& out, std::ostrea
   }
   const costmodel::NcclTestsFile& file = parsed.value();
 
-  // The samples describe the GPUs and links the file was measured on: name them after the file's
-  // GPU unless told otherwise. No rank count in the fingerprint, so that every group size of one
-  // machine lands under one key.
+  if (file.samples.front().nodes > file.ranks) {
+    fmt::print(err, "{}: --nodes = {}: more nodes than the test's {} ranks\n", kName, s.nodes, file.ranks);
+    return kExitInvalid;
+  }
+
+  // The samples describe the GPUs and links of the cluster the file was measured on: its GPU name
+  // and cluster name, unless told otherwise. No rank or node count in the fingerprint, so that
+  // every group size and node span of one cluster lands under one key.
   data::HardwareFingerprint hw;
   hw.device_kind = file.gpus ? "cuda" : "cpu";
   hw.gpu_name = !s.hardware_name.empty() ? s.hardware_name : !file.gpu_name.empty() ? file.gpu_name : "unknown";
-  hw.host = host_name();
+  hw.host = !s.cluster.empty() ? s.cluster : !file.hosts.empty() ? session::cluster_of_hosts(file.hosts) : host_name();
 
   const std::string path = store_path(s.db);
   auto store = data::Store::open(path);

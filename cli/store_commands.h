@@ -14,7 +14,7 @@ namespace cpplan::cli {
 
 struct StoreArgs {
   // import-nccl-tests
-  std::string nccl_file, ranks, collective, hardware_name, db;
+  std::string nccl_file, ranks, nodes, collective, hardware_name, cluster, db;
   // db merge
   std::vector<std::string> sources;
   std::string into;

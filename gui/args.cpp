@@ -59,6 +59,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/); repeatable");
   app.add_option("--db", o.db, "SQLite database of runs (default $XDG_DATA_HOME/cpplan/cpplan.db)");
+  app.add_option("--cluster", o.cluster, "price collectives from this cluster's nccl-tests imports in --db");
   app.add_option("--sweep-file", o.sweep_file, "the Sweep tab's sweep file (TOML; Start runs it)");
   app.add_option("--screenshot", o.screenshot, "render the window to this PNG once the plans are shown, then exit");
   app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run | calibration | sweep | fleet");
@@ -83,6 +84,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   try {
     QueryInput& in = o.input;
     in.db = o.db;  // --hardware local: this machine's probes and calibration there
+    in.cluster = o.cluster;
     in.model = model;
     in.topology = topology;
     in.hardware = !hardware.empty() || !topology.empty() ? hardware : "h100-sxm";
@@ -151,7 +153,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     auto q = make_query(*out.catalog, in);  // every field checked the way the planner will see it
     if (!q) throw Invalid{q.error().message};
     try {
-      check_local_hardware(*out.catalog, in);  // --hardware local: a database with this machine's probes
+      check_cost_model(*out.catalog, in);  // --hardware local, --cluster: a database with what they need
     } catch (const session::InvalidInput& e) {
       throw Invalid{e.message};
     }

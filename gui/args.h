@@ -15,6 +15,7 @@ struct GuiOptions {
   std::string screenshot;             // --screenshot FILE.png: render the window, then exit
   std::string tab = "plans";          // --tab plans|heatmap|...|sweep|fleet: shown first
   std::string db;                     // --db FILE: the run history (default data::Store::default_path())
+  std::string cluster;                // --cluster NAME: collectives from that cluster's nccl-tests imports in --db
   std::string sweep_file;             // --sweep-file FILE: the Sweep tab's file (not started)
   int width = 1480, height = 920;     // --size WxH of the window
 };

@@ -233,7 +233,7 @@ void MainWindow::apply_plan(PlanResult r) {
                          .arg(gpu_gib, 0, 'f', 1)
                          .arg(res.report.invalid_count)
                          .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1)
-                         .arg(QString::fromStdString(session::prediction_source(plans_->plans(), res.model->local()))));
+                         .arg(QString::fromStdString(session::prediction_source(plans_->plans(), res.model->local(), res.model->cluster()))));
   }
   update_counts();
   table_->resizeColumnsToContents();

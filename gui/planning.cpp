@@ -68,12 +68,12 @@ Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
   }
 }
 
-void check_local_hardware(const ProfileCatalog& catalog, const QueryInput& in) {
-  if (in.hardware != "local") return;
+void check_cost_model(const ProfileCatalog& catalog, const QueryInput& in) {
+  if (in.hardware != "local" && in.cluster.empty()) return;
   auto q = make_query(catalog, in);
   if (!q) return;  // the query's own error is reported by the caller
   Query query = *q;
-  const session::QueryCostModel local(query, in.db, cached_machine(), catalog);
+  session::make_cost_model(query, {in.hardware == "local", in.cluster, in.db}, cached_machine, catalog);
 }
 
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in) {
@@ -109,8 +109,7 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
   planner::PlannerOptions options;
   try {
     options = planner_options(in, true);
-    r.model = r.query->hardware ? std::make_shared<session::QueryCostModel>(*r.query)
-                                : std::make_shared<session::QueryCostModel>(*r.query, in.db, cached_machine(), *r.catalog);
+    r.model = session::make_cost_model(*r.query, {!r.query->hardware, in.cluster, in.db}, cached_machine, *r.catalog);
   } catch (const session::InvalidInput& e) {
     r.query.reset();
     r.error = e.message;

@@ -45,8 +45,10 @@ struct QueryInput {
   std::optional<TextEncoderPlacement> text_encoder;
   std::optional<VaePlacement> vae;
   // hardware "local": this machine's probes and latest calibration in this store (cpplan --db;
-  // the default path when empty), as cpplan --hardware local plans.
+  // the default path when empty), as cpplan --hardware local plans; `cluster`: the collectives of
+  // that cluster's nccl-tests imports there (cpplan --cluster).
   std::string db;
+  std::string cluster;
 
   bool operator==(const QueryInput&) const = default;
 };
@@ -57,9 +59,9 @@ struct QueryInput {
 // fills it from this machine's measured model).
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 
-// With hardware "local": throws session::InvalidInput, with the CLI's one line, when in.db holds
-// no probe of this machine (or is missing); nothing otherwise.
-void check_local_hardware(const ProfileCatalog& catalog, const QueryInput& in);
+// With hardware "local" or a cluster: throws session::InvalidInput, with the CLI's one line, when
+// in.db holds no probe of this machine or no import of the cluster (or is missing); nothing otherwise.
+void check_cost_model(const ProfileCatalog& catalog, const QueryInput& in);
 
 // One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in);

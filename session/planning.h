@@ -3,12 +3,14 @@
 // hardware profile, or, with `--hardware local`, this machine's measured (and calibrated) model,
 // the query then run as the executor runs it here (fp32 on its CPU, bf16 on its GPUs).
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "costmodel/cost_model.h"
 #include "planner/planner.h"
+#include "session/cluster_model.h"
 #include "session/local_model.h"
 
 namespace cpplan::session {
@@ -23,21 +25,43 @@ class QueryCostModel {
   // This machine's model from the store `db` (default path when empty); points `q` at it (its
   // hardware, runtime and the model as executed). InvalidInput without a probe of `machine`.
   QueryCostModel(Query& q, const std::string& db, const Machine& machine, const ProfileCatalog& catalog);
+  // `--cluster NAME`: q.hardware's datasheet, its collectives priced from the nccl-tests imports
+  // of cluster `cluster` in the store `db`. InvalidInput as open_cluster_model.
+  QueryCostModel(const Query& q, const std::string& db, const std::string& cluster);
 
   const costmodel::CostModel& cost() const { return *cost_; }
   // The local model, or null for a datasheet one.
   const LocalModel* local() const { return local_.get(); }
+  // The cluster's model, or null.
+  const ClusterModel* cluster() const { return cluster_.get(); }
 
  private:
   std::unique_ptr<LocalModel> local_;
+  std::unique_ptr<ClusterModel> cluster_;
   std::unique_ptr<ModelProfile> as_run_;
   std::unique_ptr<costmodel::DatasheetModel> datasheet_;
   std::unique_ptr<costmodel::CostModel> cost_;
 };
 
+// What a query is planned with, as the user chose it: `--hardware local` (this machine's probes in
+// `db`; `machine` says which machine that is), `--cluster NAME` (a cluster's nccl-tests imports in
+// `db`), else the datasheet of q.hardware.
+struct CostModelChoice {
+  bool local_hardware = false;
+  std::string cluster;
+  std::string db;
+};
+// The model of `choice` for `q` (pointed at the local model's hardware with --hardware local);
+// InvalidInput (one line) for both choices at once or a store that does not have what they need.
+std::unique_ptr<QueryCostModel> make_cost_model(Query& q, const CostModelChoice& choice,
+                                                const std::function<Machine()>& machine,
+                                                const ProfileCatalog& catalog);
+
 // Where ranked plans' predictions come from, as both fronts state it: "datasheet figures",
 // "measured figures", with ", step times calibrated to this machine's runs (calibration vN)" when
-// `local` (may be null) has a calibration.
-std::string prediction_source(const std::vector<planner::RankedPlan>& plans, const LocalModel* local);
+// `local` (may be null) has a calibration, and ", collectives measured on cluster NAME" with
+// `cluster` (may be null).
+std::string prediction_source(const std::vector<planner::RankedPlan>& plans, const LocalModel* local,
+                              const ClusterModel* cluster = nullptr);
 
 }  // namespace cpplan::session

@@ -28,6 +28,8 @@ struct Options {
   // topology-aware placement
   std::string topology, topology_file, nodes;
   bool explain = false;
+  // collectives priced from the nccl-tests imports of this cluster in --db (session/cluster_model.h)
+  std::string cluster;
   // recommend
   std::string top = "10";
   bool all = false;

@@ -1,7 +1,5 @@
 // `cpplan import-nccl-tests` and `cpplan db merge` in-process on real files: what they record and
 // print, and bad input as one line with exit code 3.
-#include <catch2/catch.hpp>
-
 #include <stdlib.h>
 
 #include <algorithm>
@@ -15,7 +13,13 @@
 #include "exec/machine.h"
 #include "costmodel/calibration.h"
 #include "data/store.h"
+#include "session/cluster_model.h"
 #include "tests/cli/run_cli.h"
+
+// Last: LibTorch (through exec/machine.h) defines glog's CHECK, which would replace Catch's and
+// abort on the first failure instead of counting it.
+#undef CHECK
+#include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
 using cpplan::test::run_cli;
@@ -48,17 +52,21 @@ TEST_CASE("import-nccl-tests records every row under the file's GPU and prints t
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("18 rows of all_reduce_perf recorded in " + db));
-  CHECK_THAT(r.out, Catch::Contains("(cuda, NVIDIA H100 80GB HBM3, host "));
+  // The cluster is named after the stem of its host names (gpu-node-03 -> gpu-node).
+  CHECK_THAT(r.out, Catch::Contains("  cluster gpu-node: machine "));
+  CHECK_THAT(r.out, Catch::Contains("(cuda, NVIDIA H100 80GB HBM3); plan with it: cpplan --cluster gpu-node ..."));
   CHECK_THAT(r.out, Catch::Contains("all_reduce          8    18  1 KiB .. 128 MiB       351.79 GB/s at 128 MiB"));
 
-  const auto j = run_cli({"import-nccl-tests", fixture("all_gather_perf.json"), "--db", db});
+  // The JSON has no host list: --cluster files it with the first.
+  const auto j = run_cli({"import-nccl-tests", fixture("all_gather_perf.json"), "--cluster", "gpu-node", "--db", db});
   REQUIRE(j.code == 0);
   CHECK_THAT(j.out, Catch::Contains("all_gather          8     6  1 MiB .. 1 GiB         371.10 GB/s at 1 GiB"));
 
   auto store = open_store(db);
   auto machines = store.hardware();
   REQUIRE(machines.ok());
-  REQUIRE(machines->size() == 1);  // both files: one machine
+  REQUIRE(machines->size() == 1);  // both files: one cluster
+  CHECK(machines->front().host == "gpu-node");
   CHECK(machines->front().device_kind == "cuda");
   CHECK(machines->front().gpu_name == "NVIDIA H100 80GB HBM3");
   auto m = store.measurements(machines->front().key());
@@ -82,6 +90,7 @@ TEST_CASE("import-nccl-tests --json: a two-node MPI log, its hosts, ranks per no
   CHECK(j["gpu"] == "NVIDIA A100-SXM4-40GB");
   CHECK(j["rows"] == 6);  // 7 rows, the 0-byte one left out
   CHECK(j["peak_busbw_gbps"] == 3.05);
+  CHECK(j["cluster"] == "test-nccl-efa-worker");
   const auto text = run_cli({"import-nccl-tests", fixture("nccl-old.log"), "--collective", "all_gather_perf", "--db", db});
   REQUIRE(text.code == 0);
   CHECK_THAT(text.out, Catch::Contains("ranks on 2 nodes, at most 4 per node: gpu-a01, gpu-a02"));
@@ -158,6 +167,102 @@ TEST_CASE("db merge combines job databases without duplicates and refuses foreig
   CHECK_THAT(refused.err, Catch::EndsWith("(merged before it: 1 of 2 files)\n"));
 
   CHECK(run_cli({"db", "merge", a}).code == 2);  // --into is required
+}
+
+TEST_CASE("import-nccl-tests records the nodes: from the device list, or --nodes for a file without one",
+          "[cli][store][nodes]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  const auto r = run_cli({"import-nccl-tests", fixture("alltoall_perf.txt"), "--nodes", "2", "--cluster", "lab",
+                          "--db", db, "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["nodes"] == 2);
+  CHECK(j["cluster"] == "lab");
+  auto store = open_store(db);
+  auto machines = store.hardware();
+  REQUIRE(machines.ok());
+  REQUIRE(machines->size() == 1);
+  CHECK(machines->front().host == "lab");
+  const auto set = store.measurements(machines->front().key()).value();
+  for (const auto& sample : set.collectives) CHECK(sample.nodes == 2);
+
+  const auto too_many = run_cli({"import-nccl-tests", fixture("all_reduce_perf_mpi-2nodes.txt"), "--nodes", "3",
+                                 "--db", db});
+  CHECK(too_many.code == 3);
+  CHECK(too_many.err == "cpplan import-nccl-tests: --nodes = 3: more nodes than the test's 2 ranks\n");
+}
+
+TEST_CASE("a cluster is named after the stem its host names share", "[cli][store][nodes]") {
+  using cpplan::session::cluster_of_hosts;
+  CHECK(cluster_of_hosts({"gpu07", "gpu12"}) == "gpu");
+  CHECK(cluster_of_hosts({"nccl-tests-worker-0", "nccl-tests-worker-1"}) == "nccl-tests-worker");
+  CHECK(cluster_of_hosts({"node-a.cluster.local", "node-b.cluster.local"}) == "node");
+  CHECK(cluster_of_hosts({"gpu-node-03"}) == "gpu-node");
+  CHECK(cluster_of_hosts({"alpha", "beta"}) == "alpha");  // nothing shared: the first host
+  CHECK(cluster_of_hosts({}).empty());
+}
+
+// The cluster of the fixtures: nccl-tests-worker-0 alone (8 ranks, NVLink: 315 GB/s all_to_all busbw
+// at 256 MiB, 745.2 us) and with nccl-tests-worker-1 (16 ranks on 2 nodes: 4.11 GB/s, 61220 us).
+TEST_CASE("--cluster prices a Ulysses group across nodes from the 2-node curve, one inside a node from the 1-node one",
+          "[cli][store][nodes]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  for (const char* log : {"alltoall_perf-kubectl-2nodes.txt", "alltoall_perf-1node.txt"}) {
+    const auto imported = run_cli({"import-nccl-tests", fixture(log), "--db", db});
+    INFO(imported.err);
+    REQUIRE(imported.code == 0);
+    CHECK_THAT(imported.out, Catch::Contains("cluster nccl-tests-worker: "));
+  }
+  const auto check = [&](std::vector<std::string> plan) {
+    std::vector<std::string> args{"check",     "--model", "flux.2-dev", "--res",     "1024x1024",
+                                  "--gpus",    "16",      "--topology", "dgx-h100", "--nodes",
+                                  "2",         "--hardware", "h100-sxm", "--cluster", "nccl-tests-worker",
+                                  "--db",      db,        "--explain"};
+    args.insert(args.end(), plan.begin(), plan.end());
+    return run_cli(args);
+  };
+  const auto across = check({"--ulysses", "16"});
+  INFO(across.err);
+  REQUIRE(across.code == 0);
+  CHECK_THAT(across.out, Catch::Contains("  ulysses      16       1  all_to_all  2 nodes"));
+  CHECK_THAT(across.out, Catch::Contains("priced by: measured all_to_all, 16 ranks on 2 nodes\n"));
+  // No all_gather was imported: the CP output gather keeps the placement's datasheet links.
+  CHECK_THAT(across.out, Catch::Contains("priced by: datasheet: the links of the group's placement (no all_gather "
+                                         "measured across nodes)"));
+  const auto inside = check({"--ulysses", "8", "--ring", "2"});
+  REQUIRE(inside.code == 0);
+  CHECK_THAT(inside.out, Catch::Contains("  ulysses       8       2  all_to_all  1 node"));
+  CHECK_THAT(inside.out, Catch::Contains("priced by: measured all_to_all, 8 ranks on 1 node\n"));
+
+  // The ranking says where its collectives came from, in text and JSON.
+  const auto ranked = run_cli({"--model", "flux.2-dev", "--gpus", "16", "--topology", "dgx-h100", "--nodes", "2",
+                               "--hardware", "h100-sxm",
+                               "--cluster", "nccl-tests-worker", "--db", db, "--json"});
+  REQUIRE(ranked.code == 0);
+  CHECK(nlohmann::json::parse(ranked.out)["prediction_source"] ==
+        "datasheet figures, collectives measured on cluster nccl-tests-worker (NVIDIA H100 80GB HBM3)");
+}
+
+TEST_CASE("--cluster refuses an unknown cluster, a missing database and --hardware local in one line",
+          "[cli][store][nodes]") {
+  TempDir dir;
+  const std::string db = dir.file("cpplan.db");
+  const auto missing = run_cli({"--gpus", "8", "--hardware", "h100-sxm", "--cluster", "lab", "--db", db});
+  CHECK(missing.code == 3);
+  CHECK(missing.err == "cpplan: --cluster = lab: no database at " + db +
+                           " (import its nccl-tests logs with cpplan import-nccl-tests FILE --cluster lab)\n");
+  CHECK_FALSE(fs::exists(db));  // a query creates no database
+  REQUIRE(run_cli({"import-nccl-tests", fixture("alltoall_perf-1node.txt"), "--db", db}).code == 0);
+  const auto unknown = run_cli({"--gpus", "8", "--hardware", "h100-sxm", "--cluster", "lab", "--db", db});
+  CHECK(unknown.code == 3);
+  CHECK(unknown.err == "cpplan: --cluster = lab: " + db + " holds no imports of that cluster (there: nccl-tests-worker)\n");
+  const auto local = run_cli({"--gpus", "8", "--hardware", "local", "--cluster", "nccl-tests-worker", "--db", db});
+  CHECK(local.code == 3);
+  CHECK(lines(local.err) == 1);
+  CHECK_THAT(local.err, Catch::Contains("--cluster = nccl-tests-worker: "));
 }
 
 TEST_CASE("hardware local plans with this machine's probes and calibration, and says so", "[cli][store]") {

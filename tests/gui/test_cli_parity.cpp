@@ -211,3 +211,35 @@ TEST_CASE("The GUI plans --hardware local from this machine's probes and latest 
   INFO(w.status_text().toStdString());
   CHECK(w.status_text().contains(QStringLiteral("step times calibrated to this machine's runs (calibration v1)")));
 }
+
+TEST_CASE("The GUI plans --cluster from a cluster's nccl-tests imports, as the CLI", "[gui][nodes]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const std::string db = dir.file("cluster.db");
+  const std::string logs = std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/nccl-tests/";
+  for (const char* log : {"alltoall_perf-kubectl-2nodes.txt", "alltoall_perf-1node.txt"})
+    cpplan_stdout({"import-nccl-tests", logs + log, "--db", db});
+  QueryInput in = input("flux.2-dev", "h100-sxm", 16, 1024, 1024);
+  in.topology = "dgx-h100";
+  in.nodes = 2;
+  in.db = db;
+  in.cluster = "nccl-tests-worker";
+  const auto gui = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
+  REQUIRE(gui.error.empty());
+  const json cli = json::parse(cpplan_stdout({"--model", "flux.2-dev", "--hardware", "h100-sxm", "--gpus", "16",
+                                              "--res", "1024x1024", "--topology", "dgx-h100", "--nodes", "2",
+                                              "--cluster", "nccl-tests-worker", "--db", db, "--json", "--top",
+                                              "1000"}));
+  REQUIRE(cli.at("plans").size() == static_cast<std::size_t>(gui.report.valid_count));
+  for (std::size_t i = 0; i < cli["plans"].size(); ++i) {
+    CHECK(plan_label(gui.report.plans[i].plan.config) == cli["plans"][i].at("label"));
+    CHECK(gui.report.plans[i].predicted->step_ms == Approx(cli["plans"][i]["predicted"]["step_ms"].get<double>()));
+  }
+  CHECK(cpplan::session::prediction_source(gui.report.plans, gui.model->local(), gui.model->cluster()) ==
+        cli.at("prediction_source"));
+
+  // An unknown cluster: the CLI's line.
+  in.cluster = "lab";
+  const auto unknown = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
+  CHECK(unknown.error == "--cluster = lab: " + db + " holds no imports of that cluster (there: nccl-tests-worker)");
+}
