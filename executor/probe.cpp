@@ -65,7 +65,8 @@ std::vector<CollectiveSample> probe_collectives(const ProbeOptions& o, const c10
       const int reps = repetitions(bytes * g);
       auto record = [&](Collective kind, bool uneven, double size, double us) {
         const double algbw = size / (us * 1e-6) / 1e9;
-        out.push_back({kind, g, uneven, size, us, algbw, algbw * costmodel::busbw_factor(kind, g)});
+        // The probe's ranks run on this machine: one node.
+        out.push_back({kind, g, uneven, size, us, algbw, algbw * costmodel::busbw_factor(kind, g), 1});
       };
       step(fmt_label("all_gather", g, bytes));
       record(Collective::kAllGather, false, bytes * g, time_collective(*pg, dev, reps, [&] {

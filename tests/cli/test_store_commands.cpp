@@ -206,7 +206,7 @@ TEST_CASE("a cluster is named after the stem its host names share", "[cli][store
 
 // The cluster of the fixtures: nccl-tests-worker-0 alone (8 ranks, NVLink: 315 GB/s all_to_all busbw
 // at 256 MiB, 745.2 us) and with nccl-tests-worker-1 (16 ranks on 2 nodes: 4.11 GB/s, 61220 us).
-TEST_CASE("--cluster prices a Ulysses group across nodes from the 2-node curve, one inside a node from the 1-node one",
+TEST_CASE("cpplan --cluster prices a Ulysses group across nodes from the 2-node curve, one inside a node from the 1-node one",
           "[cli][store][nodes]") {
   TempDir dir;
   const std::string db = dir.file("cpplan.db");
@@ -246,7 +246,7 @@ TEST_CASE("--cluster prices a Ulysses group across nodes from the 2-node curve, 
         "datasheet figures, collectives measured on cluster nccl-tests-worker (NVIDIA H100 80GB HBM3)");
 }
 
-TEST_CASE("--cluster refuses an unknown cluster, a missing database and --hardware local in one line",
+TEST_CASE("cpplan --cluster refuses an unknown cluster, a missing database and --hardware local in one line",
           "[cli][store][nodes]") {
   TempDir dir;
   const std::string db = dir.file("cpplan.db");
