@@ -1,6 +1,7 @@
 #include "cli/render.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <map>
@@ -46,6 +47,37 @@ void print_snippets(std::ostream& out, const std::string& snippets) {
     else
       fmt::print(out, "  {}\n", line);
     start = nl == std::string::npos ? snippets.size() : nl + 1;
+  }
+}
+
+// Static-shape runtimes (XLA on TPU and Neuron): what the warm-up costs before the first image, and
+// that every other size compiles again.
+void print_warmup(std::ostream& out, const Query& q, const costmodel::Prediction& pr) {
+  if (pr.warmup_ms <= 0) return;
+  const std::string size = fmt::format("{}x{}{}, batch {}", q.resolution.width, q.resolution.height,
+                                       q.model->video ? fmt::format(" x {} frames", q.frames) : "", q.batch);
+  const double images = std::ceil(pr.warmup_ms / std::max(1e-9, 0.1 * pr.image_ms));
+  fmt::print(out,
+             "warm-up: {:.0f} s XLA compile for {} + one image = {:.0f} s before the first timed image (not in "
+             "steps/s or s per image); a second resolution, frame count or batch in the same process compiles "
+             "again: {:.0f} s more; at this size alone the warm-up falls under 10% per image after {:.0f} images\n",
+             pr.compile_ms / 1e3, size, pr.warmup_ms / 1e3, pr.compile_ms / 1e3, images);
+}
+
+// When no framework runs the top plan: for each framework, the fastest plan it runs and its gap.
+void print_runnable_alternatives(std::ostream& out, const Query& q, const planner::PlanReport& r,
+                                 const RankedPlan& top) {
+  if (top.frameworks.bits != 0) return;
+  for (int i = 0; i < planner::kFrameworkCount; ++i) {
+    const auto f = static_cast<planner::Framework>(i);
+    const auto it = std::find_if(r.plans.begin(), r.plans.end(),
+                                 [&](const RankedPlan& p) { return p.plan.valid() && p.frameworks.has(f); });
+    if (it == r.plans.end()) continue;
+    fmt::print(out, "\nthe fastest plan {} runs: {} ({}), {:.0f}% slower than the top plan:\n", planner::to_string(f),
+               plan_label(it->plan.config), display_name(it->plan.variant),
+               (it->predicted->step_ms / top.predicted->step_ms - 1) * 100);
+    const auto snippet = planner::snippets_for(q, *it)[i].text;
+    print_snippets(out, "# " + std::string(planner::to_string(f)) + "\n" + snippet);
   }
 }
 
@@ -121,6 +153,26 @@ json query_json(const Query& q) {
   return j;
 }
 
+// "snippets": each framework's script or note (null when it cannot run the plan), the text the
+// CLI and the GUI show; "frameworks_unavailable": why, for those that cannot. Both null for an
+// invalid plan.
+void add_snippets_json(json& j, const Query& q, const RankedPlan& rp) {
+  if (!rp.plan.valid() || !rp.predicted) {
+    j["snippets"] = nullptr;
+    j["frameworks_unavailable"] = nullptr;
+    return;
+  }
+  const auto all = planner::snippets_for(q, rp);
+  json snippets = json::object(), unavailable = json::object();
+  for (int i = 0; i < planner::kFrameworkCount; ++i) {
+    const std::string name(planner::to_string(static_cast<planner::Framework>(i)));
+    snippets[name] = all[i].text.empty() ? json(nullptr) : json(all[i].text);
+    if (!all[i].unavailable.empty()) unavailable[name] = all[i].unavailable;
+  }
+  j["snippets"] = std::move(snippets);
+  j["frameworks_unavailable"] = std::move(unavailable);
+}
+
 json plan_json(const Query& q, const RankedPlan& rp) {
   const Plan& p = rp.plan;
   const ParallelConfig& c = p.config;
@@ -192,6 +244,8 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                       {"source", costmodel::to_string(pr.source)},
                       {"step_comm_extra_source", source_json(pr.step_comm_extra_source)},
                       {"calibrated", pr.calibrated},
+                      {"compile_ms", pr.compile_ms},
+                      {"warmup_ms", pr.warmup_ms},
                       {"uncalibrated_step_ms", pr.calibrated ? json(pr.uncalibrated_step_ms) : json(nullptr)},
                       {"blocks", blocks},
                       {"memory",
@@ -212,8 +266,8 @@ json plan_json(const Query& q, const RankedPlan& rp) {
     j["predicted"] = nullptr;
   }
   j["frameworks"] = rp.frameworks.names();
+  add_snippets_json(j, q, rp);
   if (rp.placement) j["placement"] = placement_json(*rp.placement);
-  (void)q;
   return j;
 }
 
@@ -403,7 +457,9 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
              pr.text_encode_ms / 1e3, q.steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
              to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
              pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
+  print_warmup(out, q, pr);
   print_snippets(out, planner::framework_snippets(q, top));
+  print_runnable_alternatives(out, q, r, top);
   if (top.placement) print_placement(out, q, top);
   if (o.explain) print_explain(out, q, top);
 }
@@ -437,6 +493,7 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
   fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
              pr.fits_memory ? "fits" : "does NOT fit");
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
+  print_warmup(out, q, pr);
   if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
   if (p.placement) print_placement(out, q, p);
   if (explain) print_explain(out, q, p);

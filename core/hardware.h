@@ -11,8 +11,14 @@
 namespace cpplan {
 
 // nvswitch: all-to-all NVLink through switches; pcie: peer-to-peer over PCIe;
-// pcie_host: PCIe without P2P (traffic staged through host memory); ici: TPU torus links.
-enum class LinkKind { kNvSwitch, kPcie, kPcieHost, kIci };
+// pcie_host: PCIe without P2P (traffic staged through host memory); ici: TPU torus links;
+// neuronlink: AWS Trainium / Inferentia chip-to-chip links.
+enum class LinkKind { kNvSwitch, kPcie, kPcieHost, kIci, kNeuronLink };
+
+// What runs on the accelerator, which decides the frameworks that can (planner/frameworks.h):
+// CUDA GPUs; Google TPUs (PyTorch/XLA through torch_tpu); AWS Neuron chips (PyTorch/XLA through
+// torch-neuronx).
+enum class DeviceFamily { kCuda, kTpu, kNeuron };
 
 struct Link {
   GBps bandwidth_gbps = 0;     // per direction, per device
@@ -29,6 +35,7 @@ struct HardwareProfile {
   // timings scale the efficiencies of every profile of an architecture (core/fit.h).
   std::string architecture;
   std::string fitted_by;           // the fit whose multipliers were applied ("" when none)
+  DeviceFamily family = DeviceFamily::kCuda;
 
   TFlopsPerSec bf16_tflops = 0;    // dense, no sparsity
   double memory_mib = 0;           // capacity as nvidia-smi reports it
@@ -55,5 +62,6 @@ struct HardwareProfile {
 };
 
 std::string_view to_string(LinkKind k);
+std::string_view to_string(DeviceFamily f);  // "cuda", "tpu", "neuron"
 
 }  // namespace cpplan

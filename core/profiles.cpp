@@ -200,11 +200,12 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   Reader r(root, path, "", &error);
   HardwareProfile h;
   h.source = path;
-  r.only({"name", "description", "architecture", "match", "compute", "memory", "interconnect", "network", "host",
-          "efficiency"});
+  r.only({"name", "description", "architecture", "family", "match", "compute", "memory", "interconnect", "network",
+          "host", "efficiency"});
   read_name(r, path, h.name);
   r.string("description", h.description, false);
   r.string("architecture", h.architecture, false);
+  r.choice("family", h.family, {"cuda", "tpu", "neuron"}, false);
   if (const toml::node* n = root.get("match"); n && r.ok()) {
     if (!n->is_array()) r.fail("match", "...", "must be an array of strings");
     else
@@ -238,7 +239,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   if (const auto* t = r.table("interconnect"); t && r.ok()) {
     Reader l = r.sub(*t, "interconnect");
     l.only({"kind", "bandwidth_gbps", "latency_us", "efficiency", "gpus_per_node"});
-    l.choice("kind", h.link_kind, {"nvswitch", "pcie", "pcie_host", "ici"});
+    l.choice("kind", h.link_kind, {"nvswitch", "pcie", "pcie_host", "ici", "neuronlink"});
     read_link(l, h.intra_node);
     l.integer("gpus_per_node", h.gpus_per_node, 1, 1024);
   }
@@ -295,7 +296,7 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
   Reader r(root, path, "", &error);
   RuntimeProfile rt;
   rt.source = path;
-  r.only({"name", "description", "host", "ops", "device"});
+  r.only({"name", "description", "host", "ops", "device", "compile"});
   read_name(r, path, rt.name);
   r.string("description", rt.description, false);
   if (const auto* t = r.table("host"); t && r.ok()) {
@@ -324,8 +325,15 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
   }
   if (const auto* t = r.table("device"); t && r.ok()) {
     Reader d = r.sub(*t, "device");
-    d.only({"elementwise_traffic"});
+    d.only({"elementwise_traffic", "explicit_attention_scores"});
     d.number("elementwise_traffic", rt.elementwise_traffic, 0, 100, true, true);
+    d.boolean("explicit_attention_scores", rt.explicit_attention_scores, false);
+  }
+  if (const auto* t = r.table("compile", false); t && r.ok()) {
+    Reader c = r.sub(*t, "compile");
+    c.only({"base_s", "per_block_s"});
+    c.number("base_s", rt.compile_base_s, 0, 1e6);
+    c.number("per_block_s", rt.compile_per_block_s, 0, 1e6);
   }
   if (!r.ok()) return Error{error};
   return rt;
@@ -531,8 +539,12 @@ std::string_view to_string(Modulation m) {
 }
 std::string_view to_string(TextHandling t) { return t == TextHandling::kJoint ? "joint" : "cross"; }
 std::string_view to_string(LinkKind k) {
-  constexpr std::string_view n[] = {"nvswitch", "pcie", "pcie_host", "ici"};
+  constexpr std::string_view n[] = {"nvswitch", "pcie", "pcie_host", "ici", "neuronlink"};
   return n[static_cast<int>(k)];
+}
+std::string_view to_string(DeviceFamily f) {
+  constexpr std::string_view n[] = {"cuda", "tpu", "neuron"};
+  return n[static_cast<int>(f)];
 }
 
 }  // namespace cpplan

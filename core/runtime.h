@@ -51,6 +51,14 @@ struct RuntimeProfile {
   // RoPE and gated residuals each read and write their tensors once; eager frameworks move more:
   // fp32 RMSNorm and RoPE, unfused modulation).
   double elementwise_traffic = 1;
+  // Attention through diffusers' classic AttnProcessor (what XLA compiles): the score matrix of
+  // each call (query x key tokens x heads) is written to memory, and its softmax beside it.
+  bool explicit_attention_scores = false;
+  // Static shapes (XLA): every distinct (resolution, frames, batch) compiles its graphs before
+  // its first image: base_s plus per_block_s per transformer block. 0: no compile step.
+  double compile_base_s = 0;
+  double compile_per_block_s = 0;
+  bool compiles() const { return compile_base_s > 0 || compile_per_block_s > 0; }
 
   // Host time of `ops` ops of the transformer, and of the eager parts, ms.
   Milliseconds host_ms(double ops) const { return ops * us_per_op * 1e-3; }

@@ -191,7 +191,10 @@ class BlockBuilder {
     const double t = ctx_.axes.t, f = ctx_.m.ffn_hidden;
     const bool cross = g_.kind == BlockKind::kCross;
     const Bytes qkvo = 4.0 * ctx_.tokens * d() / t * b() + (cross ? 2.0 * ctx_.text * d() / t * b() : 0.0);
-    const Bytes attention = nb() * (qkvo + ctx_.attention.transient_bytes);
+    // The classic attention processor (XLA) writes each call's scores and their softmax.
+    const AttentionCost& a = ctx_.attention;
+    const Bytes scores = ctx_.runtime.explicit_attention_scores ? 2.0 * a.q_tokens * a.kv_tokens * a.heads * b() : 0.0;
+    const Bytes attention = nb() * (qkvo + a.transient_bytes + scores);
     const Bytes ffn = nb() * ctx_.tokens * f / t * b() * (ctx_.m.ffn_kind == FfnKind::kSwiGlu ? 3.0 : 2.0);
     out_.live_bytes = std::max(attention, ffn);
   }

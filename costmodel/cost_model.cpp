@@ -334,6 +334,10 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   if (correction_) calibrate_step(p, correction_, pc);  // after the terms: the correction reads them
   const PlacedPipeline placed = choose_placement(ctx, denoising, q.steps * p.step_ms);
   add_placement(p, placed, q.steps, hw_.profile().memory_bytes());
+  if (ctx.runtime.compiles()) {
+    p.compile_ms = (ctx.runtime.compile_base_s + ctx.runtime.compile_per_block_s * ctx.m.total_blocks()) * 1e3;
+    p.warmup_ms = p.compile_ms + p.image_ms;
+  }
   return p;
 }
 

@@ -138,6 +138,11 @@ struct Prediction {
   Milliseconds text_encode_ms = 0;  // once per image (pipeline.text_encode_ms)
   Milliseconds vae_decode_ms = 0;   // once per image (pipeline.vae_decode_ms)
   Milliseconds image_ms = 0;        // text + steps x step + VAE + the pipeline's host work
+  // Static-shape runtimes (XLA): compiling the pipeline's graphs for this (resolution, frames,
+  // batch), and the warm-up that pays it before the first timed image (tpu_warmup: the compile
+  // and one image). Not in step_ms, steps_per_sec or image_ms. 0 for the other runtimes.
+  Milliseconds compile_ms = 0;
+  Milliseconds warmup_ms = 0;
   PipelineCost pipeline;
   std::string runtime;              // the runtime profile it was predicted for ("" without one)
   Flops step_flops = 0;             // local FLOPs per step on the most loaded rank

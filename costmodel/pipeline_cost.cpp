@@ -134,7 +134,10 @@ DecodeTerms decode(const StepContext& ctx, VaePlacement placement) {
 }  // namespace
 
 bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae) {
-  const bool several = ctx.axes.replica() > 1;
+  // Off CUDA no framework decodes in parallel or shards the text encoders (planner/frameworks.h):
+  // the planner picks among what runs there, unless the user forces a placement.
+  const bool cuda = ctx.hw.profile().family == DeviceFamily::kCuda;
+  const bool several = ctx.axes.replica() > 1 && cuda;
   const bool te_ok = ctx.q.text_encoder || te == TextEncoderPlacement::kReplicated ||
                      (!ctx.m.text_encoders.empty() && (te != TextEncoderPlacement::kSharded || several));
   const bool vae_ok = ctx.q.vae || vae == VaePlacement::kSingle || several;

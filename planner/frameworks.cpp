@@ -16,6 +16,24 @@ std::vector<std::string> FrameworkSet::names() const {
   return out;
 }
 
+namespace {
+// What a framework runs on the query's device family: diffusers runs CUDA; on a TPU one chip of a
+// compiled pipeline (torch_tpu: enable_tpu_compile); on Neuron tensor parallelism
+// (TensorParallelConfig on device "neuron"), not its context parallelism. xDiT and cache-dit run
+// CUDA only. "" when the family allows the plan (the framework's own rules still apply).
+std::string_view device_family_reason(Framework f, const Query& q, const ParallelConfig& c) {
+  const DeviceFamily family = q.hardware ? q.hardware->family : DeviceFamily::kCuda;
+  if (family == DeviceFamily::kCuda) return {};
+  if (f == Framework::kXdit) return "xDiT runs on CUDA GPUs only";
+  if (f == Framework::kCacheDit) return "cache-dit runs on CUDA GPUs only";
+  if (family == DeviceFamily::kTpu && c.world_size() > 1)
+    return "diffusers runs a TPU pipeline on one chip (enable_tpu_compile), without parallelism";
+  if (family == DeviceFamily::kNeuron && c.context_parallel_config.degree() > 1)
+    return "diffusers offers tensor parallelism on Neuron, not context parallelism";
+  return {};
+}
+}  // namespace
+
 std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ParallelConfig& c = p.config;
   const bool sharded_text = where.text_encoder == TextEncoderPlacement::kSharded;
@@ -24,6 +42,7 @@ std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, 
   const bool anything = p.variant == CpVariant::kUlyssesAnything || p.variant == CpVariant::kRingAnything;
   const ModelProfile& m = *q.model;
   if (!p.valid()) return "the plan is invalid";
+  if (auto why = device_family_reason(f, q, c); !why.empty()) return why;
   switch (f) {
     case Framework::kDiffusers:
       if (cp && !m.diffusers_cp_plan) return "diffusers has no context-parallel plan for this transformer";
@@ -128,35 +147,96 @@ std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te) {
   return "\"a photo of a cat\"";
 }
 
+namespace {
+// CUDA lines for another device: "cuda" becomes `device`, CUDA's cache release goes, GPU becomes chip.
+std::string on_device(std::string lines, std::string_view device) {
+  if (device == "cuda") return lines;
+  const auto replace_all = [&](std::string_view from, std::string_view to) {
+    for (std::size_t at = lines.find(from); at != std::string::npos; at = lines.find(from, at + to.size()))
+      lines.replace(at, from.size(), to);
+  };
+  replace_all("\"cuda\"", fmt::format("\"{}\"", device));
+  replace_all("torch.cuda.empty_cache()\n", "");
+  replace_all("the GPU", "the chip");
+  return lines;
+}
+
+std::string_view device_name(const Query& q) {
+  return q.hardware && q.hardware->family == DeviceFamily::kNeuron ? "neuron" : "cuda";
+}
+
+// The lines that put the pipeline on `device` with the text encoders placed as `te`.
+std::string placement_lines(const ModelProfile& m, const std::string& pipeline, const std::string& repo,
+                            TextEncoderPlacement te, std::string_view device) {
+  std::string s;
+  if (te == TextEncoderPlacement::kReplicated)
+    return fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16).to(\"{}\")\n", pipeline, repo,
+                       device);
+  s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16)\n", pipeline, repo);
+  s += te == TextEncoderPlacement::kSequential
+           ? fmt::format("pipe.vae.to(\"{}\")\n", device)
+           : fmt::format("pipe.transformer.to(\"{0}\")\npipe.vae.to(\"{0}\")\n", device);
+  return s + on_device(text_encoder_lines(m, te), device);
+}
+
+std::string output_lines(const ModelProfile& m, std::string_view indent) {
+  return m.video ? fmt::format("{}export_to_video(out.frames[0], \"output.mp4\", fps=16)\n", indent)
+                 : fmt::format("{}out.images[0].save(\"output.png\")\n", indent);
+}
+
+// diffusers on a TPU (seed document 000): one chip, the pipeline compiled by XLA, warmed up at the
+// query's sizes (the compile), then the timed call.
+std::string tpu_snippet(const Query& q, const PipelinePlacement& where) {
+  const ModelProfile& m = *q.model;
+  const std::string pipeline = m.pipeline_class.empty() ? "DiffusionPipeline" : m.pipeline_class;
+  const std::string repo = m.hf_repo.empty() ? "<path to " + m.name + ">" : m.hf_repo;
+  const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
+  const std::string prompt = prompt_arguments(m, where.text_encoder);
+  std::string s = "# python run.py (one TPU chip)\nimport time\nimport torch\nimport torch_tpu\n";
+  s += fmt::format("from diffusers import {}\n", pipeline);
+  if (m.video) s += "from diffusers.utils import export_to_video\n";
+  s += "\n" + placement_lines(m, pipeline, repo, where.text_encoder, "tpu");
+  s += "pipe.enable_tpu_compile()\n";
+  s += fmt::format("# compiles for this size: every new height, width{} or batch compiles again\n",
+                   m.video ? ", num_frames" : "");
+  s += fmt::format("pipe.tpu_warmup({}, height={}, width={}{}, num_inference_steps={})\n",
+                   prompt == "\"a photo of a cat\"" ? "prompt=" + prompt : prompt, q.resolution.height, q.resolution.width,
+                   frames, q.steps);
+  s += "start = time.perf_counter()\n";
+  s += fmt::format("out = pipe({}, height={}, width={}{}, num_inference_steps={},\n"
+                   "           generator=torch.Generator().manual_seed(0))\n",
+                   prompt, q.resolution.height, q.resolution.width, frames, q.steps);
+  s += "print(f\"{time.perf_counter() - start:.2f} s\")\n";
+  return s + output_lines(m, "");
+}
+}  // namespace
+
 std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlacement& where) {
+  if (q.hardware && q.hardware->family == DeviceFamily::kTpu) return tpu_snippet(q, where);
   const ModelProfile& m = *q.model;
   const std::string pipeline = m.pipeline_class.empty() ? "DiffusionPipeline" : m.pipeline_class;
   const std::string repo = m.hf_repo.empty() ? "<path to " + m.name + ">" : m.hf_repo;
   const std::string config = config_expression(p);
+  const std::string_view device = device_name(q);
   const int group = p.config.ring() * p.config.ulysses() * p.config.tp();
   std::string s;
   s += fmt::format("# torchrun --nproc-per-node {} run.py\n", group);
   s += "import torch\nimport torch.distributed as dist\n";
+  if (device == "neuron") s += "import torch_neuronx  # the \"neuron\" device and its process-group backend\n";
   s += fmt::format("from diffusers import {}{}\n", pipeline, imports(p));
   if (m.video) s += "from diffusers.utils import export_to_video\n";
-  s += "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n";
-  if (where.text_encoder == TextEncoderPlacement::kReplicated) {
-    s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16).to(\"cuda\")\n", pipeline, repo);
-  } else {
-    s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16)\n", pipeline, repo);
-    s += where.text_encoder == TextEncoderPlacement::kSequential ? "pipe.vae.to(\"cuda\")\n"
-                                                                  : "pipe.transformer.to(\"cuda\")\npipe.vae.to(\"cuda\")\n";
-    s += text_encoder_lines(m, where.text_encoder);
-  }
-  s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
+  s += device == "cuda" ? "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n"
+                        : "\ndist.init_process_group()\nrank = dist.get_rank()\n";
+  s += placement_lines(m, pipeline, repo, where.text_encoder, device);
+  if (device == "cuda")
+    s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
   if (!config.empty()) s += fmt::format("pipe.transformer.enable_parallelism(config={})\n", config);
   const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
   s += fmt::format(
       "out = pipe({}, height={}, width={}{}, num_inference_steps={},\n"
       "           generator=torch.Generator().manual_seed(0))  # same seed on every rank\n",
       prompt_arguments(m, where.text_encoder), q.resolution.height, q.resolution.width, frames, q.steps);
-  s += "if rank == 0:\n";
-  s += m.video ? "    export_to_video(out.frames[0], \"output.mp4\", fps=16)\n" : "    out.images[0].save(\"output.png\")\n";
+  s += "if rank == 0:\n" + output_lines(m, "    ");
   s += "dist.destroy_process_group()\n";
   return s;
 }

@@ -16,28 +16,43 @@ std::string cache_dit_degrees(const ParallelConfig& c) {
   add("tp_size", c.tp());
   return s.empty() ? "one GPU" : s;
 }
+
+constexpr int index(Framework f) { return static_cast<int>(f); }
 }  // namespace
+
+std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p) {
+  std::array<FrameworkSnippet, kFrameworkCount> out;
+  if (!p.plan.valid() || !p.predicted) return out;
+  const PipelinePlacement where = p.predicted->pipeline.placement();
+  for (int i = 0; i < kFrameworkCount; ++i)
+    out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan, where);
+  FrameworkSnippet& diffusers = out[index(Framework::kDiffusers)];
+  if (diffusers.unavailable.empty()) diffusers.text = diffusers_snippet(q, p.plan, where);
+  FrameworkSnippet& cache_dit = out[index(Framework::kCacheDit)];
+  if (cache_dit.unavailable.empty())
+    cache_dit.text = diffusers.unavailable.empty()
+                         ? "runs it too (its own parallelism hooks over the same pipeline)"
+                         : fmt::format("runs it ({}{}{}); cpplan prints no cache-dit script yet",
+                                       cache_dit_degrees(p.plan.config),
+                                       where.text_encoder == TextEncoderPlacement::kSharded ? ", text encoders sharded" : "",
+                                       where.vae == VaePlacement::kParallel ? ", parallel VAE decode" : "");
+  FrameworkSnippet& xdit = out[index(Framework::kXdit)];
+  if (xdit.unavailable.empty()) xdit.text = xdit_command(q, p.plan, where) + "\n";
+  return out;
+}
 
 std::string framework_snippets(const Query& q, const RankedPlan& p) {
   if (!p.plan.valid() || !p.predicted) return {};
-  const PipelinePlacement where = p.predicted->pipeline.placement();
-  std::string out;
-  const auto diffusers_why = unsupported_reason(Framework::kDiffusers, q, p.plan, where);
-  if (diffusers_why.empty()) out += "# diffusers\n" + diffusers_snippet(q, p.plan, where);
-  else out += fmt::format("# diffusers: cannot run this plan: {}\n", diffusers_why);
-  const auto cache_dit_why = unsupported_reason(Framework::kCacheDit, q, p.plan, where);
-  if (!cache_dit_why.empty())
-    out += fmt::format("# cache-dit: cannot run this plan: {}\n", cache_dit_why);
-  else if (diffusers_why.empty())
-    out += "# cache-dit: runs it too (its own parallelism hooks over the same pipeline)\n";
-  else
-    out += fmt::format("# cache-dit: runs it ({}{}{}); cpplan prints no cache-dit script yet\n",
-                       cache_dit_degrees(p.plan.config),
-                       where.text_encoder == TextEncoderPlacement::kSharded ? ", text encoders sharded" : "",
-                       where.vae == VaePlacement::kParallel ? ", parallel VAE decode" : "");
-  const auto xdit_why = unsupported_reason(Framework::kXdit, q, p.plan, where);
-  if (xdit_why.empty()) out += "# xDiT\n" + xdit_command(q, p.plan, where) + "\n";
-  else out += fmt::format("# xDiT: cannot run this plan: {}\n", xdit_why);
+  const auto all = snippets_for(q, p);
+  const auto cannot = [](std::string_view name, const FrameworkSnippet& s) {
+    return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
+  };
+  const FrameworkSnippet& diffusers = all[index(Framework::kDiffusers)];
+  const FrameworkSnippet& cache_dit = all[index(Framework::kCacheDit)];
+  const FrameworkSnippet& xdit = all[index(Framework::kXdit)];
+  std::string out = diffusers.text.empty() ? cannot("diffusers", diffusers) : "# diffusers\n" + diffusers.text;
+  out += cache_dit.text.empty() ? cannot("cache-dit", cache_dit) : "# cache-dit: " + cache_dit.text + "\n";
+  out += xdit.text.empty() ? cannot("xDiT", xdit) : "# xDiT\n" + xdit.text;
   return out;
 }
 

@@ -54,6 +54,7 @@ const Topology* resolve_topology(const Options& a, const ProfileCatalog& catalog
 }
 // --runtime, --text-encoder (or --offload-text-encoders) and --vae.
 void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catalog, Query& q) {
+  // The default for CUDA; TPU and Neuron hardware get xla once the hardware is known.
   auto runtime = catalog.runtime(a.runtime.empty() ? "diffusers" : a.runtime);
   if (!runtime) throw InvalidInput{runtime.error().message};
   q.runtime = *runtime;
@@ -143,7 +144,12 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                      : std::string("no local GPU found by nvidia-smi"));
     }
   }
-
+  // TPU and Neuron chips run PyTorch/XLA programs: their default runtime compiles.
+  if (a.runtime.empty() && q.hardware && q.hardware->family != DeviceFamily::kCuda) {
+    auto xla = catalog.runtime("xla");
+    if (!xla) throw InvalidInput{xla.error().message};
+    q.runtime = *xla;
+  }
   return r;
 }
 

@@ -91,3 +91,29 @@ TEST_CASE("An L40S resolves to l40s although its name contains the L40's and its
   // both report 46068 MiB: only a preference for the more specific match can separate them.
   CHECK(detected("NVIDIA L40S", 46068) == "l40s");
 }
+
+TEST_CASE("The Neuron profiles carry hardware.md's per-chip figures and their family", "[core][hardware]") {
+  struct Chip {
+    const char* name;
+    double bf16_tflops, memory_mib, memory_gbps;
+    int chips_per_node;
+  };
+  // hardware.md: trn1 190 TF, 32 GiB, 820 GiB/s (= 880 GB/s), 16 per trn1.32xlarge; trn2 667 TF,
+  // 96 GiB, 2.9 TB/s, 16 per trn2.48xlarge; trn3 671 TF, 144 GiB, 4.9 TB/s; inf2 190 TF, 32 GiB,
+  // 820 GiB/s, up to 12 per inf2.48xlarge.
+  for (const Chip& c : {Chip{"trn1", 190, 32768, 880, 16}, Chip{"trn2", 667, 98304, 2900, 16},
+                        Chip{"trn3", 671, 147456, 4900, 16}, Chip{"inf2", 190, 32768, 880, 12}}) {
+    INFO(c.name);
+    const cpplan::HardwareProfile* h = catalog().find_hardware(c.name);
+    REQUIRE(h);
+    CHECK(h->family == cpplan::DeviceFamily::kNeuron);
+    CHECK(h->link_kind == LinkKind::kNeuronLink);
+    CHECK(h->bf16_tflops == c.bf16_tflops);
+    CHECK(h->memory_mib == c.memory_mib);
+    CHECK(h->memory_bandwidth_gbps == c.memory_gbps);
+    CHECK(h->gpus_per_node == c.chips_per_node);
+  }
+  CHECK(catalog().find_hardware("trn3")->intra_node.bandwidth_gbps == 1280);  // NeuronLink-v4: 2.56 TB/s per chip
+  CHECK(catalog().find_hardware("tpu-v6e")->family == cpplan::DeviceFamily::kTpu);
+  CHECK(catalog().find_hardware("h100-sxm")->family == cpplan::DeviceFamily::kCuda);
+}
