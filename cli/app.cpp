@@ -244,10 +244,13 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
 #endif
   const auto model = session::make_cost_model(ctx.query, {ctx.local_hardware, a.cluster, a.db}, machine, ctx.catalog);
   const planner::Planner planner(model->cost());
+  const CollectiveSource collective_source = [&](costmodel::Collective c, const costmodel::CommGroup& g) {
+    return model->cost().hardware().collective_source(c, g);
+  };
   if (parsed(p.check)) {
     const auto plan = planner.evaluate(ctx.query, plan_config(a));
     if (a.json) out << plan_json(ctx.query, plan).dump(2) << '\n';
-    else print_check(out, ctx.query, plan, a.explain);
+    else print_check(out, ctx.query, plan, a.explain, collective_source);
     return plan.plan.valid() ? kExitOk : kExitInvalid;
   }
   if (throughput) return fleet_command(a, ctx, planner, out);
@@ -256,6 +259,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   options.all = a.all;
   options.hardware_guessed = ctx.hardware_guessed;
   options.explain = a.explain;
+  options.collective_source = collective_source;
   // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
   const auto report = planner.plan(ctx.query, session::planner_options(a, !a.json || a.all));
   options.prediction_source = session::prediction_source(report.plans, model->local(), model->cluster());

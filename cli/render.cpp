@@ -461,7 +461,7 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   print_snippets(out, planner::framework_snippets(q, top));
   print_runnable_alternatives(out, q, r, top);
   if (top.placement) print_placement(out, q, top);
-  if (o.explain) print_explain(out, q, top);
+  if (o.explain) print_explain(out, q, top, o.collective_source);
 }
 
 // "16", or "15-16" for uneven patches.
@@ -479,7 +479,7 @@ void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c
              span_text(patch_token_span(q, pf.patches)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
 }
 
-void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool explain) {
+void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool explain, const CollectiveSource& source) {
   fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(q));
   fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
   if (!p.plan.valid()) {
@@ -496,7 +496,7 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
   print_warmup(out, q, pr);
   if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
   if (p.placement) print_placement(out, q, p);
-  if (explain) print_explain(out, q, p);
+  if (explain) print_explain(out, q, p, source);
 }
 
 void print_models(std::ostream& out, const ProfileCatalog& c) {

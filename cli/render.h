@@ -1,6 +1,7 @@
 #pragma once
 // Human and JSON output of the planner's results (schema: README.md, "JSON output").
 
+#include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 
@@ -10,12 +11,16 @@
 
 namespace cpplan::cli {
 
+// What priced a group's collective, in words (the cost model's HardwareModel::collective_source).
+using CollectiveSource = std::function<std::string(costmodel::Collective, const costmodel::CommGroup&)>;
+
 struct RenderOptions {
   int top = 10;           // ranked rows shown
   bool all = false;       // every plan, invalid ones with their reasons
   bool hardware_guessed = false;
   bool explain = false;   // per-group bandwidths and cost terms of the top plan
   std::string prediction_source = "datasheet figures";  // session::prediction_source()
+  CollectiveSource collective_source;                    // --explain's "priced by" lines; none when empty
 };
 
 nlohmann::json query_json(const Query& q);
@@ -28,7 +33,8 @@ nlohmann::json fleet_json(const Query& q, const planner::FleetReport& f);
 void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& f, const RenderOptions& o);
 
 void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o);
-void print_check(std::ostream& out, const Query& q, const planner::RankedPlan& p, bool explain = false);
+void print_check(std::ostream& out, const Query& q, const planner::RankedPlan& p, bool explain = false,
+                 const CollectiveSource& source = {});
 void print_models(std::ostream& out, const ProfileCatalog& c);
 void print_hardware(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json models_json(const ProfileCatalog& c);
@@ -41,7 +47,7 @@ std::string placement_summary(const planner::topology::Placement& p);  // "u:382
 // The layout, CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh of a placed plan.
 void print_placement(std::ostream& out, const Query& q, const planner::RankedPlan& p);
 // Per-group bandwidths (placed or from the hardware profile) and the cost terms of one plan.
-void print_explain(std::ostream& out, const Query& q, const planner::RankedPlan& p);
+void print_explain(std::ostream& out, const Query& q, const planner::RankedPlan& p, const CollectiveSource& source);
 void print_topologies(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json topologies_json(const ProfileCatalog& c);
 

@@ -188,7 +188,7 @@ void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c
 
 }  // namespace
 
-void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
+void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp, const CollectiveSource& source) {
   if (!rp.predicted) return;
   const costmodel::Prediction& pr = *rp.predicted;
   const HardwareProfile& hw = *q.hardware;
@@ -230,7 +230,9 @@ void print_explain(std::ostream& out, const Query& q, const RankedPlan& rp) {
                span > 1 ? fmt::format("{}{} nodes", rp.placement ? "" : ">=", span) : std::string("1 node"), raw, eff,
                busbw, alpha, pr.axis_comm_ms[i]);
     if (!bottleneck.empty()) fmt::print(out, "           bottleneck: {}\n", bottleneck);
-    if (!pr.axis_comm_source[i].empty()) fmt::print(out, "           priced by: {}\n", pr.axis_comm_source[i]);
+    if (source)
+      fmt::print(out, "           priced by: {}\n",
+                 source(costmodel::main_collective(axis, rp.plan.config, rp.plan.variant), g));
   }
   Milliseconds gemm = 0, attention = 0, memory = 0;
   for (int i = 0; i < pr.block_count; ++i)

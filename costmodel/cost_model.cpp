@@ -34,7 +34,8 @@ CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
   return {ranks, stride, std::max(1, nodes)};
 }
 
-// The collective that carries most of an axis's traffic: the one --explain names its source for.
+}  // namespace
+
 Collective main_collective(CommAxis axis, const ParallelConfig& c, CpVariant v) {
   switch (axis) {
     case CommAxis::kTp: return Collective::kAllReduce;
@@ -49,8 +50,6 @@ Collective main_collective(CommAxis axis, const ParallelConfig& c, CpVariant v) 
   }
   return Collective::kAllGather;
 }
-
-}  // namespace
 
 std::string_view to_string(CommAxis a) {
   constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cp", "cfg", "pp"};
@@ -326,11 +325,6 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   }
   p.steps_per_sec = steps_per_sec(p.step_ms);
   p.source = source.value_or(Source::kDatasheet);
-  for (int i = 0; i < kCommAxisCount; ++i) {
-    const CommAxis axis = static_cast<CommAxis>(i);
-    if (ctx.group(axis).ranks > 1)
-      p.axis_comm_source[i] = hw_.collective_source(main_collective(axis, pc, v), ctx.group(axis));
-  }
   if (correction_) calibrate_step(p, correction_, pc);  // after the terms: the correction reads them
   const PlacedPipeline placed = choose_placement(ctx, denoising, q.steps * p.step_ms);
   add_placement(p, placed, q.steps, hw_.profile().memory_bytes());

@@ -160,9 +160,6 @@ struct Prediction {
   Milliseconds step_comm_extra_ms = 0;  // per step: output gather over CP, CFG all-gather
   std::optional<Source> step_comm_extra_source;
   std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};  // comm_ms split by CommAxis
-  // What priced each axis's main collective (the hardware model's collective_source); "" for an
-  // axis of one rank.
-  std::array<std::string, kCommAxisCount> axis_comm_source{};
   Source source = Source::kDatasheet;   // the least measured input of any term
   // With a step correction (a calibration fitted to measured runs): step_ms, steps_per_sec and
   // image_ms are corrected; the analytic sum of the terms stays in uncalibrated_step_ms.
@@ -183,11 +180,15 @@ class CostModel {
   // placement; nullptr: default_layout(). Without q.runtime, the host side is the hardware's
   // kernel launches (kernel_launch_runtime()).
   Prediction predict(const Query& q, const ParallelConfig& c, CpVariant v, const CommLayout* layout = nullptr) const;
+  const HardwareModel& hardware() const { return hw_; }
 
  private:
   const HardwareModel& hw_;
   StepCorrection correction_;
 };
+
+// The collective that carries most of an axis's traffic (what --explain names the source of).
+Collective main_collective(CommAxis axis, const ParallelConfig& c, CpVariant v);
 
 // The runtime of a query without one: every kernel costs the hardware's launch time, asynchronous,
 // no collective overheads (the model before runtimes existed; the executor's probes measure it).
