@@ -70,9 +70,8 @@ void print_runnable_alternatives(std::ostream& out, const Query& q, const planne
   if (top.frameworks.bits != 0) return;
   for (int i = 0; i < planner::kFrameworkCount; ++i) {
     const auto f = static_cast<planner::Framework>(i);
-    const auto it = std::find_if(r.plans.begin(), r.plans.end(),
-                                 [&](const RankedPlan& p) { return p.plan.valid() && p.frameworks.has(f); });
-    if (it == r.plans.end()) continue;
+    const RankedPlan* it = planner::fastest_plan_for(r, f);
+    if (!it) continue;
     fmt::print(out, "\nthe fastest plan {} runs: {} ({}), {:.0f}% slower than the top plan:\n", planner::to_string(f),
                plan_label(it->plan.config), display_name(it->plan.variant),
                (it->predicted->step_ms / top.predicted->step_ms - 1) * 100);

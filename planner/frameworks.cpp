@@ -115,28 +115,33 @@ std::string imports(const Plan& p) {
 }
 }  // namespace
 
-// The lines that place the text encoders before the pipeline runs (empty when replicated).
-std::string text_encoder_lines(const ModelProfile& m, TextEncoderPlacement te) {
+// The lines that place the text encoders on `device` ("cuda", "neuron", "tpu") before the
+// pipeline runs (empty when replicated).
+std::string text_encoder_lines(const ModelProfile& m, TextEncoderPlacement te, std::string_view device) {
+  const std::string_view chip = device == "cuda" ? "the GPU" : "the chip";
   if (te == TextEncoderPlacement::kOffloaded)
-    return "# the text encoders stay in CPU memory and stream to the GPU block by block while encoding\n"
-           "from diffusers.hooks import apply_group_offloading\n"
-           "for encoder in (pipe.text_encoder, getattr(pipe, \"text_encoder_2\", None)):\n"
-           "    if encoder is not None:\n"
-           "        apply_group_offloading(encoder, onload_device=torch.device(\"cuda\"), offload_type=\"block_level\",\n"
-           "                               num_blocks_per_group=1, use_stream=True)\n";
+    return fmt::format(
+        "# the text encoders stay in CPU memory and stream to {} block by block while encoding\n"
+        "from diffusers.hooks import apply_group_offloading\n"
+        "for encoder in (pipe.text_encoder, getattr(pipe, \"text_encoder_2\", None)):\n"
+        "    if encoder is not None:\n"
+        "        apply_group_offloading(encoder, onload_device=torch.device(\"{}\"), offload_type=\"block_level\",\n"
+        "                               num_blocks_per_group=1, use_stream=True)\n",
+        chip, device);
   if (te == TextEncoderPlacement::kSequential && m.pipeline_class == "FluxPipeline")
-    return "# encode first on the GPU, then free the text encoders before the transformer is loaded\n"
-           "pipe.text_encoder.to(\"cuda\"); pipe.text_encoder_2.to(\"cuda\")\n"
-           "prompt_embeds, pooled_prompt_embeds, _ = pipe.encode_prompt(\"a photo of a cat\", prompt_2=None)\n"
-           "pipe.text_encoder = pipe.text_encoder_2 = None\n"
-           "torch.cuda.empty_cache()\n"
-           "pipe.transformer.to(\"cuda\")\n";
+    return fmt::format(
+        "# encode first on {0}, then free the text encoders before the transformer is loaded\n"
+        "pipe.text_encoder.to(\"{1}\"); pipe.text_encoder_2.to(\"{1}\")\n"
+        "prompt_embeds, pooled_prompt_embeds, _ = pipe.encode_prompt(\"a photo of a cat\", prompt_2=None)\n"
+        "pipe.text_encoder = pipe.text_encoder_2 = None\n"
+        "{2}pipe.transformer.to(\"{1}\")\n",
+        chip, device, device == "cuda" ? "torch.cuda.empty_cache()\n" : "");
   if (te == TextEncoderPlacement::kSequential)
     return fmt::format(
-        "# encode first on the GPU with pipe.encode_prompt(...), then set the text encoders to None and\n"
-        "# torch.cuda.empty_cache() before moving the transformer to the GPU; pass the embeddings to\n"
-        "# pipe(...) ({}.encode_prompt's outputs are its prompt_embeds arguments)\n",
-        m.pipeline_class.empty() ? "the pipeline" : m.pipeline_class);
+        "# encode first on {0} with pipe.encode_prompt(...), then set the text encoders to None and\n"
+        "# torch.cuda.empty_cache() before moving the transformer to {0}; pass the embeddings to\n"
+        "# pipe(...) ({1}.encode_prompt's outputs are its prompt_embeds arguments)\n",
+        chip, m.pipeline_class.empty() ? "the pipeline" : m.pipeline_class);
   return {};
 }
 
@@ -148,19 +153,6 @@ std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te) {
 }
 
 namespace {
-// CUDA lines for another device: "cuda" becomes `device`, CUDA's cache release goes, GPU becomes chip.
-std::string on_device(std::string lines, std::string_view device) {
-  if (device == "cuda") return lines;
-  const auto replace_all = [&](std::string_view from, std::string_view to) {
-    for (std::size_t at = lines.find(from); at != std::string::npos; at = lines.find(from, at + to.size()))
-      lines.replace(at, from.size(), to);
-  };
-  replace_all("\"cuda\"", fmt::format("\"{}\"", device));
-  replace_all("torch.cuda.empty_cache()\n", "");
-  replace_all("the GPU", "the chip");
-  return lines;
-}
-
 std::string_view device_name(const Query& q) {
   return q.hardware && q.hardware->family == DeviceFamily::kNeuron ? "neuron" : "cuda";
 }
@@ -176,7 +168,7 @@ std::string placement_lines(const ModelProfile& m, const std::string& pipeline, 
   s += te == TextEncoderPlacement::kSequential
            ? fmt::format("pipe.vae.to(\"{}\")\n", device)
            : fmt::format("pipe.transformer.to(\"{0}\")\npipe.vae.to(\"{0}\")\n", device);
-  return s + on_device(text_encoder_lines(m, te), device);
+  return s + text_encoder_lines(m, te, device);
 }
 
 std::string output_lines(const ModelProfile& m, std::string_view indent) {

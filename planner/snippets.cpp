@@ -41,6 +41,12 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const
   return out;
 }
 
+const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f) {
+  for (const RankedPlan& p : r.plans)
+    if (p.plan.valid() && p.frameworks.has(f)) return &p;
+  return nullptr;
+}
+
 std::string framework_snippets(const Query& q, const RankedPlan& p) {
   if (!p.plan.valid() || !p.predicted) return {};
   const auto all = snippets_for(q, p);

@@ -20,6 +20,9 @@ struct FrameworkSnippet {
 // Indexed by Framework; every entry empty for an invalid plan.
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p);
 
+// The fastest valid plan of `r` (ranked fastest first) that `f` runs; null when it runs none.
+const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f);
+
 // "# diffusers\n<script>", "# cache-dit: ...", "# xDiT\n<command>" or "# <framework>: cannot run
 // this plan: <reason>" lines, for a valid plan; empty for an invalid one (snippets_for, as text).
 std::string framework_snippets(const Query& q, const RankedPlan& p);
