@@ -95,7 +95,8 @@ void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Pars
                                  "(default $XDG_DATA_HOME/cpplan/cpplan.db)");
   app.add_option("--cluster", p.a.cluster,
                  "price collectives from the nccl-tests logs imported under this cluster name (import-nccl-tests "
-                 "--cluster), each group from the curve of its node span; kernels from --hardware");
+                 "--cluster), each group from the curve of its node span; kernels from --hardware")
+      ->check(kClusterName);
   CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
   p.db_check = db_cmd->add_subcommand("check", "integrity check of the database");
   p.db_check->add_option("--db", p.a.db, kDbHelp);

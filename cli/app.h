@@ -1,6 +1,7 @@
 #pragma once
 // The `cpplan` command: parses arguments into a request, calls the library, prints.
 
+#include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <string>
 
@@ -21,6 +22,10 @@ inline constexpr int kExitInvalid = 3;
 inline constexpr int kExitRuntime = 4;
 
 // The help of every command's --db.
+// --cluster NAME: a name to record and find imports under, so not empty.
+inline const CLI::Validator kClusterName(
+    [](std::string& name) { return name.empty() ? std::string("must not be empty") : std::string(); }, "NAME");
+
 inline constexpr const char* kDbHelp =
     "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db, whose folder is created; elsewhere the folder must exist)";
 

@@ -263,6 +263,11 @@ TEST_CASE("cpplan --cluster refuses an unknown cluster, a missing database and -
   CHECK(local.code == 3);
   CHECK(lines(local.err) == 1);
   CHECK_THAT(local.err, Catch::Contains("--cluster = nccl-tests-worker: "));
+  // An empty name is no cluster: refused, for queries and imports alike.
+  const auto empty = run_cli({"--gpus", "8", "--hardware", "h100-sxm", "--cluster", "", "--db", db});
+  CHECK(empty.code == 2);
+  CHECK(empty.err == "cpplan: --cluster: must not be empty (see cpplan --help)\n");
+  CHECK(run_cli({"import-nccl-tests", fixture("alltoall_perf-1node.txt"), "--cluster", "", "--db", db}).code == 2);
 }
 
 TEST_CASE("hardware local plans with this machine's probes and calibration, and says so", "[cli][store]") {
