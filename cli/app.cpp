@@ -15,6 +15,7 @@
 #include "cli/calibrate_import.h"
 #include "cli/db_command.h"
 #include "cli/import_runs_command.h"
+#include "cli/profile_command.h"
 #include "cli/render.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
@@ -43,11 +44,13 @@ struct Parsed {
   SweepArgs sweep_args;
   StoreArgs store_args;
   ReportArgs report_args;
+  ProfileImportArgs profile_args;
   std::string fingerprint_device;
   CLI::App* calibrate = nullptr;
   CLI::App* check = nullptr;
   CLI::App* list = nullptr;
   CLI::App* topo_import = nullptr;
+  CLI::App* profile_import = nullptr;
   // Built with the executor (CPPLAN_HAVE_EXECUTOR) and the report (CPPLAN_HAVE_REPORT) only.
   CLI::App* run = nullptr;
   CLI::App* bench = nullptr;
@@ -81,6 +84,12 @@ void add_planning_commands(CLI::App& app, Parsed& p) {
   p.topo_import = topo->add_subcommand("import", "turn `nvidia-smi topo -m` output into a topology file");
   p.topo_import->fallthrough();
   add_topo_import_options(*p.topo_import, p.a);
+  CLI::App* profile = app.add_subcommand("profile", "model profiles (docs/profiles.md)");
+  profile->fallthrough();
+  profile->require_subcommand(1);
+  p.profile_import = profile->add_subcommand("import", "a model profile from a diffusers config.json or pipeline folder");
+  p.profile_import->fallthrough();
+  add_profile_import_options(*p.profile_import, p.profile_args);
 }
 
 void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Parsed& p) {
@@ -178,6 +187,7 @@ int list_command(const Args& a, const std::string& exe, std::ostream& out) {
 std::optional<int> store_and_calibration_command(Parsed& p, const std::string& exe, std::ostream& out, std::ostream& err) {
   if (parsed(p.list)) return list_command(p.a, exe, out);
   if (parsed(p.topo_import)) return topo_import_command(p.a, exe, out);
+  if (parsed(p.profile_import)) return profile_import_command(p.profile_args, p.a, exe, out);
   if (parsed(p.calibrate) && !p.calibrate_args.import.empty())
     return calibrate_import_command(p.calibrate_args, p.a, exe, out);
 #ifdef CPPLAN_HAVE_EXECUTOR
@@ -264,7 +274,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
   const auto report = planner.plan(ctx.query, session::planner_options(a, !a.json || a.all));
   options.prediction_source = session::prediction_source(report.plans, model->local(), model->cluster());
-  if (a.json) out << report_json(ctx.query, report, options).dump(2) << '\n';
+  if (a.json) out << session::report_json(ctx.query, report, {a.all, options.prediction_source}).dump(2) << '\n';
   else print_report(out, ctx.query, report, options);
   return kExitOk;
 }

@@ -10,7 +10,10 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_option("--gpus", a.gpus, "number of GPUs to spread one job over");
   app.add_option("--res", a.res, "WIDTHxHEIGHT in pixels (default: the model's)");
   app.add_option("--frames", a.frames, "frames, video models (default: the model's)");
-  app.add_option("--model", a.model, "model profile (cpplan list models)");
+  auto* model = app.add_option("--model", a.model, "model profile (cpplan list models)");
+  app.add_option("--model-config", a.model_config,
+                 "a diffusers transformer config.json or pipeline folder, instead of --model's profile")
+      ->excludes(model);
   app.add_option("--hardware", a.hardware,
                  "hardware profile, or local: this machine as probed (default: the local GPU, else h100-sxm)");
   app.add_option("--steps", a.steps, "denoising steps (default: the model's)");

@@ -8,6 +8,7 @@
 #include "core/profiles.h"
 #include "planner/fleet.h"
 #include "planner/planner.h"
+#include "session/plan_json.h"
 
 namespace cpplan::cli {
 
@@ -23,9 +24,11 @@ struct RenderOptions {
   CollectiveSource collective_source;                    // --explain's "priced by" lines; none when empty
 };
 
-nlohmann::json query_json(const Query& q);
-nlohmann::json plan_json(const Query& q, const planner::RankedPlan& p);
-nlohmann::json report_json(const Query& q, const planner::PlanReport& r, const RenderOptions& o);
+// The JSON forms live in the session library, shared with the executor and the Python module.
+using session::plan_json;
+using session::placement_json;
+using session::query_json;
+using session::topology_query_json;
 
 // --objective throughput: the uniform replica splits ranked, the mixed one when it is better
 // (planner/fleet.h); o.top rows (every row with o.all).
@@ -41,8 +44,6 @@ nlohmann::json models_json(const ProfileCatalog& c);
 nlohmann::json hardware_json(const ProfileCatalog& c);
 
 // Topology-aware placement (cli/render_topology.cpp).
-nlohmann::json placement_json(const planner::topology::Placement& p);
-nlohmann::json topology_query_json(const Query& q);
 std::string placement_summary(const planner::topology::Placement& p);  // "u:382 r:40@2n" (busbw GB/s, nodes spanned)
 // The layout, CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh of a placed plan.
 void print_placement(std::ostream& out, const Query& q, const planner::RankedPlan& p);

@@ -41,34 +41,6 @@ std::vector<MeshAxis> outermost_first(const Placement& p) { return {p.axis_order
 
 }  // namespace
 
-json placement_json(const Placement& p) {
-  json order = json::array();
-  for (MeshAxis a : p.axis_order) order.push_back(to_string(a));
-  json devices = json::array();
-  for (int r = 0; r < p.ranks(); ++r) devices.push_back({{"rank", r}, {"node", p.node_of(r)}, {"gpu", p.gpu_of(r)}});
-  json groups = json::object();
-  for (MeshAxis a : planner::topology::kDefaultAxisOrder) groups[std::string(to_string(a))] = p.groups(a);
-  json links = json::object();
-  for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
-    const auto& g = p.layout.groups[i];
-    if (g.ranks <= 1) continue;
-    const auto& l = p.links[i];
-    links[std::string(to_string(static_cast<CommAxis>(i)))] = {{"busbw_gbps", g.busbw_gbps},
-                                                                {"raw_gbps", l.raw_gbps},
-                                                                {"latency_us", g.latency_us},
-                                                                {"crosses_nodes", g.crosses_nodes()},
-                                                                {"span_nodes", l.span_nodes},
-                                                                {"bottleneck", l.bottleneck}};
-  }
-  return {{"axis_order", order}, {"devices", devices}, {"groups", groups}, {"bandwidth", links}};
-}
-
-json topology_query_json(const Query& q) {
-  const Topology& t = *q.topology;
-  return {{"name", t.name}, {"nodes", q.nodes}, {"gpus_per_node", t.gpus}, {"hardware", t.hardware},
-          {"planning_only", t.planning_only}};
-}
-
 std::string placement_summary(const Placement& p) {
   constexpr std::pair<CommAxis, char> shown[] = {
       {CommAxis::kTp, 't'}, {CommAxis::kUlysses, 'u'}, {CommAxis::kRing, 'r'}, {CommAxis::kPp, 'p'},

@@ -465,6 +465,14 @@ Result<const Topology*> ProfileCatalog::topology(std::string_view n) const {
 std::vector<std::string> ProfileCatalog::topology_names() const { return names_of(topologies_); }
 
 const ModelProfile* ProfileCatalog::find_model(std::string_view n) const { return find_named(models_, n); }
+void ProfileCatalog::add_model(ModelProfile m) {
+  for (ModelProfile& existing : models_)
+    if (existing.name == m.name) {
+      existing = std::move(m);
+      return;
+    }
+  models_.push_back(std::move(m));
+}
 const HardwareProfile* ProfileCatalog::find_hardware(std::string_view n) const { return find_named(hardware_, n); }
 Result<const ModelProfile*> ProfileCatalog::model(std::string_view n) const {
   return find_or_suggest(models_, n, "--model");

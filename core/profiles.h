@@ -23,6 +23,9 @@ Result<HardwareProfile> load_hardware_profile(const std::string& path);
 // The same on a file's text already read; `path` names it in messages and gives the stem.
 Result<ModelProfile> parse_model_profile(std::string_view text, const std::string& path);
 Result<HardwareProfile> parse_hardware_profile(std::string_view text, const std::string& path);
+// The profile as a models/*.toml file that load_model_profile reads back to the same profile
+// (core/model_toml.cpp).
+std::string model_profile_toml(const ModelProfile& m);
 Result<RuntimeProfile> load_runtime_profile(const std::string& path);
 Result<RuntimeProfile> parse_runtime_profile(std::string_view text, const std::string& path);
 
@@ -54,6 +57,9 @@ class ProfileCatalog {
   Result<Topology> load_topology_file(const std::string& path) const;
 
   const std::deque<ModelProfile>& models() const { return models_; }
+  // Adds `m`, replacing a profile of the same name (a derived profile, e.g. --model-config's);
+  // pointers to the other profiles stay valid.
+  void add_model(ModelProfile m);
   const std::deque<HardwareProfile>& hardware_profiles() const { return hardware_; }
   std::vector<std::string> model_names() const;
   std::vector<std::string> hardware_names() const;

@@ -79,6 +79,30 @@ FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlaceme
   return s;
 }
 
+std::vector<ConfigArgument> context_parallel_arguments(const ParallelConfig& c) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  std::vector<ConfigArgument> args;
+  if (cp.degree() <= 1) return args;
+  if (cp.ring_degree > 1) args.push_back({"ring_degree", cp.ring_degree, false});
+  if (cp.ulysses_degree > 1) args.push_back({"ulysses_degree", cp.ulysses_degree, false});
+  if (cp.ulysses_anything) args.push_back({"ulysses_anything", 1, true});
+  if (cp.ring_anything) args.push_back({"ring_anything", 1, true});
+  if (!cp.convert_to_fp32) args.push_back({"convert_to_fp32", 0, true});
+  return args;
+}
+
+std::vector<ConfigArgument> tensor_parallel_arguments(const ParallelConfig& c) {
+  if (c.tp() <= 1) return {};
+  return {{"tp_degree", c.tp(), false}};
+}
+
+std::string python_arguments(const std::vector<ConfigArgument>& args) {
+  std::vector<std::string> parts;
+  for (const ConfigArgument& a : args)
+    parts.push_back(fmt::format("{}={}", a.name, a.boolean ? (a.value ? "True" : "False") : std::to_string(a.value)));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 namespace {
 std::string_view diffusers_backend(AttentionBackend b) {
   constexpr std::string_view n[] = {"flash", "_native_cudnn", "sage", "native"};
@@ -87,16 +111,9 @@ std::string_view diffusers_backend(AttentionBackend b) {
 
 std::string config_expression(const Plan& p) {
   const ParallelConfig& c = p.config;
-  const ContextParallelConfig& cp = c.context_parallel_config;
-  std::vector<std::string> args;
-  if (cp.ring_degree > 1) args.push_back(fmt::format("ring_degree={}", cp.ring_degree));
-  if (cp.ulysses_degree > 1) args.push_back(fmt::format("ulysses_degree={}", cp.ulysses_degree));
-  if (cp.ulysses_anything) args.emplace_back("ulysses_anything=True");
-  if (cp.ring_anything) args.emplace_back("ring_anything=True");
-  if (!cp.convert_to_fp32) args.emplace_back("convert_to_fp32=False");
-  const std::string cp_expr = fmt::format("ContextParallelConfig({})", fmt::join(args, ", "));
-  const std::string tp_expr = fmt::format("TensorParallelConfig(tp_degree={})", c.tp());
-  const bool has_cp = cp.degree() > 1, has_tp = c.tp() > 1;
+  const std::string cp_expr = fmt::format("ContextParallelConfig({})", python_arguments(context_parallel_arguments(c)));
+  const std::string tp_expr = fmt::format("TensorParallelConfig({})", python_arguments(tensor_parallel_arguments(c)));
+  const bool has_cp = c.context_parallel_config.degree() > 1, has_tp = c.tp() > 1;
   if (has_cp && has_tp)
     return fmt::format("ParallelConfig(context_parallel_config={}, tensor_parallel_config={})", cp_expr, tp_expr);
   if (has_tp) return tp_expr;
@@ -233,20 +250,31 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
   return s;
 }
 
+std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlacement& where) {
+  const ParallelConfig& c = p.config;
+  std::vector<std::string> a{"--ulysses_degree", std::to_string(c.ulysses()), "--ring_degree", std::to_string(c.ring())};
+  auto add = [&a](std::string_view flag, int value) {
+    a.emplace_back(flag);
+    a.push_back(std::to_string(value));
+  };
+  if (c.pp() > 1) {
+    add("--pipefusion_parallel_degree", c.pp());
+    add("--num_pipeline_patch", c.pipefusion.patches);
+    add("--warmup_steps", c.pipefusion.warmup_steps);
+  }
+  if (c.cfg_degree == 2) a.emplace_back("--use_cfg_parallel");
+  if (c.dp_degree > 1) add("--data_parallel_degree", c.dp_degree);
+  if (where.vae == VaePlacement::kParallel) a.emplace_back("--use_parallel_vae");
+  return a;
+}
+
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
-  const ParallelConfig& c = p.config;
   std::string s = fmt::format("torchrun --nproc_per_node={} {} --model {} --height {} --width {}", q.gpus,
                               m.xdit_example.empty() ? "<xDiT example for " + m.name + ">" : m.xdit_example,
                               m.hf_repo.empty() ? m.name : m.hf_repo, q.resolution.height, q.resolution.width);
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
-  s += fmt::format(" --num_inference_steps {} --ulysses_degree {} --ring_degree {}", q.steps, c.ulysses(), c.ring());
-  if (c.pp() > 1)
-    s += fmt::format(" --pipefusion_parallel_degree {} --num_pipeline_patch {} --warmup_steps {}", c.pp(),
-                     c.pipefusion.patches, c.pipefusion.warmup_steps);
-  if (c.cfg_degree == 2) s += " --use_cfg_parallel";
-  if (c.dp_degree > 1) s += fmt::format(" --data_parallel_degree {}", c.dp_degree);
-  if (where.vae == VaePlacement::kParallel) s += " --use_parallel_vae";
+  s += fmt::format(" --num_inference_steps {} {}", q.steps, fmt::join(xdit_parallel_args(p, where), " "));
   s += " --prompt \"a photo of a cat\"";
   return s;
 }

@@ -26,9 +26,23 @@ struct FrameworkSet {
 std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where = {});
 FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where = {});
 
+// One keyword argument of a diffusers parallel config: an int, or (boolean) False/True as 0/1.
+struct ConfigArgument {
+  std::string name;
+  int value = 0;
+  bool boolean = false;
+};
+// ContextParallelConfig's keyword arguments for the plan's CP part (those off their default), and
+// TensorParallelConfig's for its TP part; empty without that part.
+std::vector<ConfigArgument> context_parallel_arguments(const ParallelConfig& c);
+std::vector<ConfigArgument> tensor_parallel_arguments(const ParallelConfig& c);
+std::string python_arguments(const std::vector<ConfigArgument>& args);  // "ulysses_degree=4, ulysses_anything=True"
+
 // diffusers script for the plan (launch line in its first comment), with the lines that stream
 // (offloaded) or free (sequential) the text encoders; precondition: diffusers can run it.
 std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlacement& where = {});
+// xDiT's parallel flags for the plan ("--ulysses_degree", "4", "--ring_degree", "1", ...).
+std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlacement& where = {});
 // xDiT launch line; precondition: xDiT can run it.
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where = {});
 

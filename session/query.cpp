@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "core/diffusers_config.h"
 #include "session/detect.h"
 
 namespace cpplan::session {
@@ -153,10 +154,27 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   return r;
 }
 
+namespace {
+// --model-config (a path) or the Python module's config text: the profile derived from it, added to
+// `catalog`; returns its name, or `a.model` without a config.
+std::string add_model_config(const Options& a, ProfileCatalog& catalog) {
+  if (a.model_config.empty() && a.model_config_json.empty()) return a.model;
+  auto m = a.model_config.empty()
+               ? diffusers::profile_from_config_text(a.model_config_json, catalog, {"", "model_config"})
+               : diffusers::import_profile(a.model_config, catalog);
+  if (!m) throw InvalidInput{m.error().message};
+  std::string name = m->name;
+  catalog.add_model(std::move(m).value());
+  return name;
+}
+}  // namespace
+
 Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err) {
   Context ctx;
   ctx.catalog = std::move(catalog);
-  static_cast<ResolvedQuery&>(ctx) = resolve_query(a, ctx.catalog, err);
+  Options with_model = a;
+  with_model.model = add_model_config(a, ctx.catalog);
+  static_cast<ResolvedQuery&>(ctx) = resolve_query(with_model, ctx.catalog, err);
   return ctx;
 }
 

@@ -1,0 +1,107 @@
+// A model profile written back as the TOML of profiles/models/*.toml (schema: docs/profiles.md):
+// the file `cpplan profile import -o` writes, read back by load_model_profile to the same profile.
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/profiles.h"
+
+namespace cpplan {
+
+namespace {
+
+std::string dtype_name(Bytes b) { return b == 4 ? "fp32" : (b == 1 ? "fp8" : "bf16"); }
+std::string str(std::string_view s) { return std::string(s); }
+// A parameter count: an integer when it is one (the exact counts), else a float.
+void put_count(toml::table& t, std::string_view key, double n) {
+  if (n == std::floor(n) && std::abs(n) < 9e18) t.insert_or_assign(key, static_cast<std::int64_t>(n));
+  else t.insert_or_assign(key, n);
+}
+
+toml::table transformer_table(const ModelProfile& m) {
+  toml::array blocks;
+  for (const BlockGroup& g : m.blocks) {
+    toml::table b{{"kind", str(to_string(g.kind))}, {"count", g.count}};
+    if (g.image_self_attention) b.insert("image_self_attention", true);
+    if (g.sequential) b.insert("sequential", true);
+    blocks.push_back(std::move(b));
+  }
+  toml::table t{{"heads", m.heads},
+                     {"head_dim", m.head_dim},
+                     {"ffn_hidden", m.ffn_hidden},
+                     {"ffn", m.ffn_kind == FfnKind::kSwiGlu ? "swiglu" : "gelu"},
+                     {"qk_norm", m.qk_norm},
+                     {"modulation", str(to_string(m.modulation))},
+                     {"dtype", dtype_name(m.bytes_per_param)},
+                     {"patch_spatial", m.patch_spatial},
+                     {"patch_temporal", m.patch_temporal},
+                     {"in_channels", m.in_channels},
+                     {"blocks", std::move(blocks)}};
+  put_count(t, "params", m.params);
+  return t;
+}
+
+toml::table text_table(const ModelProfile& m) {
+  toml::array encoders;
+  for (const Component& c : m.text_encoders) {
+    toml::table e{{"name", c.name}, {"dtype", dtype_name(c.bytes_per_param)}};
+    put_count(e, "params", c.params);
+    if (c.layers > 0) e.insert("layers", c.layers);
+    if (c.hidden > 0) e.insert("hidden", c.hidden);
+    if (c.tokens > 0) e.insert("tokens", c.tokens);
+    encoders.push_back(std::move(e));
+  }
+  return toml::table{{"handling", str(to_string(m.text_handling))},
+                     {"tokens", m.text_tokens},
+                     {"max_tokens", m.max_text_tokens},
+                     {"encoders", std::move(encoders)}};
+}
+
+toml::table vae_table(const VaeProfile& v) {
+  toml::table t{{"name", v.weights.name},
+                     {"dtype", dtype_name(v.weights.bytes_per_param)},
+                     {"spatial", v.spatial},
+                     {"temporal", v.temporal},
+                     {"decode_gflop_per_pixel", v.decode_gflop_per_pixel},
+                     {"decode_bytes_per_pixel", v.decode_bytes_per_pixel},
+                     {"decode_traffic_bytes_per_pixel", v.decode_traffic_bytes_per_pixel}};
+  put_count(t, "params", v.weights.params);
+  return t;
+}
+
+toml::table parallel_table(const ModelProfile& m) {
+  return toml::table{{"cp_split", str(to_string(m.cp_split))},     {"attention_mask", m.attention_mask},
+                     {"diffusers_cp_plan", m.diffusers_cp_plan},   {"xdit", m.xdit},
+                     {"xdit_parallel_vae", m.xdit_parallel_vae},   {"xdit_pipefusion", m.xdit_pipefusion}};
+}
+
+toml::table pipeline_table(const ModelProfile& m) {
+  toml::table p{{"video", m.video},
+                {"default_width", m.default_width},
+                {"default_height", m.default_height},
+                {"default_frames", m.default_frames},
+                {"default_steps", m.default_steps},
+                {"guidance", str(to_string(m.guidance))}};
+  if (!m.hf_repo.empty()) p.insert("hf_repo", m.hf_repo);
+  if (!m.pipeline_class.empty()) p.insert("pipeline_class", m.pipeline_class);
+  if (!m.xdit_example.empty()) p.insert("xdit_example", m.xdit_example);
+  return p;
+}
+
+}  // namespace
+
+std::string model_profile_toml(const ModelProfile& m) {
+  toml::table root{{"name", m.name},
+                   {"description", m.description},
+                   {"transformer", transformer_table(m)},
+                   {"text", text_table(m)},
+                   {"vae", vae_table(m.vae)},
+                   {"parallel", parallel_table(m)},
+                   {"pipeline", pipeline_table(m)}};
+  std::ostringstream out;
+  out << root << '\n';
+  return out.str();
+}
+
+}  // namespace cpplan

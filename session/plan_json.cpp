@@ -1,0 +1,250 @@
+#include "session/plan_json.h"
+
+#include <fmt/format.h>
+#include <iostream>
+
+#include "costmodel/cost_model.h"
+#include "planner/snippets.h"
+#include "session/planning.h"
+
+namespace cpplan::session {
+
+using nlohmann::json;
+using planner::RankedPlan;
+using planner::topology::MeshAxis;
+using costmodel::CommAxis;
+
+namespace {
+json source_json(const std::optional<costmodel::Source>& s) {
+  return s ? json(costmodel::to_string(*s)) : json(nullptr);
+}
+
+// PipeFusion's terms of a prediction (only for plans with P > 1).
+json pipefusion_json(const costmodel::PipeFusionCost& c) {
+  return {{"stage_blocks", c.stage_blocks},         {"warmup_step_ms", c.warmup_step_ms},
+          {"pipelined_step_ms", c.pipelined_step_ms}, {"stage_patch_ms", c.stage_patch_ms},
+          {"p2p_patch_ms", c.p2p_patch_ms},           {"bubble_ms", c.bubble_ms},
+          {"p2p_bytes", c.p2p_bytes}};
+}
+}  // namespace
+
+json placement_json(const planner::topology::Placement& p) {
+  json order = json::array();
+  for (MeshAxis a : p.axis_order) order.push_back(to_string(a));
+  json devices = json::array();
+  for (int r = 0; r < p.ranks(); ++r) devices.push_back({{"rank", r}, {"node", p.node_of(r)}, {"gpu", p.gpu_of(r)}});
+  json groups = json::object();
+  for (MeshAxis a : planner::topology::kDefaultAxisOrder) groups[std::string(to_string(a))] = p.groups(a);
+  json links = json::object();
+  for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
+    const auto& g = p.layout.groups[i];
+    if (g.ranks <= 1) continue;
+    const auto& l = p.links[i];
+    links[std::string(to_string(static_cast<CommAxis>(i)))] = {{"busbw_gbps", g.busbw_gbps},
+                                                                {"raw_gbps", l.raw_gbps},
+                                                                {"latency_us", g.latency_us},
+                                                                {"crosses_nodes", g.crosses_nodes()},
+                                                                {"span_nodes", l.span_nodes},
+                                                                {"bottleneck", l.bottleneck}};
+  }
+  return {{"axis_order", order}, {"devices", devices}, {"groups", groups}, {"bandwidth", links}};
+}
+
+json topology_query_json(const Query& q) {
+  const Topology& t = *q.topology;
+  return {{"name", t.name}, {"nodes", q.nodes}, {"gpus_per_node", t.gpus}, {"hardware", t.hardware},
+          {"planning_only", t.planning_only}};
+}
+
+
+json query_json(const Query& q) {
+  json j{{"model", q.model->name},
+         {"hardware", q.hardware->name},
+         {"gpus", q.gpus},
+         {"resolution", {{"width", q.resolution.width}, {"height", q.resolution.height}}},
+         {"frames", q.frames},
+         {"steps", q.steps},
+         {"batch", q.batch},
+         {"attention_backend", to_string(q.backend)},
+         {"runtime", q.runtime ? json(q.runtime->name) : json(nullptr)},
+         {"text_encoder", q.text_encoder ? json(to_string(*q.text_encoder)) : json("auto")},
+         {"vae", q.vae ? json(to_string(*q.vae)) : json("auto")},
+         {"sequence",
+          {{"image_tokens", q.sequence.image_tokens},
+           {"text_tokens", q.sequence.text_tokens},
+           {"total", q.sequence.total()}}}};
+  if (q.topology) j["topology"] = topology_query_json(q);
+  return j;
+}
+
+namespace {
+// "diffusers_config": the class of diffusers' parallel config (null without parallelism), its
+// keyword arguments as [name, value] pairs in the order the CLI's script writes them (dict(pairs)
+// in Python) and the expression itself; null when diffusers cannot run the plan. "xdit_args":
+// xDiT's parallel flags, null when xDiT cannot run it.
+void add_framework_configs(json& j, const RankedPlan& rp) {
+  j["diffusers_config"] = nullptr;
+  j["xdit_args"] = nullptr;
+  if (!rp.plan.valid() || !rp.predicted) return;
+  const ParallelConfig& c = rp.plan.config;
+  if (rp.frameworks.has(planner::Framework::kDiffusers)) {
+    const bool cp = c.context_parallel_config.degree() > 1;
+    const auto args = cp ? planner::context_parallel_arguments(c) : planner::tensor_parallel_arguments(c);
+    json kwargs = json::array();
+    for (const auto& a : args) kwargs.push_back({a.name, a.boolean ? json(a.value != 0) : json(a.value)});
+    const char* cls = cp ? "ContextParallelConfig" : (c.tp() > 1 ? "TensorParallelConfig" : nullptr);
+    j["diffusers_config"] = {{"class", cls ? json(cls) : json(nullptr)},
+                             {"kwargs", kwargs},
+                             {"expression", cls ? json(fmt::format("{}({})", cls, planner::python_arguments(args)))
+                                                : json(nullptr)}};
+  }
+  if (rp.frameworks.has(planner::Framework::kXdit))
+    j["xdit_args"] = planner::xdit_parallel_args(rp.plan, rp.predicted->pipeline.placement());
+}
+
+// "snippets": each framework's script or note (null when it cannot run the plan), the text the
+// CLI and the GUI show; "frameworks_unavailable": why, for those that cannot. Both null for an
+// invalid plan.
+void add_snippets_json(json& j, const Query& q, const RankedPlan& rp) {
+  if (!rp.plan.valid() || !rp.predicted) {
+    j["snippets"] = nullptr;
+    j["frameworks_unavailable"] = nullptr;
+    return;
+  }
+  const auto all = planner::snippets_for(q, rp);
+  json snippets = json::object(), unavailable = json::object();
+  for (int i = 0; i < planner::kFrameworkCount; ++i) {
+    const std::string name(planner::to_string(static_cast<planner::Framework>(i)));
+    snippets[name] = all[i].text.empty() ? json(nullptr) : json(all[i].text);
+    if (!all[i].unavailable.empty()) unavailable[name] = all[i].unavailable;
+  }
+  j["snippets"] = std::move(snippets);
+  j["frameworks_unavailable"] = std::move(unavailable);
+}
+
+}  // namespace
+
+json plan_json(const Query& q, const RankedPlan& rp) {
+  const Plan& p = rp.plan;
+  const ParallelConfig& c = p.config;
+  json j{{"label", plan_label(c)},
+         {"ring_degree", c.ring()},
+         {"ulysses_degree", c.ulysses()},
+         {"tp_degree", c.tp()},
+         {"cfg_degree", c.cfg_degree},
+         {"dp_degree", c.dp_degree},
+         {"pipefusion_degree", c.pp()},
+         {"num_pipeline_patch", c.pipefusion.patches},
+         {"pipefusion_warmup_steps", c.pipefusion.warmup_steps},
+         {"ulysses_anything", c.context_parallel_config.ulysses_anything},
+         {"ring_anything", c.context_parallel_config.ring_anything},
+         {"rotate_method", to_string(c.context_parallel_config.rotate_method)},
+         {"cp_variant", to_string(p.variant)},
+         {"valid", p.valid()},
+         {"reasons", p.reasons}};
+  if (rp.predicted) {
+    const costmodel::Prediction& pr = *rp.predicted;
+    json blocks = json::array();
+    for (int i = 0; i < pr.block_count; ++i) {
+      const auto& b = pr.blocks[i];
+      blocks.push_back({{"kind", to_string(b.kind)},
+                        {"count", b.count},
+                        {"gemm_ms", b.gemm_ms},
+                        {"attention_ms", b.attention_ms},
+                        {"memory_bound_ms", b.memory_ms},
+                        {"host_ms", b.host_ms},
+                        {"comm_ms", b.comm_ms},
+                        {"sync_ms", b.sync_ms},
+                        {"bound", b.host_bound() ? "host" : "device"},
+                        {"source", costmodel::to_string(b.source)},
+                        {"sources",
+                         {{"gemm", source_json(b.sources.gemm)},
+                          {"attention", source_json(b.sources.attention)},
+                          {"memory_bound", source_json(b.sources.memory)},
+                          {"comm", source_json(b.sources.comm)}}}});
+    }
+    const auto& m = pr.memory;
+    const costmodel::PipelineCost& pc = pr.pipeline;
+    j["text_encoder"] = to_string(pc.text_encoder);
+    j["vae"] = to_string(pc.vae);
+    j["fits_memory"] = pr.fits_memory;
+    j["predicted"] = {{"step_ms", pr.step_ms},
+                      {"steps_per_sec", pr.steps_per_sec},
+                      {"image_ms", pr.image_ms},
+                      {"compute_ms", pr.compute_ms},
+                      {"comm_ms", pr.comm_ms},
+                      {"host_ms", pr.host_ms},
+                      {"sync_ms", pr.sync_ms},
+                      {"runtime", pr.runtime.empty() ? json(nullptr) : json(pr.runtime)},
+                      {"peak_mem_bytes", pr.peak_mem_bytes},
+                      {"transformer_peak_bytes", pr.transformer_peak_bytes},
+                      {"text_encode_ms", pr.text_encode_ms},
+                      {"vae_decode_ms", pr.vae_decode_ms},
+                      {"pipeline_ms", pc.host_ms},
+                      {"pipeline",
+                       {{"text_encoder", to_string(pc.text_encoder)},
+                        {"vae", to_string(pc.vae)},
+                        {"text_encode_ms", pc.text_encode_ms},
+                        {"text_transfer_ms", pc.text_transfer_ms},
+                        {"text_comm_ms", pc.text_comm_ms},
+                        {"vae_decode_ms", pc.vae_decode_ms},
+                        {"vae_comm_ms", pc.vae_comm_ms},
+                        {"host_ms", pc.host_ms}}},
+                      {"step_tflop", pr.step_flops / 1e12},
+                      {"comm_bytes", pr.comm_bytes},
+                      {"source", costmodel::to_string(pr.source)},
+                      {"step_comm_extra_source", source_json(pr.step_comm_extra_source)},
+                      {"calibrated", pr.calibrated},
+                      {"compile_ms", pr.compile_ms},
+                      {"warmup_ms", pr.warmup_ms},
+                      {"uncalibrated_step_ms", pr.calibrated ? json(pr.uncalibrated_step_ms) : json(nullptr)},
+                      {"blocks", blocks},
+                      {"memory",
+                       {{"transformer_weights", m.transformer_weights},
+                        {"text_encoder_weights", m.text_encoder_weights},
+                        {"vae_weights", m.vae_weights},
+                        {"activations", m.activations},
+                        {"attention_extra", m.attention_extra},
+                        {"vae_decode", m.vae_decode},
+                        {"text_encode", m.text_encode},
+                        {"transformer_while_encoding", m.transformer_while_encoding},
+                        {"runtime_reserved", m.runtime_reserved}}}};
+    if (pr.pipefusion.active()) j["predicted"]["pipefusion"] = pipefusion_json(pr.pipefusion);
+  } else {
+    j["text_encoder"] = nullptr;
+    j["vae"] = nullptr;
+    j["fits_memory"] = nullptr;
+    j["predicted"] = nullptr;
+  }
+  j["frameworks"] = rp.frameworks.names();
+  add_snippets_json(j, q, rp);
+  add_framework_configs(j, rp);
+  if (rp.placement) j["placement"] = placement_json(*rp.placement);
+  return j;
+}
+
+json report_json(const Query& q, const planner::PlanReport& r, const ReportJsonOptions& o) {
+  json j = query_json(q);
+  json plans = json::array();
+  for (const RankedPlan& p : r.plans)
+    if (p.plan.valid() || o.all) plans.push_back(plan_json(q, p));
+  j["valid_plans"] = r.valid_count;
+  j["invalid_plans"] = r.invalid_count;
+  j["prediction_source"] = o.prediction_source;
+  j["plans"] = std::move(plans);
+  return j;
+}
+
+
+json recommend_json(const Options& a, const std::string& exe) {
+  Context ctx = build_query(a, exe, std::cerr);
+  const auto no_probe = []() -> Machine {
+    throw InvalidInput{"--hardware = local: needs this machine's probe, which only the cpplan command runs"};
+  };
+  const auto model = make_cost_model(ctx.query, {ctx.local_hardware, a.cluster, a.db}, no_probe, ctx.catalog);
+  const planner::Planner planner(model->cost());
+  const auto report = planner.plan(ctx.query, planner_options(a, a.all));
+  return report_json(ctx.query, report, {a.all, prediction_source(report.plans, model->local(), model->cluster())});
+}
+
+}  // namespace cpplan::session

@@ -1,0 +1,135 @@
+// --model-config and `cpplan profile import` end to end, in-process: a published config ranks
+// exactly as its built-in profile; bad configs are one line with exit 3; an imported file loads
+// back and is not overwritten.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_cli.h"
+
+using cpplan::test::run_cli;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixture(const std::string& profile) {
+  return (fs::path(CPPLAN_TEST_PROFILES).parent_path() / "tests" / "data" / "diffusers" / profile / "config.json")
+      .string();
+}
+
+json ranking(std::vector<std::string> args) {
+  args.insert(args.end(), {"--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--json", "--all"});
+  const auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return json::parse(r.out);
+}
+
+// A scratch folder removed when the test ends.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / "cpplan-test-model-config";
+  Scratch() {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "models");
+  }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+void expect_one_line_error(const std::vector<std::string>& args, const std::string& part) {
+  const auto r = run_cli(args);
+  INFO(r.err);
+  CHECK(r.code == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(part) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+}  // namespace
+
+TEST_CASE("--model-config with FLUX.1-dev's config ranks exactly as --model flux.1-dev", "[cli][diffusers]") {
+  const json derived = ranking({"--model-config", fixture("flux.1-dev")});
+  const json builtin = ranking({"--model", "flux.1-dev"});
+  REQUIRE(derived["plans"].size() == builtin["plans"].size());
+  for (std::size_t i = 0; i < builtin["plans"].size(); ++i) {
+    const json& d = derived["plans"][i];
+    const json& b = builtin["plans"][i];
+    INFO(b["label"]);
+    CHECK(d["label"] == b["label"]);
+    CHECK(d["valid"] == b["valid"]);
+    // The reasons name the model: the derived profile's name is the config's folder's, plus "-config".
+    std::string reasons = d["reasons"].dump();
+    for (std::size_t at; (at = reasons.find("flux.1-dev-config")) != std::string::npos;) reasons.erase(at + 10, 7);
+    CHECK(reasons == b["reasons"].dump());
+    CHECK(d["predicted"] == b["predicted"]);
+    CHECK(d["frameworks"] == b["frameworks"]);
+  }
+  CHECK(derived["sequence"] == builtin["sequence"]);
+}
+
+TEST_CASE("the top plan's diffusers config and xDiT arguments are in the JSON", "[cli][diffusers]") {
+  const json top = ranking({"--model", "flux.1-dev"})["plans"][0];
+  REQUIRE(top["label"] == "ulysses 4");
+  CHECK(top["diffusers_config"]["class"] == "ContextParallelConfig");
+  CHECK(top["diffusers_config"]["kwargs"] == json::parse(R"([["ulysses_degree", 4], ["ulysses_anything", true]])"));
+  CHECK(top["diffusers_config"]["expression"] == "ContextParallelConfig(ulysses_degree=4, ulysses_anything=True)");
+  CHECK(top["xdit_args"].is_null());  // xDiT needs even splits: 3969 tokens do not split 4 ways
+  CHECK(top["frameworks_unavailable"]["xdit"] == "xDiT needs even splits (no anything modes)");
+}
+
+TEST_CASE("a derivative config plans without a profile", "[cli][diffusers]") {
+  Scratch s;
+  std::ifstream in(fixture("flux.1-dev"));
+  json config = json::parse(in);
+  config["joint_attention_dim"] = 2048;
+  config["guidance_embeds"] = false;
+  const fs::path path = s.dir / "my-flux.json";
+  std::ofstream(path) << config.dump();
+  const json r = ranking({"--model-config", path.string()});
+  CHECK(r["model"] == "my-flux");
+  CHECK(r["valid_plans"].get<int>() > 0);
+}
+
+TEST_CASE("an unknown class or a missing num_attention_heads: one line, exit 3", "[cli][diffusers]") {
+  Scratch s;
+  std::ifstream in(fixture("flux.1-dev"));
+  const json config = json::parse(in);
+  json unknown = config;
+  unknown["_class_name"] = "UNet2DConditionModel";
+  std::ofstream(s.dir / "unknown.json") << unknown.dump();
+  json missing = config;
+  missing.erase("num_attention_heads");
+  std::ofstream(s.dir / "missing.json") << missing.dump();
+  expect_one_line_error({"--model-config", (s.dir / "unknown.json").string(), "--gpus", "4"},
+                        "_class_name = UNet2DConditionModel: not a transformer class cpplan maps; supported: "
+                        "FluxTransformer2DModel, ");
+  expect_one_line_error({"--model-config", (s.dir / "missing.json").string(), "--gpus", "4"},
+                        "num_attention_heads: missing (FluxTransformer2DModel needs it)");
+  expect_one_line_error({"profile", "import", (s.dir / "missing.json").string()}, "num_attention_heads: missing");
+}
+
+TEST_CASE("profile import writes a profile that loads back, and never overwrites one", "[cli][diffusers]") {
+  Scratch s;
+  const std::string out = (s.dir / "models" / "my-sd35.toml").string();
+  const auto r = run_cli({"profile", "import", fixture("sd3.5-medium"), "-o", out});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("wrote " + out) != std::string::npos);
+  CHECK(r.out.find("plan with it: cpplan --profiles " + s.dir.string() + " --model my-sd35") != std::string::npos);
+  // The written profile plans as the built-in sd3.5-medium's transformer does.
+  const auto plan = run_cli({"--profiles", s.dir.string(), "--model", "my-sd35", "--gpus", "2", "--hardware",
+                             "h100-sxm", "--json"});
+  INFO(plan.err);
+  REQUIRE(plan.code == 0);
+  const auto builtin = run_cli({"--model", "sd3.5-medium", "--gpus", "2", "--hardware", "h100-sxm", "--json"});
+  CHECK(json::parse(plan.out)["sequence"] == json::parse(builtin.out)["sequence"]);
+  const auto before = fs::last_write_time(out);
+  expect_one_line_error({"profile", "import", fixture("sd3.5-medium"), "-o", out}, "exists; cpplan does not overwrite");
+  CHECK(fs::last_write_time(out) == before);
+  expect_one_line_error({"profile", "import", fixture("sd3.5-medium"), "-o", (s.dir / "a.toml").string(), "--name", "b"},
+                        "--name = b: must equal the --output file's name \"a\"");
+  CHECK_FALSE(fs::exists(s.dir / "a.toml"));
+}
