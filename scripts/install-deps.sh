@@ -13,6 +13,7 @@ packages=(
   libsqlite3-dev                        # the measurement store (data/)
   libtorch-dev libgloo-dev              # the executor: LibTorch 1.13 CPU and its c10d/Gloo headers
   python3-torch                         # python/cpplan_record.py's tests: the recorder times a real torch loop (/usr/bin/python3)
+  pybind11-dev python3-dev              # the Python module cpplan (python/, CPPLAN_PYTHON): pybind11 and Python's headers
   libopenblas0-pthread                  # optimized BLAS for LibTorch's CPU GEMMs (the default reference BLAS is ~8x slower)
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev  # cpplan-gui (gui/); Qt Charts' CMake package needs OpenGL
   qt6-qpa-plugins fonts-dejavu-core xvfb         # headless GUI: offscreen/xcb plugins, a font, xvfb-run

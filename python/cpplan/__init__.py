@@ -1,0 +1,188 @@
+"""cpplan from Python: rank the multi-GPU parallel configurations of a diffusion transformer.
+
+    import cpplan
+    best = cpplan.plan(model_config=pipe.transformer.config, gpus=4, width=1024, height=1024)[0]
+    pipe.transformer.enable_parallelism(config=ContextParallelConfig(**best.diffusers_config()))
+
+cpplan.plan runs the planner of `cpplan --json` in this process (the extension module _cpplan);
+each Plan holds one plan of that JSON report (plan.json), its fields as attributes, the
+prediction's too (plan.step_ms is plan.json["predicted"]["step_ms"]). Bad input raises
+InvalidInput with the CLI's one-line message.
+"""
+
+import json as _json
+import os as _os
+from collections.abc import Mapping as _Mapping
+
+from ._cpplan import InvalidInput
+from ._cpplan import Options as _Options
+from ._cpplan import recommend as _recommend
+
+__all__ = ["plan", "Plan", "InvalidInput", "UnsupportedPlan"]
+
+
+class UnsupportedPlan(Exception):
+    """A framework cannot run the plan: the text is its reason (the plan's frameworks_unavailable)."""
+
+    def __init__(self, reason, framework=None, label=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.framework = framework
+        self.label = label
+
+
+class Plan:
+    """One plan of the report: plan.json is the dict of `cpplan --json`; its keys, and those of its
+    "predicted" object, read as attributes (plan.label, plan.ulysses_degree, plan.step_ms)."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, plan_json):
+        self.json = plan_json
+
+    def __getattr__(self, name):
+        # Only reached for names that are not methods or slots; dunder lookups (copy, pickle) must
+        # not find plan fields.
+        if name.startswith("__") or name == "json":
+            raise AttributeError(name)
+        j = self.json
+        if name in j:
+            return j[name]
+        predicted = j.get("predicted")
+        if isinstance(predicted, dict) and name in predicted:
+            return predicted[name]
+        if predicted is None and not j.get("valid", True):
+            raise AttributeError(f"plan {j.get('label')!r} is invalid, so it has no {name!r}: {self._invalid_reasons()}")
+        raise AttributeError(f"a plan has no field {name!r}; fields: {', '.join(sorted(self._fields()))}")
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | self._fields())
+
+    def __repr__(self):
+        j = self.json
+        label = j.get("label")
+        predicted = j.get("predicted")
+        if not j.get("valid") or not isinstance(predicted, dict):
+            return f"<Plan {label}: invalid: {self._invalid_reasons()}>"
+        frameworks = ", ".join(j.get("frameworks") or []) or "no framework"
+        return (f"<Plan {label}: {predicted['step_ms']:.1f} ms/step, {predicted['image_ms'] / 1000:.2f} s/image, "
+                f"peak {predicted['peak_mem_bytes'] / 2**30:.1f} GiB; runs in {frameworks}>")
+
+    def diffusers_config(self):
+        """The keyword arguments of diffusers' ContextParallelConfig or TensorParallelConfig
+        (diffusers_config_class() says which), in diffusers' order, e.g. {'ulysses_degree': 4}; {}
+        for a plan on one GPU. Raises UnsupportedPlan with diffusers' reason when diffusers cannot
+        run the plan."""
+        return dict(self._diffusers()["kwargs"])  # [name, value] pairs, in order
+
+    def diffusers_config_class(self):
+        """"ContextParallelConfig" or "TensorParallelConfig" (None for a plan on one GPU); raises
+        UnsupportedPlan as diffusers_config()."""
+        return self._diffusers()["class"]
+
+    def xdit_args(self):
+        """xDiT's command-line arguments for the plan (["--ulysses_degree", "4", ...]); raises
+        UnsupportedPlan with xDiT's reason when xDiT cannot run it."""
+        args = self.json.get("xdit_args")
+        if args is None:
+            raise self._unsupported("xdit")
+        return list(args)
+
+    def _diffusers(self):
+        config = self.json.get("diffusers_config")
+        if config is None:
+            raise self._unsupported("diffusers")
+        return config
+
+    def _unsupported(self, framework):
+        j = self.json
+        reason = (j.get("frameworks_unavailable") or {}).get(framework)
+        if reason is None:
+            if not j.get("valid", True):
+                reason = f"plan {j.get('label')!r} is invalid: {self._invalid_reasons()}"
+            else:
+                reason = f"{framework} has no configuration for plan {j.get('label')!r}"
+        return UnsupportedPlan(reason, framework, j.get("label"))
+
+    def _invalid_reasons(self):
+        return "; ".join(self.json.get("reasons") or []) or "no reason given"
+
+    def _fields(self):
+        predicted = self.json.get("predicted")
+        return set(self.json) | (set(predicted) if isinstance(predicted, dict) else set())
+
+
+def plan(model=None, model_config=None, gpus=None, width=None, height=None, frames=None, hardware=None,
+         runtime=None, topology=None, nodes=None, steps=None, batch=None, text_encoder=None, cluster=None,
+         db=None, top=None, all=False, profiles=None):
+    """The plans of one inference, fastest first: those that run, or with all=True every plan
+    (the invalid ones last, with their reasons). The arguments are `cpplan`'s flags:
+
+    model         a model profile name (`cpplan list models`); default flux.1-dev
+    model_config  instead of model: a diffusers transformer config as a dict
+                  (pipe.transformer.config), or the path of its config.json or pipeline folder
+    gpus          GPUs for the job (required unless topology sets it)
+    width, height output size in pixels (both or neither; default the model's)
+    frames, steps, batch, hardware, runtime, topology, nodes, text_encoder, cluster, db
+                  as --frames, --steps, --batch, --hardware, --runtime, --topology, --nodes,
+                  --text-encoder, --cluster, --db
+    top           at most this many plans
+    profiles      an extra profile directory, or a list of them (--profiles)
+
+    Raises InvalidInput (a ValueError) with the CLI's one-line message on bad input.
+    """
+    if model is not None and model_config is not None:
+        raise InvalidInput(f"model = {model!r} and model_config: give one of them, not both")
+    if (width is None) != (height is None):
+        given, missing = ("width", "height") if height is None else ("height", "width")
+        raise InvalidInput(f"{given} = {width if height is None else height!r}: needs {missing} too (both or neither)")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+        raise InvalidInput(f"top = {top!r}: must be a positive integer")
+
+    o = _Options()
+    if model is not None:
+        o.model = _text(model)
+    if model_config is not None:
+        if isinstance(model_config, _Mapping):
+            o.model_config_json = _config_json(model_config)
+        elif isinstance(model_config, (str, _os.PathLike)):
+            o.model_config = _os.fspath(model_config)
+        else:
+            raise InvalidInput(f"model_config = {type(model_config).__name__}: must be a dict "
+                               "(pipe.transformer.config) or the path of a config.json or pipeline folder")
+    if width is not None:
+        o.res = f"{_text(width)}x{_text(height)}"
+    for name, value in (("gpus", gpus), ("frames", frames), ("hardware", hardware), ("runtime", runtime),
+                        ("topology", topology), ("nodes", nodes), ("steps", steps), ("batch", batch),
+                        ("text_encoder", text_encoder), ("cluster", cluster), ("db", db)):
+        if value is not None:
+            setattr(o, name, _text(value))
+    o.all = bool(all)
+    if profiles is not None:
+        o.profiles = [_os.fspath(profiles)] if isinstance(profiles, (str, _os.PathLike)) else \
+            [_os.fspath(p) for p in profiles]
+
+    report = _json.loads(_recommend(o))
+    plans = [Plan(p) for p in report["plans"]]
+    return plans[:top] if top is not None else plans
+
+
+def _text(value):
+    """An option as the CLI would receive it: numbers as their digits, paths as strings."""
+    return _os.fspath(value) if isinstance(value, _os.PathLike) else str(value)
+
+
+def _config_json(config):
+    """A diffusers config (a FrozenDict: a dict) as JSON text. Tuples become lists (json does
+    that); numpy scalars and arrays their values; sets sorted lists; anything else its str."""
+
+    def convert(value):
+        if hasattr(value, "tolist"):
+            return value.tolist()
+        if isinstance(value, (set, frozenset)):
+            return sorted(value, key=str)
+        if isinstance(value, _Mapping):
+            return dict(value)
+        return str(value)
+
+    return _json.dumps(dict(config), default=convert)

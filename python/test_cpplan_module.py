@@ -1,0 +1,244 @@
+"""Tests of the Python module cpplan over the built extension and the real profiles, checked
+against the real cpplan binary: ctest runs them with Debian's python3, PYTHONPATH=<build>/python
+and CPPLAN_BINARY=<build>/cli/cpplan (python/CMakeLists.txt)."""
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import cpplan
+
+BINARY = os.environ.get("CPPLAN_BINARY", "")
+
+# The public FLUX.1-dev transformer/config.json (black-forest-labs/FLUX.1-dev), its model fields.
+FLUX_DEV_CONFIG = {
+    "_class_name": "FluxTransformer2DModel",
+    "attention_head_dim": 128,
+    "guidance_embeds": True,
+    "in_channels": 64,
+    "joint_attention_dim": 4096,
+    "num_attention_heads": 24,
+    "num_layers": 19,
+    "num_single_layers": 38,
+    "patch_size": 1,
+    "pooled_projection_dim": 768,
+}
+
+
+def cli(*args):
+    """The cpplan binary's exit code, stdout and stderr for args."""
+    if not BINARY:
+        raise unittest.SkipTest("CPPLAN_BINARY is not set (ctest sets it to the built cpplan)")
+    r = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def cli_error(*args):
+    """The one-line message cpplan prints for bad input (exit 3), without its "cpplan: " prefix."""
+    rc, _, err = cli(*args)
+    assert rc == 3, (rc, err)
+    lines = [l for l in err.splitlines() if l.startswith("cpplan: ")]
+    assert len(lines) == 1, err
+    return lines[0][len("cpplan: "):]
+
+
+def cli_supports_model_config():
+    rc, out, err = cli("--help")
+    return "--model-config" in out + err
+
+
+class Planning(unittest.TestCase):
+    def test_the_acceptance_line_prints_ulysses_4_with_ulysses_anything(self):
+        r = subprocess.run([sys.executable, "-c", 'import cpplan; print(cpplan.plan(model="flux.1-dev", gpus=4, '
+                            'width=1008, height=1008)[0].diffusers_config())'],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "{'ulysses_degree': 4, 'ulysses_anything': True}\n")
+
+    def test_the_top_plan_is_a_context_parallel_config(self):
+        best = cpplan.plan(model="flux.1-dev", gpus=4, width=1008, height=1008)[0]
+        self.assertEqual(best.diffusers_config_class(), "ContextParallelConfig")
+        self.assertEqual(best.diffusers_config(), {"ulysses_degree": 4, "ulysses_anything": True})
+        # The keyword arguments in the order of the snippet's expression.
+        kwargs = ", ".join(f"{k}={v!r}" for k, v in best.diffusers_config().items())
+        self.assertEqual(f"ContextParallelConfig({kwargs})", best.json["diffusers_config"]["expression"])
+
+    def test_the_plans_are_the_cli_json_plans(self):
+        plans = cpplan.plan(model="flux.1-dev", gpus=4, width=1008, height=1008, hardware="h100-sxm")
+        _, out, _ = cli("--model", "flux.1-dev", "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm",
+                        "--json")
+        report = json.loads(out)
+        self.assertEqual(len(plans), report["valid_plans"])
+        self.assertEqual([p.json for p in plans], report["plans"])
+
+    def test_all_lists_the_invalid_plans_after_the_valid_ones(self):
+        plans = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm", all=True)
+        _, out, _ = cli("--gpus", "8", "--res", "1024x1024", "--hardware", "h100-sxm", "--json", "--all")
+        report = json.loads(out)
+        self.assertEqual(len(plans), report["valid_plans"] + report["invalid_plans"])
+        valid = [p.valid for p in plans]
+        self.assertEqual(valid, sorted(valid, reverse=True))
+        self.assertFalse(plans[-1].valid)
+        self.assertIn("invalid", repr(plans[-1]))
+
+    def test_top_keeps_the_fastest_plans(self):
+        every = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm")
+        top = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm", top=3)
+        self.assertEqual([p.json for p in top], [p.json for p in every[:3]])
+        step_ms = [p.step_ms for p in every]
+        self.assertLessEqual(step_ms[0], step_ms[-1])
+
+    def test_fields_of_the_plan_and_of_its_prediction_are_attributes(self):
+        best = cpplan.plan(gpus=4, width=1008, height=1008, hardware="h100-sxm")[0]
+        self.assertEqual(best.label, best.json["label"])
+        self.assertEqual(best.ulysses_degree, 4)
+        self.assertEqual(best.step_ms, best.json["predicted"]["step_ms"])
+        self.assertEqual(best.image_ms, best.json["predicted"]["image_ms"])
+        self.assertIn("step_ms", dir(best))
+        with self.assertRaises(AttributeError) as e:
+            best.no_such_field
+        self.assertIn("no_such_field", str(e.exception))
+        self.assertRegex(repr(best), r"^<Plan ulysses 4: [0-9.]+ ms/step, [0-9.]+ s/image, peak [0-9.]+ GiB; runs in ")
+
+    def test_numbers_reach_the_options_as_the_cli_flags(self):
+        plans = cpplan.plan(model="wan2.1-t2v-1.3b", gpus=2, width=832, height=480, frames=33, steps=10,
+                            hardware="h100-sxm", top=1)
+        _, out, _ = cli("--model", "wan2.1-t2v-1.3b", "--gpus", "2", "--res", "832x480", "--frames", "33",
+                        "--steps", "10", "--hardware", "h100-sxm", "--json")
+        self.assertEqual(plans[0].json, json.loads(out)["plans"][0])
+
+
+class Frameworks(unittest.TestCase):
+    def test_xdit_args_of_the_top_plan_set_ulysses_4(self):
+        best = cpplan.plan(gpus=4, width=1024, height=1024, hardware="h100-sxm")[0]
+        args = best.xdit_args()
+        self.assertIn("--ulysses_degree", args)
+        self.assertEqual(args[args.index("--ulysses_degree") + 1], "4")
+        self.assertTrue(all(isinstance(a, str) for a in args))
+
+    def test_xdit_args_of_an_anything_plan_raise_xdits_reason(self):
+        best = cpplan.plan(gpus=4, width=1008, height=1008, hardware="h100-sxm")[0]
+        with self.assertRaises(cpplan.UnsupportedPlan) as e:
+            best.xdit_args()
+        self.assertEqual(str(e.exception), best.frameworks_unavailable["xdit"])
+        self.assertEqual(e.exception.framework, "xdit")
+
+    def test_a_plan_diffusers_refuses_raises_diffusers_reason(self):
+        plans = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm")
+        refused = [p for p in plans if "diffusers" in (p.frameworks_unavailable or {})]
+        self.assertTrue(refused, "no plan at 8 GPUs that diffusers cannot run")
+        p = refused[0]
+        reason = p.json["frameworks_unavailable"]["diffusers"]
+        with self.assertRaises(cpplan.UnsupportedPlan) as e:
+            p.diffusers_config()
+        self.assertEqual(str(e.exception), reason)
+        self.assertEqual(e.exception.label, p.label)
+        with self.assertRaises(cpplan.UnsupportedPlan) as e:
+            p.diffusers_config_class()
+        self.assertEqual(str(e.exception), reason)
+
+    def test_an_invalid_plan_raises_its_reasons(self):
+        plans = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm", all=True)
+        invalid = next(p for p in plans if not p.valid)
+        with self.assertRaises(cpplan.UnsupportedPlan) as e:
+            invalid.diffusers_config()
+        self.assertIn(invalid.reasons[0], str(e.exception))
+        with self.assertRaises(AttributeError) as e:
+            invalid.step_ms
+        self.assertIn("invalid", str(e.exception))
+
+    def test_a_tensor_parallel_plan_is_a_tensor_parallel_config(self):
+        plans = cpplan.plan(gpus=4, width=1024, height=1024, hardware="h100-sxm")
+        tp = next(p for p in plans if p.tp_degree == 4)
+        self.assertEqual(tp.diffusers_config_class(), "TensorParallelConfig")
+        self.assertEqual(tp.diffusers_config(), {"tp_degree": 4})
+
+    def test_a_single_gpu_plan_needs_no_parallel_config(self):
+        single = cpplan.plan(gpus=1, width=1024, height=1024, hardware="h100-sxm")[0]
+        self.assertEqual(single.diffusers_config(), {})
+        self.assertIsNone(single.diffusers_config_class())
+
+
+class Errors(unittest.TestCase):
+    def test_gpus_0_raises_the_clis_message(self):
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(model="flux.1-dev", gpus=0)
+        self.assertEqual(str(e.exception), cli_error("--gpus", "0"))
+        self.assertIsInstance(e.exception, ValueError)
+
+    def test_an_unknown_model_raises_the_clis_message(self):
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(model="flux.9-nope", gpus=4)
+        self.assertEqual(str(e.exception), cli_error("--model", "flux.9-nope", "--gpus", "4"))
+        self.assertIn("flux.9-nope", str(e.exception))
+
+    def test_a_bad_resolution_raises_the_clis_message(self):
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(gpus=4, width=1000, height=1000, hardware="h100-sxm")
+        self.assertEqual(str(e.exception), cli_error("--gpus", "4", "--res", "1000x1000", "--hardware", "h100-sxm"))
+
+    def test_model_and_model_config_together_are_refused(self):
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(model="flux.1-dev", model_config=FLUX_DEV_CONFIG, gpus=4)
+        self.assertIn("model_config", str(e.exception))
+
+    def test_width_without_height_names_height(self):
+        with self.assertRaises(ValueError) as e:
+            cpplan.plan(gpus=4, width=1024)
+        self.assertIn("height", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            cpplan.plan(gpus=4, height=1024)
+        self.assertIn("width", str(e.exception))
+
+    def test_a_model_config_of_another_type_is_refused(self):
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(model_config=42, gpus=4)
+        self.assertIn("model_config", str(e.exception))
+
+
+class ModelConfig(unittest.TestCase):
+    def setUp(self):
+        if not cli_supports_model_config():
+            self.skipTest("cpplan --model-config is not built yet (core/diffusers_config.cpp)")
+
+    def assert_same_ranking(self, plans, expected):
+        self.assertEqual([p.label for p in plans], [p.label for p in expected])
+        for got, want in zip(plans, expected):
+            self.assertAlmostEqual(got.step_ms, want.step_ms, delta=1e-9 * want.step_ms)
+
+    def test_the_flux_dev_config_dict_ranks_as_flux_1_dev(self):
+        query = dict(gpus=4, width=1008, height=1008, hardware="h100-sxm")
+        self.assert_same_ranking(cpplan.plan(model_config=FLUX_DEV_CONFIG, **query),
+                                 cpplan.plan(model="flux.1-dev", **query))
+
+    def test_a_frozen_dict_with_tuples_is_accepted(self):
+        # diffusers' FrozenDict is an OrderedDict; configs hold tuples (axes_dims_rope).
+        class FrozenDict(collections.OrderedDict):
+            pass
+
+        config = FrozenDict(FLUX_DEV_CONFIG, axes_dims_rope=(16, 56, 56), _diffusers_version="0.35.0")
+        query = dict(gpus=4, width=1008, height=1008, hardware="h100-sxm")
+        self.assert_same_ranking(cpplan.plan(model_config=config, **query), cpplan.plan(model="flux.1-dev", **query))
+
+    def test_a_config_json_path_ranks_as_flux_1_dev(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "config.json")
+            with open(path, "w") as f:
+                json.dump(FLUX_DEV_CONFIG, f)
+            query = dict(gpus=4, width=1008, height=1008, hardware="h100-sxm")
+            self.assert_same_ranking(cpplan.plan(model_config=path, **query), cpplan.plan(model="flux.1-dev", **query))
+
+    def test_a_config_without_heads_raises_one_line(self):
+        config = {k: v for k, v in FLUX_DEV_CONFIG.items() if k != "num_attention_heads"}
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(model_config=config, gpus=4)
+        self.assertIn("num_attention_heads", str(e.exception))
+        self.assertNotIn("\n", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
