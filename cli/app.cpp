@@ -272,7 +272,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   options.explain = a.explain;
   options.collective_source = collective_source;
   // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
-  const auto report = planner.plan(ctx.query, session::planner_options(a, !a.json || a.all));
+  const auto report = session::rank_plans(a, ctx.query, planner, !a.json || a.all);
   options.prediction_source = session::prediction_source(report.plans, model->local(), model->cluster());
   if (a.json) out << session::report_json(ctx.query, report, {a.all, options.prediction_source}).dump(2) << '\n';
   else print_report(out, ctx.query, report, options);

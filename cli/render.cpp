@@ -60,19 +60,29 @@ void print_warmup(std::ostream& out, const Query& q, const costmodel::Prediction
              pr.compile_ms / 1e3, size, pr.warmup_ms / 1e3, pr.compile_ms / 1e3, images);
 }
 
-// When no framework runs the top plan: for each framework, the fastest plan it runs and its gap.
-void print_runnable_alternatives(std::ostream& out, const Query& q, const planner::PlanReport& r,
-                                 const RankedPlan& top) {
-  if (top.frameworks.bits != 0) return;
-  for (int i = 0; i < planner::kFrameworkCount; ++i) {
-    const auto f = static_cast<planner::Framework>(i);
-    const RankedPlan* it = planner::fastest_plan_for(r, f);
-    if (!it) continue;
-    fmt::print(out, "\nthe fastest plan {} runs: {} ({}), {:.0f}% slower than the top plan:\n", planner::to_string(f),
-               plan_label(it->plan.config), display_name(it->plan.variant),
-               (it->predicted->step_ms / top.predicted->step_ms - 1) * 100);
-    const auto snippet = planner::snippets_for(q, *it)[i].text;
-    print_snippets(out, "# " + std::string(planner::to_string(f)) + "\n" + snippet);
+std::string_view framework_title(planner::Framework f) {
+  return f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
+}
+
+// For each framework (only --framework's when given): the top plan's script, or why it cannot run
+// the top plan and the script of the fastest plan it runs, with the gap.
+void print_framework_choices(std::ostream& out, const Query& q, const planner::PlanReport& r) {
+  for (const planner::FrameworkChoice& c : planner::best_by_framework(q, r)) {
+    if (r.framework && *r.framework != c.framework) continue;
+    const std::string title(framework_title(c.framework));
+    const bool top = c.top_unavailable.empty();
+    const bool note = c.framework == planner::Framework::kCacheDit;  // one line, not a script
+    std::string heading = "# " + title;
+    if (!top)
+      heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
+    if (!top && c.plan)
+      heading += fmt::format("; the fastest plan it runs: {} ({}), {}", plan_label(c.plan->plan.config),
+                             display_name(c.plan->plan.variant),
+                             c.gap > 0.005 ? fmt::format("{:.0f}% slower", c.gap * 100) : std::string("as fast"));
+    if (!top && !c.plan) heading += "; nor any other plan here";
+    if (!c.plan) print_snippets(out, heading + "\n");
+    else if (note) print_snippets(out, heading + ": " + c.snippet + "\n");
+    else print_snippets(out, heading + (top ? "" : ":") + "\n" + c.snippet);
   }
 }
 
@@ -219,6 +229,38 @@ void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& 
   print_fleet_best(out, f);
 }
 
+namespace {
+// The invalid plans: each with its reasons (--all), else one line per rule broken; and the valid
+// plans --framework left out.
+void print_rejected(std::ostream& out, const planner::PlanReport& r, bool all) {
+  if (r.invalid_count > 0) {
+    if (all) {
+      fmt::print(out, "\nrejected ({}):\n", r.invalid_count);
+      for (const RankedPlan& p : r.plans)
+        if (!p.plan.valid())
+          fmt::print(out, "  {} ({}): {}\n", plan_label(p.plan.config), display_name(p.plan.variant),
+                     fmt::join(p.plan.reasons, "; "));
+    } else {
+      // One line per rule broken, those the user can act on first: how many plans, and one of them.
+      fmt::print(out, "\nrejected ({}; --all lists each):\n", r.invalid_count);
+      for (const planner::RejectionGroup& g : planner::rejection_groups(r)) {
+        const RankedPlan& p = *g.example;
+        const auto more = p.plan.reasons.size() - 1;
+        fmt::print(out, "  {:>4} {:<6} {}{}, e.g. {}{}\n", g.count, g.count == 1 ? "plan" : "plans", g.rule,
+                   g.lever.empty() ? "" : fmt::format(" ({})", g.lever), plan_label(p.plan.config),
+                   more == 0 ? "" : fmt::format(" (and {} more rule{})", more, more == 1 ? "" : "s"));
+      }
+    }
+  }
+  if (r.hidden_count > 0)
+    fmt::print(out, "\n{} valid plan{} that {} cannot run {} left out (--framework any shows {})\n", r.hidden_count,
+               r.hidden_count == 1 ? "" : "s", framework_title(*r.framework), r.hidden_count == 1 ? "is" : "are",
+               r.hidden_count == 1 ? "it" : "them");
+
+}
+
+}  // namespace
+
 void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o) {
   const HardwareProfile& hw = *q.hardware;
   fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
@@ -258,33 +300,7 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
   if (!o.all && static_cast<int>(rows.size()) > shown)
     fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", static_cast<int>(rows.size()) - shown);
 
-  if (r.invalid_count > 0) {
-    if (o.all) {
-      fmt::print(out, "\nrejected ({}):\n", r.invalid_count);
-      for (const RankedPlan& p : r.plans)
-        if (!p.plan.valid())
-          fmt::print(out, "  {} ({}): {}\n", plan_label(p.plan.config), display_name(p.plan.variant),
-                     fmt::join(p.plan.reasons, "; "));
-    } else {
-      // One line per CP variant: how many were rejected, and the reasons of the smallest one.
-      std::map<int, std::pair<int, const RankedPlan*>> by_variant;
-      for (const RankedPlan& p : r.plans) {
-        if (p.plan.valid()) continue;
-        // the example: fewest broken rules (the clearest reason), then the widest CP group
-        auto& slot = by_variant[static_cast<int>(p.plan.variant)];
-        auto key = [](const RankedPlan& x) {
-          return std::make_pair(x.plan.reasons.size(), -x.plan.config.context_parallel_config.degree());
-        };
-        if (slot.first++ == 0 || key(p) < key(*slot.second)) slot.second = &p;
-      }
-      fmt::print(out, "\nrejected ({}; --all lists each):\n", r.invalid_count);
-      for (const auto& [v, entry] : by_variant) {
-        const RankedPlan& p = *entry.second;
-        fmt::print(out, "  {:<17} {:>4} {:<6} e.g. {}: {}\n", display_name(static_cast<CpVariant>(v)), entry.first,
-                   entry.first == 1 ? "plan," : "plans,", plan_label(p.plan.config), fmt::join(p.plan.reasons, "; "));
-      }
-    }
-  }
+  print_rejected(out, r, o.all);
 
   if (r.valid_count == 0 || r.plans.empty()) return;
   const RankedPlan& top = r.plans.front();
@@ -296,8 +312,7 @@ void print_report(std::ostream& out, const Query& q, const planner::PlanReport& 
              to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
              pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
   print_warmup(out, q, pr);
-  print_snippets(out, planner::framework_snippets(q, top));
-  print_runnable_alternatives(out, q, r, top);
+  print_framework_choices(out, q, r);
   if (top.placement) print_placement(out, q, top);
   if (o.explain) print_explain(out, q, top, o.collective_source);
 }

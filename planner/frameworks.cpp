@@ -9,6 +9,12 @@ std::string_view to_string(Framework f) {
   return n[static_cast<int>(f)];
 }
 
+std::optional<Framework> framework_from_string(std::string_view name) {
+  for (int i = 0; i < kFrameworkCount; ++i)
+    if (to_string(static_cast<Framework>(i)) == name) return static_cast<Framework>(i);
+  return std::nullopt;
+}
+
 std::vector<std::string> FrameworkSet::names() const {
   std::vector<std::string> out;
   for (int i = 0; i < kFrameworkCount; ++i)

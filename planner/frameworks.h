@@ -2,6 +2,7 @@
 // Which frameworks users run can execute a plan, why the others cannot, and the ready-to-paste
 // configuration for them (diffusers Python, xDiT command line).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@ namespace cpplan::planner {
 enum class Framework { kDiffusers, kXdit, kCacheDit };
 inline constexpr int kFrameworkCount = 3;
 std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit"
+std::optional<Framework> framework_from_string(std::string_view name);  // those names
 
 struct FrameworkSet {
   unsigned bits = 0;

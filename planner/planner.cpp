@@ -45,6 +45,7 @@ void enumerate_rest(int r, int u, int t, int c, int rest, const PlannerOptions& 
       const CpVariant v = rules->variant();
       if (anything_variant(v) && (!options.allow_anything || p > 1)) continue;
       if (p > 1 && t > 1) continue;
+      if (options.max_dp > 0 && rest / p > options.max_dp) continue;
       for (const PipeFusionConfig& pf : pipefusion_candidates(p, options)) {
         ParallelConfig pc;
         pc.context_parallel_config.ring_degree = r;
@@ -138,6 +139,7 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   PlanReport report;
   PlannerOptions bounded = options;
   if (q.model && bounded.max_patches == 0) bounded.max_patches = latent_rows(q);
+  if (bounded.max_dp == 0 && q.batch == 1 && !options.single_image_dp) bounded.max_dp = 1;
   const auto configs = enumerate(q.gpus, bounded);
   report.plans.reserve(configs.size());
   // One placer for the whole query: its caches serve every plan.
@@ -180,6 +182,60 @@ std::vector<PlanRow> merged_rows(const PlanReport& report) {
     row->frameworks.bits |= p.frameworks.bits;
   }
   return rows;
+}
+
+void keep_plans_of(PlanReport& r, Framework f) {
+  const auto not_run = [f](const RankedPlan& p) { return p.plan.valid() && !p.frameworks.has(f); };
+  const auto hidden = std::count_if(r.plans.begin(), r.plans.end(), not_run);
+  r.plans.erase(std::remove_if(r.plans.begin(), r.plans.end(), not_run), r.plans.end());
+  r.framework = f;
+  r.hidden_count += static_cast<int>(hidden);
+  r.valid_count -= static_cast<int>(hidden);
+}
+
+namespace {
+// The part of a reason a user can act on, and the flag that changes it.
+std::string_view lever_of(std::string_view rule) {
+  if (rule.find("image tokens") != std::string_view::npos || rule.find("image token") != std::string_view::npos)
+    return "change --res";
+  if (rule.find("text tokens") != std::string_view::npos || rule.find("text token") != std::string_view::npos)
+    return "change --text-tokens";
+  if (rule.find("heads") != std::string_view::npos) return "the model's heads";
+  if (rule.find("attention backend") != std::string_view::npos) return "change --attention-backend";
+  return {};
+}
+}  // namespace
+
+std::vector<RejectionGroup> rejection_groups(const PlanReport& r) {
+  std::vector<RejectionGroup> groups;
+  for (const RankedPlan& p : r.plans) {
+    if (p.plan.valid() || p.plan.reasons.empty()) continue;
+    const std::string& first = p.plan.reasons.front();
+    const auto colon = first.find(": ");
+    const std::string rule = colon == std::string::npos ? first : first.substr(colon + 2);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const RejectionGroup& x) { return x.rule == rule; });
+    if (g == groups.end()) {
+      groups.push_back({rule, lever_of(rule), 1, &p});
+      continue;
+    }
+    ++g->count;
+    // The clearest example: fewest broken rules, then the fewest GPUs groups (the shortest label).
+    const auto clarity = [](const RankedPlan& x) {
+      return std::make_pair(x.plan.reasons.size(), plan_label(x.plan.config).size());
+    };
+    if (clarity(p) < clarity(*g->example)) g->example = &p;
+  }
+  constexpr std::string_view order[] = {"change --res", "change --text-tokens", "the model's heads",
+                                        "change --attention-backend"};
+  const auto priority = [&](const RejectionGroup& g) {
+    const auto* at = std::find(std::begin(order), std::end(order), g.lever);
+    return g.lever.empty() ? std::size(order) : static_cast<std::size_t>(at - std::begin(order));
+  };
+  std::stable_sort(groups.begin(), groups.end(), [&](const RejectionGroup& a, const RejectionGroup& b) {
+    if (priority(a) != priority(b)) return priority(a) < priority(b);
+    return a.count > b.count;
+  });
+  return groups;
 }
 
 }  // namespace cpplan::planner

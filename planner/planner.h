@@ -22,6 +22,10 @@ struct PlannerOptions {
   int pipeline_patches = 0;
   int pipefusion_warmup_steps = kXditWarmupSteps;
   long long max_patches = 0;  // 0: no bound (Planner::plan sets the query's latent rows)
+  // Data-parallel plans for a batch of one image (each is invalid: dp must divide the batch);
+  // Planner::plan lists dp > 1 only for a batch above 1 unless this is on (--all).
+  bool single_image_dp = false;
+  int max_dp = 0;  // enumerate: 0, no bound; 1, no data parallelism
 };
 
 struct RankedPlan {
@@ -35,7 +39,24 @@ struct PlanReport {
   std::vector<RankedPlan> plans;  // ranked
   int valid_count = 0;
   int invalid_count = 0;
+  // keep_plans_of: the framework the ranking is restricted to, and the valid plans it left out.
+  std::optional<Framework> framework;
+  int hidden_count = 0;
 };
+
+// Restricts `r` to the valid plans `f` runs (invalid plans stay, with their reasons).
+void keep_plans_of(PlanReport& r, Framework f);
+
+// The rejected plans grouped by the rule they break first (the rule's words after "field =
+// value: "), those a user can act on first: the resolution, the text length, the heads, the
+// attention backend; then the others, most plans first.
+struct RejectionGroup {
+  std::string rule;          // e.g. "must divide image tokens = 6889"
+  std::string_view lever;    // what it depends on, e.g. "change --res"; empty when nothing simple
+  int count = 0;
+  const RankedPlan* example = nullptr;  // the group's plan with the fewest broken rules
+};
+std::vector<RejectionGroup> rejection_groups(const PlanReport& r);
 
 // Whether two ranked plans are one computation: both valid, the same degrees, and one is the
 // "Anything" form of the other (Ulysses and Ulysses Anything, Ring and Ring Anything) over a split

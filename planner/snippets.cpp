@@ -47,6 +47,25 @@ const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f) {
   return nullptr;
 }
 
+std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport& r) {
+  std::vector<FrameworkChoice> out;
+  if (r.plans.empty() || !r.plans.front().plan.valid() || !r.plans.front().predicted) return out;
+  const RankedPlan& top = r.plans.front();
+  const auto top_snippets = snippets_for(q, top);
+  for (int i = 0; i < kFrameworkCount; ++i) {
+    FrameworkChoice c;
+    c.framework = static_cast<Framework>(i);
+    c.top_unavailable = top_snippets[i].unavailable;
+    c.plan = c.top_unavailable.empty() ? &top : fastest_plan_for(r, c.framework);
+    if (c.plan) {
+      c.gap = c.plan->predicted->step_ms / top.predicted->step_ms - 1;
+      c.snippet = c.plan == &top ? top_snippets[i].text : snippets_for(q, *c.plan)[i].text;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::string framework_snippets(const Query& q, const RankedPlan& p) {
   if (!p.plan.valid() || !p.predicted) return {};
   const auto all = snippets_for(q, p);

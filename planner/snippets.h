@@ -5,6 +5,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "planner/frameworks.h"
 #include "planner/planner.h"
@@ -22,6 +23,19 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const
 
 // The fastest valid plan of `r` (ranked fastest first) that `f` runs; null when it runs none.
 const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f);
+
+// What one framework offers for a ranking: its fastest valid plan (the top plan when it runs that;
+// null when it runs none), that plan's step time over the top plan's minus one, why it cannot run
+// the top plan (empty when it can), and the plan's script or command.
+struct FrameworkChoice {
+  Framework framework = Framework::kDiffusers;
+  const RankedPlan* plan = nullptr;
+  double gap = 0;
+  std::string top_unavailable;
+  std::string snippet;
+};
+// One per framework, for a report with a valid plan (ranked first); empty otherwise.
+std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport& r);
 
 // "# diffusers\n<script>", "# cache-dit: ...", "# xDiT\n<command>" or "# <framework>: cannot run
 // this plan: <reason>" lines, for a valid plan; empty for an invalid one (snippets_for, as text).

@@ -64,6 +64,7 @@ PYBIND11_MODULE(_cpplan, m) {
       .def_readwrite("cluster", &Options::cluster)
       .def_readwrite("db", &Options::db)
       .def_readwrite("top", &Options::top)
+      .def_readwrite("framework", &Options::framework)
       .def_readwrite("all", &Options::all);
 
   // The GIL is released while planning (tens of milliseconds), so that other Python threads run;

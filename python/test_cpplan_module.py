@@ -141,6 +141,16 @@ class Frameworks(unittest.TestCase):
             p.diffusers_config_class()
         self.assertEqual(str(e.exception), reason)
 
+    def test_framework_keeps_the_plans_it_runs(self):
+        # qwen-image on 4 GPUs: the fastest plan (ulysses 2 x cfg 2) runs nowhere; diffusers' is ulysses 4.
+        plans = cpplan.plan(model="qwen-image", gpus=4, width=1328, height=1328, hardware="h100-sxm",
+                            framework="diffusers")
+        self.assertEqual(plans[0].label, "ulysses 4")
+        self.assertTrue(all("diffusers" in p.frameworks for p in plans))
+        with self.assertRaises(cpplan.InvalidInput) as e:
+            cpplan.plan(gpus=4, framework="deepspeed")
+        self.assertEqual(str(e.exception), "--framework = deepspeed: must be diffusers, xdit, cache-dit or any")
+
     def test_an_invalid_plan_raises_its_reasons(self):
         plans = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm", all=True)
         invalid = next(p for p in plans if not p.valid)

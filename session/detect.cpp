@@ -46,6 +46,8 @@ std::optional<LocalGpu> query_nvidia_smi() {
   } catch (...) {
     return std::nullopt;
   }
+  while (std::fgets(line, sizeof line, pipe.get()))
+    if (std::string_view(line).find(',') != std::string_view::npos) ++gpu.count;
   return gpu;
 }
 

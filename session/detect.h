@@ -11,9 +11,10 @@ namespace cpplan::session {
 struct LocalGpu {
   std::string name;   // as nvidia-smi prints it
   double memory_mib = 0;
+  int count = 1;  // GPUs nvidia-smi lists
 };
 
-// First GPU nvidia-smi lists, or nothing when it is absent or lists none.
+// First GPU nvidia-smi lists, with how many it lists, or nothing when it is absent or lists none.
 std::optional<LocalGpu> query_nvidia_smi();
 
 // The profile whose every `match` substring is in the name; among several, the one whose

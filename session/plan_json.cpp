@@ -230,6 +230,12 @@ json report_json(const Query& q, const planner::PlanReport& r, const ReportJsonO
     if (p.plan.valid() || o.all) plans.push_back(plan_json(q, p));
   j["valid_plans"] = r.valid_count;
   j["invalid_plans"] = r.invalid_count;
+  j["framework"] = r.framework ? json(planner::to_string(*r.framework)) : json("any");
+  j["hidden_plans"] = r.hidden_count;
+  json best = json::object();
+  for (const planner::FrameworkChoice& c : planner::best_by_framework(q, r))
+    best[std::string(planner::to_string(c.framework))] = c.plan ? json(plan_label(c.plan->plan.config)) : json(nullptr);
+  j["best_by_framework"] = std::move(best);
   j["prediction_source"] = o.prediction_source;
   j["plans"] = std::move(plans);
   return j;
@@ -243,7 +249,7 @@ json recommend_json(const Options& a, const std::string& exe) {
   };
   const auto model = make_cost_model(ctx.query, {ctx.local_hardware, a.cluster, a.db}, no_probe, ctx.catalog);
   const planner::Planner planner(model->cost());
-  const auto report = planner.plan(ctx.query, planner_options(a, a.all));
+  const auto report = rank_plans(a, ctx.query, planner, a.all);
   return report_json(ctx.query, report, {a.all, prediction_source(report.plans, model->local(), model->cluster())});
 }
 

@@ -88,9 +88,17 @@ Context build_query(const Options& a, const std::string& exe, std::ostream& err)
 ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std::ostream& err) {
   ResolvedQuery r;
   Query& q = r.query;
+  framework_choice(a);  // checked with the other flags, before any note is printed
   q.topology = resolve_topology(a, catalog, r, q.nodes);
-  if (a.gpus.empty() && !q.topology) throw InvalidInput{"--gpus: required (the number of GPUs, e.g. --gpus 4)"};
-  q.gpus = a.gpus.empty() ? q.nodes * q.topology->gpus : parse_int("--gpus", a.gpus, 1, kMaxGpus);
+  // nvidia-smi is asked once, and only when a flag is left to it (no shell for a planning query).
+  const bool ask_gpu = (a.gpus.empty() && !q.topology) || (a.hardware.empty() && !q.topology);
+  const auto gpu = ask_gpu ? query_nvidia_smi() : std::nullopt;
+  if (a.gpus.empty() && !q.topology && !gpu)
+    throw InvalidInput{"--gpus: required (the number of GPUs; nvidia-smi lists none here), e.g. cpplan --gpus 4 --res 1024x1024"};
+  if (a.gpus.empty() && !q.topology)
+    fmt::print(err, "note: planning for the {} GPU{} nvidia-smi lists ({}); set --gpus for another count\n", gpu->count,
+               gpu->count == 1 ? "" : "s", gpu->name);
+  q.gpus = !a.gpus.empty() ? parse_int("--gpus", a.gpus, 1, kMaxGpus) : q.topology ? q.nodes * q.topology->gpus : gpu->count;
   if (q.topology && q.nodes > 1 && q.gpus != q.nodes * q.topology->gpus)
     throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", a.gpus,
                                    q.topology->name, q.topology->gpus, q.nodes * q.topology->gpus)};
@@ -133,7 +141,6 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
     if (!hw) throw InvalidInput{hw.error().message};
     q.hardware = *hw;
   } else {
-    const auto gpu = query_nvidia_smi();
     q.hardware = gpu ? match_hardware(catalog, *gpu) : nullptr;
     if (!q.hardware) {
       auto fallback = catalog.hardware("h100-sxm");
@@ -205,10 +212,25 @@ ParallelConfig plan_config(const Options& a) {
 planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
   planner::PlannerOptions o;
   o.keep_invalid = keep_invalid;
+  o.single_image_dp = a.all;
   if (!a.pipeline_patches.empty()) o.pipeline_patches = parse_int("--num-pipeline-patch", a.pipeline_patches, 1, kMaxGpus);
   if (!a.pipefusion_warmup.empty())
     o.pipefusion_warmup_steps = parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, 0, 100000);
   return o;
+}
+
+std::optional<planner::Framework> framework_choice(const Options& a) {
+  if (a.framework == "any") return std::nullopt;
+  const auto f = planner::framework_from_string(a.framework);
+  if (!f) throw InvalidInput{fmt::format("--framework = {}: must be diffusers, xdit, cache-dit or any", a.framework)};
+  return f;
+}
+
+planner::PlanReport rank_plans(const Options& a, const Query& q, const planner::Planner& planner, bool keep_invalid) {
+  const auto framework = framework_choice(a);
+  auto report = planner.plan(q, planner_options(a, keep_invalid));
+  if (framework) planner::keep_plans_of(report, *framework);
+  return report;
 }
 
 }  // namespace cpplan::session

@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct Options {
   std::string cluster;
   // recommend
   std::string top = "10";
+  std::string framework = "any";  // rank only the plans this framework runs (diffusers, xdit, cache-dit)
   bool all = false;
   bool json = false;
   // recommend: latency (one job on every GPU) | throughput (replicas; planner/fleet.h), and the
@@ -95,6 +97,10 @@ ParallelConfig plan_config(const Options& a);
 // The planner's options for a ranking: the PipeFusion flags and whether to keep invalid plans;
 // throws InvalidInput.
 planner::PlannerOptions planner_options(const Options& a, bool keep_invalid);
+// --framework: the framework the ranking is restricted to, none for "any"; throws InvalidInput.
+std::optional<planner::Framework> framework_choice(const Options& a);
+// The ranking of ctx's query, restricted to --framework's plans; `keep_invalid` as planner_options.
+planner::PlanReport rank_plans(const Options& a, const Query& q, const planner::Planner& planner, bool keep_invalid);
 // A number flag in (lo, hi]; throws InvalidInput.
 double parse_number(const std::string& flag, const std::string& text, double lo, double hi);
 

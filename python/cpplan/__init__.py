@@ -114,7 +114,7 @@ class Plan:
 
 def plan(model=None, model_config=None, gpus=None, width=None, height=None, frames=None, hardware=None,
          runtime=None, topology=None, nodes=None, steps=None, batch=None, text_encoder=None, cluster=None,
-         db=None, top=None, all=False, profiles=None):
+         db=None, top=None, all=False, profiles=None, framework=None):
     """The plans of one inference, fastest first: those that run, or with all=True every plan
     (the invalid ones last, with their reasons). The arguments are `cpplan`'s flags:
 
@@ -127,6 +127,7 @@ def plan(model=None, model_config=None, gpus=None, width=None, height=None, fram
                   as --frames, --steps, --batch, --hardware, --runtime, --topology, --nodes,
                   --text-encoder, --cluster, --db
     top           at most this many plans
+    framework     only the plans this framework runs: "diffusers", "xdit" or "cache-dit" (--framework)
     profiles      an extra profile directory, or a list of them (--profiles)
 
     Raises InvalidInput (a ValueError) with the CLI's one-line message on bad input.
@@ -154,7 +155,8 @@ def plan(model=None, model_config=None, gpus=None, width=None, height=None, fram
         o.res = f"{_text(width)}x{_text(height)}"
     for name, value in (("gpus", gpus), ("frames", frames), ("hardware", hardware), ("runtime", runtime),
                         ("topology", topology), ("nodes", nodes), ("steps", steps), ("batch", batch),
-                        ("text_encoder", text_encoder), ("cluster", cluster), ("db", db)):
+                        ("text_encoder", text_encoder), ("cluster", cluster), ("db", db),
+                        ("framework", framework)):
         if value is not None:
             setattr(o, name, _text(value))
     o.all = bool(all)

@@ -46,8 +46,9 @@ TEST_CASE("a TPU plan is diffusers' compiled one-chip pipeline, warmed up at the
   CHECK_THAT(out, Catch::Contains("height=1024, width=1024, num_inference_steps=28)\n"));
   CHECK_THAT(out, Catch::Contains("  pipe.tpu_warmup("));
   CHECK_THAT(out, !Catch::Contains("nccl") && !Catch::Contains("\"cuda\"") && !Catch::Contains("torchrun"));
-  CHECK_THAT(out, Catch::Contains("cache-dit: cannot run this plan: cache-dit runs on CUDA GPUs only"));
-  CHECK_THAT(out, Catch::Contains("xDiT: cannot run this plan: xDiT runs on CUDA GPUs only"));
+  CHECK_THAT(out, Catch::Contains("cache-dit: cannot run the top plan: cache-dit runs on CUDA GPUs only; nor any other "
+                                  "plan here"));
+  CHECK_THAT(out, Catch::Contains("xDiT: cannot run the top plan: xDiT runs on CUDA GPUs only; nor any other plan here"));
   // profiles/runtimes/xla.toml: 60 s + 2 s x 57 FLUX.1 blocks (19 double, 38 single) = 174 s.
   CHECK_THAT(out, Catch::Contains("warm-up: 174 s XLA compile for 1024x1024, batch 1 + one image"));
   CHECK_THAT(out, Catch::Contains("a second resolution, frame count or batch in the same process compiles again: "
@@ -104,7 +105,8 @@ TEST_CASE("Neuron profiles plan tensor parallelism with diffusers on device neur
   CHECK(tp16);
   // The top plan (Ring x TP) runs nowhere: the fastest plan diffusers runs follows with its script.
   const std::string out = text_of(query);
-  CHECK_THAT(out, Catch::Contains("the fastest plan diffusers runs: tp 16 (none), "));
+  CHECK_THAT(out, Catch::Contains("diffusers: cannot run the top plan: diffusers offers tensor parallelism on Neuron, "
+                                  "not context parallelism; the fastest plan it runs: tp 16 (none), "));
   CHECK_THAT(out, Catch::Contains("TensorParallelConfig(tp_degree=16)"));
 }
 
@@ -123,7 +125,7 @@ TEST_CASE("the JSON snippets are the text the CLI prints, for five queries", "[c
     for (const char* f : {"diffusers", "cache-dit", "xdit"}) {
       const json& s = top["snippets"][f];
       if (s.is_null()) {
-        CHECK_THAT(out, Catch::Contains("cannot run this plan: " + top["frameworks_unavailable"][f].get<std::string>()));
+        CHECK_THAT(out, Catch::Contains("cannot run the top plan: " + top["frameworks_unavailable"][f].get<std::string>()));
       } else {
         CHECK(top["frameworks_unavailable"].count(f) == 0);
         // cache-dit's answer is a note on its framework's line; the others are scripts below theirs.

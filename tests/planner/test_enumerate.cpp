@@ -173,11 +173,20 @@ TEST_CASE("Planning FLUX.1-dev at 1008x1008 on 4 GPUs: 8 valid plans, Ulysses An
   // with 4, 8 and 16 patches of the 63 latent rows. The 15 PipeFusion configs with ring 2 or
   // ulysses 2 have patches of an odd token count (63 columns x 32, 31, 16, 15, 8 or 7 rows: one
   // odd row count in each split), with cfg 2 or dp 2 nothing to split. 23 + 15 - 8 = 30 invalid.
+  // With one image, the 10 data-parallel configs are left out unless asked for (--all): dp 2 with
+  // ring 2 (2 variants), ulysses 2 (2), tp 2, cfg 2; dp 4; dp 2 x pipefusion 2 (3 patch counts).
   const auto q = make_query("flux.1-dev", 4, 1008, 1008);
+  PlannerOptions with_dp;
+  with_dp.single_image_dp = true;
+  const auto all = plan(q, with_dp);
+  CHECK(all.valid_count == 8);
+  CHECK(all.invalid_count == 30);
+  CHECK(all.plans.size() == 38);
   const auto r = plan(q);
   CHECK(r.valid_count == 8);
-  CHECK(r.invalid_count == 30);
-  REQUIRE(r.plans.size() == 38);
+  CHECK(r.invalid_count == 20);
+  REQUIRE(r.plans.size() == 28);
+  for (const auto& p : r.plans) CHECK(p.plan.config.dp_degree == 1);
   check_ranked(r);
   for (int i = 0; i < 8; ++i) CHECK(r.plans[i].plan.valid());
   for (std::size_t i = 8; i < r.plans.size(); ++i) {
@@ -195,10 +204,11 @@ TEST_CASE("Planning FLUX.1-dev at 1024x1024 on 4 GPUs: 19 valid plans", "[planne
   // c = d = 1: tp 4; ring 2 x tp 2 (Ring, Ring Anything); ulysses 2 x tp 2 (Ulysses, Ulysses
   // Anything); ring 4 (2 variants); ulysses 4 (2 variants); ring 2 x ulysses 2 = 10. PipeFusion:
   // ring 2 or ulysses 2 x pipefusion 2, and pipefusion 4, each with 3 patch counts (64 latent
-  // rows of 64 tokens: every patch even) = 9; with cfg 2 or dp 2 invalid: 6.
+  // rows of 64 tokens: every patch even) = 9; with cfg 2 invalid: 6 (and 10 more with dp 2 or 4,
+  // listed with --all or a batch).
   const auto r = plan(make_query("flux.1-dev", 4));
   CHECK(r.valid_count == 19);
-  CHECK(r.invalid_count == 19);
+  CHECK(r.invalid_count == 9);
   check_ranked(r);
 }
 
@@ -208,7 +218,7 @@ TEST_CASE("Plan options: without invalid plans, and without the anything variant
   valid_only.keep_invalid = false;
   const auto v = plan(q, valid_only);
   CHECK(v.valid_count == 8);
-  CHECK(v.invalid_count == 30);  // still counted
+  CHECK(v.invalid_count == 20);  // still counted
   CHECK(v.plans.size() == 8);
   check_ranked(v);
 
@@ -217,8 +227,8 @@ TEST_CASE("Plan options: without invalid plans, and without the anything variant
   const auto p = plan(q, plain);
   // only tp 4 and pipefusion 4 (three patch counts) survive at 1008x1008 without the anything modes
   CHECK(p.valid_count == 4);
-  CHECK(p.invalid_count == 26);
-  REQUIRE(p.plans.size() == 30);
+  CHECK(p.invalid_count == 18);  // 26 with the 8 data-parallel configs without the anything modes
+  REQUIRE(p.plans.size() == 22);
 }
 
 TEST_CASE("Valid plans that do not fit rank after those that fit and before invalid ones", "[planner][plan][memory]") {

@@ -1,0 +1,120 @@
+// Answers a user can act on (issue 21): each framework's best plan after the table, --framework,
+// no data-parallel noise for one image, the rejected plans by rule, and the GPUs nvidia-smi lists.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_cli.h"
+
+using cpplan::test::run_cli;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kQwen{"--gpus", "4", "--model", "qwen-image", "--res", "1328x1328", "--hardware",
+                                     "h100-sxm"};
+
+std::string out_of(std::vector<std::string> args) {
+  const auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return r.out;
+}
+
+// PATH with a folder holding a fake nvidia-smi (a real executable script) first; restored after.
+struct FakeNvidiaSmi {
+  fs::path dir = fs::temp_directory_path() / "cpplan-test-nvidia-smi";
+  std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  explicit FakeNvidiaSmi(const std::string& lines) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "nvidia-smi") << "#!/bin/sh\nprintf '" << lines << "'\n";
+    fs::permissions(dir / "nvidia-smi", fs::perms::owner_all);
+    setenv("PATH", (dir.string() + ":" + old_path).c_str(), 1);
+  }
+  ~FakeNvidiaSmi() {
+    setenv("PATH", old_path.c_str(), 1);
+    fs::remove_all(dir);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("qwen-image on 4 GPUs: diffusers' best plan follows the table, 2% slower", "[cli][frameworks]") {
+  const std::string out = out_of(kQwen);
+  // The top plan (ulysses 2 x cfg 2) runs nowhere; ulysses 4 (Ulysses Anything) runs on diffusers.
+  CHECK_THAT(out, Catch::Contains("   1  ulysses 2 x cfg 2 "));
+  CHECK_THAT(out, Catch::Contains("diffusers: cannot run the top plan: diffusers has no CFG parallelism; the fastest "
+                                  "plan it runs: ulysses 4 (Ulysses Anything), 2% slower:\n"));
+  CHECK_THAT(out, Catch::Contains("  pipe.transformer.enable_parallelism(config=ContextParallelConfig(ulysses_degree=4, "
+                                  "ulysses_anything=True))\n"));
+  CHECK_THAT(out, Catch::Contains("xDiT: cannot run the top plan: xDiT has no pipeline for this model; nor any other "
+                                  "plan here\n"));
+  auto args = kQwen;
+  args.push_back("--json");
+  const json j = json::parse(out_of(args));
+  CHECK(j["best_by_framework"] == json::parse(R"({"diffusers": "ulysses 4", "cache-dit": "ulysses 4", "xdit": null})"));
+  CHECK(j["framework"] == "any");
+}
+
+TEST_CASE("--framework diffusers ranks the plans diffusers runs, ulysses 4 first", "[cli][frameworks]") {
+  auto args = kQwen;
+  args.insert(args.end(), {"--framework", "diffusers"});
+  const std::string out = out_of(args);
+  CHECK_THAT(out, Catch::Contains("   1  ulysses 4 "));
+  CHECK_THAT(out, Catch::Contains("top plan: ulysses 4 (Ulysses Anything)"));
+  CHECK_THAT(out, Catch::Contains("valid plans that diffusers cannot run are left out (--framework any shows them)"));
+  CHECK_THAT(out, !Catch::Contains("xDiT:"));  // the other frameworks' answers are not asked for
+  args.push_back("--json");
+  const json j = json::parse(out_of(args));
+  CHECK(j["framework"] == "diffusers");
+  CHECK(j["hidden_plans"].get<int>() > 0);
+  for (const json& p : j["plans"]) CHECK(p["frameworks"].dump().find("diffusers") != std::string::npos);
+  const auto bad = run_cli({"--gpus", "4", "--framework", "deepspeed"});
+  CHECK(bad.code == 3);
+  CHECK(bad.err == "cpplan: --framework = deepspeed: must be diffusers, xdit, cache-dit or any\n");
+}
+
+TEST_CASE("one image lists no data-parallel plan; a batch of 4 does", "[cli][frameworks]") {
+  const std::string one = out_of({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--top", "100"});
+  CHECK_THAT(one, !Catch::Contains(" dp ") && !Catch::Contains("dp_degree"));
+  const std::string four =
+      out_of({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--batch", "4", "--top", "100"});
+  CHECK_THAT(four, Catch::Contains("   1  dp 4 "));  // four replicas of one image each
+  const std::string three =
+      out_of({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--batch", "3"});
+  CHECK_THAT(three, Catch::Contains("must divide the batch = 3"));
+  const std::string all = out_of({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--all"});
+  CHECK_THAT(all, Catch::Contains("dp 4 (none): dp_degree = 4: must divide the batch = 1"));
+}
+
+TEST_CASE("the rejected summary leads with the resolution and groups by rule", "[cli][frameworks]") {
+  const std::string out = out_of({"--gpus", "8", "--res", "1008x1008", "--hardware", "h100-sxm"});
+  const auto rejected = out.find("rejected (");
+  REQUIRE(rejected != std::string::npos);
+  const auto first_line = out.substr(out.find('\n', rejected) + 1, out.find('\n', out.find('\n', rejected) + 1) -
+                                                                       out.find('\n', rejected) - 1);
+  CHECK_THAT(first_line, Catch::Contains("must divide image tokens = 3969 (change --res), e.g. "));
+}
+
+TEST_CASE("without --gpus, the GPUs nvidia-smi lists, on their hardware", "[cli][frameworks]") {
+  {
+    FakeNvidiaSmi smi("NVIDIA H200, 143771\\nNVIDIA H200, 143771\\n");
+    const auto r = run_cli({"--res", "1024x1024"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.err == "note: planning for the 2 GPUs nvidia-smi lists (NVIDIA H200); set --gpus for another count\n");
+    CHECK_THAT(r.out, Catch::Contains("flux.1-dev on 2 x h200-sxm, 1024x1024"));
+  }
+  {
+    FakeNvidiaSmi none("");
+    const auto r = run_cli({"--res", "1024x1024"});
+    CHECK(r.code == 3);
+    CHECK(r.err == "cpplan: --gpus: required (the number of GPUs; nvidia-smi lists none here), e.g. cpplan --gpus 4 "
+                   "--res 1024x1024\n");
+  }
+}
