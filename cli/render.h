@@ -1,5 +1,5 @@
 #pragma once
-// Human and JSON output of the planner's results (schema: README.md, "JSON output").
+// Human and JSON output of the planner's results (schema: docs/usage.md, "JSON output").
 
 #include <functional>
 #include <iosfwd>

@@ -76,7 +76,7 @@ executor::DeviceSpec rank_device(const std::string& device, const std::string& d
   if (kind != "cpu" && kind != "cuda") throw InvalidInput{fmt::format("--device = {}: must be cpu or cuda", kind)};
   if (kind == "cuda" && !executor::cuda_built())
     throw InvalidInput{"--device = cuda: this build's LibTorch has no CUDA; build against a CUDA LibTorch "
-                       "(README, \"GPU build\")"};
+                       "(docs/running.md, \"GPU build\")"};
   if (!dtype.empty() && dtype != "fp32" && dtype != "bf16")
     throw InvalidInput{fmt::format("--dtype = {}: must be fp32 or bf16", dtype)};
   executor::DeviceSpec d;

@@ -1,5 +1,5 @@
 #pragma once
-// The JSON forms of a query and its plans (schema: README.md, "JSON output"), as every front prints
+// The JSON forms of a query and its plans (schema: docs/usage.md, "JSON output"), as every front prints
 // them: `cpplan --json`, `cpplan check --json`, `cpplan run --json`, the Python module.
 
 #include <nlohmann/json.hpp>

@@ -55,9 +55,11 @@ on_path() {
   default_db="$1/data/cpplan/cpplan.db"
 }
 
-# readme LINE: runs a command of README's "Running on a cluster", which must show it word for word.
+# readme LINE: runs a command the documentation shows word for word (README.md or docs/*.md:
+# docs/running.md, "Running on a cluster"; docs/calibration.md, "Calibrate on your cluster").
 readme() {
-  grep -qxF -- "$1" "$here/../../README.md" || { echo "FAILED: README does not show: $1"; failures=$((failures + 1)); }
+  cat "$here/../../README.md" "$here"/../../docs/*.md | grep -qxF -- "$1" ||
+    { echo "FAILED: neither README.md nor docs/ shows: $1"; failures=$((failures + 1)); }
   echo "\$ $1"
   bash -c "$1"
 }
