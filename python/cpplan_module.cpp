@@ -7,6 +7,8 @@
 #include <pybind11/stl.h>
 
 #include <exception>
+#include <sstream>
+#include <utility>
 #include <string>
 
 #include "session/plan_json.h"
@@ -18,10 +20,13 @@ using cpplan::session::Options;
 
 namespace {
 
-// The report of `cpplan --json` for `options` (every option as text, as the CLI receives it).
-// `exe` locates the installed profiles (empty: the source tree's, compiled in); throws InvalidInput.
-std::string recommend(const Options& options, const std::string& exe) {
-  return cpplan::session::recommend_json(options, exe).dump();
+// The report of `cpplan --json` for `options` (every option as text, as the CLI receives it) and
+// the notes the CLI prints on stderr (the package turns them into warnings). `exe` locates the
+// installed profiles (empty: the source tree's, compiled in); throws InvalidInput.
+std::pair<std::string, std::string> recommend(const Options& options, const std::string& exe) {
+  std::ostringstream notes;
+  std::string report = cpplan::session::recommend_json(options, exe, notes).dump();
+  return {std::move(report), notes.str()};
 }
 
 }  // namespace
@@ -71,5 +76,6 @@ PYBIND11_MODULE(_cpplan, m) {
   // cpplan.plan builds a fresh Options per call, which nothing else touches meanwhile.
   m.def("recommend", &recommend, py::arg("options"), py::arg("exe") = std::string(),
         py::call_guard<py::gil_scoped_release>(),
-        "The JSON report (text) of `cpplan --json` for options; raises InvalidInput with the CLI's message");
+        "(the JSON report of `cpplan --json` for options as text, the notes it prints on stderr); raises "
+        "InvalidInput with the CLI's message");
 }

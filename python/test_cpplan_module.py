@@ -151,6 +151,27 @@ class Frameworks(unittest.TestCase):
             cpplan.plan(gpus=4, framework="deepspeed")
         self.assertEqual(str(e.exception), "--framework = deepspeed: must be diffusers, xdit, cache-dit or any")
 
+    def test_the_clis_notes_are_warnings(self):
+        import shutil
+        import warnings
+        if shutil.which("nvidia-smi"):
+            self.skipTest("nvidia-smi is here: the hardware is not guessed")
+        with self.assertWarns(UserWarning) as w:
+            cpplan.plan(gpus=4, width=1008, height=1008)
+        self.assertEqual(str(w.warning), "no local GPU found by nvidia-smi; planning for h100-sxm (set --hardware)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cpplan.plan(gpus=4, width=1008, height=1008, hardware="h100-sxm")  # nothing to note
+
+    def test_the_pipeline_recorder_is_in_the_package(self):
+        try:
+            import torch  # noqa: F401  (the recorder times torch work)
+        except ImportError:
+            self.skipTest("no torch in this python3: the recorder needs it (Debian's python3-torch)")
+        from cpplan.record import record
+        import inspect
+        self.assertEqual(list(inspect.signature(record).parameters)[:2], ["out", "pipe"])
+
     def test_an_invalid_plan_raises_its_reasons(self):
         plans = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm", all=True)
         invalid = next(p for p in plans if not p.valid)

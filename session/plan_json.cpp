@@ -1,7 +1,7 @@
 #include "session/plan_json.h"
 
 #include <fmt/format.h>
-#include <iostream>
+#include <ostream>
 
 #include "costmodel/cost_model.h"
 #include "planner/snippets.h"
@@ -242,8 +242,8 @@ json report_json(const Query& q, const planner::PlanReport& r, const ReportJsonO
 }
 
 
-json recommend_json(const Options& a, const std::string& exe) {
-  Context ctx = build_query(a, exe, std::cerr);
+json recommend_json(const Options& a, const std::string& exe, std::ostream& notes) {
+  Context ctx = build_query(a, exe, notes);
   const auto no_probe = []() -> Machine {
     throw InvalidInput{"--hardware = local: needs this machine's probe, which only the cpplan command runs"};
   };

@@ -2,6 +2,7 @@
 // The JSON forms of a query and its plans (schema: docs/usage.md, "JSON output"), as every front prints
 // them: `cpplan --json`, `cpplan check --json`, `cpplan run --json`, the Python module.
 
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,7 +25,8 @@ nlohmann::json report_json(const Query& q, const planner::PlanReport& r, const R
 
 // The ranking `cpplan --json` prints for the options `a`, over the datasheet model or `a.cluster`'s
 // (not --hardware local, which needs the executor's probe); throws InvalidInput. `exe` locates the
-// installed profiles (profile_search_path).
-nlohmann::json recommend_json(const Options& a, const std::string& exe);
+// installed profiles (profile_search_path); notes (the hardware guessed, the GPUs nvidia-smi
+// lists) go to `notes`.
+nlohmann::json recommend_json(const Options& a, const std::string& exe, std::ostream& notes);
 
 }  // namespace cpplan::session

@@ -11,6 +11,7 @@ InvalidInput with the CLI's one-line message.
 """
 
 import json as _json
+import warnings as _warnings
 import os as _os
 from collections.abc import Mapping as _Mapping
 
@@ -164,7 +165,10 @@ def plan(model=None, model_config=None, gpus=None, width=None, height=None, fram
         o.profiles = [_os.fspath(profiles)] if isinstance(profiles, (str, _os.PathLike)) else \
             [_os.fspath(p) for p in profiles]
 
-    report = _json.loads(_recommend(o))
+    text, notes = _recommend(o)
+    for note in notes.splitlines():  # e.g. "note: no local GPU found by nvidia-smi; planning for h100-sxm"
+        _warnings.warn(note.removeprefix("note: "), stacklevel=2)
+    report = _json.loads(text)
     plans = [Plan(p) for p in report["plans"]]
     return plans[:top] if top is not None else plans
 
