@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every command of README.md's ```sh blocks, in order, in one shell, as a new user would:
 # from a copy of the repository's layout (each top-level entry linked, build/ the build tree), with
-# a fresh database ($XDG_DATA_HOME) and an off-screen Qt. Two kinds are not run, each said so:
+# a fresh database ($XDG_DATA_HOME, outside the linked tree) and an off-screen Qt. Two kinds are not run, each said so:
 # the set-up commands (CI runs scripts/test.sh itself, and the query of scripts/run.sh is the ctest
 # "cli: cpplan --gpus 4 --res 1008x1008 runs"); cpplan-gui, which opens a window, gets
 # --screenshot so that it renders once and exits. Usage: run.sh SOURCE_DIR BUILD_DIR
@@ -25,7 +25,7 @@ script="$work/readme-commands.sh"
 {
   echo "set -uo pipefail"
   echo "cd '$work'"
-  echo "export XDG_DATA_HOME='$work/data' QT_QPA_PLATFORM=offscreen"
+  echo "export XDG_DATA_HOME='$work/xdg-data' QT_QPA_PLATFORM=offscreen"
   for c in "${commands[@]}"; do
     case "$c" in
       scripts/run.sh*|scripts/test.sh*)
