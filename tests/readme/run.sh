@@ -39,7 +39,11 @@ script="$work/readme-commands.sh"
     printf 'cat "%s/out.txt" >> "%s/all.txt"\n' "$work" "$work"
   done
 } > "$script"
+touch "$work/.start"
 bash "$script"
+# Nothing was written into the source tree (the links lead there).
+written=$(find "$src" -newer "$work/.start" -type f -not -path "$src/.git/*" -not -path "$build/*" -not -path "$src/build/*" | head -5)
+[ -z "$written" ] || { echo "FAILED: README's commands wrote into the source tree: $written"; exit 1; }
 
 # What README says the commands print.
 grep -qF "{'ulysses_degree': 4, 'ulysses_anything': True}" "$work/all.txt" ||
