@@ -74,6 +74,7 @@ std::string plan_label(const ParallelConfig& c) {
   }
   add("cfg", c.cfg_degree);
   add("dp", c.dp_degree);
+  add("fs", c.fs());
   return out.empty() ? "single GPU" : out;
 }
 

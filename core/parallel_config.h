@@ -47,18 +47,25 @@ struct PipeFusionConfig {
 };
 inline constexpr int kXditWarmupSteps = 1;  // xDiT's --warmup_steps default
 
-// Every axis of a plan. The product of the six degrees is the device count (xDiT rule).
+// Every axis of a plan. The product of the six degrees ring x ulysses x tp x pipefusion x cfg x dp
+// is the device count (xDiT rule). fs_degree is not a seventh factor: it shards the transformer's
+// block weights FSDP-style over groups of fs_degree ranks laid over the others (ranks that run
+// different shards of the work share one copy of the weights, each holding 1/F and gathering a
+// block's weights before running it), so it divides the world size (docs/usage.md,
+// "Fully sharded weights").
 struct ParallelConfig {
   ContextParallelConfig context_parallel_config;
   TensorParallelConfig tensor_parallel_config;
   int cfg_degree = 1;  // 1 or 2: conditional and unconditional passes on different groups
   int dp_degree = 1;   // independent replicas, each on its own images of the batch
   PipeFusionConfig pipefusion;
+  int fs_degree = 1;   // F: ranks each holding 1/F of every block's weights (xDiT fully_shard_degree)
 
   int ring() const { return context_parallel_config.ring_degree; }
   int ulysses() const { return context_parallel_config.ulysses_degree; }
   int tp() const { return tensor_parallel_config.tp_degree; }
   int pp() const { return pipefusion.degree; }
+  int fs() const { return fs_degree; }
   bool operator==(const ParallelConfig&) const = default;
   // The product of the six degrees, saturated at the limits of long long: degrees straight from
   // the command line reach 2^17 each, whose product (2^102) does not fit.
@@ -94,7 +101,7 @@ std::string_view to_string(RotateMethod m);           // "allgather", "alltoall"
 std::optional<RotateMethod> rotate_method_from_string(std::string_view s);
 
 // Short human label of the axes, e.g. "ring 2 x ulysses 2", "tp 4", "ulysses 2 x pipefusion 4
-// (8 patches)", "single GPU".
+// (8 patches)", "ulysses 4 x fs 4", "single GPU".
 std::string plan_label(const ParallelConfig& config);
 
 }  // namespace cpplan

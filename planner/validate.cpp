@@ -15,7 +15,8 @@ void degrees_at_least_one(const ParallelConfig& c, std::vector<std::string>& rea
   const std::pair<const char*, int> degrees[] = {{"ring_degree", c.ring()},   {"ulysses_degree", c.ulysses()},
                                                  {"tp_degree", c.tp()},       {"cfg_degree", c.cfg_degree},
                                                  {"dp_degree", c.dp_degree},  {"pipefusion_degree", c.pp()},
-                                                 {"num_pipeline_patch", c.pipefusion.patches}};
+                                                 {"num_pipeline_patch", c.pipefusion.patches},
+                                                 {"fs_degree", c.fs()}};
   for (const auto& [name, value] : degrees)
     if (value < 1) reasons.push_back(fmt::format("{} = {}: must be at least 1", name, value));
   if (c.pipefusion.warmup_steps < 0)
@@ -45,6 +46,24 @@ void cfg_parallel(const Query& q, const ParallelConfig& c, std::vector<std::stri
   }
 }
 
+// Fully sharded weights (xDiT fully_shard_degree, FSDP-style): the F ranks of a group share one copy
+// of the block weights, so they must hold the same weights (no TP shards, no PipeFusion stages)
+// and the group is laid over the ranks that do different work (ring, ulysses, cfg, dp), whose
+// product it must divide (docs/usage.md, "Fully sharded weights").
+void fully_shard(const ParallelConfig& c, std::vector<std::string>& reasons) {
+  const int f = c.fs();
+  if (f <= 1) return;
+  if (c.tp() > 1)
+    reasons.push_back(fmt::format("fs_degree = {}: exclusive with tensor parallelism (tp_degree = {})", f, c.tp()));
+  if (c.pp() > 1)
+    reasons.push_back(fmt::format(
+        "fs_degree = {}: exclusive with PipeFusion (pipefusion_degree = {}; each stage holds other blocks)", f, c.pp()));
+  const long long ranks = 1LL * c.ring() * c.ulysses() * c.cfg_degree * c.dp_degree;
+  if (ranks % f != 0)
+    reasons.push_back(
+        fmt::format("fs_degree = {}: must divide ring_degree x ulysses_degree x cfg_degree x dp_degree = {}", f, ranks));
+}
+
 }  // namespace
 
 std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
@@ -70,6 +89,7 @@ std::vector<std::string> validate(const Query& q, const ParallelConfig& c) {
   tensor_parallel(q, c, reasons);
   cfg_parallel(q, c, reasons);
   validate_pipefusion(q, c, reasons);
+  fully_shard(c, reasons);
   if (q.batch % c.dp_degree != 0)
     reasons.push_back(fmt::format(
         "dp_degree = {}: must divide the batch = {} (each replica generates its own images; see --batch)",

@@ -10,7 +10,7 @@
 namespace cpplan::planner {
 
 // Every violated rule, in a stable order: degrees, device count, mode flags, the variant's own
-// rules, tensor, CFG, PipeFusion and data parallelism. Empty when the plan is valid.
+// rules, tensor, CFG, PipeFusion, fully sharded weights and data parallelism. Empty when the plan is valid.
 std::vector<std::string> validate(const Query& q, const ParallelConfig& c);
 
 // The config, its variant and its verdict.

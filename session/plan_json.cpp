@@ -133,6 +133,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
          {"tp_degree", c.tp()},
          {"cfg_degree", c.cfg_degree},
          {"dp_degree", c.dp_degree},
+         {"fs_degree", c.fs()},
          {"pipefusion_degree", c.pp()},
          {"num_pipeline_patch", c.pipefusion.patches},
          {"pipefusion_warmup_steps", c.pipefusion.warmup_steps},

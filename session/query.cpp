@@ -197,6 +197,7 @@ ParallelConfig plan_config(const Options& a) {
   cp.ulysses_anything = a.ulysses_anything;
   cp.ring_anything = a.ring_anything;
   cp.convert_to_fp32 = !a.no_fp32;
+  c.fs_degree = parse_int("--fully-shard", a.fully_shard, -kMaxGpus, kMaxGpus);
   const auto rotate = rotate_method_from_string(a.rotate);
   if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
   cp.rotate_method = *rotate;

@@ -35,7 +35,7 @@ std::string run_key(const std::string& model, Resolution res, int frames, int st
                      steps, dtype, cp.ring_degree, cp.ulysses_degree, c.tp(), c.cfg_degree, c.dp_degree,
                      cp.ulysses_anything ? 1 : 0, cp.ring_anything ? 1 : 0, to_string(cp.rotate_method),
                      cp.convert_to_fp32 ? "" : "|bf16acc", batch, seed) +
-         pipefusion_key(c.pipefusion);
+         pipefusion_key(c.pipefusion) + (c.fs() == 1 ? std::string() : fmt::format("|fs{}", c.fs()));
 }
 
 std::string run_key(const SweepRun& r) { return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed, r.dtype); }

@@ -43,6 +43,7 @@ std::vector<std::string> plan_flags(const ParallelConfig& c) {
   degree("--tp", c.tp());
   degree("--cfg", c.cfg_degree);
   degree("--dp", c.dp_degree);
+  degree("--fully-shard", c.fs_degree);
   if (cp.ulysses_anything) f.emplace_back("--ulysses-anything");
   if (cp.ring_anything) f.emplace_back("--ring-anything");
   if (cp.rotate_method != RotateMethod::kAllGather) f.insert(f.end(), {"--rotate-method", std::string(to_string(cp.rotate_method))});
@@ -52,7 +53,7 @@ std::vector<std::string> plan_flags(const ParallelConfig& c) {
   return f;
 }
 
-// Reads `plans` entries given as tables: { ring = 2, ulysses = 1, tp = 1, cfg = 1, dp = 1,
+// Reads `plans` entries given as tables: { ring = 2, ulysses = 1, tp = 1, cfg = 1, dp = 1, fs = 1,
 // ulysses_anything = false, ring_anything = false, rotate_method = "allgather", pipefusion = 1,
 // num_pipeline_patch = P, pipefusion_warmup_steps = 1 }.
 Result<ParallelConfig> plan_from_table(const toml::table& t, const std::string& path) {
@@ -74,6 +75,7 @@ Result<ParallelConfig> plan_from_table(const toml::table& t, const std::string& 
     else if (k == "tp") e = integer(c.tensor_parallel_config.tp_degree);
     else if (k == "cfg") e = integer(c.cfg_degree);
     else if (k == "dp") e = integer(c.dp_degree);
+    else if (k == "fs" || k == "fully_shard") e = integer(c.fs_degree);
     else if (k == "pipefusion") e = integer(c.pipefusion.degree);
     else if (k == "num_pipeline_patch") e = integer(patches);
     else if (k == "pipefusion_warmup_steps" && node.is_integer() && node.as_integer()->get() >= 0 &&
@@ -84,7 +86,7 @@ Result<ParallelConfig> plan_from_table(const toml::table& t, const std::string& 
     else if (k == "rotate_method" && node.is_string() && rotate_method_from_string(node.as_string()->get()))
       cp.rotate_method = *rotate_method_from_string(node.as_string()->get());
     else
-      e = Error{fmt::format("{}: plans.{} = {}: unknown field or wrong type (ring, ulysses, tp, cfg, dp, pipefusion, "
+      e = Error{fmt::format("{}: plans.{} = {}: unknown field or wrong type (ring, ulysses, tp, cfg, dp, fs, pipefusion, "
                             "num_pipeline_patch: positive integers; pipefusion_warmup_steps: an integer >= 0; "
                             "ulysses_anything, ring_anything: booleans; rotate_method: allgather or p2p)",
                             where(path, node), k, toml_text(node))};

@@ -33,6 +33,7 @@ TEST_CASE("A default parallel config is one GPU with every degree 1", "[core][pa
   CHECK(c.tp() == 1);
   CHECK(c.cfg_degree == 1);
   CHECK(c.dp_degree == 1);
+  CHECK(c.fs() == 1);
   CHECK(c.world_size() == 1);
   CHECK(c.context_parallel_config.convert_to_fp32);
   CHECK(c.context_parallel_config.rotate_method == RotateMethod::kAllGather);
@@ -59,6 +60,15 @@ TEST_CASE("plan_label names every axis above 1 in ring, ulysses, tp, cfg, dp ord
   CHECK(cpplan::plan_label(config(2, 4, 2, 2, 3)) == "ring 2 x ulysses 4 x tp 2 x cfg 2 x dp 3");
   // The anything flags do not change the label: the variant is reported separately.
   CHECK(cpplan::plan_label(config(1, 4, 1, 1, 1, true)) == "ulysses 4");
+}
+
+TEST_CASE("fs_degree is labelled last and is not a factor of the world size", "[core][parallel_config][fs]") {
+  cpplan::ParallelConfig c = config(1, 4);
+  c.fs_degree = 4;
+  CHECK(cpplan::plan_label(c) == "ulysses 4 x fs 4");
+  // The fully-shard group is laid over the ulysses ranks: still 4 GPUs.
+  CHECK(c.world_size() == 4);
+  CHECK_FALSE(c == config(1, 4));
 }
 
 TEST_CASE("classify decides the variant from the degrees when no anything flag is set",

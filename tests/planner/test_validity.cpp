@@ -381,3 +381,28 @@ TEST_CASE("PipeFusion: patches and warm-up steps need stages; degrees below thei
         Reasons{"ring_degree x ulysses_degree x tp_degree x pipefusion_degree x cfg_degree x dp_degree = 2: must equal "
                 "the GPU count 4"});
 }
+
+TEST_CASE("Fully sharded weights: F divides the ranks that share the weights, without TP or PipeFusion",
+          "[planner][validate][fs]") {
+  const auto q = make_query("flux.1-dev", 4, 1024, 1024);
+  auto with_fs = [](cpplan::ParallelConfig c, int fs) {
+    c.fs_degree = fs;
+    return c;
+  };
+  // The group is laid over the ulysses ranks: 4 GPUs, not 16.
+  CHECK(reasons(q, with_fs(kUlysses4, 4)).empty());
+  CHECK(reasons(q, with_fs(kUlysses4, 2)).empty());
+  CHECK(reasons(q, with_fs(kUnified2x2, 4)).empty());
+  CHECK(reasons(q, with_fs(kUlysses4, 3)) ==
+        Reasons{"fs_degree = 3: must divide ring_degree x ulysses_degree x cfg_degree x dp_degree = 4"});
+  CHECK(reasons(q, with_fs(config(1, 2, 2), 2)) ==
+        Reasons{"fs_degree = 2: exclusive with tensor parallelism (tp_degree = 2)"});
+  CHECK(reasons(q, with_fs(config(1, 1, 4), 4)) ==
+        Reasons{"fs_degree = 4: exclusive with tensor parallelism (tp_degree = 4)",
+                "fs_degree = 4: must divide ring_degree x ulysses_degree x cfg_degree x dp_degree = 1"});
+  cpplan::ParallelConfig pf = config(1, 2);
+  pf.pipefusion = {2, 2, 1};
+  CHECK(reasons(q, with_fs(pf, 2)) ==
+        Reasons{"fs_degree = 2: exclusive with PipeFusion (pipefusion_degree = 2; each stage holds other blocks)"});
+  CHECK(reasons(q, with_fs(kUlysses4, 0)) == Reasons{"fs_degree = 0: must be at least 1"});
+}
