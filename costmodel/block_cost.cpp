@@ -2,6 +2,7 @@
 // memory-bound work), its collectives, and the host's time to dispatch it all under the runtime.
 #include <cmath>
 
+#include "costmodel/predict_terms.h"
 #include "costmodel/step_context.h"
 
 namespace cpplan::costmodel {
@@ -24,6 +25,7 @@ class BlockBuilder {
     if (g_.kind == BlockKind::kCross) cross_attention();
     elementwise();
     tp_all_reduces();
+    fully_shard_gather();
     host();
     scale();
     return out_;
@@ -168,6 +170,25 @@ class BlockBuilder {
     } else {
       all_reduce(g_.kind == BlockKind::kCross ? 3 : g_.sequential ? 2 : 1, ctx_.tokens);
     }
+  }
+
+  // Fully sharded weights: before the block runs, its parameters are all-gathered over the fs group
+  // (nccl-tests size: the whole block; each rank receives (F-1)/F of it). The runtime prefetches
+  // the next block's gather on its own stream while this block computes (xDiT, FSDP's forward
+  // prefetch), so only what the gather takes beyond the block's GPU work is exposed. One
+  // collective to launch; no wait for the slowest rank, which the prefetch hides.
+  void fully_shard_gather() {
+    const int f = ctx_.axes.f;
+    if (f <= 1) return;
+    const CommGroup& grp = ctx_.group(CommAxis::kFs);
+    const Bytes weights = fully_shard_block_params(ctx_.m, g_) * ctx_.m.bytes_per_param;
+    const Timed t = ctx_.hw.collective(Collective::kAllGather, weights, grp);
+    const Milliseconds exposed = std::max(0.0, t.ms - bc().device_ms());
+    bc().comm_ms += exposed;
+    axis_ms_[static_cast<int>(CommAxis::kFs)] += exposed;
+    out_.bytes_sent += weights * busbw_factor(Collective::kAllGather, f);
+    if (grp.ranks > 1) bc().collective_calls += 1;
+    note_source(bc().sources.comm, t.source);
   }
 
   void collective(const CommGroup& grp, double count) {

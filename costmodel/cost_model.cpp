@@ -46,13 +46,14 @@ Collective main_collective(CommAxis axis, const ParallelConfig& c, CpVariant v) 
                  : Collective::kAllGather;
     case CommAxis::kPp: return Collective::kSendRecv;
     case CommAxis::kCp:
-    case CommAxis::kCfg: return Collective::kAllGather;
+    case CommAxis::kCfg:
+    case CommAxis::kFs: return Collective::kAllGather;
   }
   return Collective::kAllGather;
 }
 
 std::string_view to_string(CommAxis a) {
-  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cp", "cfg", "pp"};
+  constexpr std::string_view n[] = {"tp", "ulysses", "ring", "cp", "cfg", "pp", "fs"};
   return n[static_cast<int>(a)];
 }
 
@@ -65,6 +66,9 @@ CommLayout default_layout(const ParallelConfig& pc, const HardwareProfile& hw) {
   l[CommAxis::kCp] = group(a.r * a.u, a.t, hw);
   l[CommAxis::kPp] = group(a.p, a.t * a.u * a.r, hw);
   l[CommAxis::kCfg] = group(a.c, a.t * a.u * a.r * a.p, hw);
+  // The fully-shard group: F consecutive ranks (the innermost axes' ranks, whose links are the
+  // fastest), whatever axes they belong to.
+  l[CommAxis::kFs] = group(a.f, 1, hw);
   return l;
 }
 
@@ -249,11 +253,23 @@ Bytes transformer_weight_bytes(const ModelProfile& m, int tp) {
   return (sharded / tp + (m.params - sharded)) * m.bytes_per_param;
 }
 
+double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g) {
+  const double linear = all_block_linear_params(m);
+  return linear > 0 ? block_linear_params(m, g) * m.params / linear : 0.0;
+}
+
+Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs) {
+  double largest = 0;
+  for (const BlockGroup& g : m.blocks) largest = std::max(largest, fully_shard_block_params(m, g));
+  return (m.params / fs + kFsGatheredBlocks * largest) * m.bytes_per_param;
+}
+
 MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
   const ModelProfile& m = ctx.m;
   const double d = m.hidden(), b = m.bytes_per_activation;
   MemoryBreakdown mem;
-  mem.transformer_weights = transformer_weight_bytes(m, ctx.axes.t);
+  mem.transformer_weights =
+      ctx.axes.f > 1 ? fully_sharded_weight_bytes(m, ctx.axes.f) : transformer_weight_bytes(m, ctx.axes.t);
   mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
   const bool joint = m.text_handling == TextHandling::kJoint;
   const Bytes resident = ctx.samples * (ctx.tokens * d * kResidentActivations + (joint ? 0.0 : ctx.text * d)) * b;

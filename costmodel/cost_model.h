@@ -21,11 +21,12 @@ namespace cpplan::costmodel {
 inline constexpr int kMaxBlockGroups = 4;
 
 // The communication groups of a plan: tp, ulysses, ring, the whole CP group (ring x ulysses: the
-// output gather), cfg and PipeFusion's stages (pp: point-to-point between consecutive stages).
-// Axes without collectives (dp) have none.
-enum class CommAxis { kTp, kUlysses, kRing, kCp, kCfg, kPp };
-inline constexpr int kCommAxisCount = 6;
-std::string_view to_string(CommAxis a);  // "tp", "ulysses", "ring", "cp", "cfg", "pp"
+// output gather), cfg, PipeFusion's stages (pp: point-to-point between consecutive stages) and the
+// fully-shard group (fs: each block's weights all-gathered before it runs). Axes without
+// collectives (dp) have none.
+enum class CommAxis { kTp, kUlysses, kRing, kCp, kCfg, kPp, kFs };
+inline constexpr int kCommAxisCount = 7;
+std::string_view to_string(CommAxis a);  // "tp", "ulysses", "ring", "cp", "cfg", "pp", "fs"
 
 // One group per axis. default_layout() is the rule without a topology (ranks laid out as xDiT's
 // tp-sp-pp-cfg-dp: tp innermost, then ulysses, ring, pp, cfg, dp; a group leaves the node once

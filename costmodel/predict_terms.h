@@ -55,6 +55,19 @@ double all_block_linear_params(const ModelProfile& m);
 // the model's parameters, divided over `tp` ranks; the rest (embedders, norms, modulation) whole.
 Bytes transformer_weight_bytes(const ModelProfile& m, int tp);
 
+// Fully sharded weights (xDiT fully_shard_degree, FSDP-style): every block's parameters are split
+// over the F ranks of the group and all-gathered before the block runs, the next block's gather
+// prefetched while it computes, so two whole blocks are live at once (the one running, the one
+// arriving).
+inline constexpr double kFsGatheredBlocks = 2.0;
+// The parameters one block of `g` gathers: its attention and FFN linears scaled by the model's
+// parameters over all blocks' linears (FSDP wraps each block whole, modulation and norms with it;
+// the embedders and the output layer, a few percent, are spread over the blocks here).
+double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g);
+// The transformer's weights on one GPU of a fully-shard group of `fs` ranks (bytes): 1/fs of every
+// parameter plus kFsGatheredBlocks whole copies of the largest block. Precondition: fs >= 1.
+Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs);
+
 // Memory of the denoising phase: the transformer's and the VAE's weights, the resident
 // activations plus the largest live layer `live` (bytes) with the allocator's slack, the runtime's
 // reserve. The placement adds the text encoders and the decode.

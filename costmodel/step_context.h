@@ -12,8 +12,9 @@ namespace cpplan::costmodel {
 
 struct Axes {
   int r, u, t, p, c, d;
+  int f;  // fully-shard group (laid over the others, not a factor of the world size)
   explicit Axes(const ParallelConfig& pc)
-      : r(pc.ring()), u(pc.ulysses()), t(pc.tp()), p(pc.pp()), c(pc.cfg_degree), d(pc.dp_degree) {}
+      : r(pc.ring()), u(pc.ulysses()), t(pc.tp()), p(pc.pp()), c(pc.cfg_degree), d(pc.dp_degree), f(pc.fs()) {}
   int replica() const { return r * u * t * p * c; }  // GPUs of one data-parallel replica
 };
 

@@ -1,6 +1,7 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "core/pipefusion.h"
@@ -56,10 +57,26 @@ void enumerate_rest(int r, int u, int t, int c, int rest, const PlannerOptions& 
         pc.pipefusion = pf;
         pc.dp_degree = rest / p;
         out.push_back(pc);
+        if (options.fully_shard == FullyShardPlans::kAll)
+          for (const ParallelConfig& f : fully_shard_variants(pc)) out.push_back(f);
       }
     }
 }
 }  // namespace
+
+std::vector<ParallelConfig> fully_shard_variants(const ParallelConfig& c) {
+  std::vector<ParallelConfig> out;
+  if (c.tp() != 1 || c.pp() != 1 || c.fs() != 1) return out;
+  const long long ranks = c.world_size();  // ring x ulysses x cfg x dp here
+  if (ranks < 2 || ranks > std::numeric_limits<int>::max()) return out;
+  for (const int f : divisors(static_cast<int>(ranks))) {
+    if (f == 1) continue;
+    ParallelConfig sharded = c;
+    sharded.fs_degree = f;
+    out.push_back(sharded);
+  }
+  return out;
+}
 
 std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   std::vector<ParallelConfig> out;
@@ -145,11 +162,19 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   // One placer for the whole query: its caches serve every plan.
   std::unique_ptr<topology::Placer> placer;
   if (q.topology) placer = std::make_unique<topology::Placer>(q, cost_);
-  for (const ParallelConfig& c : configs) {
-    RankedPlan rp = evaluate(q, c, placer.get());
+  auto add = [&](RankedPlan rp) {
     if (rp.plan.valid()) ++report.valid_count;
     else ++report.invalid_count;
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));
+  };
+  for (const ParallelConfig& c : configs) {
+    RankedPlan rp = evaluate(q, c, placer.get());
+    // Fully sharded weights are how a plan that does not fit can fit (planner.h, FullyShardPlans).
+    const bool shard = bounded.fully_shard == FullyShardPlans::kWhenOutOfMemory && rp.plan.valid() &&
+                       rp.predicted && !rp.predicted->fits_memory;
+    add(std::move(rp));
+    if (shard)
+      for (const ParallelConfig& f : fully_shard_variants(c)) add(evaluate(q, f, placer.get()));
   }
   rank(report.plans);
   return report;

@@ -14,6 +14,12 @@
 
 namespace cpplan::planner {
 
+// Which fully-sharded plans (fs_degree > 1) to list. A fully-sharded plan runs the same work as its
+// unsharded twin plus the weight gathers, so it is never faster: it matters when the twin does not
+// fit. enumerate() lists them only for kAll; Planner::plan evaluates a valid plan's fully-sharded
+// variants after it under kWhenOutOfMemory when the plan does not fit, and every one under kAll.
+enum class FullyShardPlans { kNone, kWhenOutOfMemory, kAll };
+
 struct PlannerOptions {
   bool allow_anything = true;  // enumerate Ulysses Anything and Ring Anything
   bool keep_invalid = true;    // keep invalid plans (with reasons) in the result
@@ -26,6 +32,7 @@ struct PlannerOptions {
   // Planner::plan lists dp > 1 only for a batch above 1 unless this is on (--all).
   bool single_image_dp = false;
   int max_dp = 0;  // enumerate: 0, no bound; 1, no data parallelism
+  FullyShardPlans fully_shard = FullyShardPlans::kWhenOutOfMemory;
 };
 
 struct RankedPlan {
@@ -75,8 +82,13 @@ std::vector<PlanRow> merged_rows(const PlanReport& report);
 
 // Every candidate config for `gpus` devices, in a stable order. PipeFusion (P > 1) is enumerated
 // with context parallelism, CFG and data parallelism, not with TP or the anything modes, which
-// it does not combine with (check reports those rules).
+// it does not combine with (check reports those rules). With options.fully_shard == kAll, each
+// config without TP and PipeFusion is followed by its fully_shard_variants.
 std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options = {});
+
+// `c` with fs_degree F for every F > 1 dividing ring x ulysses x cfg x dp, ascending; none when
+// `c` has TP or PipeFusion (exclusive with fully sharded weights) or is already fully sharded.
+std::vector<ParallelConfig> fully_shard_variants(const ParallelConfig& c);
 
 class Planner {
  public:

@@ -29,6 +29,7 @@ std::vector<MeshAxis> axes_of(CommAxis a) {
     case CommAxis::kCp: return {MeshAxis::kRing, MeshAxis::kUlysses};
     case CommAxis::kCfg: return {MeshAxis::kCfg};
     case CommAxis::kPp: return {MeshAxis::kPp};
+    case CommAxis::kFs: return {};  // consecutive ranks, not a mesh axis (Placement::fs_groups)
   }
   return {};
 }
@@ -101,6 +102,16 @@ int Placement::ranks() const {
   int w = 1;
   for (int d : degree) w *= d;
   return w;
+}
+
+std::vector<std::vector<int>> Placement::fs_groups() const {
+  std::vector<std::vector<int>> out;
+  const int f = std::max(1, fs_degree);
+  for (int r = 0; r + f <= ranks(); r += f) {
+    out.emplace_back();
+    for (int k = 0; k < f; ++k) out.back().push_back(r + k);
+  }
+  return out;
 }
 
 std::vector<std::vector<int>> Placement::groups(const std::vector<MeshAxis>& axes) const {
@@ -192,6 +203,22 @@ Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOption
   }
 }
 
+// The fully-shard groups do not depend on the axis order, only on the device order: always known.
+void Placer::fs_layout(const Placement& p, int device_index, CommGroup& g, AxisBandwidth* link) const {
+  g.ranks = p.fs_degree;
+  g.stride = 1;
+  if (p.fs_degree <= 1) return;
+  const std::vector<long long> key{static_cast<long long>(Pattern::kRing), device_index, p.ranks(), -p.fs_degree};
+  auto it = axis_cache_.find(key);
+  if (it == axis_cache_.end())
+    it = axis_cache_.emplace(key, evaluator_->evaluate(Pattern::kRing, p.fs_groups(), p.device_order, per_node_)).first;
+  const AxisBandwidth& bw = it->second;
+  g.nodes = bw.span_nodes;
+  g.busbw_gbps = bw.busbw_gbps;
+  g.latency_us = bw.latency_us;
+  if (link) *link = bw;
+}
+
 CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAxisCount>& known, int placed_ranks,
                               int device_index, CpVariant v, const ParallelConfig& c,
                               std::array<AxisBandwidth, kCommAxisCount>* links) const {
@@ -202,6 +229,10 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
   const bool p2p = c.context_parallel_config.rotate_method == RotateMethod::kP2P && v != CpVariant::kRingAnything;
   for (int i = 0; i < kCommAxisCount; ++i) {
     const CommAxis axis = static_cast<CommAxis>(i);
+    if (axis == CommAxis::kFs) {
+      fs_layout(p, device_index, layout[axis], links ? &(*links)[i] : nullptr);
+      continue;
+    }
     const auto mesh = axes_of(axis);
     int degree = 1;
     for (MeshAxis m : mesh) degree *= p.degree[index(m)];
@@ -250,6 +281,7 @@ struct Placer::Search {
   Placement placement(const std::vector<MeshAxis>& prefix) const {
     Placement p;
     p.degree = degree;
+    p.fs_degree = plan.config.fs();
     p.gpus_per_node = placer.per_node_;
     p.device_order = placer.device_orders_[device_index];
     std::vector<MeshAxis> chosen(prefix);
@@ -324,6 +356,7 @@ PlacementResult Placer::evaluate(const Plan& plan, const std::array<MeshAxis, kM
   Placement& p = r.placement;
   p.axis_order = axis_order;
   p.degree = mesh_degrees(c);
+  p.fs_degree = c.fs();
   p.gpus_per_node = per_node_;
   p.device_order = device_orders_[device_index];
   std::array<bool, kCommAxisCount> known;
@@ -366,6 +399,7 @@ int axis_degree(const ParallelConfig& c, costmodel::CommAxis a) {
     case CommAxis::kCp: return c.ring() * c.ulysses();
     case CommAxis::kCfg: return c.cfg_degree;
     case CommAxis::kPp: return c.pp();
+    case CommAxis::kFs: return c.fs();
   }
   return 1;
 }
@@ -380,7 +414,8 @@ std::string_view collective_name(const Plan& p, costmodel::CommAxis a) {
                  ? "send_recv"
                  : "all_gather";
     case CommAxis::kCp:
-    case CommAxis::kCfg: return "all_gather";
+    case CommAxis::kCfg:
+    case CommAxis::kFs: return "all_gather";
     case CommAxis::kPp: return "send_recv";
   }
   return "";

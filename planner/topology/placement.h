@@ -30,6 +30,9 @@ inline constexpr std::array<MeshAxis, kMeshAxisCount> kDefaultAxisOrder = {
 struct Placement {
   std::array<MeshAxis, kMeshAxisCount> axis_order = kDefaultAxisOrder;  // innermost first
   std::array<int, kMeshAxisCount> degree{1, 1, 1, 1, 1, 1};             // by MeshAxis
+  // Fully sharded weights are not a mesh axis: a group is fs_degree consecutive ranks, laid over
+  // the innermost axes (ParallelConfig::fs_degree), so any axis order keeps it on the same devices.
+  int fs_degree = 1;
   int gpus_per_node = 1;          // ranks on each node
   std::vector<int> device_order;  // local rank -> GPU index in the node (the same on every node)
   costmodel::CommLayout layout;   // what the cost model was given
@@ -41,6 +44,8 @@ struct Placement {
   // Every group of the axes in `axes` (ranks sharing all other coordinates), in rank order.
   std::vector<std::vector<int>> groups(const std::vector<MeshAxis>& axes) const;
   std::vector<std::vector<int>> groups(MeshAxis axis) const { return groups(std::vector<MeshAxis>{axis}); }
+  // The fully-shard groups: ranks [k F, (k + 1) F) for F = fs_degree.
+  std::vector<std::vector<int>> fs_groups() const;
 };
 
 struct PlacementOptions {
@@ -80,6 +85,9 @@ class Placer {
                                    int placed_ranks, int device_index, CpVariant v, const ParallelConfig& c,
                                    std::array<AxisBandwidth, costmodel::kCommAxisCount>* links) const;
 
+  // The fully-shard group's bandwidth (consecutive ranks on the device order), into `g` and `link`.
+  void fs_layout(const Placement& p, int device_index, costmodel::CommGroup& g, AxisBandwidth* link) const;
+
   const Query& query_;
   const costmodel::CostModel& cost_;
   PlacementOptions options_;
@@ -96,7 +104,8 @@ class Placer {
 std::string ranks_text(const std::vector<int>& ranks);
 // The nodes the widest of `groups` (of ranks) touches.
 int nodes_spanned(const Placement& p, const std::vector<std::vector<int>>& groups);
-// The degree of a communication axis in `c` (kCp: ring x ulysses; kPp: PipeFusion's stages).
+// The degree of a communication axis in `c` (kCp: ring x ulysses; kPp: PipeFusion's stages; kFs:
+// the fully-shard group).
 int axis_degree(const ParallelConfig& c, costmodel::CommAxis a);
 // The collective each group runs (the cost model's choice; Ring with P2P rotation sends and
 // receives, except Ring Anything, which all-gathers; PipeFusion's stages send and receive).

@@ -344,19 +344,22 @@ TEST_CASE("unknown runtimes and placements, and contradicting placement flags, a
   }
 }
 
-TEST_CASE("FLUX.2-dev on 8 L20s fits only with its weights split (TP or PipeFusion stages) and a text encoder that is not replicated",
-          "[cli][runtime][placement]") {
+TEST_CASE("FLUX.2-dev on 8 L20s fits only with its weights split (TP, PipeFusion stages or fully sharded) and a text encoder that is not replicated",
+          "[cli][runtime][placement][fs]") {
   // The 32.2e9-parameter transformer is 64 GB in bf16 and the 24e9-parameter Mistral encoder
   // 48 GB, against 48 GB of an L20: neither fits on one GPU whole. The transformer's blocks split
-  // over tensor-parallel ranks or over PipeFusion's stages (weights / P).
+  // over tensor-parallel ranks, over PipeFusion's stages (weights / P) or over a fully-shard group
+  // (weights / F plus two gathered blocks).
   const json j = query({"--gpus", "8", "--model", "flux.2-dev", "--hardware", "l20", "--res", "1024x1024", "--json"});
-  int fitting = 0;
+  int fitting = 0, sharded = 0;
   for (const auto& p : j["plans"]) {
     if (p["valid"] != true || p["fits_memory"] != true) continue;
     ++fitting;
     INFO(p["label"]);
     CHECK(p["text_encoder"] != "replicated");
-    CHECK((p["tp_degree"].get<int>() > 1 || p["pipefusion_degree"].get<int>() > 1));
+    CHECK((p["tp_degree"].get<int>() > 1 || p["pipefusion_degree"].get<int>() > 1 || p["fs_degree"].get<int>() > 1));
+    if (p["fs_degree"].get<int>() > 1) ++sharded;
   }
   CHECK(fitting > 0);
+  CHECK(sharded > 0);  // the acceptance query of issue 22: fully-sharded plans are listed
 }

@@ -3,6 +3,7 @@
 // valid and fitting, valid out of memory, invalid.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -155,6 +156,70 @@ TEST_CASE("enumerate(4) adds 15 PipeFusion configs: 5 factorizations x 3 patch c
   PlannerOptions bounded;
   bounded.max_patches = 8;  // pipefusion 4 keeps M = 4 and 8, drops 16; pipefusion 2 keeps all
   CHECK(without_pipefusion(enumerate(4, bounded)).size() + 14 == enumerate(4, bounded).size());
+}
+
+TEST_CASE("fully_shard = kAll follows each config without TP or PipeFusion with its fs variants",
+          "[planner][enumerate][fs]") {
+  // By default enumerate lists no fully-sharded config (Planner::plan adds them for plans that do
+  // not fit): the counts above stand.
+  for (const auto& c : enumerate(8)) CHECK(c.fs() == 1);
+  PlannerOptions all;
+  all.fully_shard = cpplan::planner::FullyShardPlans::kAll;
+  // 4 GPUs: the configs with t = 1 and P = 1 are the (r, u) variants over c x d = 4 / (r u):
+  //   (1,1): 3   (2,1): 2 x 2   (4,1): 1 x 2   (1,2): 2 x 2   (1,4): 1 x 2   (2,2): 1   = 16,
+  // each with F = 2 and 4 (F divides r x u x c x d = 4): 32 more, 23 + 15 + 32 = 70.
+  const auto four = enumerate(4, all);
+  CHECK(four.size() == 70);
+  int sharded = 0;
+  for (const auto& c : four) {
+    if (c.fs() == 1) continue;
+    ++sharded;
+    INFO(cpplan::plan_label(c));
+    CHECK(c.tp() == 1);
+    CHECK(c.pp() == 1);
+    CHECK(c.world_size() == 4);
+    CHECK(c.world_size() % c.fs() == 0);
+  }
+  CHECK(sharded == 32);
+  // 8 GPUs: (r, u, c, d) factorizations of 8 = 2^3 with t = 1: r = u = 1: 4; one of r, u above 1
+  // (a = 1, 2, 3 leaves 3, 2, 1 for c x d): 6 x 2 variants x 2 axes = 24; both: (2,2): 2,
+  // (2,4): 1, (4,2): 1 = 4: 32 configs, each with F = 2, 4, 8: 96 more than 55 + 45.
+  CHECK(enumerate(8, all).size() == 55 + 45 + 96);
+  // Each sharded config follows its twin, in ascending F.
+  const auto variants = cpplan::planner::fully_shard_variants(cpplan::test::config(1, 4));
+  REQUIRE(variants.size() == 2);
+  CHECK(cpplan::plan_label(variants[0]) == "ulysses 4 x fs 2");
+  CHECK(cpplan::plan_label(variants[1]) == "ulysses 4 x fs 4");
+  CHECK(cpplan::planner::fully_shard_variants(cpplan::test::config(1, 2, 2)).empty());
+}
+
+TEST_CASE("Plans that do not fit are followed by their fully-sharded variants, which need less memory",
+          "[planner][plan][fs]") {
+  // FLUX.2-dev (32.2B parameters, 64 GB in bf16) on 8 x L20 (48 GB): no unsharded plan without TP
+  // or PipeFusion fits, so each valid one brings its fs 2, 4, 8 variants.
+  const auto q = make_query("flux.2-dev", 8, 1024, 1024, 0, "l20");
+  const auto r = plan(q);
+  check_ranked(r);
+  int sharded = 0, fitting_sharded = 0;
+  for (const auto& p : r.plans) {
+    if (!p.plan.valid() || p.plan.config.fs() == 1) continue;
+    ++sharded;
+    INFO(cpplan::plan_label(p.plan.config));
+    cpplan::ParallelConfig twin = p.plan.config;
+    twin.fs_degree = 1;
+    const auto it = std::find_if(r.plans.begin(), r.plans.end(), [&](const RankedPlan& x) { return x.plan.config == twin; });
+    REQUIRE(it != r.plans.end());
+    CHECK_FALSE(it->predicted->fits_memory);
+    CHECK(p.predicted->peak_mem_bytes < it->predicted->peak_mem_bytes);
+    CHECK(p.predicted->step_ms >= it->predicted->step_ms);
+    if (p.predicted->fits_memory) ++fitting_sharded;
+  }
+  CHECK(sharded > 0);
+  CHECK(fitting_sharded > 0);
+  // kNone: no fully-sharded plan.
+  PlannerOptions none;
+  none.fully_shard = cpplan::planner::FullyShardPlans::kNone;
+  for (const auto& p : plan(q, none).plans) CHECK(p.plan.config.fs() == 1);
 }
 
 TEST_CASE("enumerate is stable: the same order on every call", "[planner][enumerate]") {
