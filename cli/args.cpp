@@ -49,11 +49,11 @@ void add_plan_options(CLI::App& app, Args& a) {
   app.add_option("--tp", a.tp, "tp_degree");
   app.add_option("--cfg", a.cfg, "cfg_degree");
   app.add_option("--dp", a.dp, "dp_degree");
-  app.add_option("--pipefusion", a.pipefusion, "pipefusion_parallel_degree: PipeFusion stages");
-  app.add_flag("--ulysses-anything", a.ulysses_anything, "ulysses_anything=True");
   app.add_option("--fully-shard", a.fully_shard,
                  "fs_degree: ranks that each hold 1/F of every block's weights, gathered block by block (xDiT "
                  "--fully_shard_degree; divides ring x ulysses x cfg x dp, not with --tp)");
+  app.add_option("--pipefusion", a.pipefusion, "pipefusion_parallel_degree: PipeFusion stages");
+  app.add_flag("--ulysses-anything", a.ulysses_anything, "ulysses_anything=True");
   app.add_flag("--ring-anything", a.ring_anything, "ring_anything=True");
   app.add_option("--rotate-method", a.rotate, "allgather | p2p (alltoall is reserved)");
   app.add_flag("--no-fp32", a.no_fp32, "convert_to_fp32=False");

@@ -194,10 +194,10 @@ ParallelConfig plan_config(const Options& a) {
   c.tensor_parallel_config.tp_degree = parse_int("--tp", a.tp, -kMaxGpus, kMaxGpus);
   c.cfg_degree = parse_int("--cfg", a.cfg, -kMaxGpus, kMaxGpus);
   c.dp_degree = parse_int("--dp", a.dp, -kMaxGpus, kMaxGpus);
+  c.fs_degree = parse_int("--fully-shard", a.fully_shard, -kMaxGpus, kMaxGpus);
   cp.ulysses_anything = a.ulysses_anything;
   cp.ring_anything = a.ring_anything;
   cp.convert_to_fp32 = !a.no_fp32;
-  c.fs_degree = parse_int("--fully-shard", a.fully_shard, -kMaxGpus, kMaxGpus);
   const auto rotate = rotate_method_from_string(a.rotate);
   if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
   cp.rotate_method = *rotate;

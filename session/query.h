@@ -44,8 +44,8 @@ struct Options {
   std::string objective = "latency", slo_ms;
   // check and run: the plan
   std::string ring = "1", ulysses = "1", tp = "1", cfg = "1", dp = "1", rotate = "allgather";
-  bool ulysses_anything = false, ring_anything = false, no_fp32 = false;
   std::string fully_shard = "1";  // fs_degree: ranks sharing one copy of the block weights
+  bool ulysses_anything = false, ring_anything = false, no_fp32 = false;
   // PipeFusion: stages (check and run), patches and warm-up steps (every command; empty: xDiT's
   // defaults, M = P and W = 1; recommend: P, 2P and 4P patches)
   std::string pipefusion = "1", pipeline_patches, pipefusion_warmup;
