@@ -26,6 +26,17 @@ int parse_int(const std::string& flag, const std::string& text, int lo, int hi) 
   return v;
 }
 
+// --framework, by the CLI's parser (session::framework_choice) and in its words.
+void check_framework(const std::string& framework) {
+  session::Options o;
+  o.framework = framework;
+  try {
+    session::framework_choice(o);
+  } catch (const session::InvalidInput& e) {
+    throw Invalid{e.message};
+  }
+}
+
 }  // namespace
 
 ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe) {
@@ -34,7 +45,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", size;
   std::string pipeline_patches, pipefusion_warmup;
   std::string batch = "1", topology, nodes;
-  std::string runtime = "diffusers", text_encoder, vae;
+  std::string runtime = "diffusers", framework = "any", text_encoder, vae;
   bool offload = false, no_anything = false;
   GuiOptions& o = out.options;
   CLI::App app{"cpplan-gui: explore the planner's configurations (Qt); the query flags are the CLI's", "cpplan-gui"};
@@ -49,6 +60,8 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--nodes", nodes, "nodes of the topology, joined by its network (default 1)");
   app.add_option("--attention-backend", backend, "flash | cudnn | sage | native");
   app.add_option("--runtime", runtime, "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers)");
+  app.add_option("--framework", framework,
+                 "rank only the plans this framework runs: diffusers | xdit | cache-dit | any (default any)");
   app.add_option("--text-encoder", text_encoder,
                  "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
   app.add_option("--vae", vae, "single | parallel (default: the fastest that fits, per plan)");
@@ -103,6 +116,8 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     in.backend = *b;
     // --runtime is checked against the catalog by make_query below; the placements as session/query.cpp does.
     in.runtime = runtime;
+    in.framework = framework;
+    check_framework(framework);
     if (offload && !text_encoder.empty() && text_encoder != "offloaded")
       throw Invalid{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", text_encoder)};
     if (offload) in.text_encoder = TextEncoderPlacement::kOffloaded;

@@ -40,7 +40,39 @@ QueryInput heatmap_key(QueryInput in) {
   in.width = in.height = 0;
   in.gpus = 1;
   in.nodes = 0;  // nor on the topology's node count: it plans without placement
+  in.framework = "any";  // nor on the framework: it ranks every plan
   return in;
+}
+
+// As the CLI's line under the table: "12 valid plans that diffusers cannot run are left out".
+QString hidden_text(const planner::PlanReport& r) {
+  if (r.hidden_count == 0 || !r.framework) return {};
+  const std::string_view name = *r.framework == planner::Framework::kXdit ? "xDiT" : planner::to_string(*r.framework);
+  return QStringLiteral("; %1 valid plan%2 that %3 cannot run %4 left out (framework any shows %5)")
+      .arg(r.hidden_count)
+      .arg(r.hidden_count == 1 ? "" : "s")
+      .arg(qstr(name))
+      .arg(r.hidden_count == 1 ? "is" : "are")
+      .arg(r.hidden_count == 1 ? "it" : "them");
+}
+
+// The status bar's line for a plan result: its error, else the counts (the valid, those that fit,
+// the invalid, those --framework left out), the figures' source and the planning time.
+QString plan_status(const PlanResult& res, const std::vector<planner::RankedPlan>& plans) {
+  if (!res.error.empty()) return QString::fromStdString(res.error);
+  const double gpu_gib = res.query->hardware->memory_bytes() / kGiB;
+  int fitting = 0;
+  for (const auto& p : plans) fitting += p.predicted && p.predicted->fits_memory;
+  const std::string source = session::prediction_source(plans, res.model->local(), res.model->cluster());
+  return QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid%6; predictions from %7; planned in %8 ms")
+      .arg(plans.size())
+      .arg(res.report.valid_count)
+      .arg(fitting)
+      .arg(gpu_gib, 0, 'f', 1)
+      .arg(res.report.invalid_count)
+      .arg(hidden_text(res.report))
+      .arg(QString::fromStdString(source))
+      .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1);
 }
 
 }  // namespace
@@ -221,20 +253,7 @@ void MainWindow::apply_plan(PlanResult r) {
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);
   plans_->set_plans(std::move(plans));
-  if (!res.error.empty()) {
-    status_->setText(QString::fromStdString(res.error));
-  } else {
-    int fitting = 0;
-    for (const auto& p : plans_->plans()) fitting += p.predicted && p.predicted->fits_memory;
-    status_->setText(QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid; predictions from %7; planned in %6 ms")
-                         .arg(plans_->rowCount())
-                         .arg(res.report.valid_count)
-                         .arg(fitting)
-                         .arg(gpu_gib, 0, 'f', 1)
-                         .arg(res.report.invalid_count)
-                         .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1)
-                         .arg(QString::fromStdString(session::prediction_source(plans_->plans(), res.model->local(), res.model->cluster()))));
-  }
+  status_->setText(plan_status(res, plans_->plans()));
   update_counts();
   table_->resizeColumnsToContents();
   if (proxy_->rowCount() > 0)
@@ -304,7 +323,7 @@ void MainWindow::on_selection() {
     return;
   }
   const planner::RankedPlan& p = plans_->plan(index);
-  detail_->set_plan(&*result_->query, &p);
+  detail_->set_plan(&*result_->query, &p, result_->report.framework);
   const QString label = QString::fromStdString(plan_label(p.plan.config));
   if (p.plan.valid())
     run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path()));

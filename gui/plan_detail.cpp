@@ -22,9 +22,23 @@ namespace cpplan::gui {
 
 namespace {
 constexpr int kPlacementTab = 1;  // in views_, after the step and memory charts
+
+// One framework's part of planner::framework_snippets, in its words: "# diffusers\n<script>",
+// "# cache-dit: <note>", "# xDiT\n<command>" or "# <framework>: cannot run this plan: <reason>".
+std::string framework_part(planner::Framework f, const planner::FrameworkSnippet& s) {
+  const std::string_view name = f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
+  if (s.text.empty()) return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
+  if (f == planner::Framework::kCacheDit) return fmt::format("# {}: {}\n", name, s.text);
+  return fmt::format("# {}\n{}", name, s.text);
+}
+
 }  // namespace
 
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p) { return planner::framework_snippets(q, p); }
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<planner::Framework> framework) {
+  if (!framework) return planner::framework_snippets(q, p);
+  if (!p.plan.valid() || !p.predicted) return {};
+  return framework_part(*framework, planner::snippets_for(q, p)[static_cast<int>(*framework)]);
+}
 
 namespace {
 
@@ -160,35 +174,16 @@ PlanDetail::PlanDetail(QWidget* parent)
   set_plan(nullptr, nullptr);
 }
 
-void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
-  const std::string placement = q && p ? topology_placement_text(*q, *p) : std::string();
-  placement_->setPlainText(QString::fromStdString(placement));
-  // Shown when a query first places plans (a topology was chosen); left to the user after that.
-  const bool had_placement = views_->isTabEnabled(kPlacementTab);
-  views_->setTabEnabled(kPlacementTab, !placement.empty());
-  if (had_placement == placement.empty()) views_->setCurrentIndex(placement.empty() ? 0 : kPlacementTab);
-  if (!q || !p) {
-    summary_->setText(QStringLiteral("No plan selected."));
-    breakdown_->set_prediction(nullptr);
-    memory_->set_prediction(nullptr, 0);
-    snippet_->clear();
-    copy_->setEnabled(false);
-    run_->setEnabled(false);
-    return;
-  }
+void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::optional<planner::Framework> framework) {
+  show_placement(q, p);
+  if (!q || !p) return show_no_figures(QStringLiteral("No plan selected."), 0);
   const std::string label = plan_label(p->plan.config);
   const std::string_view variant = display_name(p->plan.variant);
   const double gpu_gib = q->hardware->memory_bytes() / kGiB;
   if (!p->plan.valid()) {
     std::string text = fmt::format("<b>{}</b> ({}) is invalid:<ul>", label, variant);
     for (const auto& r : p->plan.reasons) text += "<li>" + QString::fromStdString(r).toHtmlEscaped().toStdString() + "</li>";
-    summary_->setText(QString::fromStdString(text + "</ul>"));
-    breakdown_->set_prediction(nullptr);
-    memory_->set_prediction(nullptr, gpu_gib);
-    snippet_->clear();
-    copy_->setEnabled(false);
-    run_->setEnabled(false);
-    return;
+    return show_no_figures(QString::fromStdString(text + "</ul>"), gpu_gib);
   }
   const costmodel::Prediction& pr = *p->predicted;
   const std::string runtime = pr.runtime.empty() ? "kernel launches only" : pr.runtime + " runtime";
@@ -203,9 +198,27 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p) {
       gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));
   breakdown_->set_prediction(&pr);
   memory_->set_prediction(&pr, gpu_gib);
-  snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p)));
+  snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p, framework)));
   copy_->setEnabled(true);
   run_->setEnabled(true);
+}
+
+void PlanDetail::show_placement(const Query* q, const planner::RankedPlan* p) {
+  const std::string placement = q && p ? topology_placement_text(*q, *p) : std::string();
+  placement_->setPlainText(QString::fromStdString(placement));
+  // Shown when a query first places plans (a topology was chosen); left to the user after that.
+  const bool had_placement = views_->isTabEnabled(kPlacementTab);
+  views_->setTabEnabled(kPlacementTab, !placement.empty());
+  if (had_placement == placement.empty()) views_->setCurrentIndex(placement.empty() ? 0 : kPlacementTab);
+}
+
+void PlanDetail::show_no_figures(const QString& summary, double gpu_gib) {
+  summary_->setText(summary);
+  breakdown_->set_prediction(nullptr);
+  memory_->set_prediction(nullptr, gpu_gib);
+  snippet_->clear();
+  copy_->setEnabled(false);
+  run_->setEnabled(false);
 }
 
 QString PlanDetail::summary_text() const { return summary_->text(); }

@@ -4,11 +4,14 @@
 // broken rule; with a topology, its placement (the GPUs of each communication group) and each
 // group's bandwidths, as `cpplan --topology T --explain` prints them (a tab beside the charts);
 // the step time per block type and the memory per phase as charts; and the
-// diffusers script / xDiT launch line with Copy.
+// diffusers script / xDiT launch line with Copy (only the chosen framework's, when the ranking is
+// restricted to one).
 
 #include <QWidget>
+#include <optional>
 
 #include "core/plan.h"
+#include "planner/frameworks.h"
 #include "planner/planner.h"
 
 class QLabel;
@@ -22,8 +25,10 @@ class BreakdownChart;
 class MemoryChart;
 
 // The diffusers script and the xDiT line of a valid plan, each where planner::unsupported_reason
-// allows it, else a comment saying why not; empty for an invalid plan.
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p);
+// allows it, else a comment saying why not; empty for an invalid plan. With `framework`, only that
+// framework's part (its script, or its "cannot run this plan: <reason>" line).
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p,
+                          std::optional<planner::Framework> framework = std::nullopt);
 
 // With a topology (p.placement set): the mesh axes innermost first, each axis' groups (the first
 // three) and whether they span nodes, the device order, then per communication group its
@@ -36,8 +41,11 @@ class PlanDetail : public QWidget {
 
  public:
   explicit PlanDetail(QWidget* parent = nullptr);
-  // `p` null: nothing selected. `q` must outlive the next call.
-  void set_plan(const Query* q, const planner::RankedPlan* p);
+  // `p` null: nothing selected. `q` must outlive the next call. `framework`: the one the ranking
+  // is restricted to (planner::PlanReport::framework), whose snippet alone is shown; none: every
+  // framework's.
+  void set_plan(const Query* q, const planner::RankedPlan* p,
+                std::optional<planner::Framework> framework = std::nullopt);
 
   QString summary_text() const;
   QString snippet_text() const;
@@ -50,6 +58,9 @@ class PlanDetail : public QWidget {
   void run_requested();
 
  private:
+  void show_placement(const Query* q, const planner::RankedPlan* p);
+  void show_no_figures(const QString& summary, double gpu_gib);  // nothing selected, or an invalid plan
+
   QLabel* summary_;
   BreakdownChart* breakdown_;
   MemoryChart* memory_;

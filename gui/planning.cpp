@@ -29,6 +29,7 @@ session::Options options_of(const QueryInput& in) {
   if (in.steps != 0) o.steps = std::to_string(in.steps);
   o.backend = std::string(to_string(in.backend));
   o.runtime = in.runtime;
+  o.framework = in.framework;
   if (in.text_encoder) o.text_encoder = std::string(to_string(*in.text_encoder));
   if (in.vae) o.vae = std::string(to_string(*in.vae));
   if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
@@ -107,8 +108,10 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
   }
   r.query = *q;
   planner::PlannerOptions options;
+  std::optional<planner::Framework> framework;
   try {
     options = planner_options(in, true);
+    framework = session::framework_choice(options_of(in));
     r.model = session::make_cost_model(*r.query, {!r.query->hardware, in.cluster, in.db}, cached_machine, *r.catalog);
   } catch (const session::InvalidInput& e) {
     r.query.reset();
@@ -116,6 +119,7 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
     return r;
   }
   r.report = planner::Planner(r.model->cost()).plan(*r.query, options);
+  if (framework) planner::keep_plans_of(r.report, *framework);
   r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

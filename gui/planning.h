@@ -40,6 +40,9 @@ struct QueryInput {
   int pipeline_patches = 0;
   int pipefusion_warmup_steps = kXditWarmupSteps;
   std::string runtime = "diffusers";   // runtime profile (cpplan --runtime)
+  // cpplan --framework: rank only the valid plans this framework runs (diffusers, xdit,
+  // cache-dit); "any" ranks them all.
+  std::string framework = "any";
   // Forced placements (cpplan --text-encoder, --vae); unset: the planner picks, per plan, the
   // fastest that fits.
   std::optional<TextEncoderPlacement> text_encoder;
@@ -68,7 +71,9 @@ std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in);
 
 using CatalogPtr = std::shared_ptr<const ProfileCatalog>;
 
-// Every plan of one query, ranked (planner::Planner::plan), or the reason there is none.
+// Every plan of one query, ranked (planner::Planner::plan) and restricted to in.framework's plans
+// (planner::keep_plans_of: report.framework and report.hidden_count say so), or the reason there
+// is none.
 struct PlanResult {
   std::uint64_t generation = 0;  // the request it answers; older ones are discarded
   CatalogPtr catalog;            // keeps the profiles `query` points into alive

@@ -8,6 +8,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "planner/frameworks.h"
+
 namespace cpplan::gui {
 
 namespace {
@@ -19,6 +21,14 @@ void fill_placements(QComboBox* box, int count) {
   box->addItem(QStringLiteral("auto"), -1);
   box->setItemData(0, QStringLiteral("the planner picks, per plan, the fastest that fits"), Qt::ToolTipRole);
   for (int i = 0; i < count; ++i) box->addItem(qstr(to_string(static_cast<Placement>(i))), i);
+}
+
+// The framework combo: "any", then each framework by the CLI's name (cpplan --framework).
+void fill_frameworks(QComboBox* box) {
+  box->addItem(QStringLiteral("any"));
+  for (int i = 0; i < planner::kFrameworkCount; ++i)
+    box->addItem(qstr(planner::to_string(static_cast<planner::Framework>(i))));
+  box->setToolTip(QStringLiteral("rank only the plans this framework runs"));
 }
 
 template <class Placement>
@@ -49,6 +59,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       steps_(new QSpinBox),
       backend_(new QComboBox),
       runtime_(new QComboBox),
+      framework_(new QComboBox),
       text_encoder_(new QComboBox),
       vae_(new QComboBox),
       anything_(new QCheckBox(QStringLiteral("allow Ulysses / Ring Anything"))) {
@@ -82,6 +93,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     runtime_->setItemData(runtime_->count() - 1, QString::fromStdString(r.description), Qt::ToolTipRole);
   }
   runtime_->setToolTip(QStringLiteral("how the framework runs the plan: its host cost per op, fusion, waits"));
+  fill_frameworks(framework_);
   fill_placements<TextEncoderPlacement>(text_encoder_, kTextEncoderPlacementCount);
   text_encoder_->setToolTip(QStringLiteral("where the text encoders live: on every GPU, offloaded to the host, "
                                            "loaded only to encode, or sharded over the plan's GPUs"));
@@ -118,6 +130,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Steps"), steps_);
   form->addRow(QStringLiteral("Attention"), backend_);
   form->addRow(QStringLiteral("Runtime"), runtime_);
+  form->addRow(QStringLiteral("Framework"), framework_);
   form->addRow(QStringLiteral("Text encoder"), text_encoder_);
   form->addRow(QStringLiteral("VAE"), vae_);
   form->addRow(anything_);
@@ -144,7 +157,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     apply_topology_defaults();
     emit_changed();
   });
-  for (QComboBox* c : {hardware_, backend_, runtime_, text_encoder_, vae_})
+  for (QComboBox* c : {hardware_, backend_, runtime_, framework_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
   connect(anything_, &QCheckBox::toggled, this, [this] { emit_changed(); });
 
@@ -208,6 +221,7 @@ QueryInput QueryPanel::input() const {
   in.backend = static_cast<AttentionBackend>(backend_->currentIndex());
   in.allow_anything = anything_->isChecked();
   in.runtime = runtime_->currentText().toStdString();
+  in.framework = framework_->currentText().toStdString();
   in.text_encoder = placement_of<TextEncoderPlacement>(text_encoder_);
   in.vae = placement_of<VaePlacement>(vae_);
   return in;
@@ -234,6 +248,8 @@ void QueryPanel::set_input(const QueryInput& in) {
   anything_->setChecked(in.allow_anything);
   const int r = runtime_->findText(QString::fromStdString(in.runtime));
   if (r >= 0) runtime_->setCurrentIndex(r);
+  const int f = framework_->findText(QString::fromStdString(in.framework));
+  if (f >= 0) framework_->setCurrentIndex(f);
   show_placement(text_encoder_, in.text_encoder);
   show_placement(vae_, in.vae);
   quiet_ = false;

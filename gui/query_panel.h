@@ -1,8 +1,9 @@
 #pragma once
 // The query panel: model (and its facts at the chosen size), resolution, frames (video models),
 // GPU count, images per prompt (batch), the topology the plans are placed on and its nodes,
-// hardware, steps, attention backend, the runtime (how the framework runs it), the
-// text-encoder and VAE placements ("auto": the planner picks per plan) and the anything modes.
+// hardware, steps, attention backend, the runtime (how the framework runs it), the framework the
+// ranking is restricted to ("any": none), the text-encoder and VAE placements ("auto": the
+// planner picks per plan) and the anything modes.
 // Every edit emits changed() with the whole query; the window re-plans off the UI thread.
 
 #include <QWidget>
@@ -32,6 +33,7 @@ class QueryPanel : public QWidget {
   QSpinBox* width_box() { return width_; }
   QSpinBox* height_box() { return height_; }
   QComboBox* runtime_box() { return runtime_; }
+  QComboBox* framework_box() { return framework_; }  // "any", "diffusers", "xdit", "cache-dit"
   QComboBox* text_encoder_box() { return text_encoder_; }  // "auto", then each placement
   QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
   QSpinBox* batch_box() { return batch_; }
@@ -62,6 +64,7 @@ class QueryPanel : public QWidget {
   QSpinBox* steps_;
   QComboBox* backend_;
   QComboBox* runtime_;
+  QComboBox* framework_;
   QComboBox* text_encoder_;  // item data: -1 for auto, else the TextEncoderPlacement
   QComboBox* vae_;           // item data: -1 for auto, else the VaePlacement
   QCheckBox* anything_;

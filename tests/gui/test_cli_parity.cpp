@@ -1,9 +1,12 @@
 // The GUI and the CLI answer the same query with the same plans: for ten queries, the real `cpplan`
 // binary's JSON (--all) against the GUI's computation and its widgets (the plans table, the plan
 // detail's snippets): the same plans in the same order, the same verdicts and reasons, step times,
-// memory verdicts, frameworks, and the same framework snippets for the top plan.
+// memory verdicts, frameworks, and the same framework snippets for the top plan; and, restricted
+// to one framework, the same ranking as `cpplan --framework`.
 #include <catch2/catch.hpp>
 
+#include <QComboBox>
+#include <QTableView>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +20,7 @@
 #include "gui/plan_detail.h"
 #include "gui/plan_table_model.h"
 #include "gui/planning.h"
+#include "gui/query_panel.h"
 #include "session/machine.h"
 #include "session/planning.h"
 #include "tests/gui/gui_support.h"
@@ -99,21 +103,46 @@ std::vector<Case> cases() {
 
 std::vector<std::string> names(const json& a) { return a.get<std::vector<std::string>>(); }
 
-// Every line of the snippets in order in `cli`, which indents them under the frameworks' headings
-// written as "diffusers:" for "# diffusers" and "xDiT: cannot run ..." for "# xDiT: cannot run ...".
+// `cpplan --all --json` less the data-parallel plans of a one-image query, which --all alone lists
+// (each invalid: dp must divide the batch); the GUI, as the CLI without --all, leaves them out.
+json without_single_image_dp(json cli) {
+  if (cli.at("batch") != 1) return cli;
+  json kept = json::array();
+  for (const json& p : cli.at("plans"))
+    if (p.at("dp_degree") == 1) kept.push_back(p);
+  cli["invalid_plans"] = cli.at("invalid_plans").get<int>() - static_cast<int>(cli.at("plans").size() - kept.size());
+  cli["plans"] = std::move(kept);
+  return cli;
+}
+
+// The plan detail's snippets of the top plan (planner::framework_snippets) in the CLI's text, which
+// heads each framework's part (in its own order) "diffusers:" with the script indented below,
+// "cache-dit: <note>", or for a framework that cannot run the top plan "xDiT: cannot run the top
+// plan: <reason>; the fastest plan it runs: ..." where the detail says "cannot run this plan".
 bool snippets_in(const std::string& snippets, const std::string& cli) {
   std::istringstream lines(snippets);
-  std::size_t from = 0;
+  std::size_t from = 0;  // in the current framework's part of `cli`
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
-    for (const char* heading : {"# diffusers", "# cache-dit", "# xDiT"})
-      if (line.rfind(heading, 0) == 0) line = line.substr(2) + (line.find(':') == std::string::npos ? ":" : "");
-    const auto at = cli.find(line, from);
+    std::string wanted = "  " + line;  // a script line
+    bool heading = false;
+    for (const char* name : {"diffusers", "cache-dit", "xDiT"})
+      if (line.rfind(std::string("# ") + name, 0) == 0) heading = true;
+    if (heading) {
+      const std::string cannot = ": cannot run this plan: ";
+      const auto at = line.find(cannot);
+      if (at != std::string::npos)
+        wanted = line.substr(2, at - 2) + ": cannot run the top plan: " + line.substr(at + cannot.size());
+      else
+        wanted = line.substr(2) + (line.find(':') == std::string::npos ? ":\n" : "");
+      from = 0;  // the CLI orders the frameworks its own way
+    }
+    const auto at = cli.find(wanted, from);
     if (at == std::string::npos) {
-      UNSCOPED_INFO("snippet line not in the CLI's output: " << line);
+      UNSCOPED_INFO("snippet line not in the CLI's output: " << wanted);
       return false;
     }
-    from = at + line.size();
+    from = at + wanted.size();
   }
   return true;
 }
@@ -126,7 +155,7 @@ TEST_CASE("The GUI and the CLI print the same plans, times, verdicts and snippet
     std::vector<std::string> args = c.args;
     INFO("cpplan " << [&] { std::string s; for (const auto& a : args) s += a + " "; return s; }());
     args.insert(args.end(), {"--json", "--all"});
-    const json cli = json::parse(cpplan_stdout(args));
+    const json cli = without_single_image_dp(json::parse(cpplan_stdout(args)));
     const auto gui = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), c.in, 1);
     REQUIRE(gui.error.empty());
     const auto& plans = gui.report.plans;
@@ -242,4 +271,43 @@ TEST_CASE("The GUI plans --cluster from a cluster's nccl-tests imports, as the C
   in.cluster = "lab";
   const auto unknown = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
   CHECK(unknown.error == "--cluster = lab: " + db + " holds no imports of that cluster (there: nccl-tests-worker)");
+}
+
+TEST_CASE("With framework diffusers the GUI ranks the plans `cpplan --framework diffusers` ranks",
+          "[gui][parity][framework]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  // qwen-image's fastest plan, ulysses 2 x cfg 2, runs on no framework; diffusers runs ulysses 4
+  // (Ulysses Anything) and tp 4.
+  const json cli = json::parse(cpplan_stdout({"--model", "qwen-image", "--hardware", "h100-sxm", "--gpus", "4", "--res",
+                                              "1328x1328", "--framework", "diffusers", "--json"}));
+  QueryInput in = input("qwen-image", "h100-sxm", 4, 1328, 1328);
+  in.framework = "diffusers";
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  w.set_query(in);
+  while (w.planning()) REQUIRE(cpplan::test::wait_for(&w, &cpplan::gui::MainWindow::plans_shown));
+  REQUIRE(w.result()->error.empty());
+  CHECK(w.query_panel()->framework_box()->currentText() == "diffusers");
+
+  // The table as shown (valid plans, ranked), row by row against the CLI's plans.
+  QAbstractItemModel* table = w.plan_table()->model();
+  REQUIRE(table->rowCount() == static_cast<int>(cli.at("plans").size()));
+  REQUIRE(table->rowCount() > 0);
+  CHECK(table->index(0, cpplan::gui::PlanTableModel::kPlan).data().toString() == "ulysses 4");
+  for (int row = 0; row < table->rowCount(); ++row) {
+    const json& j = cli["plans"][row];
+    CHECK(table->index(row, cpplan::gui::PlanTableModel::kPlan).data().toString().toStdString() == j.at("label"));
+    CHECK(table->index(row, cpplan::gui::PlanTableModel::kStepMs).data().toString() ==
+          QString::number(j.at("predicted").at("step_ms").get<double>(), 'f', 2));
+    CHECK(names(j.at("frameworks")) == std::vector<std::string>{"diffusers", "cache-dit"});
+  }
+  CHECK(cli.at("valid_plans") == w.result()->report.valid_count);
+  CHECK(cli.at("invalid_plans") == w.result()->report.invalid_count);
+  const int hidden = cli.at("hidden_plans").get<int>();
+  CHECK(hidden == w.result()->report.hidden_count);
+  REQUIRE(hidden > 1);
+  // The status bar says what the CLI prints under its table.
+  INFO(w.status_text().toStdString());
+  CHECK(w.status_text().contains(
+      QStringLiteral("%1 valid plans that diffusers cannot run are left out (framework any shows them)").arg(hidden)));
 }

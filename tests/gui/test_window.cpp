@@ -1,7 +1,7 @@
 // The query-to-table path with real widgets, off-screen: the window plans on the thread pool,
 // fills the table, selects the top plan and shows its details, snippet, chart and run command;
-// filters and invalid rows; a burst of queries ends on the last one; the runtime and placement
-// combos; the heatmap; the flags.
+// filters and invalid rows; a burst of queries ends on the last one; the runtime, placement and
+// framework combos; the heatmap; the flags.
 #include <catch2/catch.hpp>
 
 #include <QCheckBox>
@@ -26,6 +26,7 @@
 #include "gui/plan_table_model.h"
 #include "gui/query_panel.h"
 #include "gui/run_panel.h"
+#include "planner/snippets.h"
 #include "tests/gui/gui_support.h"
 
 using cpplan::gui::MainWindow;
@@ -63,15 +64,16 @@ TEST_CASE("A query fills the table with the valid plans and details the top one"
 
   const auto& r = *w.result();
   REQUIRE(r.error.empty());
-  // 8 valid of 38: the 5 of the anything modes and TP, and pipefusion 4 with 4, 8 and 16 patches
-  // (tests/planner/test_enumerate.cpp counts them by hand)
+  // 8 valid of 28: the 5 of the anything modes and TP, and pipefusion 4 with 4, 8 and 16 patches
+  // (tests/planner/test_enumerate.cpp counts them by hand); 20 invalid: the 30 of
+  // test_plan_table.cpp less the 10 data-parallel ones, not listed for one image
   CHECK(r.report.valid_count == 8);
-  CHECK(w.plan_model()->rowCount() == 38);
+  CHECK(w.plan_model()->rowCount() == 28);
   CHECK(w.plan_proxy()->rowCount() == 8);
   CHECK(w.plan_table()->model()->rowCount() == 8);
   CHECK(w.selected_plan() == 0);
   CHECK(w.pareto()->point_count() == 8);
-  CHECK(w.status_text().contains("38 plans: 8 valid"));
+  CHECK(w.status_text().contains("28 plans: 8 valid"));
   CHECK(w.query_panel()->facts_text().contains("3969 image + 512 text = 4481 tokens"));
   CHECK(w.query_panel()->facts_text().contains("24 heads"));
 
@@ -99,7 +101,7 @@ TEST_CASE("Showing invalid plans adds their rows and selecting one shows its rea
   MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
   plan_and_wait(w, flux(4, 1008, 1008));
   w.show_invalid_box()->setChecked(true);
-  REQUIRE(w.plan_proxy()->rowCount() == 38);
+  REQUIRE(w.plan_proxy()->rowCount() == 28);  // 8 valid and 20 invalid
   w.select_plan_row(8);  // the first invalid row
   const int index = w.selected_plan();
   REQUIRE(index == 8);
@@ -244,6 +246,57 @@ TEST_CASE("Forcing the text encoder and VAE shows them in the table, the summary
   CHECK(vae->currentText() == "auto");
   CHECK(w.query_panel()->runtime_box()->currentText() == "xdit");
   CHECK(w.plan_model()->plan(0).predicted->pipeline.text_encoder == cpplan::TextEncoderPlacement::kOffloaded);
+}
+
+TEST_CASE("The snippet pane follows the framework selector", "[gui][window][framework]") {
+  gui_app();
+  cpplan::test::TempDir dir;
+  MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  QComboBox* framework = w.query_panel()->framework_box();
+  QStringList items;
+  for (int i = 0; i < framework->count(); ++i) items << framework->itemText(i);
+  CHECK(items.join('|') == "any|diffusers|xdit|cache-dit");
+  CHECK(framework->toolTip() == "rank only the plans this framework runs");
+  CHECK(framework->currentText() == "any");
+
+  // qwen-image at 1328x1328: 6889 image tokens (83 x 83 latent patches), which only Ulysses Anything
+  // splits 4 ways; diffusers' fastest plan is ulysses 4.
+  QueryInput in = flux(4, 1328, 1328);
+  in.model = "qwen-image";
+  in.framework = "diffusers";
+  plan_and_wait(w, in);
+  CHECK(framework->currentText() == "diffusers");
+  REQUIRE(w.selected_plan() == 0);
+  const auto& top = w.plan_model()->plan(0);
+  CHECK(cpplan::plan_label(top.plan.config) == "ulysses 4");
+  const QString diffusers = w.plan_detail()->snippet_text();
+  CHECK(diffusers.startsWith("# diffusers\n"));
+  CHECK(diffusers.contains("ContextParallelConfig(ulysses_degree=4, ulysses_anything=True)"));
+  CHECK(!diffusers.contains("xDiT"));
+  CHECK(!diffusers.contains("# cache-dit"));
+  CHECK(diffusers.toStdString() ==
+        cpplan::gui::plan_snippets(*w.result()->query, top, cpplan::planner::Framework::kDiffusers));
+
+  // "any": every framework's part for the selected plan, here the top plan that none runs.
+  choose(w, framework, QStringLiteral("any"));
+  CHECK(w.result()->input.framework == "any");
+  CHECK(!w.status_text().contains("left out"));
+  REQUIRE(w.selected_plan() == 0);
+  const QString any = w.plan_detail()->snippet_text();
+  CHECK(any.toStdString() == cpplan::planner::framework_snippets(*w.result()->query, w.plan_model()->plan(0)));
+  for (const char* part : {"# diffusers", "# cache-dit", "# xDiT"}) CHECK(any.contains(part));
+
+  // One framework and a plan it cannot run: only its "cannot run" line (a table restricted to that
+  // framework lists no such valid plan; plan_snippets answers for any plan).
+  const auto& any_top = w.plan_model()->plan(0);
+  const std::string xdit = cpplan::gui::plan_snippets(*w.result()->query, any_top, cpplan::planner::Framework::kXdit);
+  CHECK(xdit.rfind("# xDiT: cannot run this plan: ", 0) == 0);
+  CHECK(std::count(xdit.begin(), xdit.end(), '\n') == 1);
+
+  // cache-dit: its one-line note.
+  choose(w, framework, QStringLiteral("cache-dit"));
+  CHECK(w.plan_detail()->snippet_text().startsWith("# cache-dit: "));
+  CHECK(!w.plan_detail()->snippet_text().contains("# diffusers"));
 }
 
 TEST_CASE("The charts add up: step bars to the step, the memory phases to the peak", "[gui][window][charts]") {
