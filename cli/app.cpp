@@ -77,7 +77,7 @@ void add_planning_commands(CLI::App& app, Parsed& p) {
   add_plan_options(*p.check, p.a);
   p.list = app.add_subcommand("list", "list the model or hardware profiles");
   p.list->fallthrough();
-  p.list->add_option("what", p.a.what, "models | hardware | topologies")->required();
+  p.list->add_option("what", p.a.what, "models | hardware | topologies | frameworks")->required();
   CLI::App* topo = app.add_subcommand("topo", "topologies for placement (docs/topology.md)");
   topo->fallthrough();
   topo->require_subcommand(1);
@@ -170,8 +170,13 @@ std::optional<int> executor_command(const Parsed& p, int argc, const char* const
 int list_command(const Args& a, const std::string& exe, std::ostream& out) {
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
   if (!catalog) throw InvalidInput{catalog.error().message};
-  if (a.what != "models" && a.what != "hardware" && a.what != "topologies")
-    throw InvalidInput{fmt::format("list {}: must be models, hardware or topologies", a.what)};
+  if (a.what != "models" && a.what != "hardware" && a.what != "topologies" && a.what != "frameworks")
+    throw InvalidInput{fmt::format("list {}: must be models, hardware, topologies or frameworks", a.what)};
+  if (a.what == "frameworks") {
+    if (a.json) out << frameworks_json(*catalog).dump(2) << '\n';
+    else print_frameworks(out, *catalog);
+    return kExitOk;
+  }
   if (a.what == "topologies") {
     if (a.json) out << topologies_json(*catalog).dump(2) << '\n';
     else print_topologies(out, *catalog);

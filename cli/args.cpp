@@ -28,6 +28,8 @@ void add_query_options(CLI::App& app, Args& a) {
   app.add_flag("--offload-text-encoders", a.offload, "the same as --text-encoder offloaded");
   app.add_option("--profiles", a.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
   app.add_flag("--json", a.json, "machine-readable output");
+  app.add_option("--framework-version", a.framework_versions,
+                 "a framework's older layout (cpplan list frameworks), e.g. xdit-2025; repeatable");
   app.add_option("--framework", a.framework, "rank only the plans this framework runs: diffusers | xdit | cache-dit | any "
                  "(default any)");
   app.add_option("--topology", a.topology, "place plans on a topology (cpplan list topologies)");

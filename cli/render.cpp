@@ -409,4 +409,52 @@ json hardware_json(const ProfileCatalog& c) {
   return a;
 }
 
+namespace {
+// The models a framework file speaks of: each built-in profile, with the features it gets there
+// ("" when the framework has no pipeline for it).
+std::vector<std::pair<std::string, std::string>> framework_rows(const FrameworkProfile& fw, const ProfileCatalog& c) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const ModelProfile& m : c.models()) {
+    const FrameworkModel* entry = fw.model_for(m);
+    if (!entry && !fw.unlisted.empty()) continue;
+    std::vector<std::string> names;
+    const FeatureSet f = fw.features_for(m);
+    for (int i = 0; i < kFeatureCount; ++i)
+      if (f.has(static_cast<Feature>(i))) names.emplace_back(to_string(static_cast<Feature>(i)));
+    const std::string launch = !entry ? "" : !entry->runner_name.empty() ? "runner " + entry->runner_name : entry->script;
+    rows.emplace_back(m.name, fmt::format("{}{}", fmt::join(names, " "), launch.empty() ? "" : "  (" + launch + ")"));
+  }
+  return rows;
+}
+}  // namespace
+
+void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
+  for (const FrameworkProfile& fw : c.frameworks()) {
+    std::vector<std::string_view> families;
+    for (const FamilySupport& s : fw.families) families.push_back(to_string(s.family));
+    fmt::print(out, "{} ({}, {}): {}\n  runs on: {}; launched by: {}\n", fw.name, fw.title, fw.version, fw.description,
+               fmt::join(families, ", "), fmt::join(fw.entry_points, ", "));
+    for (const auto& [model, features] : framework_rows(fw, c)) fmt::print(out, "  {:<18} {}\n", model, features);
+    if (!fw.unlisted.empty()) fmt::print(out, "  {:<18} {}\n", "(other models)", fw.unlisted);
+    out << '\n';
+  }
+}
+
+json frameworks_json(const ProfileCatalog& c) {
+  json all = json::array();
+  for (const FrameworkProfile& fw : c.frameworks()) {
+    json models = json::object();
+    for (const auto& [model, features] : framework_rows(fw, c)) models[model] = features;
+    json families = json::array();
+    for (const FamilySupport& s : fw.families) families.push_back(to_string(s.family));
+    all.push_back({{"name", fw.name},
+                   {"framework", to_string(fw.framework)},
+                   {"version", fw.version},
+                   {"families", families},
+                   {"entry_points", fw.entry_points},
+                   {"models", models}});
+  }
+  return all;
+}
+
 }  // namespace cpplan::cli

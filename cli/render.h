@@ -42,6 +42,9 @@ void print_models(std::ostream& out, const ProfileCatalog& c);
 void print_hardware(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json models_json(const ProfileCatalog& c);
 nlohmann::json hardware_json(const ProfileCatalog& c);
+// `cpplan list frameworks`: each framework file, and per model the features it offers.
+void print_frameworks(std::ostream& out, const ProfileCatalog& c);
+nlohmann::json frameworks_json(const ProfileCatalog& c);
 
 // Topology-aware placement (cli/render_topology.cpp).
 std::string placement_summary(const planner::topology::Placement& p);  // "u:382 r:40@2n" (busbw GB/s, nodes spanned)

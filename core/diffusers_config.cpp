@@ -285,6 +285,7 @@ Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileC
   ModelProfile m = join(*pipeline, shape);
   apply_folder_components(c, m);
   m.name = *name;
+  m.base = pipeline->base.empty() ? pipeline->name : pipeline->base;
   m.description = fmt::format("{} from {} ({}), pipeline of {}", shape.summary, source, class_name, pipeline->name);
   m.hf_repo = !c.folder.empty() ? c.folder : hub_id(c.transformer);  // from_pretrained reads a local folder
   // The profile a file would hold: the same rules as a hand-written one, then the same values.

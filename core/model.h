@@ -91,10 +91,7 @@ struct ModelProfile {
   // parallel plans
   CpSplit cp_split = CpSplit::kImageAndText;
   bool attention_mask = false;    // passes a mask to attention (Ring Anything cannot)
-  bool diffusers_cp_plan = false; // diffusers ships a CP plan for this transformer
-  bool xdit = false;              // xDiT runs this model
-  bool xdit_parallel_vae = false; // xDiT decodes it patch-parallel (--use_parallel_vae)
-  bool xdit_pipefusion = false;   // xDiT runs it with PipeFusion (--pipefusion_parallel_degree)
+  // Which frameworks run it, with which features: profiles/frameworks/*.toml (core/framework.h).
 
   // pipeline
   int default_width = 1024;
@@ -104,7 +101,9 @@ struct ModelProfile {
   Guidance guidance = Guidance::kNone;
   std::string hf_repo;            // e.g. "black-forest-labs/FLUX.1-dev"
   std::string pipeline_class;     // e.g. "FluxPipeline"
-  std::string xdit_example;       // xDiT example script, e.g. "examples/flux_example.py"
+  // A derived profile (from a diffusers config): the built-in profile whose pipeline it shares;
+  // the framework files match it through this name too. Empty for the built-ins.
+  std::string base;
 
   int hidden() const { return heads * head_dim; }
   int pixel_granularity() const { return vae.spatial * patch_spatial; }

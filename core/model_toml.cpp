@@ -71,9 +71,7 @@ toml::table vae_table(const VaeProfile& v) {
 }
 
 toml::table parallel_table(const ModelProfile& m) {
-  return toml::table{{"cp_split", str(to_string(m.cp_split))},     {"attention_mask", m.attention_mask},
-                     {"diffusers_cp_plan", m.diffusers_cp_plan},   {"xdit", m.xdit},
-                     {"xdit_parallel_vae", m.xdit_parallel_vae},   {"xdit_pipefusion", m.xdit_pipefusion}};
+  return toml::table{{"cp_split", str(to_string(m.cp_split))}, {"attention_mask", m.attention_mask}};
 }
 
 toml::table pipeline_table(const ModelProfile& m) {
@@ -85,7 +83,7 @@ toml::table pipeline_table(const ModelProfile& m) {
                 {"guidance", str(to_string(m.guidance))}};
   if (!m.hf_repo.empty()) p.insert("hf_repo", m.hf_repo);
   if (!m.pipeline_class.empty()) p.insert("pipeline_class", m.pipeline_class);
-  if (!m.xdit_example.empty()) p.insert("xdit_example", m.xdit_example);
+  if (!m.base.empty()) p.insert("base", m.base);
   return p;
 }
 

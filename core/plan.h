@@ -1,10 +1,12 @@
 #pragma once
 // A query (what the user asks) and a plan (one parallel assignment for it).
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/framework.h"
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/parallel_config.h"
@@ -35,6 +37,8 @@ struct Query {
   // then places every plan's axes on devices (planner/topology/). nullptr: today's layout rule.
   const Topology* topology = nullptr;
   int nodes = 1;
+  // What each framework runs (profiles/frameworks/), indexed by Framework; a null entry runs nothing.
+  std::array<const FrameworkProfile*, kFrameworkCount> frameworks{};
 };
 
 struct Plan {

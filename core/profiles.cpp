@@ -109,19 +109,15 @@ void read_vae(Reader& v, ModelProfile& m) {
 
 // Reads [parallel]: how context parallelism splits the sequence and which runtimes support the model.
 void read_parallel(Reader& p, ModelProfile& m) {
-  p.only({"cp_split", "attention_mask", "diffusers_cp_plan", "xdit", "xdit_parallel_vae", "xdit_pipefusion"});
+  p.only({"cp_split", "attention_mask"});
   p.choice("cp_split", m.cp_split, {"image_and_text", "image_only"});
   p.boolean("attention_mask", m.attention_mask);
-  p.boolean("diffusers_cp_plan", m.diffusers_cp_plan);
-  p.boolean("xdit", m.xdit);
-  p.boolean("xdit_parallel_vae", m.xdit_parallel_vae);
-  p.boolean("xdit_pipefusion", m.xdit_pipefusion);
 }
 
 // Reads [pipeline]: the default request (size, frames, steps, guidance) and the runtime names.
 void read_pipeline(Reader& p, ModelProfile& m) {
   p.only({"video", "default_width", "default_height", "default_frames", "default_steps",
-          "guidance", "hf_repo", "pipeline_class", "xdit_example"});
+          "guidance", "hf_repo", "pipeline_class", "base"});
   p.boolean("video", m.video);
   p.integer("default_width", m.default_width, 1, 16384);
   p.integer("default_height", m.default_height, 1, 16384);
@@ -130,7 +126,7 @@ void read_pipeline(Reader& p, ModelProfile& m) {
   p.choice("guidance", m.guidance, {"none", "distilled", "true_cfg"});
   p.string("hf_repo", m.hf_repo, false);
   p.string("pipeline_class", m.pipeline_class, false);
-  p.string("xdit_example", m.xdit_example, false);
+  p.string("base", m.base, false);
 }
 
 // Reads the required table `key` of r into m with read, unless r has already failed.
@@ -409,6 +405,7 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
     if (auto r = load_dir(fs::path(d) / "topologies", c.topologies_, load_topology); !r) return r.error();
     if (auto r = load_dir(fs::path(d) / "runtimes", c.runtimes_, load_runtime_profile); !r) return r.error();
     if (auto r = load_dir(fs::path(d) / "fits", c.fits_, load_runtime_fit); !r) return r.error();
+    if (auto r = load_dir(fs::path(d) / "frameworks", c.frameworks_, load_framework_profile); !r) return r.error();
   }
   for (const Topology& t : c.topologies_)
     if (auto r = c.check_hardware(t); !r) return r.error();
@@ -465,6 +462,24 @@ Result<const Topology*> ProfileCatalog::topology(std::string_view n) const {
 std::vector<std::string> ProfileCatalog::topology_names() const { return names_of(topologies_); }
 
 const ModelProfile* ProfileCatalog::find_model(std::string_view n) const { return find_named(models_, n); }
+const FrameworkProfile* ProfileCatalog::find_framework(std::string_view n) const { return find_named(frameworks_, n); }
+Result<const FrameworkProfile*> ProfileCatalog::framework_profile(std::string_view n) const {
+  return find_or_suggest(frameworks_, n, "--framework-version");
+}
+std::vector<std::string> ProfileCatalog::framework_names() const { return names_of(frameworks_); }
+
+Result<std::array<const FrameworkProfile*, kFrameworkCount>> ProfileCatalog::frameworks_for_query(
+    const std::vector<std::string>& versions) const {
+  std::array<const FrameworkProfile*, kFrameworkCount> out{};
+  for (int i = 0; i < kFrameworkCount; ++i) out[i] = find_framework(to_string(static_cast<Framework>(i)));
+  for (const std::string& v : versions) {
+    auto f = framework_profile(v);
+    if (!f) return f.error();
+    out[static_cast<int>((*f)->framework)] = *f;
+  }
+  return out;
+}
+
 void ProfileCatalog::add_model(ModelProfile m) {
   for (ModelProfile& existing : models_)
     if (existing.name == m.name) {

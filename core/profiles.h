@@ -2,11 +2,13 @@
 // Loads and validates the model and hardware profiles (TOML, schema in docs/profiles.md).
 // Every error names the file, the field, its value and the rule.
 
+#include <array>
 #include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/framework.h"
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/fit.h"
@@ -70,6 +72,16 @@ class ProfileCatalog {
   const std::deque<RuntimeProfile>& runtimes() const { return runtimes_; }
   std::vector<std::string> runtime_names() const;
   const std::deque<RuntimeFit>& fits() const { return fits_; }
+  // frameworks/*.toml: what each framework runs; a framework's default file is named after it
+  // ("diffusers", "xdit", "cache-dit"), older layouts after their version ("xdit-2025").
+  const FrameworkProfile* find_framework(std::string_view name) const;
+  Result<const FrameworkProfile*> framework_profile(std::string_view name) const;
+  const std::deque<FrameworkProfile>& frameworks() const { return frameworks_; }
+  std::vector<std::string> framework_names() const;
+  // Each framework's file: its default (named after it), or for a framework that `versions` names
+  // a file of (e.g. "xdit-2025"), that one; an error names an unknown file, or one of no framework.
+  Result<std::array<const FrameworkProfile*, kFrameworkCount>> frameworks_for_query(
+      const std::vector<std::string>& versions = {}) const;
   // The profile whose every `match` substring is in `gpu_name` (as nvidia-smi prints it); among
   // several, the one whose capacity is closest to `memory_mib` (an RTX 4090 with 24 or 48 GB).
   const HardwareProfile* match_gpu(std::string_view gpu_name, double memory_mib) const;
@@ -84,6 +96,7 @@ class ProfileCatalog {
   std::deque<Topology> topologies_;
   std::deque<RuntimeProfile> runtimes_;
   std::deque<RuntimeFit> fits_;
+  std::deque<FrameworkProfile> frameworks_;
 };
 
 // The search path, lowest precedence first: the built-in profiles (share/cpplan/profiles beside

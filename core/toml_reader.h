@@ -102,6 +102,19 @@ class Reader {
          fmt::format("must be one of {}", join_or(std::vector<std::string>(choices.begin(), choices.end()))));
   }
 
+  // An array of strings; `required` or keeps `out`.
+  void strings(std::string_view key, std::vector<std::string>& out, bool required = true) {
+    const toml::node* n = table_.get(key);
+    if (!n) return missing(key, required);
+    if (!n->is_array()) return fail(key, describe(*n), "must be an array of strings");
+    std::vector<std::string> values;
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_string()) return fail(key, describe(e), "must be an array of strings");
+      values.push_back(e.as_string()->get());
+    }
+    out = std::move(values);
+  }
+
   // A sub-table, or nullptr (with an error when required).
   const toml::table* table(std::string_view key, bool required = true) {
     const toml::node* n = table_.get(key);

@@ -4,17 +4,6 @@
 
 namespace cpplan::planner {
 
-std::string_view to_string(Framework f) {
-  constexpr std::string_view n[] = {"diffusers", "xdit", "cache-dit"};
-  return n[static_cast<int>(f)];
-}
-
-std::optional<Framework> framework_from_string(std::string_view name) {
-  for (int i = 0; i < kFrameworkCount; ++i)
-    if (to_string(static_cast<Framework>(i)) == name) return static_cast<Framework>(i);
-  return std::nullopt;
-}
-
 std::vector<std::string> FrameworkSet::names() const {
   std::vector<std::string> out;
   for (int i = 0; i < kFrameworkCount; ++i)
@@ -22,59 +11,52 @@ std::vector<std::string> FrameworkSet::names() const {
   return out;
 }
 
+FeatureSet features_of(const Plan& p, const PipelinePlacement& where) {
+  const ParallelConfig& c = p.config;
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  FeatureSet s;
+  const auto use = [&s](bool used, Feature f) {
+    if (used) s.add(f);
+  };
+  use(c.ulysses() > 1, Feature::kUlysses);
+  use(c.ring() > 1, Feature::kRing);
+  use(cp.ulysses_anything, Feature::kUlyssesAnything);
+  use(cp.ring_anything, Feature::kRingAnything);
+  use(c.ring() > 1 && cp.rotate_method == RotateMethod::kP2P, Feature::kRingP2p);
+  use(c.tp() > 1, Feature::kTp);
+  use(c.cfg_degree > 1, Feature::kCfg);
+  use(c.pp() > 1, Feature::kPipeFusion);
+  use(c.fs() > 1, Feature::kFullyShard);
+  use(c.dp_degree > 1, Feature::kDataParallel);
+  use(where.vae == VaePlacement::kParallel, Feature::kParallelVae);
+  use(where.text_encoder == TextEncoderPlacement::kSharded, Feature::kShardedTextEncoder);
+  use(where.text_encoder == TextEncoderPlacement::kOffloaded, Feature::kOffloadedTextEncoder);
+  use(where.text_encoder == TextEncoderPlacement::kSequential, Feature::kSequentialTextEncoder);
+  return s;
+}
+
 namespace {
-// What a framework runs on the query's device family: diffusers runs CUDA; on a TPU one chip of a
-// compiled pipeline (torch_tpu: enable_tpu_compile); on Neuron tensor parallelism
-// (TensorParallelConfig on device "neuron"), not its context parallelism. xDiT and cache-dit run
-// CUDA only. "" when the family allows the plan (the framework's own rules still apply).
-std::string_view device_family_reason(Framework f, const Query& q, const ParallelConfig& c) {
+// The framework's verdict on the query's device family: "" when the family runs the features used.
+std::string_view family_reason(const FrameworkProfile& fw, const Query& q, FeatureSet used) {
   const DeviceFamily family = q.hardware ? q.hardware->family : DeviceFamily::kCuda;
-  if (family == DeviceFamily::kCuda) return {};
-  if (f == Framework::kXdit) return "xDiT runs on CUDA GPUs only";
-  if (f == Framework::kCacheDit) return "cache-dit runs on CUDA GPUs only";
-  if (family == DeviceFamily::kTpu && c.world_size() > 1)
-    return "diffusers runs a TPU pipeline on one chip (enable_tpu_compile), without parallelism";
-  if (family == DeviceFamily::kNeuron && c.context_parallel_config.degree() > 1)
-    return "diffusers offers tensor parallelism on Neuron, not context parallelism";
-  return {};
+  for (const FamilySupport& s : fw.families)
+    if (s.family == family) return s.only && (used.bits & ~s.only->bits) != 0 ? std::string_view(s.reason) : "";
+  return fw.family_reason;
 }
 }  // namespace
 
 std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) {
-  const ParallelConfig& c = p.config;
-  const bool sharded_text = where.text_encoder == TextEncoderPlacement::kSharded;
-  const bool parallel_vae = where.vae == VaePlacement::kParallel;
-  const bool cp = c.ring() * c.ulysses() > 1;
-  const bool anything = p.variant == CpVariant::kUlyssesAnything || p.variant == CpVariant::kRingAnything;
-  const ModelProfile& m = *q.model;
   if (!p.valid()) return "the plan is invalid";
-  if (auto why = device_family_reason(f, q, c); !why.empty()) return why;
-  switch (f) {
-    case Framework::kDiffusers:
-      if (cp && !m.diffusers_cp_plan) return "diffusers has no context-parallel plan for this transformer";
-      if (cp && c.tp() > 1) return "diffusers refuses context and tensor parallelism together";
-      if (c.cfg_degree > 1) return "diffusers has no CFG parallelism";
-      if (c.pp() > 1) return "diffusers has no PipeFusion";
-      if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "diffusers' Ring only all-gathers K/V";
-      if (sharded_text) return "diffusers does not shard text encoders";
-      if (parallel_vae) return "diffusers decodes on one GPU";
-      return {};
-    case Framework::kCacheDit:
-      // cache-dit builds on diffusers' parallelism hooks and adds Ulysses x TP hybrids.
-      if (cp && !m.diffusers_cp_plan) return "cache-dit has no context-parallel plan for this transformer";
-      if (c.cfg_degree > 1) return "cache-dit has no CFG parallelism";
-      if (c.pp() > 1) return "cache-dit has no PipeFusion";
-      if (c.context_parallel_config.rotate_method == RotateMethod::kP2P) return "cache-dit's Ring only all-gathers K/V";
-      return {};
-    case Framework::kXdit:
-      if (!m.xdit) return "xDiT has no pipeline for this model";
-      if (anything) return "xDiT needs even splits (no anything modes)";
-      if (c.tp() > 1) return "xDiT does not offer tensor parallelism for this pipeline";
-      if (c.pp() > 1 && !m.xdit_pipefusion) return "xDiT offers no PipeFusion for this model";
-      if (where.text_encoder != TextEncoderPlacement::kReplicated) return "xDiT keeps the text encoders on every GPU";
-      if (parallel_vae && !m.xdit_parallel_vae) return "xDiT decodes this model on one GPU";
-      return {};
-  }
+  const FrameworkProfile* fw = q.frameworks[static_cast<int>(f)];
+  if (!fw) return "no framework file is loaded for it";
+  const FeatureSet used = features_of(p, where);
+  if (auto why = family_reason(*fw, q, used); !why.empty()) return why;
+  if (!fw->unlisted.empty() && !fw->model_for(*q.model)) return fw->unlisted;
+  const FeatureSet offered = fw->features_for(*q.model);
+  for (int i = 0; i < kFeatureCount; ++i)
+    if (used.has(static_cast<Feature>(i)) && !offered.has(static_cast<Feature>(i))) return fw->missing[i];
+  for (const FeatureConflict& c : fw->conflicts)
+    if (used.has(c.a) && used.has(c.b)) return c.reason;
   return {};
 }
 
@@ -270,15 +252,21 @@ std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlaceme
   }
   if (c.cfg_degree == 2) a.emplace_back("--use_cfg_parallel");
   if (c.dp_degree > 1) add("--data_parallel_degree", c.dp_degree);
+  if (c.fs() > 1) add("--fully_shard_degree", c.fs());
   if (where.vae == VaePlacement::kParallel) a.emplace_back("--use_parallel_vae");
   return a;
 }
 
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
-  std::string s = fmt::format("torchrun --nproc_per_node={} {} --model {} --height {} --width {}", q.gpus,
-                              m.xdit_example.empty() ? "<xDiT example for " + m.name + ">" : m.xdit_example,
-                              m.hf_repo.empty() ? m.name : m.hf_repo, q.resolution.height, q.resolution.width);
+  const FrameworkModel* entry = q.frameworks[static_cast<int>(Framework::kXdit)]->model_for(m);
+  // The runner names its models; an example script takes the checkpoint and its process count.
+  std::string s = entry && !entry->runner_name.empty()
+                      ? fmt::format("xdit --model {}", entry->runner_name)
+                      : fmt::format("torchrun --nproc_per_node={} {} --model {}", q.gpus,
+                                    entry ? entry->script : "<xDiT example for " + m.name + ">",
+                                    m.hf_repo.empty() ? m.name : m.hf_repo);
+  s += fmt::format(" --height {} --width {}", q.resolution.height, q.resolution.width);
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
   s += fmt::format(" --num_inference_steps {} {}", q.steps, fmt::join(xdit_parallel_args(p, where), " "));
   s += " --prompt \"a photo of a cat\"";

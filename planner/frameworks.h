@@ -11,10 +11,12 @@
 
 namespace cpplan::planner {
 
-enum class Framework { kDiffusers, kXdit, kCacheDit };
-inline constexpr int kFrameworkCount = 3;
-std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit"
-std::optional<Framework> framework_from_string(std::string_view name);  // those names
+// The frameworks and what each runs are data (core/framework.h, profiles/frameworks/*.toml);
+// the query carries the files it plans with (Query::frameworks).
+using cpplan::Framework;
+using cpplan::framework_from_string;
+using cpplan::kFrameworkCount;
+using cpplan::to_string;
 
 struct FrameworkSet {
   unsigned bits = 0;
@@ -23,8 +25,11 @@ struct FrameworkSet {
   std::vector<std::string> names() const;
 };
 
+// The features a plan uses with its text encoders and VAE placed as `where`.
+FeatureSet features_of(const Plan& p, const PipelinePlacement& where);
 // Empty when `f` can run the (valid) plan with its text encoders and VAE placed as `where`, else
-// the reason it cannot.
+// the reason it cannot, from q.frameworks' file: the device family, the model's entry, the
+// features it lacks (in Feature order), the features it refuses together.
 std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where = {});
 FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where = {});
 

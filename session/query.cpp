@@ -126,6 +126,9 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
     throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
   q.backend = *backend;
   resolve_runtime_and_placement(a, catalog, q);
+  auto frameworks = catalog.frameworks_for_query(a.framework_versions);
+  if (!frameworks) throw InvalidInput{frameworks.error().message};
+  q.frameworks = *frameworks;
   auto seq = compute_sequence(m, q.resolution, q.frames, text);
   if (!seq) throw InvalidInput{seq.error().message};
   q.sequence = *seq;

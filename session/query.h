@@ -37,6 +37,7 @@ struct Options {
   // recommend
   std::string top = "10";
   std::string framework = "any";  // rank only the plans this framework runs (diffusers, xdit, cache-dit)
+  std::vector<std::string> framework_versions;  // framework files other than the defaults, e.g. xdit-2025
   bool all = false;
   bool json = false;
   // recommend: latency (one job on every GPU) | throughput (replicas; planner/fleet.h), and the

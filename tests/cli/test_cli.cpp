@@ -47,7 +47,7 @@ TEST_CASE("the human table names the rejected Ring, Ulysses and Unified plans wi
   CHECK_THAT(r.out, Catch::Contains("ContextParallelConfig(ulysses_degree=4, ulysses_anything=True)"));
   CHECK_THAT(r.out, Catch::Contains("xDiT: cannot run the top plan: xDiT needs even splits (no anything modes); "
                                     "the fastest plan it runs: pipefusion 4 (4 patches) (none), 98% slower:\n"
-                                    "  torchrun --nproc_per_node=4 examples/flux_example.py"));
+                                    "  xdit --model FLUX.1-dev --height 1008 --width 1008"));
   // The top plan with its runtime and the bound it hits.
   CHECK_THAT(r.out, Catch::Contains("runtime diffusers"));
   CHECK_THAT(r.out, Catch::Contains("top plan: ulysses 4 (Ulysses Anything): "));
@@ -141,7 +141,7 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
        "--num-pipeline-patch = 1.5: must be an integer"},
       {{"--gpus", "4", "--num-pipeline-patch", "0"}, 3, "--num-pipeline-patch = 0: must be between 1 and"},
       {{"--gpus", "4", "--pipefusion-warmup-steps", "-1"}, 3, "--pipefusion-warmup-steps = -1: must be between 0 and"},
-      {{"list", "gpus"}, 3, "list gpus: must be models, hardware or topologies"},
+      {{"list", "gpus"}, 3, "list gpus: must be models, hardware, topologies or frameworks"},
       {{"--gpus", "4", "--bogus"}, 2, "--bogus"},
       {{"frobnicate"}, 2, "frobnicate"},
   };

@@ -211,17 +211,13 @@ TEST_CASE("every built-in profile survives model_profile_toml and back", "[diffu
     CHECK(back->vae.decode_traffic_bytes_per_pixel == b.vae.decode_traffic_bytes_per_pixel);
     CHECK(back->cp_split == b.cp_split);
     CHECK(back->attention_mask == b.attention_mask);
-    CHECK(back->diffusers_cp_plan == b.diffusers_cp_plan);
-    CHECK(back->xdit == b.xdit);
-    CHECK(back->xdit_pipefusion == b.xdit_pipefusion);
-    CHECK(back->xdit_parallel_vae == b.xdit_parallel_vae);
     CHECK(back->video == b.video);
     CHECK(back->default_width == b.default_width);
     CHECK(back->default_frames == b.default_frames);
     CHECK(back->default_steps == b.default_steps);
     CHECK(back->hf_repo == b.hf_repo);
     CHECK(back->pipeline_class == b.pipeline_class);
-    CHECK(back->xdit_example == b.xdit_example);
+    CHECK(back->base == b.base);
     check_same_transformer(*back, b.name);
   }
 }

@@ -61,13 +61,20 @@ TEST_CASE("diffusers refuses CP and TP together but cache-dit runs the hybrid", 
   CHECK(unsupported_reason(Framework::kDiffusers, q, tp).empty());
 }
 
-TEST_CASE("Only xDiT runs CFG parallelism", "[planner][frameworks][cfg]") {
-  const auto q = make_query("wan2.1-t2v-14b", 4);
-  const auto p = valid_plan(q, config(1, 2, 1, 2));
-  CHECK(unsupported_reason(Framework::kDiffusers, q, p) == "diffusers has no CFG parallelism");
-  CHECK(unsupported_reason(Framework::kCacheDit, q, p) == "cache-dit has no CFG parallelism");
-  CHECK(unsupported_reason(Framework::kXdit, q, p).empty());
-  CHECK(frameworks_for(q, p).names() == Names{"xdit"});
+TEST_CASE("Only xDiT runs CFG parallelism, for the models its runner offers it", "[planner][frameworks][cfg]") {
+  // profiles/frameworks/xdit.toml (shared/reference/frameworks.md): SD3.5-Large has CFG parallel,
+  // Wan2.1-T2V-14B does not (the I2V-720P model does).
+  const auto sd = make_query("sd3.5-large", 4);
+  const auto p = valid_plan(sd, config(1, 2, 1, 2));
+  CHECK(unsupported_reason(Framework::kDiffusers, sd, p) == "diffusers has no context-parallel plan for this transformer");
+  CHECK(unsupported_reason(Framework::kCacheDit, sd, p) == "cache-dit has no context-parallel plan for this transformer");
+  CHECK(unsupported_reason(Framework::kXdit, sd, p).empty());
+  CHECK(frameworks_for(sd, p).names() == Names{"xdit"});
+  const auto wan = make_query("wan2.1-t2v-14b", 4);
+  const auto w = valid_plan(wan, config(1, 2, 1, 2));
+  CHECK(unsupported_reason(Framework::kDiffusers, wan, w) == "diffusers has no CFG parallelism");
+  CHECK(unsupported_reason(Framework::kXdit, wan, w) == "xDiT offers no CFG parallelism for this model");
+  CHECK(frameworks_for(wan, w).names().empty());
 }
 
 TEST_CASE("xDiT refuses the anything modes and models it has no pipeline for", "[planner][frameworks][xdit]") {
@@ -78,10 +85,13 @@ TEST_CASE("xDiT refuses the anything modes and models it has no pipeline for", "
   CHECK(unsupported_reason(Framework::kXdit, q, ra) == "xDiT needs even splits (no anything modes)");
   CHECK(frameworks_for(q, ua).names() == Names{"diffusers", "cache-dit"});
 
+  // The runner serves FLUX.2-dev (2026) but not FLUX.1-schnell.
+  const auto schnell = make_query("flux.1-schnell", 4);
+  const auto p = valid_plan(schnell, config(1, 4));
+  CHECK(unsupported_reason(Framework::kXdit, schnell, p) == "xDiT has no pipeline for this model");
+  CHECK(frameworks_for(schnell, p).names() == Names{"diffusers", "cache-dit"});
   const auto flux2 = make_query("flux.2-dev", 4);
-  const auto p = valid_plan(flux2, config(1, 4));
-  CHECK(unsupported_reason(Framework::kXdit, flux2, p) == "xDiT has no pipeline for this model");
-  CHECK(frameworks_for(flux2, p).names() == Names{"diffusers", "cache-dit"});
+  CHECK(frameworks_for(flux2, valid_plan(flux2, config(1, 4))).names() == Names{"diffusers", "xdit", "cache-dit"});
 }
 
 TEST_CASE("Only xDiT runs Ring with p2p K/V rotation", "[planner][frameworks][ring]") {
@@ -184,21 +194,24 @@ TEST_CASE("Snippets spell out each config form", "[planner][frameworks][snippet]
 TEST_CASE("The xDiT command names the degrees", "[planner][frameworks][xdit]") {
   const auto q = make_query("flux.1-dev", 4);
   const std::string cmd = cpplan::planner::xdit_command(q, valid_plan(q, config(1, 4)));
-  CHECK(cmd ==
-        "torchrun --nproc_per_node=4 examples/flux_example.py --model black-forest-labs/FLUX.1-dev --height 1024 "
-        "--width 1024 --num_inference_steps 28 --ulysses_degree 4 --ring_degree 1 --prompt \"a photo of a cat\"");
+  // xDiT's model runner (the per-model example scripts were removed in February 2026).
+  CHECK(cmd == "xdit --model FLUX.1-dev --height 1024 --width 1024 --num_inference_steps 28 --ulysses_degree 4 "
+               "--ring_degree 1 --prompt \"a photo of a cat\"");
   CHECK_THAT(cmd, Catch::Contains("--ulysses_degree 4 --ring_degree 1"));
 
   const std::string unified = cpplan::planner::xdit_command(q, valid_plan(q, config(2, 2)));
   CHECK_THAT(unified, Catch::Contains("--ulysses_degree 2 --ring_degree 2"));
 
-  // Wan with CFG parallelism and data parallelism on 8 GPUs, batch 2.
+  // Wan with data parallelism on 8 GPUs, batch 2; PixArt-Sigma from its example script.
   auto wan = make_query("wan2.1-t2v-14b", 8);
   wan.batch = 2;
-  const std::string w = cpplan::planner::xdit_command(wan, valid_plan(wan, config(1, 2, 1, 2, 2)));
-  CHECK_THAT(w, Catch::StartsWith("torchrun --nproc_per_node=8 examples/wan_example.py --model "
-                                  "Wan-AI/Wan2.1-T2V-14B-Diffusers --height 480 --width 832 --num_frames 81"));
-  CHECK_THAT(w, Catch::Contains("--ulysses_degree 2 --ring_degree 1 --use_cfg_parallel --data_parallel_degree 2"));
+  const std::string w = cpplan::planner::xdit_command(wan, valid_plan(wan, config(1, 4, 1, 1, 2)));
+  CHECK_THAT(w, Catch::StartsWith("xdit --model Wan2.1-T2V-14B --height 480 --width 832 --num_frames 81"));
+  CHECK_THAT(w, Catch::Contains("--ulysses_degree 4 --ring_degree 1 --data_parallel_degree 2"));
+  const auto pixart = make_query("pixart-sigma", 2);
+  CHECK_THAT(cpplan::planner::xdit_command(pixart, valid_plan(pixart, config(1, 2))),
+             Catch::StartsWith("torchrun --nproc_per_node=2 examples/pixartsigma_example.py --model "
+                               "PixArt-alpha/PixArt-Sigma-XL-2-1024-MS"));
 }
 
 TEST_CASE("PipeFusion plans run on xDiT alone, where its runner offers PipeFusion, with its flags", "[planner][frameworks][pipefusion]") {
@@ -219,4 +232,28 @@ TEST_CASE("PipeFusion plans run on xDiT alone, where its runner offers PipeFusio
   const cpplan::Plan wp = valid_plan(wan, w);
   CHECK(unsupported_reason(Framework::kXdit, wan, wp) == "xDiT offers no PipeFusion for this model");
   CHECK(frameworks_for(wan, wp).names().empty());
+}
+
+TEST_CASE("Every xDiT line names an entry point of its framework file, for every model it runs", "[planner][frameworks][xdit]") {
+  // profiles/frameworks/xdit.toml and xdit-2025.toml: the runner `xdit`, or an example script the
+  // version ships; never a script of another version (the 2025 scripts were removed in 2026).
+  for (const std::string version : {"xdit", "xdit-2025"}) {
+    const cpplan::FrameworkProfile* fw = cpplan::test::catalog().find_framework(version);
+    REQUIRE(fw);
+    for (const cpplan::ModelProfile& m : cpplan::test::catalog().models()) {
+      const cpplan::FrameworkModel* entry = fw->model_for(m);
+      if (!entry) continue;
+      auto q = make_query(m.name, 2);
+      q.frameworks[static_cast<int>(Framework::kXdit)] = fw;
+      const std::string cmd = cpplan::planner::xdit_command(q, valid_plan(q, config(1, 2)));
+      const std::string first = cmd.substr(0, cmd.find(' '));
+      INFO(version << " " << m.name << ": " << cmd);
+      CHECK(std::find(fw->entry_points.begin(), fw->entry_points.end(), first) != fw->entry_points.end());
+      if (first == "torchrun") {
+        const std::string script = cmd.substr(cmd.find(' ', cmd.find(' ') + 1) + 1);
+        CHECK(std::find(fw->entry_points.begin(), fw->entry_points.end(), script.substr(0, script.find(' '))) !=
+              fw->entry_points.end());
+      }
+    }
+  }
 }

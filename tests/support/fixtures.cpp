@@ -36,6 +36,7 @@ Query make_query(const std::string& model, int gpus, int width, int height, int 
   auto seq = compute_sequence(*q.model, q.resolution, q.frames, q.model->text_tokens);
   if (!seq) throw std::runtime_error(seq.error().message);
   q.sequence = *seq;
+  q.frameworks = catalog().frameworks_for_query().value();
   return q;
 }
 

@@ -1,0 +1,156 @@
+#include "core/framework.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "core/toml_reader.h"
+
+namespace cpplan {
+
+namespace {
+constexpr std::string_view kFrameworkNames[] = {"diffusers", "xdit", "cache-dit"};
+constexpr std::string_view kFeatureNames[] = {
+    "ulysses",      "ring",         "ulysses_anything",     "ring_anything",         "ring_p2p",
+    "tp",           "cfg",          "pipefusion",           "fully_shard",           "data_parallel",
+    "parallel_vae", "sharded_text_encoder", "offloaded_text_encoder", "sequential_text_encoder"};
+static_assert(std::size(kFeatureNames) == kFeatureCount);
+}  // namespace
+
+std::string_view to_string(Framework f) { return kFrameworkNames[static_cast<int>(f)]; }
+std::optional<Framework> framework_from_string(std::string_view name) {
+  for (int i = 0; i < kFrameworkCount; ++i)
+    if (kFrameworkNames[i] == name) return static_cast<Framework>(i);
+  return std::nullopt;
+}
+std::string_view to_string(Feature f) { return kFeatureNames[static_cast<int>(f)]; }
+std::optional<Feature> feature_from_string(std::string_view name) {
+  for (int i = 0; i < kFeatureCount; ++i)
+    if (kFeatureNames[i] == name) return static_cast<Feature>(i);
+  return std::nullopt;
+}
+
+const FrameworkModel* FrameworkProfile::model_for(const ModelProfile& m) const {
+  for (const std::string& name : {m.name, m.base})
+    for (const FrameworkModel& entry : models)
+      if (!name.empty() && std::find(entry.profiles.begin(), entry.profiles.end(), name) != entry.profiles.end())
+        return &entry;
+  return nullptr;
+}
+
+FeatureSet FrameworkProfile::features_for(const ModelProfile& m) const {
+  FeatureSet s = common;
+  if (const FrameworkModel* entry = model_for(m)) s.bits |= entry->features.bits;
+  return s;
+}
+
+namespace {
+using detail::Reader;
+
+// Feature names to a set; the first unknown name fails `key`.
+void to_features(Reader& r, std::string_view key, const std::vector<std::string>& names, FeatureSet& out) {
+  for (const std::string& n : names) {
+    const auto f = feature_from_string(n);
+    if (!f) return r.fail(key, fmt::format("\"{}\"", n), fmt::format("unknown feature; known: {}",
+                                                                      fmt::join(kFeatureNames, ", ")));
+    out.add(*f);
+  }
+}
+
+// `key`: an array of feature names.
+void read_features(Reader& r, std::string_view key, FeatureSet& out, bool required) {
+  std::vector<std::string> names;
+  r.strings(key, names, required);
+  if (r.ok()) to_features(r, key, names, out);
+}
+
+void read_family(Reader& r, FrameworkProfile& p) {
+  r.only({"family", "only", "reason"});
+  FamilySupport s;
+  r.choice("family", s.family, {"cuda", "tpu", "neuron"});
+  const std::vector<std::string> absent{"\x01"};  // `only` left out: every feature
+  std::vector<std::string> only = absent;
+  r.strings("only", only, false);
+  if (r.ok() && only != absent) {
+    s.only = FeatureSet{};
+    to_features(r, "only", only, *s.only);
+  }
+  r.string("reason", s.reason, s.only.has_value());
+  p.families.push_back(std::move(s));
+}
+
+void read_conflict(Reader& r, FrameworkProfile& p) {
+  r.only({"features", "reason"});
+  std::vector<std::string> names;
+  r.strings("features", names);
+  if (r.ok() && names.size() != 2) return r.fail("features", "[...]", "must name two features");
+  FeatureConflict c;
+  for (int i = 0; i < 2 && r.ok(); ++i) {
+    const auto f = feature_from_string(names[i]);
+    if (!f) return r.fail("features", fmt::format("\"{}\"", names[i]), "unknown feature");
+    (i == 0 ? c.a : c.b) = *f;
+  }
+  r.string("reason", c.reason);
+  p.conflicts.push_back(std::move(c));
+}
+
+void read_model(Reader& r, FrameworkProfile& p) {
+  r.only({"profiles", "runner", "script", "features"});
+  FrameworkModel m;
+  r.strings("profiles", m.profiles);
+  r.string("runner", m.runner_name, false);
+  r.string("script", m.script, false);
+  read_features(r, "features", m.features, true);
+  if (r.ok() && p.launcher == "runner" && m.runner_name.empty() && m.script.empty())
+    r.fail("runner", "(missing)", "a model of a runner needs its runner name or a script");
+  for (const std::string& s : {m.script, m.runner_name.empty() ? std::string() : p.entry_points.front()})
+    if (r.ok() && !s.empty() && std::find(p.entry_points.begin(), p.entry_points.end(), s) == p.entry_points.end())
+      r.fail("script", fmt::format("\"{}\"", s), "must be one of entry_points");
+  p.models.push_back(std::move(m));
+}
+
+Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std::string& path) {
+  std::string error;
+  Reader r(root, path, "", &error);
+  FrameworkProfile p;
+  p.source = path;
+  r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
+          "family_reason", "conflicts", "missing", "unlisted", "common", "models"});
+  detail::read_name(r, path, p.name);
+  r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit"});
+  r.string("title", p.title);
+  r.string("version", p.version);
+  r.string("description", p.description, false);
+  r.string("launcher", p.launcher);
+  if (r.ok() && p.launcher != "script" && p.launcher != "runner" && p.launcher != "note")
+    r.fail("launcher", fmt::format("\"{}\"", p.launcher), "must be \"script\", \"runner\" or \"note\"");
+  r.strings("entry_points", p.entry_points);
+  if (r.ok() && p.entry_points.empty()) r.fail("entry_points", "[]", "needs at least one");
+  r.tables("families", true, [&](Reader& f) { read_family(f, p); });
+  r.string("family_reason", p.family_reason);
+  r.tables("conflicts", false, [&](Reader& c) { read_conflict(c, p); });
+  if (const auto* t = r.table("missing"); t && r.ok()) {
+    Reader m = r.sub(*t, "missing");
+    for (int i = 0; i < kFeatureCount; ++i) m.string(kFeatureNames[i], p.missing[i]);
+  }
+  r.string("unlisted", p.unlisted, false);
+  read_features(r, "common", p.common, false);
+  r.tables("models", false, [&](Reader& m) { read_model(m, p); });
+  if (!r.ok()) return Error{error};
+  return p;
+}
+}  // namespace
+
+Result<FrameworkProfile> load_framework_profile(const std::string& path) {
+  auto parsed = detail::parse_toml(path);
+  if (!parsed) return parsed.error();
+  return framework_from_toml(*parsed, path);
+}
+
+Result<FrameworkProfile> parse_framework_profile(std::string_view text, const std::string& path) {
+  auto parsed = detail::parse_toml_text(text, path);
+  if (!parsed) return parsed.error();
+  return framework_from_toml(*parsed, path);
+}
+
+}  // namespace cpplan

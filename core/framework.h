@@ -1,0 +1,85 @@
+#pragma once
+// What a framework (diffusers, xDiT, cache-dit) runs, as data: profiles/frameworks/*.toml, one
+// file per framework and version (schema: docs/profiles.md, "Framework profile"). The planner's
+// frameworks column, its "cannot run" verdicts and the launch lines come from these files.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/hardware.h"
+#include "core/model.h"
+#include "core/result.h"
+
+namespace cpplan {
+
+enum class Framework { kDiffusers, kXdit, kCacheDit };
+inline constexpr int kFrameworkCount = 3;
+std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit"
+std::optional<Framework> framework_from_string(std::string_view name);
+
+// A parallel feature a plan uses (planner/frameworks.cpp says which) and a framework offers.
+enum class Feature {
+  kUlysses, kRing, kUlyssesAnything, kRingAnything, kRingP2p, kTp, kCfg, kPipeFusion, kFullyShard,
+  kDataParallel, kParallelVae, kShardedTextEncoder, kOffloadedTextEncoder, kSequentialTextEncoder
+};
+inline constexpr int kFeatureCount = 14;
+std::string_view to_string(Feature f);  // "ulysses", "ring", "ulysses_anything", ... as the files name them
+std::optional<Feature> feature_from_string(std::string_view name);
+
+struct FeatureSet {
+  unsigned bits = 0;
+  bool has(Feature f) const { return bits & (1u << static_cast<int>(f)); }
+  void add(Feature f) { bits |= 1u << static_cast<int>(f); }
+};
+
+// One model as a framework serves it: the profiles it covers, how it is launched (the runner's
+// model name, or an example script) and the features it offers.
+struct FrameworkModel {
+  std::vector<std::string> profiles;
+  std::string runner_name;  // xDiT's runner: `xdit --model NAME`
+  std::string script;       // a script that serves it instead, e.g. "examples/pixartsigma_example.py"
+  FeatureSet features;
+};
+
+// Features used together that the framework refuses, and why.
+struct FeatureConflict {
+  Feature a = Feature::kTp, b = Feature::kUlysses;
+  std::string reason;
+};
+
+// A device family the framework runs on, with the features it offers there (all when unset).
+struct FamilySupport {
+  DeviceFamily family = DeviceFamily::kCuda;
+  std::optional<FeatureSet> only;
+  std::string reason;  // why a plan using another feature cannot run there
+};
+
+struct FrameworkProfile {
+  std::string name;          // file stem, e.g. "xdit" or "xdit-2025"
+  Framework framework = Framework::kDiffusers;
+  std::string title;         // "xDiT"
+  std::string version;       // e.g. "main (175e0bf, 2026)"
+  std::string description;
+  std::string source;        // file it was loaded from
+  std::vector<FamilySupport> families;
+  std::string family_reason;               // on a family not listed
+  std::vector<std::string> entry_points;   // commands and scripts that exist in this version
+  std::string launcher;                    // "runner": `xdit` ...; "script": diffusers' Python; "note"
+  std::vector<FeatureConflict> conflicts;
+  std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
+  std::string unlisted;                    // why a model without an entry runs nothing ("" : `common` only)
+  FeatureSet common;                       // offered for every model, listed or not
+  std::vector<FrameworkModel> models;
+
+  // The entry of `m` (by its name, else the built-in profile it derives from); null when unlisted.
+  const FrameworkModel* model_for(const ModelProfile& m) const;
+  // The features `m` gets: its entry's and the common ones.
+  FeatureSet features_for(const ModelProfile& m) const;
+};
+
+Result<FrameworkProfile> load_framework_profile(const std::string& path);
+Result<FrameworkProfile> parse_framework_profile(std::string_view text, const std::string& path);
+
+}  // namespace cpplan
