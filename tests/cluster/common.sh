@@ -58,7 +58,7 @@ on_path() {
 # readme LINE: runs a command the documentation shows word for word (README.md or docs/*.md:
 # docs/running.md, "Running on a cluster"; docs/calibration.md, "Calibrate on your cluster").
 readme() {
-  cat "$here/../../README.md" "$here"/../../docs/*.md | grep -qxF -- "$1" ||
+  grep -qxF -- "$1" "$here/../../README.md" "$here"/../../docs/*.md ||
     { echo "FAILED: neither README.md nor docs/ shows: $1"; failures=$((failures + 1)); }
   echo "\$ $1"
   bash -c "$1"
