@@ -61,7 +61,7 @@ TEST_CASE("qwen-image on 4 GPUs: diffusers' best plan follows the table, 2% slow
   CHECK(j["framework"] == "any");
 }
 
-TEST_CASE("--framework diffusers ranks the plans diffusers runs, ulysses 4 first", "[cli][frameworks]") {
+TEST_CASE("framework diffusers: ranks the plans diffusers runs, ulysses 4 first", "[cli][frameworks]") {
   auto args = kQwen;
   args.insert(args.end(), {"--framework", "diffusers"});
   const std::string out = out_of(args);

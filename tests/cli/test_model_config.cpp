@@ -50,7 +50,7 @@ void expect_one_line_error(const std::vector<std::string>& args, const std::stri
 
 }  // namespace
 
-TEST_CASE("--model-config with FLUX.1-dev's config ranks exactly as --model flux.1-dev", "[cli][diffusers]") {
+TEST_CASE("model config: FLUX.1-dev's config ranks exactly as --model flux.1-dev", "[cli][diffusers]") {
   const json derived = ranking({"--model-config", fixture("flux.1-dev")});
   const json builtin = ranking({"--model", "flux.1-dev"});
   REQUIRE(derived["plans"].size() == builtin["plans"].size());
