@@ -107,11 +107,21 @@ check "the run is recorded failed" "failed" "$(sql killed.db 'select status from
 echo "== scancel of a running job"
 printf '#!/usr/bin/env bash\n#SBATCH --ntasks=2\nsrun cpplan run %s --steps 100000 --ulysses 2 --db "%s"\n' "${tiny[*]}" "$work/cancel.db" > long.sh
 job=$(sbatch --parsable -o long.log long.sh)
-for _ in $(seq 1 120); do  # until it runs, then a few seconds into its steps
-  [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" == "RUNNING" ] && break
+# Until both ranks have set their stop handler (a fixed wait lost the race on a loaded machine,
+# where SIGTERM came while LibTorch was still loading), then a second into their steps.
+ranks_catch_sigterm() {
+  local n=0 pid mask
+  for pid in $(pgrep -x 'cpplan|cpplan-exec'); do
+    mask=$(awk '/^SigCgt/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
+    (( (16#${mask:-0} >> 14) & 1 )) && n=$((n + 1))  # bit 14: SIGTERM (15)
+  done
+  [ "$n" -ge 2 ]
+}
+for _ in $(seq 1 240); do
+  ranks_catch_sigterm && break
   sleep 0.5
 done
-sleep 5
+sleep 1
 scancel "$job"
 for _ in $(seq 1 60); do
   [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] || break
