@@ -21,7 +21,7 @@ const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {
       "source", "model", "hardware", "gpu_name", "runtime", "gpus", "resolution", "width", "height", "frames",
       "steps", "batch", "text_tokens", "ring_degree", "ulysses_degree", "tp_degree", "cfg_degree", "dp_degree",
-      "ulysses_anything", "ring_anything", "attention_backend", "text_encoder", "vae", "ms_per_step", "step_ms",
+      "fs_degree", "ulysses_anything", "ring_anything", "attention_backend", "text_encoder", "vae", "ms_per_step", "step_ms",
       "seconds_per_image", "image_ms", "peak_memory_gb", "peak_mem_bytes"};
   return k;
 }
@@ -118,7 +118,7 @@ Result<bool> read_plan(const Fields& f, TimingRow& row) {
   ContextParallelConfig& cp = c.context_parallel_config;
   for (auto [key, out] : {std::pair{"ring_degree", &cp.ring_degree}, {"ulysses_degree", &cp.ulysses_degree},
                           {"tp_degree", &c.tensor_parallel_config.tp_degree}, {"cfg_degree", &c.cfg_degree},
-                          {"dp_degree", &c.dp_degree}}) {
+                          {"dp_degree", &c.dp_degree}, {"fs_degree", &c.fs_degree}}) {
     auto d = f.integer(key, 1, 1 << 17, 1);
     if (!d) return d.error();
     *out = *d;

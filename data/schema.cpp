@@ -170,6 +170,12 @@ constexpr std::string_view kV6 = R"sql(
 ALTER TABLE collective_samples ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;
 )sql";
 
+// v7: fully sharded weights (xDiT's --fully_shard_degree, core/parallel_config.h): the ranks that
+// share one copy of the block weights. Runs recorded before it held whole weights: 1.
+constexpr std::string_view kV7 = R"sql(
+ALTER TABLE runs ADD COLUMN fs_degree INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 // Big-endian 32-bit field of the database header (https://sqlite.org/fileformat.html#the_database_header).
@@ -265,6 +271,7 @@ const std::vector<Migration>& migrations() {
       {4, "runs: predicted_transformer_peak_bytes", kV4},
       {5, "runs: pipefusion_degree, num_pipeline_patch, pipefusion_warmup_steps", kV5},
       {6, "collective_samples: nodes", kV6},
+      {7, "runs: fs_degree", kV7},
   };
   return list;
 }

@@ -26,6 +26,7 @@ ParallelConfig parallel_config(const RunRecord& r) {
   c.cfg_degree = r.cfg;
   c.dp_degree = r.dp;
   c.pipefusion = {r.pipefusion, r.pipeline_patches, r.pipefusion_warmup_steps};
+  c.fs_degree = r.fs;
   return c;
 }
 
@@ -39,6 +40,7 @@ void set_plan(RunRecord& r, const ParallelConfig& c) {
   r.pipefusion = c.pp();
   r.pipeline_patches = c.pipefusion.patches;
   r.pipefusion_warmup_steps = c.pipefusion.warmup_steps;
+  r.fs = c.fs();
   r.ulysses_anything = cp.ulysses_anything;
   r.ring_anything = cp.ring_anything;
   r.rotate_method = std::string(to_string(cp.rotate_method));

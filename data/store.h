@@ -47,6 +47,7 @@ struct RunRecord {
   std::string dtype;
   int ring = 1, ulysses = 1, tp = 1, cfg = 1, dp = 1;
   int pipefusion = 1, pipeline_patches = 1, pipefusion_warmup_steps = 0;  // schema v5
+  int fs = 1;                                                              // schema v7: fs_degree
   bool ulysses_anything = false, ring_anything = false;
   std::string rotate_method = "allgather";
   bool convert_to_fp32 = true;

@@ -81,6 +81,7 @@ void run_fields(Run& r, F&& f) {
   f("pipefusion_degree", r.pipefusion);  // schema v5
   f("num_pipeline_patch", r.pipeline_patches);
   f("pipefusion_warmup_steps", r.pipefusion_warmup_steps);
+  f("fs_degree", r.fs);  // schema v7
 }
 
 // "a, b, c" of the columns, each prefixed with `prefix`.

@@ -445,3 +445,16 @@ TEST_CASE("a recorder line whose world_size is not a number is an error, not an 
   CHECK_THAT(r.error().message, Catch::StartsWith(file.path() + ":1: "));
   CHECK_THAT(r.error().message, Catch::Contains("world_size") || Catch::Contains("gpus"));
 }
+
+TEST_CASE("fs_degree reads xDiT's fully sharded weights without counting it in the GPUs", "[costmodel][timing_rows]") {
+  // 2 GPUs of ulysses 2, their block weights sharded over both: still 2 GPUs (docs/usage.md).
+  const TimingFile file("t.json", published(point_with("fs_degree", "2")));
+  auto rows = file.parse();
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].config.fs() == 2);
+  CHECK((*rows)[0].config.world_size() == 2);
+  const TimingFile zero("z.json", published(point_with("fs_degree", "0")));
+  CHECK_THAT(zero.error(), Catch::StartsWith(zero.path() + ": points[0]: fs_degree = 0: must be above 0"));
+}

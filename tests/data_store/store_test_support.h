@@ -22,7 +22,7 @@ namespace cpplan::test::store {
 namespace fs = std::filesystem;
 
 // The schema this cpplan writes (data/schema.cpp's migrations), stated here, not read from it.
-constexpr int kCurrentSchema = 6;
+constexpr int kCurrentSchema = 7;
 using data::HardwareFingerprint;
 using data::RunRecord;
 using data::Store;
