@@ -45,26 +45,44 @@ std::string_view family_reason(const FrameworkProfile& fw, const Query& q, Featu
 }
 }  // namespace
 
-std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) {
+FrameworkOffers::FrameworkOffers(const Query& q) {
+  for (int i = 0; i < kFrameworkCount; ++i) {
+    Offer& o = offers_[i];
+    o.fw = q.frameworks[i];
+    if (!o.fw || !q.model) continue;
+    o.listed = o.fw->model_for(*q.model) != nullptr;
+    o.features = o.fw->features_for(*q.model);
+  }
+}
+
+std::string_view FrameworkOffers::unsupported_reason(Framework f, const Query& q, const Plan& p,
+                                                     const PipelinePlacement& where) const {
   if (!p.valid()) return "the plan is invalid";
-  const FrameworkProfile* fw = q.frameworks[static_cast<int>(f)];
-  if (!fw) return "no framework file is loaded for it";
+  const Offer& o = offers_[static_cast<int>(f)];
+  if (!o.fw) return "no framework file is loaded for it";
   const FeatureSet used = features_of(p, where);
-  if (auto why = family_reason(*fw, q, used); !why.empty()) return why;
-  if (!fw->unlisted.empty() && !fw->model_for(*q.model)) return fw->unlisted;
-  const FeatureSet offered = fw->features_for(*q.model);
+  if (auto why = family_reason(*o.fw, q, used); !why.empty()) return why;
+  if (!o.fw->unlisted.empty() && !o.listed) return o.fw->unlisted;
   for (int i = 0; i < kFeatureCount; ++i)
-    if (used.has(static_cast<Feature>(i)) && !offered.has(static_cast<Feature>(i))) return fw->missing[i];
-  for (const FeatureConflict& c : fw->conflicts)
+    if (used.has(static_cast<Feature>(i)) && !o.features.has(static_cast<Feature>(i))) return o.fw->missing[i];
+  for (const FeatureConflict& c : o.fw->conflicts)
     if (used.has(c.a) && used.has(c.b)) return c.reason;
   return {};
 }
 
-FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) {
+FrameworkSet FrameworkOffers::frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) const {
   FrameworkSet s;
   for (int i = 0; i < kFrameworkCount; ++i)
     if (unsupported_reason(static_cast<Framework>(i), q, p, where).empty()) s.add(static_cast<Framework>(i));
   return s;
+}
+
+std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) {
+  return FrameworkOffers(q).unsupported_reason(f, q, p, where);
+}
+
+FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) {
+  return FrameworkOffers(q).frameworks_for(q, p, where);
 }
 
 std::vector<ConfigArgument> context_parallel_arguments(const ParallelConfig& c) {

@@ -2,6 +2,7 @@
 // Which frameworks users run can execute a plan, why the others cannot, and the ready-to-paste
 // configuration for them (diffusers Python, xDiT command line).
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,23 @@ FeatureSet features_of(const Plan& p, const PipelinePlacement& where);
 // features it lacks (in Feature order), the features it refuses together.
 std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where = {});
 FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where = {});
+
+// The two above with each framework file's entry for the query's model looked up once: the
+// planner asks them of every plan of a query, and the lookup compares names.
+class FrameworkOffers {
+ public:
+  explicit FrameworkOffers(const Query& q);
+  std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) const;
+  FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) const;
+
+ private:
+  struct Offer {
+    const FrameworkProfile* fw = nullptr;  // null: no file loaded for the framework
+    bool listed = false;                   // the file has an entry for the model
+    FeatureSet features;                   // what it offers the model
+  };
+  std::array<Offer, kFrameworkCount> offers_;
+};
 
 // One keyword argument of a diffusers parallel config: an int, or (boolean) False/True as 0/1.
 struct ConfigArgument {
