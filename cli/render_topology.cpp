@@ -55,6 +55,19 @@ std::string placement_summary(const Placement& p) {
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, " "));
 }
 
+namespace {
+// One row of the placement: a group kind, its degree, where its groups lie, the first three, its link.
+void print_group_row(std::ostream& out, const Placement& p, std::string_view name, int degree,
+                     const std::vector<std::vector<int>>& groups, const std::string& link) {
+  const int span = planner::topology::nodes_spanned(p, groups);
+  std::string shown;
+  for (std::size_t i = 0; i < groups.size() && i < 3; ++i) shown += fmt::format("[{}] ", ranks_text(groups[i]));
+  if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
+  fmt::print(out, "  {:<8} {:>4}  {:<16} {:<34} {}\n", name, degree,
+             span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown, link);
+}
+}  // namespace
+
 void print_placement(std::ostream& out, const Query& q, const RankedPlan& rp) {
   const Placement& p = *rp.placement;
   const Topology& t = *q.topology;
@@ -64,23 +77,19 @@ void print_placement(std::ostream& out, const Query& q, const RankedPlan& rp) {
   fmt::print(out, "\nplacement on {}{} ({} GPUs), axes innermost first: {}\n", t.name,
              q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "", q.gpus,
              order.empty() ? std::string("(single GPU)") : fmt::format("{}", fmt::join(order, ", ")));
+  const auto link_of = [&](CommAxis axis) {
+    const auto& g = p.layout[axis];
+    return fmt::format("{} at {:.1f} GB/s busbw, alpha {:g} us", collective_name(rp.plan, axis), g.busbw_gbps,
+                       g.latency_us);
+  };
   for (MeshAxis a : p.axis_order) {
     const int degree = p.degree[static_cast<int>(a)];
     if (degree <= 1) continue;
-    const auto groups = p.groups(a);
-    const int span = planner::topology::nodes_spanned(p, groups);
-    std::string shown;
-    for (std::size_t i = 0; i < groups.size() && i < 3; ++i) shown += fmt::format("[{}] ", ranks_text(groups[i]));
-    if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
-    std::string link = "no collective";
-    if (const auto axis = comm_axis(a)) {
-      const auto& g = p.layout[*axis];
-      link = fmt::format("{} at {:.1f} GB/s busbw, alpha {:g} us", collective_name(rp.plan, *axis), g.busbw_gbps,
-                         g.latency_us);
-    }
-    fmt::print(out, "  {:<8} {:>4}  {:<16} {:<34} {}\n", to_string(a), degree,
-               span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown, link);
+    const auto axis = comm_axis(a);
+    print_group_row(out, p, to_string(a), degree, p.groups(a), axis ? link_of(*axis) : "no collective");
   }
+  // The fully-sharded group: consecutive ranks over the axes above, not an axis of its own.
+  if (p.fs_degree > 1) print_group_row(out, p, "fs", p.fs_degree, p.fs_groups(), link_of(CommAxis::kFs));
   std::vector<int> order_used(p.device_order);
   fmt::print(out, "  node n runs ranks n x {} + i on GPU device_order[i]; device_order = {}\n", p.gpus_per_node,
              comma_list(order_used));

@@ -88,7 +88,8 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   return out;
 }
 
-RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer) const {
+RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
+                             const FrameworkOffers& offers) const {
   RankedPlan rp;
   rp.plan = make_plan(q, c);
   if (rp.plan.valid()) {
@@ -99,15 +100,16 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topo
     } else {
       rp.predicted = cost_.predict(q, c, rp.plan.variant);
     }
-    rp.frameworks = frameworks_for(q, rp.plan, rp.predicted->pipeline.placement());
+    rp.frameworks = offers.frameworks_for(q, rp.plan, rp.predicted->pipeline.placement());
   }
   return rp;
 }
 
 RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c) const {
-  if (!q.topology) return evaluate(q, c, nullptr);
+  const FrameworkOffers offers(q);
+  if (!q.topology) return evaluate(q, c, nullptr, offers);
   const topology::Placer placer(q, cost_);
-  return evaluate(q, c, &placer);
+  return evaluate(q, c, &placer, offers);
 }
 
 namespace {
@@ -157,24 +159,28 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   PlannerOptions bounded = options;
   if (q.model && bounded.max_patches == 0) bounded.max_patches = latent_rows(q);
   if (bounded.max_dp == 0 && q.batch == 1 && !options.single_image_dp) bounded.max_dp = 1;
-  const auto configs = enumerate(q.gpus, bounded);
+  PlannerOptions unsharded = bounded;  // the fully-sharded variants follow their valid plan, below
+  unsharded.fully_shard = FullyShardPlans::kNone;
+  const auto configs = enumerate(q.gpus, unsharded);
   report.plans.reserve(configs.size());
   // One placer for the whole query: its caches serve every plan.
   std::unique_ptr<topology::Placer> placer;
   if (q.topology) placer = std::make_unique<topology::Placer>(q, cost_);
+  const FrameworkOffers offers(q);
   auto add = [&](RankedPlan rp) {
     if (rp.plan.valid()) ++report.valid_count;
     else ++report.invalid_count;
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));
   };
   for (const ParallelConfig& c : configs) {
-    RankedPlan rp = evaluate(q, c, placer.get());
+    RankedPlan rp = evaluate(q, c, placer.get(), offers);
     // Fully sharded weights are how a plan that does not fit can fit (planner.h, FullyShardPlans).
-    const bool shard = bounded.fully_shard == FullyShardPlans::kWhenOutOfMemory && rp.plan.valid() &&
-                       rp.predicted && !rp.predicted->fits_memory;
+    const bool valid = rp.plan.valid() && rp.predicted;
+    const bool shard = valid && (bounded.fully_shard == FullyShardPlans::kAll ||
+                                 (bounded.fully_shard == FullyShardPlans::kWhenOutOfMemory && !rp.predicted->fits_memory));
     add(std::move(rp));
     if (shard)
-      for (const ParallelConfig& f : fully_shard_variants(c)) add(evaluate(q, f, placer.get()));
+      for (const ParallelConfig& f : fully_shard_variants(c)) add(evaluate(q, f, placer.get(), offers));
   }
   rank(report.plans);
   return report;

@@ -16,8 +16,9 @@ namespace cpplan::planner {
 
 // Which fully-sharded plans (fs_degree > 1) to list. A fully-sharded plan runs the same work as its
 // unsharded twin plus the weight gathers, so it is never faster: it matters when the twin does not
-// fit. enumerate() lists them only for kAll; Planner::plan evaluates a valid plan's fully-sharded
-// variants after it under kWhenOutOfMemory when the plan does not fit, and every one under kAll.
+// fit. enumerate() lists them (after every config) only for kAll; Planner::plan evaluates a valid
+// plan's fully-sharded variants after it: under kWhenOutOfMemory when the plan does not fit, under
+// kAll always (the variants of an invalid plan are invalid for its reasons: not listed).
 enum class FullyShardPlans { kNone, kWhenOutOfMemory, kAll };
 
 struct PlannerOptions {
@@ -99,7 +100,8 @@ class Planner {
   PlanReport plan(const Query& q, const PlannerOptions& options = {}) const;
 
  private:
-  RankedPlan evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer) const;
+  RankedPlan evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
+                      const FrameworkOffers& offers) const;
 
   const costmodel::CostModel& cost_;
 };

@@ -35,6 +35,7 @@ json placement_json(const planner::topology::Placement& p) {
   for (int r = 0; r < p.ranks(); ++r) devices.push_back({{"rank", r}, {"node", p.node_of(r)}, {"gpu", p.gpu_of(r)}});
   json groups = json::object();
   for (MeshAxis a : planner::topology::kDefaultAxisOrder) groups[std::string(to_string(a))] = p.groups(a);
+  if (p.fs_degree > 1) groups["fs"] = p.fs_groups();  // consecutive ranks over the axes above
   json links = json::object();
   for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
     const auto& g = p.layout.groups[i];

@@ -217,6 +217,8 @@ planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
   planner::PlannerOptions o;
   o.keep_invalid = keep_invalid;
   o.single_image_dp = a.all;
+  // --all: every plan, so the fully-sharded variants of plans that fit too (slower twins).
+  if (a.all) o.fully_shard = planner::FullyShardPlans::kAll;
   if (!a.pipeline_patches.empty()) o.pipeline_patches = parse_int("--num-pipeline-patch", a.pipeline_patches, 1, kMaxGpus);
   if (!a.pipefusion_warmup.empty())
     o.pipefusion_warmup_steps = parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, 0, 100000);
