@@ -232,3 +232,20 @@ TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags;
     CHECK_THAT(text.out, Catch::Contains("point-to-point: "));
   }
 }
+
+TEST_CASE("a fully-sharded plan's placement lists its groups of consecutive ranks", "[cli][topology][fully_shard]") {
+  // ulysses 8 x fs 4 on one 8-GPU node: the weight groups are ranks 0-3 and 4-7 (docs/usage.md,
+  // "Fully sharded weights": F consecutive ranks).
+  const std::vector<std::string> args = {"check", "--topology", "8x-l20-pcie", "--model", "flux.2-dev", "--res",
+                                         "1024x1024", "--ulysses", "8", "--fully-shard", "4"};
+  const auto r = run_cli(with(args, {"--json"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  const json& groups = j["placement"]["groups"];  // check prints the plan itself
+  CHECK(groups["fs"] == json::parse("[[0, 1, 2, 3], [4, 5, 6, 7]]"));
+  CHECK(groups["ulysses"] == json::parse("[[0, 1, 2, 3, 4, 5, 6, 7]]"));
+  const auto text = run_cli(args);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(line_starting(text.out, "  fs "), Catch::Contains("[0-3] [4-7]") && Catch::Contains("all_gather"));
+}
