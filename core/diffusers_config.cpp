@@ -143,14 +143,14 @@ Result<Checkpoint> read_checkpoint(const std::string& path) {
     config = fs::is_regular_file(folder / "transformer" / "config.json") ? folder / "transformer" / "config.json"
                                                                           : folder / "config.json";
     if (!fs::is_regular_file(config))
-      return Error{fmt::format("--model-config = {}: has neither transformer/config.json nor config.json", path)};
+      return Error{fmt::format("{}: a folder with neither transformer/config.json nor config.json", path)};
     if (fs::is_regular_file(folder / "model_index.json")) {
       c.folder = folder.string();
       c.text_encoders = folder_text_encoders(folder);
       if (auto vae = read_json_file(folder / "vae" / "config.json")) c.vae = std::move(vae).value();
     }
   } else if (!fs::exists(path, ec)) {
-    return Error{fmt::format("--model-config = {}: no such file or folder", path)};
+    return Error{fmt::format("{}: no such file or folder", path)};
   }
   auto transformer = read_json_file(config);
   if (!transformer) return transformer.error();

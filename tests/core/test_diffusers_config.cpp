@@ -179,7 +179,7 @@ TEST_CASE("an unknown class or a missing field is one line naming it", "[diffuse
   CHECK(not_json.error().message == "test config: must be a JSON object (a diffusers transformer config)");
   auto absent = cpplan::diffusers::import_profile("/nonexistent/config.json", catalog());
   REQUIRE_FALSE(absent.ok());
-  CHECK(absent.error().message == "--model-config = /nonexistent/config.json: no such file or folder");
+  CHECK(absent.error().message == "/nonexistent/config.json: no such file or folder");
   auto taken = cpplan::diffusers::profile_from_config_text(fixture_json("flux.1-dev").dump(), catalog(),
                                                            {"flux.1-dev", "test config"});
   REQUIRE_FALSE(taken.ok());

@@ -13,6 +13,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tests/support/temp_dir.h"
 #include "data/store.h"
@@ -86,6 +87,14 @@ inline Store open_store(const std::string& path) {
   INFO(path << ": " << (store ? std::string() : store.error().message));
   REQUIRE(store.ok());
   return std::move(store).value();
+}
+
+// Every run of `store`, oldest first; a failed read fails the test with its message.
+inline std::vector<data::StoredRun> runs_of(const Store& store) {
+  auto runs = store.runs();
+  INFO((runs ? std::string() : runs.error().message));
+  REQUIRE(runs.ok());
+  return std::move(runs).value();
 }
 
 inline HardwareFingerprint h200_node() {

@@ -127,12 +127,6 @@ MeasurementSet measurements_of(const Store& store, const HardwareFingerprint& hw
   return std::move(m).value();
 }
 
-std::vector<StoredRun> runs_of(const Store& store) {
-  auto runs = store.runs();
-  REQUIRE(runs.ok());
-  return std::move(runs).value();
-}
-
 MergeSummary merge(Store& into, const std::string& from) {
   auto summary = into.merge_from(from);
   INFO(from << ": " << (summary ? std::string() : summary.error().message));

@@ -21,13 +21,6 @@ namespace {
 
 std::string committed_v2() { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/store-v2.db"; }
 
-std::vector<StoredRun> runs_of(const Store& store) {
-  auto runs = store.runs();
-  INFO((runs ? std::string() : runs.error().message));
-  REQUIRE(runs.ok());
-  return std::move(runs).value();
-}
-
 MergeSummary merge(Store& into, const std::string& from) {
   auto summary = into.merge_from(from);
   INFO(from << ": " << (summary ? std::string() : summary.error().message));

@@ -21,13 +21,6 @@ namespace {
 
 std::string committed_v3() { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/store-v3.db"; }
 
-std::vector<StoredRun> runs_of(const Store& store) {
-  auto runs = store.runs();
-  INFO((runs ? std::string() : runs.error().message));
-  REQUIRE(runs.ok());
-  return std::move(runs).value();
-}
-
 // A `cpplan run --batch 2` as v4 records it: the whole pipeline's predicted peak and the
 // transformer's beside the measured transformer peak.
 RunRecord v4_executor_run() {

@@ -16,13 +16,6 @@ namespace {
 
 std::string committed_v4() { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/store-v4.db"; }
 
-std::vector<StoredRun> runs_of(const Store& store) {
-  auto runs = store.runs();
-  INFO((runs ? std::string() : runs.error().message));
-  REQUIRE(runs.ok());
-  return std::move(runs).value();
-}
-
 // `cpplan run --pipefusion 2 --num-pipeline-patch 4 --pipefusion-warmup-steps 1` as v5 records it.
 RunRecord pipefusion_run() {
   RunRecord r;

@@ -17,13 +17,6 @@ namespace {
 
 std::string committed_v6() { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/store-v6.db"; }
 
-std::vector<StoredRun> runs_of(const Store& store) {
-  auto runs = store.runs();
-  INFO((runs ? std::string() : runs.error().message));
-  REQUIRE(runs.ok());
-  return std::move(runs).value();
-}
-
 // `cpplan run --model flux-tiny --res 128x128 --ulysses 4 --fully-shard 2` as v7 records it.
 RunRecord fully_sharded_run() {
   RunRecord r;
