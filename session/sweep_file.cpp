@@ -9,6 +9,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/diffusers_config.h"
 #include "core/text.h"
 #include "costmodel/cost_model.h"
 #include "planner/planner.h"
@@ -117,6 +118,7 @@ namespace {
 // The fields of a sweep file, read and checked.
 struct SweepSpec {
   std::vector<std::string> models, resolutions;  // resolutions empty: each model's default
+  std::vector<std::string> model_configs;        // diffusers configs, relative to the sweep file's folder
   std::vector<int> frames, gpus;                  // frames empty: each model's default
   int steps = 10, warmup = 2, seed = 0;
   std::string device = "cpu";  // every run's: cpu (fp32, Gloo) or cuda (one GPU per rank, bf16, NCCL)
@@ -199,16 +201,20 @@ std::optional<Error> read_plans(const toml::table& root, const std::string& path
 }
 
 Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
-  const std::set<std::string> known = {"models", "resolutions", "frames", "gpus",    "steps",
-                                       "warmup", "seed",        "plans",  "hardware", "device"};
+  const std::set<std::string> known = {"models", "model_configs", "resolutions", "frames", "gpus",    "steps",
+                                       "warmup", "seed",          "plans",       "hardware", "device"};
   for (const auto& [key, node] : root)
     if (!known.count(std::string(key.str())))
-      return Error{fmt::format(
-          "{}: {}: unknown field (models, resolutions, frames, gpus, steps, warmup, seed, plans, hardware, device)",
-          where(path, node), key.str())};
+      return Error{fmt::format("{}: {}: unknown field (models, model_configs, resolutions, frames, gpus, steps, warmup, "
+                               "seed, plans, hardware, device)",
+                               where(path, node), key.str())};
   SweepSpec s;
-  auto models = strings(root, path, "models", true);
+  auto models = strings(root, path, "models", false);
   if (!models) return models.error();
+  auto configs = strings(root, path, "model_configs", false);
+  if (!configs) return configs.error();
+  if (models->empty() && configs->empty())
+    return Error{fmt::format("{}: models: required (or model_configs: diffusers config paths)", path)};
   auto resolutions = strings(root, path, "resolutions", false);
   if (!resolutions) return resolutions.error();
   auto frames = integers(root, path, "frames", 1, 2049);
@@ -222,6 +228,7 @@ Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
   auto seed = integer(root, path, "seed", 0, 0, 1 << 30);
   if (!seed) return seed.error();
   s.models = *models;
+  s.model_configs = *configs;
   s.resolutions = *resolutions;
   s.frames = *frames;
   s.gpus = *gpus;
@@ -254,10 +261,16 @@ std::vector<ParallelConfig> configs_for(const SweepSpec& s, Query q) {
   return configs;
 }
 
-SweepRun make_run(const SweepSpec& s, const ModelProfile& m, const std::string& size, Resolution res, int frames,
+// `cpplan run`'s arguments naming a sweep's model: a profile, or a diffusers config by its path.
+struct ModelArgs {
+  const ModelProfile& profile;
+  std::vector<std::string> flags;  // --model NAME | --model-config PATH
+};
+
+SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& size, Resolution res, int frames,
                   const ParallelConfig& c) {
   SweepRun r;
-  r.model = m.name;
+  r.model = m.profile.name;
   r.resolution = size;
   r.size = res;
   r.frames = frames;
@@ -267,8 +280,9 @@ SweepRun make_run(const SweepSpec& s, const ModelProfile& m, const std::string& 
   r.config = c;
   r.plan_flags = plan_flags(c);
   r.label = plan_label(c);
-  r.run_args = {"--model", m.name, "--res", size, "--frames", std::to_string(frames), "--steps", std::to_string(s.steps),
-                "--warmup", std::to_string(s.warmup), "--seed", std::to_string(s.seed)};
+  r.run_args = m.flags;
+  r.run_args.insert(r.run_args.end(), {"--res", size, "--frames", std::to_string(frames), "--steps", std::to_string(s.steps),
+                                       "--warmup", std::to_string(s.warmup), "--seed", std::to_string(s.seed)});
   r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
   r.device = s.device;
   r.dtype = s.device == "cuda" ? "bf16" : "fp32";
@@ -277,8 +291,9 @@ SweepRun make_run(const SweepSpec& s, const ModelProfile& m, const std::string& 
 }
 
 // The runs of one model: every size x frame count x plan.
-std::optional<Error> expand_model(const SweepSpec& s, const ModelProfile& m, const ProfileCatalog& catalog,
+std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, const ProfileCatalog& catalog,
                                   const std::string& path, std::vector<SweepRun>& runs) {
+  const ModelProfile& m = args.profile;
   std::vector<std::string> sizes = s.resolutions;
   if (sizes.empty()) sizes.push_back(fmt::format("{}x{}", m.default_width, m.default_height));
   std::vector<int> frame_counts = s.frames;
@@ -296,7 +311,7 @@ std::optional<Error> expand_model(const SweepSpec& s, const ModelProfile& m, con
       q.frames = f;
       q.steps = s.steps;
       q.sequence = *seq;
-      for (const ParallelConfig& c : configs_for(s, q)) runs.push_back(make_run(s, m, size, *res, f, c));
+      for (const ParallelConfig& c : configs_for(s, q)) runs.push_back(make_run(s, args, size, *res, f, c));
     }
   return std::nullopt;
 }
@@ -314,7 +329,14 @@ Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& p
   for (const std::string& name : spec->models) {
     auto model = catalog.model(name);
     if (!model) return Error{fmt::format("{}: models: {}", path, model.error().message)};
-    if (auto e = expand_model(*spec, **model, catalog, path, runs)) return *e;
+    if (auto e = expand_model(*spec, {**model, {"--model", name}}, catalog, path, runs)) return *e;
+  }
+  for (const std::string& config : spec->model_configs) {
+    // Relative to the sweep file, as the runs start wherever the sweep (or its job script) does.
+    const std::string at = fs::absolute(fs::path(path).parent_path() / config).lexically_normal().string();
+    auto model = diffusers::import_profile(at, catalog);
+    if (!model) return Error{fmt::format("{}: model_configs: {}", path, model.error().message)};
+    if (auto e = expand_model(*spec, {*model, {"--model-config", at}}, catalog, path, runs)) return *e;
   }
   return runs;
 }

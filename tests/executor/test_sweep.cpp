@@ -48,6 +48,7 @@ TEST_CASE("sweep file errors name the file, line and field", "[executor][sweep]"
       {"models = [\"flux-tiny\"]\nresolutions = [\"1000x1000\"]\nplans = [ {} ]\n", "nearest valid sizes: 992x992 or 1008x1008"},
       {"models = [\"flux-tiny\"]\nplans = [ { ring = -2 } ]\n", ":2: plans.ring = -2: must be a positive integer"},
       {"models = [\"flux-tiny\"]\ncolour = 3\n", ":2: colour: unknown field"},
+      {"plans = [ {} ]\n", "models: required (or model_configs: diffusers config paths)"},
       {"models = [\"flux-tiny\"]\nplans = \"all\"\n", "gpus: required with plans"},
       {"models = [\"flux-tiny\"\n", "invalid TOML"},
       {"models = [\"flux-tiny\"]\ndevice = \"tpu\"\n", ":2: device = \"tpu\": must be \"cpu\" or \"cuda\""},
@@ -162,4 +163,54 @@ TEST_CASE("a sweep's PipeFusion plan runs with its flags, xDiT's defaults filled
   REQUIRE(p.code == 0);
   CHECK_THAT(p.out, Catch::Contains("torchrun --nproc_per_node 2 "));
   CHECK_THAT(p.out, Catch::Contains("--pipefusion 2 --num-pipeline-patch 4 --pipefusion-warmup-steps 1"));
+}
+
+namespace {
+// A FluxTransformer2DModel config of flux-tiny's shape (profiles/models/flux-tiny.toml: 2 double and
+// 2 single blocks, 12 heads of 16, FFN 768, T5 and pooled widths 64), in its own folder.
+std::string tiny_flux_config(const fs::path& folder) {
+  fs::create_directories(folder);
+  std::ofstream(folder / "config.json")
+      << R"({"_class_name": "FluxTransformer2DModel", "attention_head_dim": 16, "guidance_embeds": true,
+             "in_channels": 64, "joint_attention_dim": 64, "num_attention_heads": 12, "num_layers": 2,
+             "num_single_layers": 2, "patch_size": 1, "pooled_projection_dim": 64})";
+  return folder.string();
+}
+}  // namespace
+
+TEST_CASE("a sweep's model_configs run each diffusers config by its path, relative to the sweep file",
+          "[executor][sweep][model_config]") {
+  const fs::path root = dir() / "configs-sweep";
+  const std::string config = tiny_flux_config(root / "configs" / "tiny-flux");
+  fs::create_directories(root);
+  const std::string path = (root / "sweep.toml").string();
+  std::ofstream(path) << "model_configs = [\"configs/tiny-flux\"]\nresolutions = [\"128x128\"]\nsteps = 2\nwarmup = 0\n"
+                         "plans = [ { ulysses = 2 }, { ulysses = 2, fs = 2 } ]\n";
+  const std::string db = (dir() / "configs.db").string();
+  fs::remove(db);
+  const auto emitted = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "torchrun", "--db", db});
+  REQUIRE(emitted.code == 0);
+  CHECK(count_of(emitted.out, "--model-config " + config + " ") == 2);  // absolute: runs start anywhere
+  CHECK(count_of(emitted.out, "--fully-shard 2") == 1);
+
+  const auto ran = run_process({CPPLAN_BINARY, "sweep", path, "--db", db});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.code == 0);
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  auto runs = store->runs();
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 2);
+  int sharded = 0;
+  for (const auto& r : *runs) {
+    CHECK(r.run.model == "tiny-flux");  // the config's folder names the profile
+    CHECK(r.run.status == "ok");
+    sharded += r.run.fs == 2;
+  }
+  CHECK(sharded == 1);
+
+  const std::string missing = write("missing.toml", "model_configs = [\"no-such-folder\"]\nplans = [ {} ]\n");
+  const auto bad = run_process({CPPLAN_BINARY, "sweep", missing, "--dry-run"});
+  CHECK(bad.code == 3);
+  CHECK_THAT(bad.err, Catch::Contains("model_configs: " + (dir() / "no-such-folder").string() + ": no such file or folder"));
 }
