@@ -57,7 +57,6 @@ struct Prepared {
 
 // Plans the planner accepts that the executor does not run yet: one line naming the flags.
 void refuse_unsupported(const ParallelConfig& c) {
-  if (c.fs() > 1) throw InvalidInput{fmt::format("fs_degree = {}: the executor does not shard weights yet", c.fs())};
   if (c.pp() <= 1 || (c.ring() == 1 && c.ulysses() == 1)) return;
   std::string cp;
   if (c.ulysses() > 1) cp += fmt::format("--ulysses {}", c.ulysses());

@@ -19,13 +19,13 @@ std::array<int, kAxes> degrees(const ParallelConfig& c) {
 
 MeshCoords mesh_coords(int rank, const ParallelConfig& c) {
   const auto d = degrees(c);
+  const int fs_rank = rank % c.fs();
   std::array<int, kAxes> x{};
   for (int i = 0; i < kAxes; ++i) {
     x[i] = rank % d[i];
     rank /= d[i];
   }
-  MeshCoords m{x[0], x[1], x[2], x[3], x[4], x[5], c.ulysses(), c.ring() * c.ulysses(), c.pp()};
-  return m;
+  return {x[0], x[1], x[2], x[3], x[4], x[5], c.ulysses(), c.ring() * c.ulysses(), c.pp(), fs_rank, c.fs()};
 }
 
 Mesh::Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig& config,
@@ -62,6 +62,12 @@ Mesh::Mesh(c10::intrusive_ptr<c10d::Store> store, int rank, const ParallelConfig
   pp_ = make("pp", {3});     // group rank = stage
   cfg_ = make("cfg", {4});
   dp_ = make("dp", {5});
+  // Not an axis of the mesh: F consecutive ranks (docs/usage.md "Fully sharded weights"), created
+  // last on every rank like the axes' groups, so that no two ranks wait on each other's order.
+  const int fs = config.fs();
+  if (fs > 1)
+    fs_ = Comm(new_group(store, "fs/" + std::to_string(rank / fs), coords_.fs, fs, timeout, device), coords_.fs, fs,
+               &stats_, device.is_cuda() ? Transport::kNccl : Transport::kGloo, timing);
 }
 
 }  // namespace cpplan::executor

@@ -2,7 +2,9 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace cpplan::executor {
 
@@ -159,12 +161,100 @@ struct Mod {
 };
 std::vector<at::Tensor> chunks(const Linear& l, const at::Tensor& vec, int n) { return l(vec).unsqueeze(1).chunk(n, -1); }
 
+// ---------------------------------------------------------------- fully sharded blocks (FSDP)
+// Every defined tensor of a weight set, in a fixed order; undefined ones (no QK-norm, no gate,
+// shared modulation) are skipped and stay undefined.
+using TensorVisitor = std::function<void(at::Tensor&)>;
+void visit(at::Tensor& t, const TensorVisitor& fn) {
+  if (t.defined()) fn(t);
+}
+void for_each_tensor(Linear& l, const TensorVisitor& fn) {
+  visit(l.w, fn);
+  visit(l.b, fn);
+}
+void for_each_tensor(RowLinear& l, const TensorVisitor& fn) {
+  visit(l.w, fn);
+  visit(l.b, fn);
+}
+void for_each_tensor(AttentionWeights& a, const TensorVisitor& fn) {
+  for (Linear* l : {&a.q, &a.k, &a.v}) for_each_tensor(*l, fn);
+  visit(a.q_norm, fn);
+  visit(a.k_norm, fn);
+  for_each_tensor(a.out, fn);
+}
+void for_each_tensor(Mlp& m, const TensorVisitor& fn) {
+  for_each_tensor(m.in, fn);
+  for_each_tensor(m.gate, fn);
+  for_each_tensor(m.out, fn);
+}
+
+// One transformer block's weights under fully sharded weights (xDiT's fully_shard_degree, FSDP
+// wrapping each block whole): over an fs group of F ranks the block's tensors are flattened into
+// one buffer padded to a multiple of F, and this rank keeps its 1/F. gather() all-gathers the
+// shards just before the block runs and returns the block as views of the gathered buffer, freed
+// with that temporary after the block. With F = 1 the block is held whole and gather() returns it.
+// No prefetch of the next block: Gloo's collectives block, and on NCCL the compute stream waits
+// for each gather, so every gather is exposed (the cost model prices xDiT's prefetch instead).
+template <class Block>
+class ShardedBlock {
+ public:
+  ShardedBlock() = default;  // a block this rank does not hold (another PipeFusion stage's)
+  ShardedBlock(Block full, Comm& fs) : block_(std::move(full)) {
+    if (fs.size() > 1) shard(fs);
+  }
+
+  // The whole block; a collective of the fs group when sharded (every member calls it, in order).
+  Block gather(Comm& fs) const {
+    if (!shard_.defined()) return block_;
+    const at::Tensor flat = fs.all_gather_cat(shard_, 0);
+    Block b = block_;
+    int64_t offset = 0;
+    for_each_tensor(b, [&](at::Tensor& t) {
+      const int64_t n = t.numel();
+      t = flat.narrow(0, offset, n).view(t.sizes());
+      offset += n;
+    });
+    return b;
+  }
+
+ private:
+  // Copies this rank's chunk of the flattened block (padded with zeros to F chunks) straight from
+  // the block's tensors and leaves shape-only (meta) tensors in the skeleton: the full weights are
+  // released here, and no flat copy of the whole block is ever made.
+  void shard(Comm& fs) {
+    int64_t total = 0;
+    at::TensorOptions options;
+    for_each_tensor(block_, [&](at::Tensor& t) {
+      total += t.numel();
+      options = t.options();
+    });
+    const int64_t chunk = (total + fs.size() - 1) / fs.size(), begin = fs.rank() * chunk;
+    shard_ = at::zeros({chunk}, options);
+    int64_t offset = 0;
+    for_each_tensor(block_, [&](at::Tensor& t) {
+      const int64_t n = t.numel(), lo = std::max(offset, begin), hi = std::min(offset + n, begin + chunk);
+      if (lo < hi) shard_.narrow(0, lo - begin, hi - lo).copy_(t.reshape(-1).narrow(0, lo - offset, hi - lo));
+      offset += n;
+      t = at::empty(t.sizes(), t.options().device(at::kMeta));
+    });
+  }
+
+  Block block_;       // whole (F = 1), or its skeleton: meta tensors that keep the shapes
+  at::Tensor shard_;  // this rank's 1/F of the flattened block; undefined when whole
+};
+
+// The block as this rank keeps it: sharded over `fs` when `held`, an empty placeholder otherwise.
+template <class Block>
+ShardedBlock<Block> keep(bool held, Block b, Comm& fs) {
+  return held ? ShardedBlock<Block>(std::move(b), fs) : ShardedBlock<Block>();
+}
+
 // ---------------------------------------------------------------- MMDiT (FLUX, SD3, HunyuanVideo, Qwen-Image, CogVideoX)
 class Mmdit final : public DitModel {
  public:
-  Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op,
+  Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, Comm& fs, const DeviceSpec& device, const AttentionOp& op,
         BlockRange held)
-      : m_(m), tp_(tp), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
+      : m_(m), tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
         local_heads_(m.heads / tp.size()) {
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
@@ -177,20 +267,18 @@ class Mmdit final : public DitModel {
       shared_single_ = replicated(ws, 3 * d_, d_);
     }
     // Blocks outside `held` are drawn all the same (the generator's sequence stays the single-rank
-    // model's) and dropped at once: an empty placeholder keeps the forward-order index.
+    // model's) and dropped at once: an empty placeholder keeps the forward-order index. Held ones
+    // are sharded over `fs` as soon as drawn: one whole block at a time lives here.
     const auto [doubles, singles] = stream_counts(m);
     for (const BlockGroup& g : m.blocks)
       for (int i = 0; i < g.count; ++i) {
         if (g.kind == BlockKind::kDouble) {
-          DoubleBlock b = make_double(ws, g);
-          doubles_.push_back(held.holds(index(doubles_.size(), 0)) ? std::move(b) : DoubleBlock{});
+          doubles_.push_back(keep(held.holds(index(doubles_.size(), 0)), make_double(ws, g), fs));
         } else if (g.sequential) {
-          SequentialBlock b = make_sequential(ws);
           const bool mine = held.holds(index(sequentials_.size(), doubles + singles));
-          sequentials_.push_back(mine ? std::move(b) : SequentialBlock{});
+          sequentials_.push_back(keep(mine, make_sequential(ws), fs));
         } else {
-          SingleBlock b = make_single(ws);
-          singles_.push_back(held.holds(index(singles_.size(), doubles)) ? std::move(b) : SingleBlock{});
+          singles_.push_back(keep(held.holds(index(singles_.size(), doubles)), make_single(ws), fs));
         }
       }
     norm_out_ = replicated(ws, 2 * d_, d_);
@@ -231,13 +319,13 @@ class Mmdit final : public DitModel {
     const at::Tensor angles = at::cat({in.text_rope, in.image_rope}, 0);
     const int64_t text_len = txt.size(1);
     int block = 0;
-    for (const DoubleBlock& b : doubles_)
-      if (held_.holds(block++)) double_block(b, vec, angles, img, txt, ctx);
+    for (const auto& b : doubles_)
+      if (held_.holds(block++)) double_block(b.gather(fs_), vec, angles, img, txt, ctx);
     at::Tensor x = at::cat({txt, img}, 1);
-    for (const SingleBlock& b : singles_)
-      if (held_.holds(block++)) x = single_block(b, vec, angles, x, ctx);
-    for (const SequentialBlock& b : sequentials_)
-      if (held_.holds(block++)) x = sequential_block(b, vec, angles, text_len, x, ctx);
+    for (const auto& b : singles_)
+      if (held_.holds(block++)) x = single_block(b.gather(fs_), vec, angles, x, ctx);
+    for (const auto& b : sequentials_)
+      if (held_.holds(block++)) x = sequential_block(b.gather(fs_), vec, angles, text_len, x, ctx);
     return x;
   }
   // The final norm and projection of the image tokens of [text; image].
@@ -269,6 +357,11 @@ class Mmdit final : public DitModel {
     AttentionWeights img_attn, txt_attn, img_attn2;
     Mlp img_mlp, txt_mlp;
     bool image_self_attention = false;
+    friend void for_each_tensor(DoubleBlock& b, const TensorVisitor& fn) {
+      for (Linear* l : {&b.img_mod, &b.txt_mod}) for_each_tensor(*l, fn);
+      for (AttentionWeights* a : {&b.img_attn, &b.txt_attn, &b.img_attn2}) for_each_tensor(*a, fn);
+      for (Mlp* l : {&b.img_mlp, &b.txt_mlp}) for_each_tensor(*l, fn);
+    }
   };
   // One weight set over [text; image]: attention and MLP side by side from one norm, one output
   // projection of both (FLUX single-stream, HunyuanVideo).
@@ -277,6 +370,13 @@ class Mmdit final : public DitModel {
     Mlp mlp;  // in (and gate) only: its output is the fused projection below
     at::Tensor q_norm, k_norm;
     RowLinear out;
+    friend void for_each_tensor(SingleBlock& b, const TensorVisitor& fn) {
+      for (Linear* l : {&b.mod, &b.q, &b.k, &b.v}) for_each_tensor(*l, fn);
+      for_each_tensor(b.mlp, fn);
+      visit(b.q_norm, fn);
+      visit(b.k_norm, fn);
+      for_each_tensor(b.out, fn);
+    }
   };
   // One weight set over [text; image]: attention, then the FFN, each with its own output
   // projection and its own modulation per modality under expert adaLN (CogVideoX).
@@ -284,6 +384,11 @@ class Mmdit final : public DitModel {
     Linear mod, txt_mod;
     AttentionWeights attn;
     Mlp mlp;
+    friend void for_each_tensor(SequentialBlock& b, const TensorVisitor& fn) {
+      for (Linear* l : {&b.mod, &b.txt_mod}) for_each_tensor(*l, fn);
+      for_each_tensor(b.attn, fn);
+      for_each_tensor(b.mlp, fn);
+    }
   };
 
   at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
@@ -378,22 +483,23 @@ class Mmdit final : public DitModel {
 
   const ModelProfile& m_;
   Comm& tp_;
+  Comm& fs_;  // the fully-shard group the blocks are gathered over (a group of one: held whole)
   const AttentionOp& op_;
   BlockRange held_;
   int64_t d_, hd_, f_, local_heads_;
   Linear x_embed_, txt_embed_, time_in_, time_out_, norm_out_, proj_out_;
   Linear shared_img_, shared_txt_, shared_single_;
-  std::vector<DoubleBlock> doubles_;
-  std::vector<SingleBlock> singles_;
-  std::vector<SequentialBlock> sequentials_;
+  std::vector<ShardedBlock<DoubleBlock>> doubles_;
+  std::vector<ShardedBlock<SingleBlock>> singles_;
+  std::vector<ShardedBlock<SequentialBlock>> sequentials_;
 };
 
 // ---------------------------------------------------------------- cross-attention DiT (Wan)
 class CrossDit final : public DitModel {
  public:
-  CrossDit(const ModelProfile& m, uint64_t seed, Comm& tp, const DeviceSpec& device, const AttentionOp& op,
+  CrossDit(const ModelProfile& m, uint64_t seed, Comm& tp, Comm& fs, const DeviceSpec& device, const AttentionOp& op,
            BlockRange held)
-      : tp_(tp), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()) {
+      : tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()) {
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, d_, d_);
@@ -407,7 +513,7 @@ class CrossDit final : public DitModel {
         b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
         b.ffn = mlp(ws, d_, m.ffn_hidden, m.ffn_kind);
         // Drawn whether held or not: the generator's sequence stays the single-rank model's.
-        blocks_.push_back(held.holds(static_cast<int>(blocks_.size())) ? std::move(b) : Block{});
+        blocks_.push_back(keep(held.holds(static_cast<int>(blocks_.size())), std::move(b), fs));
       }
     head_ = replicated(ws, 2 * d_, d_);
     proj_out_ = replicated(ws, m.in_channels, d_);
@@ -441,8 +547,9 @@ class CrossDit final : public DitModel {
     const at::Tensor ctx_tokens = txt_embed_(in.text);
     const at::Tensor e6 = time_mod_(e).view({e.size(0), 6, d_});
     int block = 0;
-    for (const Block& b : blocks_) {
+    for (const auto& sharded : blocks_) {
       if (!held_.holds(block++)) continue;
+      const Block b = sharded.gather(fs_);  // dropped at the end of the iteration
       auto m = (e6 + b.table).chunk(6, 1);  // each [B, 1, D]
       const at::Tensor n = modulate(x, m[0], m[1]);
       const at::Tensor q = rope(project(b.self.q, b.self.q_norm, n), in.image_rope);
@@ -467,26 +574,38 @@ class CrossDit final : public DitModel {
     at::Tensor table;
     AttentionWeights self, cross;
     Mlp ffn;
+    friend void for_each_tensor(Block& b, const TensorVisitor& fn) {
+      visit(b.table, fn);
+      for (AttentionWeights* a : {&b.self, &b.cross}) for_each_tensor(*a, fn);
+      for_each_tensor(b.ffn, fn);
+    }
   };
   at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
     return project_heads(l, norm, x, local_heads_);
   }
 
   Comm& tp_;
+  Comm& fs_;  // the fully-shard group the blocks are gathered over (a group of one: held whole)
   const AttentionOp& op_;
   BlockRange held_;
   int64_t d_, hd_, local_heads_;
   Linear x_embed_, txt_embed_, time_in_, time_mod_, head_, proj_out_;
-  std::vector<Block> blocks_;
+  std::vector<ShardedBlock<Block>> blocks_;
 };
 
 }  // namespace
 
+std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, Comm& fs,
+                                      const DeviceSpec& device, const AttentionOp& attention, BlockRange blocks) {
+  if (profile.text_handling == TextHandling::kCross)
+    return std::make_unique<CrossDit>(profile, seed, tp, fs, device, attention, blocks);
+  return std::make_unique<Mmdit>(profile, seed, tp, fs, device, attention, blocks);
+}
+
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
                                       const AttentionOp& attention, BlockRange blocks) {
-  if (profile.text_handling == TextHandling::kCross)
-    return std::make_unique<CrossDit>(profile, seed, tp, device, attention, blocks);
-  return std::make_unique<Mmdit>(profile, seed, tp, device, attention, blocks);
+  static Comm whole;  // a group of one: its collectives are the identity and change nothing
+  return build_model(profile, seed, tp, whole, device, attention, blocks);
 }
 
 at::Tensor image_rope_angles(int64_t frames, int64_t rows, int64_t cols, int64_t head_dim) {

@@ -64,7 +64,13 @@ class DitModel {
 // Builds the model of `profile` with weights drawn from `seed`, sharded for `tp` (rank, size), on
 // `device` in its dtype. The draws depend on the device kind (CPU or CUDA generator), never on
 // the plan: blocks outside `blocks` are drawn too (the same generator sequence) and dropped at
-// once, so a stage's weights equal the single-rank model's.
+// once, so a stage's weights equal the single-rank model's. When `fs` has F > 1 ranks, each
+// transformer block is kept as this rank's 1/F and all-gathered over `fs` just before it runs
+// (FSDP; embedders and final layer stay whole); every rank of `fs` must then run the same blocks.
+// `tp` and `fs` must outlive the model.
+std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, Comm& fs,
+                                      const DeviceSpec& device, const AttentionOp& attention, BlockRange blocks = {});
+// As above with every block held whole (no fully-shard group): PipeFusion's stages, the bench.
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
                                       const AttentionOp& attention, BlockRange blocks = {});
 

@@ -311,7 +311,7 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
             spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
   const CpVariant variant = classify(pc.context_parallel_config);
   if (pc.pp() > 1) return run_pipefusion_rank(spec, mesh, rank, world);
-  auto model = build_model(*spec.model, spec.seed, mesh.tp(), dev, attention_op(variant));
+  auto model = build_model(*spec.model, spec.seed, mesh.tp(), mesh.fs(), dev, attention_op(variant));
   const SequenceShard shard = shard_sequence(spec, mesh, model->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
   Denoiser denoiser(spec, mesh, *model, shard, inputs);
