@@ -45,14 +45,18 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", size;
   std::string pipeline_patches, pipefusion_warmup;
   std::string batch = "1", topology, nodes;
-  std::string runtime = "diffusers", framework = "any", text_encoder, vae;
-  bool offload = false, no_anything = false;
+  std::string runtime = "diffusers", framework = "any", text_encoder, vae, model_config;
+  std::vector<std::string> framework_versions;
+  bool offload = false, no_anything = false, all = false;
   GuiOptions& o = out.options;
   CLI::App app{"cpplan-gui: explore the planner's configurations (Qt); the query flags are the CLI's", "cpplan-gui"};
   app.add_option("--gpus", gpus, "GPUs for one job (default 4)");
   app.add_option("--res", res, "WIDTHxHEIGHT in pixels (default: the model's)");
   app.add_option("--frames", frames, "frames, video models (default: the model's)");
-  app.add_option("--model", model, "model profile (default flux.1-dev)");
+  auto* model_option = app.add_option("--model", model, "model profile (default flux.1-dev)");
+  app.add_option("--model-config", model_config,
+                 "a diffusers transformer config.json or pipeline folder, instead of --model's profile")
+      ->excludes(model_option);
   app.add_option("--hardware", hardware, "hardware profile (default: the topology's, else h100-sxm)");
   app.add_option("--steps", steps, "denoising steps (default: the model's)");
   app.add_option("--batch", batch, "images generated together (split over dp replicas)");
@@ -62,6 +66,10 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--runtime", runtime, "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers)");
   app.add_option("--framework", framework,
                  "rank only the plans this framework runs: diffusers | xdit | cache-dit | any (default any)");
+  app.add_option("--framework-version", framework_versions,
+                 "a framework's older layout (cpplan list frameworks), e.g. xdit-2025; repeatable");
+  app.add_flag("--all", all,
+               "list every plan: the fully-sharded twins of every valid plan, data parallel for one image");
   app.add_option("--text-encoder", text_encoder,
                  "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
   app.add_option("--vae", vae, "single | parallel (default: the fastest that fits, per plan)");
@@ -99,6 +107,9 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     in.db = o.db;  // --hardware local: this machine's probes and calibration there
     in.cluster = o.cluster;
     in.model = model;
+    in.model_config = model_config;
+    in.framework_versions = framework_versions;
+    in.all_plans = all;
     in.topology = topology;
     in.hardware = !hardware.empty() || !topology.empty() ? hardware : "h100-sxm";
     in.gpus = !gpus.empty() ? parse_int("--gpus", gpus, 1, kMaxGpus) : topology.empty() ? 4 : 0;
@@ -165,10 +176,13 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
       if (!t) throw Invalid{t.error().message};
       in.nodes = parse_int("--nodes", nodes, 1, kMaxGpus / (*t)->gpus);
     }
-    auto q = make_query(*out.catalog, in);  // every field checked the way the planner will see it
+    auto resolved = resolve_model_config(out.catalog, in);  // --model-config's profile added
+    if (!resolved) throw Invalid{resolved.error().message};
+    auto q = make_query(*resolved->catalog, resolved->input);  // every field checked the way the planner will see it
     if (!q) throw Invalid{q.error().message};
     try {
-      check_cost_model(*out.catalog, in);  // --hardware local, --cluster: a database with what they need
+      // --hardware local, --cluster: a database with what they need
+      check_cost_model(*resolved->catalog, resolved->input);
     } catch (const session::InvalidInput& e) {
       throw Invalid{e.message};
     }

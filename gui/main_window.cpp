@@ -41,6 +41,7 @@ QueryInput heatmap_key(QueryInput in) {
   in.gpus = 1;
   in.nodes = 0;  // nor on the topology's node count: it plans without placement
   in.framework = "any";  // nor on the framework: it ranks every plan
+  in.framework_versions.clear();  // and no framework's verdicts
   return in;
 }
 
@@ -294,10 +295,9 @@ void MainWindow::start_heatmap() {
   const QueryInput in = *heat_pending_;
   heat_pending_.reset();
   heat_in_flight_ = true;
-  const ModelProfile* m = catalog_->find_model(in.model);
-  const auto resolutions = m ? heatmap_resolutions(*m) : std::vector<Resolution>{};
-  heat_watcher_.setFuture(
-      QtConcurrent::run(compute_heatmap, catalog_, in, resolutions, heatmap_gpu_counts(), heat_generation_));
+  // No resolutions: the model's (a model config's profile is known once resolved, off this thread).
+  heat_watcher_.setFuture(QtConcurrent::run(compute_heatmap, catalog_, in, std::vector<Resolution>{},
+                                            heatmap_gpu_counts(), heat_generation_));
 }
 
 int MainWindow::selected_plan() const {
@@ -326,7 +326,8 @@ void MainWindow::on_selection() {
   detail_->set_plan(&*result_->query, &p, result_->report.framework);
   const QString label = QString::fromStdString(plan_label(p.plan.config));
   if (p.plan.valid())
-    run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path()));
+    run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path(),
+                                           QString::fromStdString(result_->input.model_config)));
   else
     run_->set_command({}, {}, QStringLiteral("%1 is invalid: nothing to run").arg(label));
 }

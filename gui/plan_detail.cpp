@@ -72,6 +72,19 @@ using costmodel::CommAxis;
 using planner::topology::MeshAxis;
 using planner::topology::Placement;
 
+// One row of the group list, as the CLI's print_placement: a group kind, its degree, where its
+// groups lie, the first three of them.
+std::string group_row(const Placement& p, std::string_view name, int degree,
+                      const std::vector<std::vector<int>>& groups) {
+  const int span = planner::topology::nodes_spanned(p, groups);
+  std::string shown;
+  for (std::size_t i = 0; i < groups.size() && i < 3; ++i)
+    shown += fmt::format("[{}] ", planner::topology::ranks_text(groups[i]));
+  if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
+  return fmt::format("  {:<8} {:>4}  {:<16} {}\n", name, degree,
+                     span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown);
+}
+
 }  // namespace
 
 std::string topology_placement_text(const Query& q, const planner::RankedPlan& rp) {
@@ -86,16 +99,10 @@ std::string topology_placement_text(const Query& q, const planner::RankedPlan& r
                                 order.empty() ? std::string("(single GPU)") : fmt::format("{}", fmt::join(order, ", ")));
   for (MeshAxis a : p.axis_order) {
     const int degree = p.degree[static_cast<int>(a)];
-    if (degree <= 1) continue;
-    const auto groups = p.groups(a);
-    const int span = planner::topology::nodes_spanned(p, groups);
-    std::string shown;
-    for (std::size_t i = 0; i < groups.size() && i < 3; ++i)
-      shown += fmt::format("[{}] ", planner::topology::ranks_text(groups[i]));
-    if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
-    out += fmt::format("  {:<8} {:>4}  {:<16} {}\n", to_string(a), degree,
-                       span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown);
+    if (degree > 1) out += group_row(p, to_string(a), degree, p.groups(a));
   }
+  // The fully-sharded weight groups: consecutive ranks over the axes above, not an axis of their own.
+  if (p.fs_degree > 1) out += group_row(p, "fs", p.fs_degree, p.fs_groups());
   out += fmt::format("  node n runs ranks n x {} + i on GPU device_order[i]; device_order = {}\n", p.gpus_per_node,
                      fmt::join(p.device_order, ","));
   out += fmt::format("\n  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",

@@ -18,6 +18,7 @@ namespace {
 session::Options options_of(const QueryInput& in) {
   session::Options o;
   o.model = in.model;
+  o.model_config = in.model_config;
   // Without a topology, an empty hardware is h100-sxm: the GUI does not guess from nvidia-smi.
   o.hardware = !in.hardware.empty() || !in.topology.empty() ? in.hardware : "h100-sxm";
   o.gpus = in.gpus == 0 ? "" : std::to_string(in.gpus);  // 0: not given (the topology's, else required)
@@ -30,6 +31,8 @@ session::Options options_of(const QueryInput& in) {
   o.backend = std::string(to_string(in.backend));
   o.runtime = in.runtime;
   o.framework = in.framework;
+  o.framework_versions = in.framework_versions;
+  o.all = in.all_plans;
   if (in.text_encoder) o.text_encoder = std::string(to_string(*in.text_encoder));
   if (in.vae) o.vae = std::string(to_string(*in.vae));
   if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
@@ -59,7 +62,29 @@ session::Machine cached_machine() {
 
 }  // namespace
 
+Result<CatalogInput> resolve_model_config(const CatalogPtr& catalog, QueryInput in) {
+  if (in.model_config.empty()) return CatalogInput{catalog, std::move(in)};
+  // The config alone at the defaults of every other field (a query that resolves), so that an
+  // error can only be the config's.
+  QueryInput probe;
+  probe.model_config = in.model_config;
+  try {
+    std::ostringstream notes;
+    // build_query copies the catalog and adds the profile; the query points into that copy, so
+    // the context is built in place (not moved) and the catalog shared from inside it.
+    const std::shared_ptr<const session::Context> context(
+        new session::Context(session::build_query(options_of(probe), *catalog, notes)));
+    in.model = context->query.model->name;
+    in.model_config.clear();
+    return CatalogInput{CatalogPtr(context, &context->catalog), std::move(in)};
+  } catch (const session::InvalidInput& e) {
+    return Error{e.message};
+  }
+}
+
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
+  if (!in.model_config.empty())
+    return Error{fmt::format("--model-config = {}: not resolved (gui::resolve_model_config)", in.model_config)};
   try {
     std::ostringstream notes;
     session::ResolvedQuery r = session::resolve_query(options_of(in), catalog, notes);
@@ -95,12 +120,12 @@ std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in) {
                              m->video ? "video" : "image", s.text_tokens);
 }
 
-PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t generation) {
-  const auto start = std::chrono::steady_clock::now();
-  PlanResult r;
-  r.generation = generation;
-  r.catalog = std::move(catalog);
-  r.input = in;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// compute_plans once the model config is resolved: r.catalog holds in's profiles.
+PlanResult plan_resolved(PlanResult r, const QueryInput& in, Clock::time_point start) {
   auto q = make_query(*r.catalog, in);
   if (!q) {
     r.error = q.error().message;
@@ -120,8 +145,25 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
   }
   r.report = planner::Planner(r.model->cost()).plan(*r.query, options);
   if (framework) planner::keep_plans_of(r.report, *framework);
-  r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return r;
+}
+
+}  // namespace
+
+PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t generation) {
+  const auto start = Clock::now();
+  PlanResult r;
+  r.generation = generation;
+  r.input = in;
+  auto resolved = resolve_model_config(catalog, in);
+  if (!resolved) {
+    r.catalog = std::move(catalog);
+    r.error = resolved.error().message;
+    return r;
+  }
+  r.catalog = resolved->catalog;
+  return plan_resolved(std::move(r), resolved->input, start);
 }
 
 std::vector<Resolution> heatmap_resolutions(const ModelProfile& m) {
@@ -137,56 +179,71 @@ std::vector<Resolution> heatmap_resolutions(const ModelProfile& m) {
 
 std::vector<int> heatmap_gpu_counts() { return {1, 2, 4, 8, 16, 32, 64}; }
 
+namespace {
+
+// The best plan of `in` at one size and GPU count on `hardware`, planned without placement.
+HeatCell heat_cell(const ProfileCatalog& catalog, QueryInput in, Resolution res, int gpus,
+                   const costmodel::DatasheetModel* hardware, const planner::PlannerOptions* options,
+                   const std::string& options_error) {
+  HeatCell cell;
+  cell.resolution = res;
+  cell.gpus = gpus;
+  in.width = res.width;
+  in.height = res.height;
+  in.gpus = gpus;
+  in.topology.clear();
+  in.nodes = 0;
+  auto q = make_query(catalog, in);
+  if (!q || !hardware || !options) {
+    cell.error = !q ? q.error().message : !hardware ? "unknown hardware" : options_error;
+    return cell;
+  }
+  const costmodel::CostModel cost(*hardware);
+  const auto report = planner::Planner(cost).plan(*q, *options);
+  if (!report.plans.empty()) {  // ranked: fitting plans come first
+    const planner::RankedPlan& best = report.plans.front();
+    cell.label = plan_label(best.plan.config);
+    cell.variant = best.plan.variant;
+    cell.step_ms = best.predicted->step_ms;
+    cell.fits = best.predicted->fits_memory;
+  }
+  return cell;
+}
+
+}  // namespace
+
 HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
                               const std::vector<int>& gpu_counts, std::uint64_t generation) {
   HeatmapResult r;
   r.generation = generation;
+  r.model = in.model_config.empty() ? in.model : in.model_config;
+  auto resolved = resolve_model_config(catalog, in);
+  if (!resolved) return r;  // no grid: the plans' status line says why
+  const ProfileCatalog& profiles = *resolved->catalog;
+  QueryInput cell_in = resolved->input;
   // The grid spans GPU counts a topology's nodes do not hold: it plans on the topology's hardware
   // (or the query's) without placement.
-  const Topology* topology = in.topology.empty() ? nullptr : catalog->find_topology(in.topology);
-  r.model = in.model;
+  const Topology* topology = in.topology.empty() ? nullptr : profiles.find_topology(in.topology);
+  r.model = cell_in.model;
   r.hardware = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : "h100-sxm";
-  r.resolutions = resolutions;
+  cell_in.hardware = r.hardware;
+  const ModelProfile* m = profiles.find_model(cell_in.model);
+  r.resolutions = !resolutions.empty() || !m ? resolutions : heatmap_resolutions(*m);
   r.gpu_counts = gpu_counts;
-  const HardwareProfile* hw = catalog->find_hardware(r.hardware);
+  const HardwareProfile* hw = profiles.find_hardware(r.hardware);
   std::optional<costmodel::DatasheetModel> hardware;
   if (hw) hardware.emplace(*hw);
   std::optional<planner::PlannerOptions> options;  // one parse for every cell; unset: its error in each
   std::string options_error;
   try {
-    options = planner_options(in, false);
+    options = planner_options(cell_in, false);
   } catch (const session::InvalidInput& e) {
     options_error = e.message;
   }
-  for (const Resolution& res : resolutions) {
-    for (int gpus : gpu_counts) {
-      HeatCell cell;
-      cell.resolution = res;
-      cell.gpus = gpus;
-      QueryInput cell_in = in;
-      cell_in.width = res.width;
-      cell_in.height = res.height;
-      cell_in.gpus = gpus;
-      cell_in.hardware = r.hardware;
-      cell_in.topology.clear();
-      cell_in.nodes = 0;
-      auto q = make_query(*catalog, cell_in);
-      if (!q || !hardware || !options) {
-        cell.error = !q ? q.error().message : !hardware ? "unknown hardware" : options_error;
-      } else {
-        const costmodel::CostModel cost(*hardware);
-        const auto report = planner::Planner(cost).plan(*q, *options);
-        if (!report.plans.empty()) {  // ranked: fitting plans come first
-          const planner::RankedPlan& best = report.plans.front();
-          cell.label = plan_label(best.plan.config);
-          cell.variant = best.plan.variant;
-          cell.step_ms = best.predicted->step_ms;
-          cell.fits = best.predicted->fits_memory;
-        }
-      }
-      r.cells.push_back(std::move(cell));
-    }
-  }
+  for (const Resolution& res : r.resolutions)
+    for (int gpus : gpu_counts)
+      r.cells.push_back(heat_cell(profiles, cell_in, res, gpus, hardware ? &*hardware : nullptr,
+                                  options ? &*options : nullptr, options_error));
   return r;
 }
 

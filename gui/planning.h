@@ -25,6 +25,9 @@ using session::kMaxGpus;  // as the CLI (session/query.h)
 // CLI's defaults when --hardware / --gpus are left out.
 struct QueryInput {
   std::string model = "flux.1-dev";
+  // cpplan --model-config: a diffusers transformer config.json or pipeline folder whose profile
+  // replaces `model` ("": none). resolve_model_config turns it into a catalog model.
+  std::string model_config;
   std::string hardware = "h100-sxm";
   int gpus = 4;
   int batch = 1;         // images per prompt (cpplan --batch); dp_degree must divide it
@@ -43,6 +46,12 @@ struct QueryInput {
   // cpplan --framework: rank only the valid plans this framework runs (diffusers, xdit,
   // cache-dit); "any" ranks them all.
   std::string framework = "any";
+  // cpplan --framework-version: framework files other than the defaults (e.g. "xdit-2025"): which
+  // plans that framework is said to run, and its launch line.
+  std::vector<std::string> framework_versions;
+  // cpplan --all: also the fully-sharded twins (fs_degree > 1) of every valid plan, not only of
+  // those that do not fit, and data-parallel plans of a one-image query.
+  bool all_plans = false;
   // Forced placements (cpplan --text-encoder, --vae); unset: the planner picks, per plan, the
   // fastest that fits.
   std::optional<TextEncoderPlacement> text_encoder;
@@ -56,10 +65,23 @@ struct QueryInput {
   bool operator==(const QueryInput&) const = default;
 };
 
+using CatalogPtr = std::shared_ptr<const ProfileCatalog>;
+
+// `in` as the functions below plan it. With a model config: a copy of `catalog` holding the
+// config's profile, added by the CLI's code (session::build_query, as cpplan --model-config), and
+// `in` naming that profile with model_config cleared; without one, both as given. A config that
+// cannot be read or mapped is the CLI's one-line error (it names the path).
+struct CatalogInput {
+  CatalogPtr catalog;
+  QueryInput input;
+};
+Result<CatalogInput> resolve_model_config(const CatalogPtr& catalog, QueryInput in);
+
 // The planner's Query for `in`, parsed by the CLI's own parser (session::resolve_query) from the
 // same options; an error names the field, its value and the rule. The Query borrows profiles (and
 // the topology) from `catalog`; with hardware "local" its hardware is left null (compute_plans
-// fills it from this machine's measured model).
+// fills it from this machine's measured model). Precondition: in.model_config is resolved
+// (resolve_model_config); an unresolved one is an error.
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 
 // With hardware "local" or a cluster: throws session::InvalidInput, with the CLI's one line, when
@@ -67,17 +89,16 @@ Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 void check_cost_model(const ProfileCatalog& catalog, const QueryInput& in);
 
 // One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).
+// Precondition as make_query's.
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in);
 
-using CatalogPtr = std::shared_ptr<const ProfileCatalog>;
-
-// Every plan of one query, ranked (planner::Planner::plan) and restricted to in.framework's plans
-// (planner::keep_plans_of: report.framework and report.hidden_count say so), or the reason there
-// is none.
+// Every plan of one query (its model config resolved here), ranked (planner::Planner::plan) and
+// restricted to in.framework's plans (planner::keep_plans_of: report.framework and
+// report.hidden_count say so), or the reason there is none.
 struct PlanResult {
   std::uint64_t generation = 0;  // the request it answers; older ones are discarded
-  CatalogPtr catalog;            // keeps the profiles `query` points into alive
-  QueryInput input;
+  CatalogPtr catalog;            // keeps the profiles `query` points into alive (a model config's too)
+  QueryInput input;              // as asked (model_config kept)
   std::optional<Query> query;    // empty when `error` is set
   // The cost model the plans were predicted with (with --hardware local, `query` points into it).
   std::shared_ptr<const session::QueryCostModel> model;
@@ -112,7 +133,8 @@ std::vector<Resolution> heatmap_resolutions(const ModelProfile& m);
 // 1, 2, 4, ..., 64.
 std::vector<int> heatmap_gpu_counts();
 
-// `in`'s model, hardware and options at every resolution x GPU count.
+// `in`'s model (its model config resolved here), hardware and options at every resolution x GPU
+// count; no resolutions: heatmap_resolutions of that model.
 HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
                               const std::vector<int>& gpu_counts, std::uint64_t generation);
 

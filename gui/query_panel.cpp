@@ -2,9 +2,14 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -29,6 +34,30 @@ void fill_frameworks(QComboBox* box) {
   for (int i = 0; i < planner::kFrameworkCount; ++i)
     box->addItem(qstr(planner::to_string(static_cast<planner::Framework>(i))));
   box->setToolTip(QStringLiteral("rank only the plans this framework runs"));
+}
+
+// A framework's version combo: its default file (data ""), then each other file of it (data: the
+// name cpplan --framework-version takes), by the version line of the file; null when it has none.
+QComboBox* version_combo(const ProfileCatalog& catalog, Framework f) {
+  const FrameworkProfile* standard = catalog.find_framework(to_string(f));
+  QComboBox* box = nullptr;
+  for (const FrameworkProfile& p : catalog.frameworks()) {
+    if (p.framework != f || p.name == to_string(f)) continue;
+    if (!box) {
+      box = new QComboBox;
+      const QString version = standard ? qstr(standard->version) : qstr(to_string(f));
+      box->addItem(QStringLiteral("default: %1").arg(version), QString());
+      if (standard) box->setItemData(0, qstr(standard->description), Qt::ToolTipRole);
+      box->setToolTip(QStringLiteral("the release whose features decide which plans it runs, and its launch line "
+                                     "(cpplan --framework-version)"));
+      // Long version lines are elided in the box (the list shows them whole): the panel keeps its width.
+      box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+      box->setMinimumContentsLength(16);
+    }
+    box->addItem(QStringLiteral("%1: %2").arg(qstr(p.name), qstr(p.version)), qstr(p.name));
+    box->setItemData(box->count() - 1, qstr(p.description), Qt::ToolTipRole);
+  }
+  return box;
 }
 
 template <class Placement>
@@ -62,7 +91,12 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       framework_(new QComboBox),
       text_encoder_(new QComboBox),
       vae_(new QComboBox),
-      anything_(new QCheckBox(QStringLiteral("allow Ulysses / Ring Anything"))) {
+      anything_(new QCheckBox(QStringLiteral("allow Ulysses / Ring Anything"))),
+      config_edit_(new QLineEdit),
+      config_open_(new QPushButton(QStringLiteral("Model config..."))),
+      config_clear_(new QPushButton(QStringLiteral("Clear"))),
+      config_error_(new QLabel),
+      all_plans_(new QCheckBox(QStringLiteral("list every plan (cpplan --all)"))) {
   for (const ModelProfile& m : catalog_->models()) {
     model_->addItem(QString::fromStdString(m.name));
     model_->setItemData(model_->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
@@ -112,12 +146,16 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   nodes_->setToolTip(QStringLiteral("nodes of the topology, joined by its network (cpplan --nodes)"));
   steps_->setRange(1, 100000);
   anything_->setChecked(true);
+  all_plans_->setToolTip(QStringLiteral("also the fully-sharded twins (fs > 1) of every valid plan, not only of "
+                                        "those that do not fit, and data parallel for one image"));
   facts_->setWordWrap(true);
   facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   facts_->setMinimumWidth(240);
 
   auto* form = new QFormLayout;
   form->addRow(QStringLiteral("Model"), model_);
+  form->addRow(config_row());
+  form->addRow(config_error_);
   form->addRow(facts_);
   form->addRow(QStringLiteral("Width"), width_);
   form->addRow(QStringLiteral("Height"), height_);
@@ -131,9 +169,11 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Attention"), backend_);
   form->addRow(QStringLiteral("Runtime"), runtime_);
   form->addRow(QStringLiteral("Framework"), framework_);
+  add_framework_versions(form);
   form->addRow(QStringLiteral("Text encoder"), text_encoder_);
   form->addRow(QStringLiteral("VAE"), vae_);
   form->addRow(anything_);
+  form->addRow(all_plans_);
   auto* box = new QGroupBox(QStringLiteral("Query"));
   box->setLayout(form);
   auto* layout = new QVBoxLayout(this);
@@ -159,7 +199,9 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   });
   for (QComboBox* c : {hardware_, backend_, runtime_, framework_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
-  connect(anything_, &QCheckBox::toggled, this, [this] { emit_changed(); });
+  for (QComboBox* c : versions_)
+    if (c) connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
+  for (QCheckBox* c : {anything_, all_plans_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
 
   const int flux = model_->findText(QStringLiteral("flux.1-dev"));
   const int h100 = hardware_->findText(QStringLiteral("h100-sxm"));
@@ -174,8 +216,91 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   update_facts();
 }
 
+QWidget* QueryPanel::config_row() {
+  config_edit_->setPlaceholderText(QStringLiteral("config.json or pipeline folder"));
+  config_edit_->setToolTip(QStringLiteral("plan a diffusers checkpoint instead of the model above, from its "
+                                          "transformer config.json or pipeline folder (cpplan --model-config)"));
+  config_open_->setToolTip(QStringLiteral("choose a transformer config.json, or a pipeline's model_index.json for "
+                                          "its folder"));
+  config_clear_->setToolTip(QStringLiteral("plan the model above again"));
+  config_clear_->setEnabled(false);
+  config_error_->setWordWrap(true);
+  config_error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  config_error_->setStyleSheet(QStringLiteral("color: #b3261e"));
+  config_error_->hide();
+  connect(config_open_, &QPushButton::clicked, this, [this] { choose_model_config(); });
+  connect(config_clear_, &QPushButton::clicked, this, [this] { set_model_config({}); });
+  // Enter or leaving the field applies a typed path (the one in use is not read again).
+  connect(config_edit_, &QLineEdit::editingFinished, this, [this] {
+    const QString path = config_edit_->text().trimmed();
+    if (path.toStdString() != config_path_) set_model_config(path);
+  });
+  auto* row = new QWidget;
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(config_open_);
+  layout->addWidget(config_edit_, 1);
+  layout->addWidget(config_clear_);
+  return row;
+}
+
+void QueryPanel::add_framework_versions(QFormLayout* form) {
+  for (int i = 0; i < kFrameworkCount; ++i) {
+    const auto f = static_cast<Framework>(i);
+    versions_[i] = version_combo(*catalog_, f);
+    if (!versions_[i]) continue;
+    const FrameworkProfile* standard = catalog_->find_framework(to_string(f));
+    form->addRow(QStringLiteral("%1 version").arg(standard ? qstr(standard->title) : qstr(to_string(f))), versions_[i]);
+  }
+}
+
+void QueryPanel::choose_model_config() {
+  const QString start = config_path_.empty() ? QString() : QFileInfo(QString::fromStdString(config_path_)).path();
+  QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Diffusers model config"), start,
+                                              QStringLiteral("diffusers configs (*.json);;all files (*)"));
+  if (path.isEmpty()) return;  // cancelled
+  // A pipeline is read from its folder: transformer/, text encoders and VAE (core/diffusers_config.h).
+  if (QFileInfo(path).fileName() == QStringLiteral("model_index.json")) path = QFileInfo(path).path();
+  set_model_config(path);
+}
+
+bool QueryPanel::set_model_config(const QString& path) {
+  if (!apply_model_config(path)) return false;
+  emit_changed();
+  return true;
+}
+
+bool QueryPanel::apply_model_config(const QString& path) {
+  config_edit_->setText(path);
+  QueryInput probe;
+  probe.model_config = path.toStdString();
+  auto resolved = resolve_model_config(catalog_, probe);
+  if (!resolved) {
+    show_config_error(QString::fromStdString(resolved.error().message));
+    return false;  // the previous config (or model) stays, and so does its table
+  }
+  show_config_error({});
+  config_path_ = probe.model_config;
+  config_catalog_ = path.isEmpty() ? nullptr : resolved->catalog;
+  config_model_ = path.isEmpty() ? std::string() : resolved->input.model;
+  model_->setEnabled(path.isEmpty());
+  config_clear_->setEnabled(!path.isEmpty());
+  apply_model_defaults();
+  return true;
+}
+
+void QueryPanel::show_config_error(const QString& message) {
+  config_error_->setText(message);
+  config_error_->setVisible(!message.isEmpty());
+}
+
+const ModelProfile* QueryPanel::current_model() const {
+  if (config_catalog_) return config_catalog_->find_model(config_model_);
+  return catalog_->find_model(model_->currentText().toStdString());
+}
+
 void QueryPanel::apply_model_defaults() {
-  const ModelProfile* m = catalog_->find_model(model_->currentText().toStdString());
+  const ModelProfile* m = current_model();
   if (!m) return;
   const bool was_quiet = quiet_;
   quiet_ = true;
@@ -224,6 +349,11 @@ QueryInput QueryPanel::input() const {
   in.framework = framework_->currentText().toStdString();
   in.text_encoder = placement_of<TextEncoderPlacement>(text_encoder_);
   in.vae = placement_of<VaePlacement>(vae_);
+  in.model_config = config_path_;
+  for (const QComboBox* box : versions_)
+    if (box && !box->currentData().toString().isEmpty())
+      in.framework_versions.push_back(box->currentData().toString().toStdString());
+  in.all_plans = all_plans_->isChecked();
   return in;
 }
 
@@ -231,6 +361,7 @@ void QueryPanel::set_input(const QueryInput& in) {
   quiet_ = true;
   const int m = model_->findText(QString::fromStdString(in.model));
   if (m >= 0) model_->setCurrentIndex(m);
+  if (in.model_config != config_path_) apply_model_config(QString::fromStdString(in.model_config));
   apply_model_defaults();
   if (in.width > 0) width_->setValue(in.width);
   if (in.height > 0) height_->setValue(in.height);
@@ -252,13 +383,28 @@ void QueryPanel::set_input(const QueryInput& in) {
   if (f >= 0) framework_->setCurrentIndex(f);
   show_placement(text_encoder_, in.text_encoder);
   show_placement(vae_, in.vae);
+  for (QComboBox* box : versions_) {
+    if (!box) continue;
+    int chosen = 0;  // the default, unless `in` names one of this framework's other files
+    for (const std::string& name : in.framework_versions)
+      if (const int i = box->findData(QString::fromStdString(name)); i > 0) chosen = i;
+    box->setCurrentIndex(chosen);
+  }
+  all_plans_->setChecked(in.all_plans);
   quiet_ = false;
   emit_changed();
 }
 
 QString QueryPanel::facts_text() const { return facts_->text(); }
 
-void QueryPanel::update_facts() { facts_->setText(QString::fromStdString(model_facts(*catalog_, input()))); }
+void QueryPanel::update_facts() {
+  QueryInput in = input();
+  if (config_catalog_) {  // the config's profile, as resolve_model_config names it
+    in.model = config_model_;
+    in.model_config.clear();
+  }
+  facts_->setText(QString::fromStdString(model_facts(config_catalog_ ? *config_catalog_ : *catalog_, in)));
+}
 
 void QueryPanel::emit_changed() {
   if (quiet_) return;

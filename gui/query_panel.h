@@ -3,16 +3,22 @@
 // GPU count, images per prompt (batch), the topology the plans are placed on and its nodes,
 // hardware, steps, attention backend, the runtime (how the framework runs it), the framework the
 // ranking is restricted to ("any": none), the text-encoder and VAE placements ("auto": the
-// planner picks per plan) and the anything modes.
+// planner picks per plan) and the anything modes; a diffusers model config instead of the model
+// (cpplan --model-config), each framework's version file (--framework-version) and every plan
+// (--all).
 // Every edit emits changed() with the whole query; the window re-plans off the UI thread.
 
 #include <QWidget>
+#include <array>
 
 #include "gui/planning.h"
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
+class QLineEdit;
+class QPushButton;
 class QSpinBox;
 
 namespace cpplan::gui {
@@ -40,11 +46,31 @@ class QueryPanel : public QWidget {
   QComboBox* topology_box() { return topology_; }  // "none", then the catalog's topologies
   QSpinBox* nodes_box() { return nodes_; }         // enabled with a topology
   QComboBox* hardware_box() { return hardware_; }
+  QLineEdit* model_config_edit() { return config_edit_; }     // the config's path; Enter applies it
+  QPushButton* model_config_button() { return config_open_; }  // "Model config...": a file dialog
+  QPushButton* clear_config_button() { return config_clear_; }
+  QLabel* config_error_label() { return config_error_; }  // the config's one-line error; hidden when none
+  // "default: <version>", then the framework's other files (data: the file name); null when the
+  // catalog has only its default file.
+  QComboBox* framework_version_box(Framework f) { return versions_[static_cast<int>(f)]; }
+  QCheckBox* all_plans_box() { return all_plans_; }
+
+  // Plans the diffusers config at `path` (a transformer config.json or a pipeline folder) instead
+  // of the model combo's profile, with its default size and steps; "" goes back to the combo. A
+  // path that cannot be read or mapped shows the CLI's one-line error and keeps the query as it
+  // was (nothing is emitted); returns whether the path was taken.
+  bool set_model_config(const QString& path);
 
  signals:
   void changed(const cpplan::gui::QueryInput& input);
 
  private:
+  QWidget* config_row();                     // the dialog button, the path and the clear button
+  void add_framework_versions(QFormLayout* form);  // a version combo per framework with older files
+  void choose_model_config();                // the file dialog
+  bool apply_model_config(const QString& path);  // set_model_config without emitting
+  void show_config_error(const QString& message);  // "" hides it
+  const ModelProfile* current_model() const;     // the config's profile, else the combo's
   void apply_model_defaults();     // the model's size, frames, steps and granularity
   void apply_topology_defaults();  // the topology's hardware and nodes x its GPUs, as the CLI's defaults
   void update_facts();
@@ -68,6 +94,16 @@ class QueryPanel : public QWidget {
   QComboBox* text_encoder_;  // item data: -1 for auto, else the TextEncoderPlacement
   QComboBox* vae_;           // item data: -1 for auto, else the VaePlacement
   QCheckBox* anything_;
+  QLineEdit* config_edit_;
+  QPushButton* config_open_;
+  QPushButton* config_clear_;
+  QLabel* config_error_;
+  std::array<QComboBox*, kFrameworkCount> versions_{};  // null: the framework has one file
+  QCheckBox* all_plans_;
+  // The model config in use ("" none), and the catalog holding its profile, named config_model_.
+  std::string config_path_;
+  CatalogPtr config_catalog_;
+  std::string config_model_;
   bool quiet_ = false;  // set_input in progress: one changed() at the end
 };
 

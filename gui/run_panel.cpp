@@ -27,10 +27,12 @@ QString find_cpplan(const QString& application_dir) {
   return {};
 }
 
-QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db) {
+QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
   const ContextParallelConfig& cp = c.context_parallel_config;
+  // A config's profile is named after its folder: the run derives it again from the config.
   QStringList a{QStringLiteral("run"),
-                QStringLiteral("--model"), QString::fromStdString(q.model->name),
+                model_config.isEmpty() ? QStringLiteral("--model") : QStringLiteral("--model-config"),
+                model_config.isEmpty() ? QString::fromStdString(q.model->name) : model_config,
                 QStringLiteral("--res"), QStringLiteral("%1x%2").arg(q.resolution.width).arg(q.resolution.height),
                 QStringLiteral("--steps"), QString::number(q.steps),
                 QStringLiteral("--gpus"), QString::number(q.gpus),
@@ -41,6 +43,7 @@ QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString
     << QStringLiteral("--tp") << QString::number(c.tp()) << QStringLiteral("--cfg") << QString::number(c.cfg_degree)
     << QStringLiteral("--dp") << QString::number(c.dp_degree) << QStringLiteral("--rotate-method")
     << qstr(to_string(cp.rotate_method));
+  if (c.fs() > 1) a << QStringLiteral("--fully-shard") << QString::number(c.fs());
   if (cp.ulysses_anything) a << QStringLiteral("--ulysses-anything");
   if (cp.ring_anything) a << QStringLiteral("--ring-anything");
   if (!cp.convert_to_fp32) a << QStringLiteral("--no-fp32");

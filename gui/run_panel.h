@@ -25,7 +25,9 @@ QString find_cpplan(const QString& application_dir);
 
 // `cpplan run` arguments for the plan `c` of the query `q`, recording into `db` ("" = default);
 // with the query's forced --text-encoder / --vae, without its runtime (run predicts as cpplan).
-QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db);
+// A query planned from a diffusers config passes `model_config` (--model-config) for --model.
+QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db,
+                          const QString& model_config = {});
 
 class RunPanel : public QWidget {
   Q_OBJECT
