@@ -1,11 +1,17 @@
 // The GUI and the CLI answer the same query with the same plans: for ten queries, the real `cpplan`
-// binary's JSON (--all) against the GUI's computation and its widgets (the plans table, the plan
-// detail's snippets): the same plans in the same order, the same verdicts and reasons, step times,
-// memory verdicts, frameworks, and the same framework snippets for the top plan; and, restricted
-// to one framework, the same ranking as `cpplan --framework`.
+// binary's JSON (--all; the GUI's "list every plan") against the GUI's computation and its widgets
+// (the plans table, the plan detail's snippets): the same plans in the same order, the same
+// verdicts and reasons, step times, memory verdicts, frameworks, and the same framework snippets
+// for the top plan; restricted to one framework, the same ranking as `cpplan --framework`; a
+// diffusers config as `--model-config`, an older xDiT as `--framework-version xdit-2025`.
 #include <catch2/catch.hpp>
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QTableView>
 #include <cstdio>
 #include <memory>
@@ -21,6 +27,7 @@
 #include "gui/plan_table_model.h"
 #include "gui/planning.h"
 #include "gui/query_panel.h"
+#include "gui/run_panel.h"
 #include "session/machine.h"
 #include "session/planning.h"
 #include "tests/gui/gui_support.h"
@@ -30,11 +37,12 @@ using nlohmann::json;
 
 namespace {
 
-// What `cpplan ARGS` prints on stdout (a fixed argv: no user text reaches the shell).
-std::string cpplan_stdout(const std::vector<std::string>& args) {
+// What `cpplan ARGS` prints on stdout, or with `stderr_only` on stderr (a fixed argv: no user text
+// reaches the shell).
+std::string cpplan_stdout(const std::vector<std::string>& args, bool stderr_only = false) {
   std::string command = CPPLAN_BINARY;
   for (const std::string& a : args) command += " '" + a + "'";
-  command += " 2>/dev/null";
+  command += stderr_only ? " 2>&1 >/dev/null" : " 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   REQUIRE(pipe);
   std::string out;
@@ -103,16 +111,32 @@ std::vector<Case> cases() {
 
 std::vector<std::string> names(const json& a) { return a.get<std::vector<std::string>>(); }
 
-// `cpplan --all --json` less the data-parallel plans of a one-image query, which --all alone lists
-// (each invalid: dp must divide the batch); the GUI, as the CLI without --all, leaves them out.
-json without_single_image_dp(json cli) {
-  if (cli.at("batch") != 1) return cli;
-  json kept = json::array();
-  for (const json& p : cli.at("plans"))
-    if (p.at("dp_degree") == 1) kept.push_back(p);
-  cli["invalid_plans"] = cli.at("invalid_plans").get<int>() - static_cast<int>(cli.at("plans").size() - kept.size());
-  cli["plans"] = std::move(kept);
-  return cli;
+// The CLI's one-line error for `args`, as the GUI shows it: without "cpplan: " and the newline.
+std::string cpplan_error(const std::vector<std::string>& args) {
+  std::string err = cpplan_stdout(args, true);
+  if (err.rfind("cpplan: ", 0) == 0) err.erase(0, 8);
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  return err;
+}
+
+// A diffusers config of tests/data/diffusers (one folder per built-in profile).
+std::string diffusers_fixture(const std::string& relative) {
+  return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/diffusers/" + relative;
+}
+
+// Runs the window's event loop until it has shown the plans of its latest query.
+void wait_for_plans(cpplan::gui::MainWindow& w) {
+  while (w.planning()) REQUIRE(cpplan::test::wait_for(&w, &cpplan::gui::MainWindow::plans_shown));
+  REQUIRE(w.result());
+}
+
+// The table's column `column` as shown, row by row.
+std::vector<std::string> shown_column(cpplan::gui::MainWindow& w, int column) {
+  std::vector<std::string> out;
+  const QAbstractItemModel* table = w.plan_table()->model();
+  for (int row = 0; row < table->rowCount(); ++row)
+    out.push_back(table->index(row, column).data().toString().toStdString());
+  return out;
 }
 
 // The plan detail's snippets of the top plan (planner::framework_snippets) in the CLI's text, which
@@ -155,8 +179,10 @@ TEST_CASE("The GUI and the CLI print the same plans, times, verdicts and snippet
     std::vector<std::string> args = c.args;
     INFO("cpplan " << [&] { std::string s; for (const auto& a : args) s += a + " "; return s; }());
     args.insert(args.end(), {"--json", "--all"});
-    const json cli = without_single_image_dp(json::parse(cpplan_stdout(args)));
-    const auto gui = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), c.in, 1);
+    const json cli = json::parse(cpplan_stdout(args));
+    QueryInput in = c.in;
+    in.all_plans = true;  // as --all: the fully-sharded twins of every valid plan, dp for one image
+    const auto gui = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
     REQUIRE(gui.error.empty());
     const auto& plans = gui.report.plans;
     REQUIRE(cli.at("plans").size() == plans.size());
@@ -310,4 +336,203 @@ TEST_CASE("With framework diffusers the GUI ranks the plans `cpplan --framework 
   INFO(w.status_text().toStdString());
   CHECK(w.status_text().contains(
       QStringLiteral("%1 valid plans that diffusers cannot run are left out (framework any shows them)").arg(hidden)));
+}
+
+TEST_CASE("A diffusers config plans as cpplan --model-config and as the built-in model it describes",
+          "[gui][parity][model_config]") {
+  cpplan::test::gui_app();
+  const std::string config = diffusers_fixture("flux.1-dev/config.json");
+  const json cli = json::parse(cpplan_stdout(
+      {"--model-config", config, "--hardware", "h100-sxm", "--gpus", "4", "--res", "1024x1024", "--json", "--all"}));
+  QueryInput in = input("flux.1-dev", "h100-sxm", 4, 1024, 1024);
+  in.all_plans = true;
+  const auto builtin = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
+  in.model_config = config;
+  const auto derived = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
+  REQUIRE(builtin.error.empty());
+  REQUIRE(derived.error.empty());
+  CHECK(derived.query->model->name == cli.at("model"));  // named after the config's folder
+  CHECK(derived.input.model_config == config);           // the result keeps the query as asked
+  REQUIRE(derived.report.plans.size() == cli.at("plans").size());
+  REQUIRE(derived.report.plans.size() == builtin.report.plans.size());
+  CHECK(derived.report.valid_count == cli.at("valid_plans"));
+  for (std::size_t i = 0; i < cli.at("plans").size(); ++i) {
+    const auto& d = derived.report.plans[i];
+    const auto& b = builtin.report.plans[i];
+    const json& j = cli["plans"][i];
+    INFO("plan " << i << ": " << j.at("label"));
+    CHECK(plan_label(d.plan.config) == j.at("label"));
+    CHECK(plan_label(b.plan.config) == j.at("label"));
+    CHECK(d.plan.variant == b.plan.variant);
+    CHECK(d.plan.valid() == j.at("valid").get<bool>());
+    CHECK(b.plan.valid() == d.plan.valid());
+    CHECK(d.plan.reasons == j.at("reasons").get<std::vector<std::string>>());
+    if (!d.plan.valid()) continue;
+    CHECK(d.predicted->step_ms == Approx(j.at("predicted").at("step_ms").get<double>()).epsilon(1e-12));
+    CHECK(d.predicted->step_ms == Approx(b.predicted->step_ms).epsilon(1e-12));
+    CHECK(d.frameworks.names() == names(j.at("frameworks")));
+    CHECK(d.frameworks.names() == b.frameworks.names());
+  }
+
+  // Through the panel: the model list is disabled and the window shows the CLI's rows.
+  cpplan::test::TempDir dir;
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  w.set_query(input("flux.1-dev", "h100-sxm", 4, 1024, 1024));
+  wait_for_plans(w);
+  cpplan::gui::QueryPanel* panel = w.query_panel();
+  REQUIRE(panel->set_model_config(QString::fromStdString(config)));
+  CHECK_FALSE(panel->model_box()->isEnabled());
+  CHECK(panel->clear_config_button()->isEnabled());
+  CHECK(panel->config_error_label()->isHidden());
+  CHECK(panel->width_box()->value() == 1024);  // the config's profile's default size
+  CHECK(panel->facts_text().contains(QStringLiteral("4096 image + 512 text")));
+  wait_for_plans(w);
+  REQUIRE(w.result()->error.empty());
+  CHECK(w.result()->input.model_config == config);
+  const json top = json::parse(cpplan_stdout({"--model-config", config, "--hardware", "h100-sxm", "--gpus", "4",
+                                              "--res", "1024x1024", "--json", "--top", "1000"}));
+  std::vector<std::string> labels;
+  for (const json& j : top.at("plans")) labels.push_back(j.at("label"));
+  CHECK(shown_column(w, cpplan::gui::PlanTableModel::kPlan) == labels);
+  // the Run tab runs the config, not a profile of that name
+  const QString run = w.run_panel()->arguments().join(' ');
+  CHECK(run.contains(QStringLiteral("--model-config ") + QString::fromStdString(config)));
+
+  panel->clear_config_button()->click();
+  CHECK(panel->model_box()->isEnabled());
+  CHECK(panel->input().model_config.empty());
+  wait_for_plans(w);
+  CHECK(w.result()->query->model->name == "flux.1-dev");
+}
+
+TEST_CASE("A model config that cannot be read shows the CLI's one-line error and keeps the plans shown",
+          "[gui][model_config][errors]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  w.set_query(input("flux.1-dev", "h100-sxm", 4, 1024, 1024));
+  wait_for_plans(w);
+  const std::vector<std::string> before = shown_column(w, cpplan::gui::PlanTableModel::kPlan);
+  REQUIRE(!before.empty());
+  cpplan::gui::QueryPanel* panel = w.query_panel();
+  int emitted = 0;
+  QObject::connect(panel, &cpplan::gui::QueryPanel::changed, [&] { ++emitted; });
+
+  const std::string unmapped = dir.file("config.json");  // a class no mapping knows
+  std::FILE* f = std::fopen(unmapped.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(R"({"_class_name": "NoSuchTransformer2DModel", "num_layers": 2})", f);
+  std::fclose(f);
+  for (const std::string& path : {dir.file("missing/config.json"), unmapped}) {
+    INFO(path);
+    const std::string expected = cpplan_error({"--model-config", path, "--hardware", "h100-sxm", "--gpus", "4"});
+    REQUIRE(!expected.empty());
+    CHECK(expected.find('\n') == std::string::npos);
+    CHECK_FALSE(panel->set_model_config(QString::fromStdString(path)));
+    CHECK(panel->config_error_label()->text().toStdString() == expected);
+    CHECK_FALSE(panel->config_error_label()->isHidden());
+    CHECK(emitted == 0);  // nothing re-planned: the table stays
+    CHECK_FALSE(w.planning());
+    CHECK(shown_column(w, cpplan::gui::PlanTableModel::kPlan) == before);
+    CHECK(panel->input().model_config.empty());
+    CHECK(panel->model_box()->isEnabled());
+  }
+
+  // A path typed into the field is read when the field is left; a good one clears the error.
+  const std::string schnell = diffusers_fixture("flux.1-schnell/config.json");
+  panel->model_config_edit()->setText(QString::fromStdString(schnell));
+  emit panel->model_config_edit()->editingFinished();
+  CHECK(emitted == 1);
+  CHECK(panel->config_error_label()->isHidden());
+  wait_for_plans(w);
+  CHECK(w.result()->error.empty());
+  const json cli =
+      json::parse(cpplan_stdout({"--model-config", schnell, "--hardware", "h100-sxm", "--gpus", "4", "--json"}));
+  CHECK(w.result()->query->model->name == cli.at("model").get<std::string>());
+}
+
+TEST_CASE("xDiT version xdit-2025 changes xDiT's verdicts and launch line as cpplan --framework-version does",
+          "[gui][parity][framework_version]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  // sd3.5-medium: xDiT main has no pipeline for it, the 2025 example scripts ran it (sd3_example.py).
+  const std::vector<std::string> args = {"--model", "sd3.5-medium", "--hardware", "h100-sxm", "--gpus", "4"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const json cli_main = json::parse(cpplan_stdout(with({"--json", "--top", "1000"})));
+  const json cli_2025 =
+      json::parse(cpplan_stdout(with({"--json", "--top", "1000", "--framework-version", "xdit-2025"})));
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  // The frameworks of each valid plan shown, in rank order (as the CLI's JSON lists them).
+  auto shown_frameworks = [&] {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& p : w.plan_model()->plans())
+      if (p.plan.valid()) out.push_back(p.frameworks.names());
+    return out;
+  };
+  auto cli_frameworks = [](const json& cli) {
+    std::vector<std::vector<std::string>> out;
+    for (const json& p : cli.at("plans")) out.push_back(names(p.at("frameworks")));
+    return out;
+  };
+  w.set_query(input("sd3.5-medium", "h100-sxm", 4));
+  wait_for_plans(w);
+  const auto main_frameworks = shown_frameworks();
+  const std::vector<std::string> main_column = shown_column(w, cpplan::gui::PlanTableModel::kFrameworks);
+  CHECK(main_frameworks == cli_frameworks(cli_main));
+
+  QComboBox* version = w.query_panel()->framework_version_box(cpplan::Framework::kXdit);
+  REQUIRE(version != nullptr);
+  CHECK(w.query_panel()->framework_version_box(cpplan::Framework::kDiffusers) == nullptr);  // one file only
+  CHECK(version->itemText(0).startsWith(QStringLiteral("default: main")));
+  REQUIRE(version->findData(QStringLiteral("xdit-2025")) == 1);
+  version->setCurrentIndex(1);
+  CHECK(w.query_panel()->input().framework_versions == std::vector<std::string>{"xdit-2025"});
+  wait_for_plans(w);
+  const auto old_frameworks = shown_frameworks();
+  CHECK(old_frameworks == cli_frameworks(cli_2025));
+  // Some plan's xDiT verdict changed, in the table's frameworks column too.
+  REQUIRE(old_frameworks.size() == main_frameworks.size());
+  CHECK(old_frameworks != main_frameworks);
+  CHECK(shown_column(w, cpplan::gui::PlanTableModel::kFrameworks) != main_column);
+  // The top plan's xDiT line: the example script's torchrun command, as the CLI prints it.
+  const std::string snippets = w.plan_detail()->snippet_text().toStdString();
+  CHECK_THAT(snippets, Catch::Contains("examples/sd3_example.py"));
+  CHECK(snippets_in(snippets, cpplan_stdout(with({"--framework-version", "xdit-2025"}))));
+}
+
+TEST_CASE("List every plan adds the fully-sharded twins, as cpplan --all", "[gui][parity][all_plans]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const json cli = json::parse(cpplan_stdout({"--model", "flux.1-dev", "--hardware", "h100-sxm", "--gpus", "4", "--res",
+                                              "1024x1024", "--all", "--json"}));
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  w.set_query(input("flux.1-dev", "h100-sxm", 4, 1024, 1024));
+  wait_for_plans(w);
+  auto fully_sharded = [&] {
+    int n = 0;
+    for (const auto& p : w.plan_model()->plans()) n += p.plan.config.fs() > 1;
+    return n;
+  };
+  CHECK(fully_sharded() == 0);  // every plan fits: no twin is needed
+  QCheckBox* all = w.query_panel()->all_plans_box();
+  all->setChecked(true);
+  CHECK(w.query_panel()->input().all_plans);
+  wait_for_plans(w);
+  CHECK(fully_sharded() > 0);
+  CHECK(w.result()->report.valid_count == cli.at("valid_plans"));
+  CHECK(w.result()->report.invalid_count == cli.at("invalid_plans"));
+  REQUIRE(w.plan_model()->rowCount() == static_cast<int>(cli.at("plans").size()));
+  int cli_sharded = 0;
+  for (const json& p : cli.at("plans")) cli_sharded += p.at("fs_degree").get<int>() > 1;
+  CHECK(fully_sharded() == cli_sharded);
+  // the table and the detail name the fs degree
+  w.show_invalid_box()->setChecked(true);
+  bool labelled = false;
+  for (const std::string& label : shown_column(w, cpplan::gui::PlanTableModel::kPlan))
+    labelled = labelled || label.find(" x fs ") != std::string::npos;
+  CHECK(labelled);
 }

@@ -130,3 +130,38 @@ TEST_CASE("The window shows the selected plan's placement on two DGX H100 nodes"
   CHECK(window.plan_detail()->topology_text().isEmpty());
   CHECK(!window.plan_detail()->placement_shown());
 }
+
+TEST_CASE("A fully-sharded plan's placement lists its fs groups of consecutive ranks",
+          "[gui][placement][fully_shard]") {
+  // ulysses 8 x fs 4 on one 8-GPU node (every plan listed, as cpplan --all): the weight groups are
+  // ranks 0-3 and 4-7, as the CLI's check prints them (tests/cli/test_topology_cli.cpp).
+  QueryInput in;
+  in.topology = "8x-l20-pcie";
+  in.gpus = 0;
+  in.hardware = "";
+  in.model = "flux.2-dev";
+  in.width = in.height = 1024;
+  in.all_plans = true;
+  const auto r = cpplan::gui::compute_plans(shared_catalog(), in, 1);
+  REQUIRE(r.error.empty());
+  const cpplan::planner::RankedPlan* p = nullptr;
+  for (const auto& candidate : r.report.plans)
+    if (candidate.plan.valid() && plan_label(candidate.plan.config) == "ulysses 8 x fs 4" &&
+        candidate.plan.variant == cpplan::CpVariant::kUlysses)
+      p = &candidate;
+  REQUIRE(p != nullptr);
+  const QString text = QString::fromStdString(cpplan::gui::topology_placement_text(*r.query, *p));
+  INFO(text.toStdString());
+  CHECK(text.contains(QRegularExpression(QStringLiteral("\\n  fs\\s+4\\s+within a node\\s+\\[0-3\\] \\[4-7\\]"))));
+  const QStringList fs = table_row(text, "fs");  // its weight gathers in the bandwidth table
+  REQUIRE(fs.size() >= 10);
+  CHECK(fs[1] == "4");
+  CHECK(fs[2] == "2");
+  CHECK(fs[3] == "all_gather");
+  // The plan detail names the degree.
+  cpplan::test::gui_app();
+  cpplan::gui::PlanDetail detail;
+  detail.set_plan(&*r.query, p);
+  CHECK(detail.summary_text().contains(QStringLiteral("ulysses 8 x fs 4")));
+  CHECK(detail.topology_text() == text);
+}

@@ -1,10 +1,14 @@
 // The GUI's batch, topology and nodes: make_query applies them as `cpplan --batch --topology
 // --nodes` does (the topology's hardware and nodes x its GPUs by default, the CLI's one-line
 // errors), cpplan-gui's flags of the same names, and the query panel's widgets; the framework the
-// ranking is restricted to (cpplan --framework) likewise.
+// ranking is restricted to (cpplan --framework) likewise, and a diffusers config (--model-config),
+// the framework files (--framework-version) and every plan (--all).
 #include <catch2/catch.hpp>
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 #include <algorithm>
 
@@ -279,4 +283,79 @@ TEST_CASE("A framework keeps only the valid plans it runs and counts the others"
   CHECK(xdit.report.invalid_count == all.report.invalid_count);  // invalid plans stay, with their reasons
   for (const auto& p : xdit.report.plans)
     if (p.plan.valid()) CHECK(p.frameworks.has(cpplan::planner::Framework::kXdit));
+}
+
+TEST_CASE("cpplan-gui takes --model-config, --framework-version and --all as the CLI does", "[gui][query][args]") {
+  const std::string config = std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/diffusers/flux.1-dev/config.json";
+  const auto ok = parse({"--model-config", config.c_str(), "--framework-version", "xdit-2025", "--all"});
+  REQUIRE(ok.exit_code == -1);
+  CHECK(ok.options.input.model_config == config);
+  CHECK(ok.options.input.framework_versions == std::vector<std::string>{"xdit-2025"});
+  CHECK(ok.options.input.all_plans);
+  const auto plain = parse({});
+  CHECK(plain.options.input.model_config.empty());
+  CHECK(plain.options.input.framework_versions.empty());
+  CHECK_FALSE(plain.options.input.all_plans);
+
+  // --model-config replaces --model: both are a usage error, as in the CLI
+  CHECK(parse({"--model", "flux.1-dev", "--model-config", config.c_str()}).exit_code == 2);
+  // a config that cannot be read, an unknown framework file: the CLI's lines (exit 3)
+  const auto missing = parse({"--model-config", "/no/such/config.json"});
+  CHECK(missing.exit_code == 3);
+  QueryInput missing_in;
+  missing_in.model_config = "/no/such/config.json";
+  const auto missing_error = cpplan::gui::resolve_model_config(shared_catalog(), missing_in);
+  REQUIRE_FALSE(missing_error);
+  CHECK(missing.message == "cpplan-gui: " + missing_error.error().message);
+  CHECK_THAT(missing.message, Catch::Contains("/no/such/config.json"));
+  CHECK(missing.message.find('\n') == std::string::npos);
+  const auto unknown = parse({"--framework-version", "xdit-1999"});
+  CHECK(unknown.exit_code == 3);
+  QueryInput in;
+  in.framework_versions = {"xdit-1999"};
+  CHECK(unknown.message == "cpplan-gui: " + error_of(in));
+}
+
+TEST_CASE("The query panel's model config, framework versions and every-plan box reach the query",
+          "[gui][query][panel]") {
+  cpplan::test::gui_app();
+  cpplan::gui::QueryPanel panel(shared_catalog());
+  std::optional<QueryInput> last;
+  QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [&](const QueryInput& in) { last = in; });
+  CHECK(panel.model_config_button()->text() == "Model config...");
+  CHECK_FALSE(panel.clear_config_button()->isEnabled());
+  CHECK(panel.config_error_label()->isHidden());
+
+  // a video model's pipeline config: its profile's defaults (frames enabled), the model list off
+  const std::string config = std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/diffusers/wan2.1-t2v-1.3b/config.json";
+  REQUIRE(panel.set_model_config(QString::fromStdString(config)));
+  REQUIRE(last);
+  CHECK(last->model_config == config);
+  CHECK_FALSE(panel.model_box()->isEnabled());
+  const auto resolved = cpplan::gui::resolve_model_config(shared_catalog(), *last);
+  REQUIRE(resolved);
+  CHECK(resolved->input.model_config.empty());
+  const cpplan::ModelProfile* m = resolved->catalog->find_model(resolved->input.model);
+  REQUIRE(m != nullptr);
+  CHECK(m->video);
+  CHECK(last->width == m->default_width);
+  CHECK(last->frames == m->default_frames);
+  CHECK(shared_catalog()->find_model(resolved->input.model) == nullptr);  // the shared catalog is untouched
+  CHECK(cpplan::gui::make_query(*resolved->catalog, resolved->input));
+
+  // set_input shows a query's config, versions and every-plan choice; "" clears the config
+  QueryInput in;
+  in.framework_versions = {"xdit-2025"};
+  in.all_plans = true;
+  panel.set_input(in);
+  CHECK(last->model_config.empty());
+  CHECK(panel.model_box()->isEnabled());
+  CHECK(last->framework_versions == std::vector<std::string>{"xdit-2025"});
+  CHECK(last->all_plans);
+  CHECK(panel.all_plans_box()->isChecked());
+  CHECK(panel.framework_version_box(cpplan::Framework::kXdit)->currentIndex() == 1);
+  panel.all_plans_box()->setChecked(false);
+  CHECK_FALSE(last->all_plans);
+  panel.framework_version_box(cpplan::Framework::kXdit)->setCurrentIndex(0);
+  CHECK(last->framework_versions.empty());
 }

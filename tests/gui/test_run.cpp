@@ -113,3 +113,22 @@ TEST_CASE("The Run tab's command carries a PipeFusion plan's stages, patches and
   CHECK(args.contains(QStringLiteral("--pipefusion 2 --num-pipeline-patch 4 --pipefusion-warmup-steps 1")));
   CHECK_FALSE(cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}).join(' ').contains(QStringLiteral("pipefusion")));
 }
+
+TEST_CASE("The Run tab's command carries the fully-sharded degree and the query's model config",
+          "[gui][run][fully_shard]") {
+  const cpplan::Query q = cpplan::test::make_query("flux-tiny", 2, 128, 128);
+  cpplan::ParallelConfig c;
+  c.context_parallel_config.ulysses_degree = 2;
+  c.fs_degree = 2;
+  const QString args = cpplan::gui::run_arguments(q, c, {}).join(' ');
+  INFO(args.toStdString());
+  CHECK(args.contains(QStringLiteral("--ulysses 2")));
+  CHECK(args.contains(QStringLiteral("--fully-shard 2")));
+  CHECK(args.contains(QStringLiteral("--model flux-tiny")));
+  const QString plain = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}).join(' ');
+  CHECK_FALSE(plain.contains(QStringLiteral("fully-shard")));
+  // A query planned from a diffusers config runs that config (cpplan run --model-config), not --model.
+  const QStringList from_config = cpplan::gui::run_arguments(q, c, {}, QStringLiteral("/ckpt/transformer/config.json"));
+  CHECK(from_config.join(' ').contains(QStringLiteral("--model-config /ckpt/transformer/config.json")));
+  CHECK_FALSE(from_config.contains(QStringLiteral("--model")));
+}
