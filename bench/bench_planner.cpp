@@ -51,22 +51,26 @@ void BM_RankAllPlans(benchmark::State& state) {
 }
 BENCHMARK(BM_RankAllPlans)->Arg(1)->Arg(8)->Arg(64)->Arg(512)->Arg(4096)->Unit(benchmark::kMillisecond);
 
-// The cost model alone over every valid plan of a 64-GPU query (the hot loop of sweeps and the GUI).
+// The cost model alone over the valid plans of a 64-GPU query (the hot loop of sweeps and the GUI):
+// every one (0), those without PipeFusion (1), the PipeFusion ones (2), whose stages and patches
+// are priced one by one.
 void BM_CostModelPredict(benchmark::State& state) {
   const Query q = flux_query(64);
   const costmodel::DatasheetModel hw(*q.hardware);
   const costmodel::CostModel cost(hw);
+  const auto kept = [&](const Plan& p) { return state.range(0) == 0 || (p.config.pp() > 1) == (state.range(0) == 2); };
   std::vector<Plan> valid;
   for (const auto& c : planner::enumerate(q.gpus)) {
     Plan p = planner::make_plan(q, c);
-    if (p.valid()) valid.push_back(p);
+    if (p.valid() && kept(p)) valid.push_back(p);
   }
   for (auto _ : state)
     for (const Plan& p : valid) benchmark::DoNotOptimize(cost.predict(q, p.config, p.variant));
+  state.counters["plans"] = static_cast<double>(valid.size());
   state.counters["plans_per_sec"] =
       benchmark::Counter(static_cast<double>(valid.size()) * state.iterations(), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_CostModelPredict)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CostModelPredict)->ArgName("kind")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 void BM_EnumerateAndValidate(benchmark::State& state) {
   const Query q = flux_query(static_cast<int>(state.range(0)));

@@ -28,10 +28,11 @@ Source worst(Source a, Source b) { return std::min(a, b); }  // datasheet < meas
 // it spans as many nodes as its ranks' positions fall in.
 CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
   const long long per_node = std::max(1, hw.gpus_per_node);
-  int nodes = 0;
-  for (long long k = 0, last = -1; k < ranks; ++k)
-    if (const long long node = k * stride / per_node; node != last) ++nodes, last = node;
-  return {ranks, stride, std::max(1, nodes)};
+  // The nodes of ranks 0, stride, ..., (ranks - 1) x stride: a stride of a node or more puts each
+  // on its own node; a shorter one steps at most one node at a time, so every node from the
+  // first to the last is hit.
+  const long long nodes = stride >= per_node ? ranks : (ranks - 1LL) * stride / per_node + 1;
+  return {ranks, stride, static_cast<int>(std::max(1LL, nodes))};
 }
 
 }  // namespace
@@ -144,15 +145,6 @@ StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant 
 }
 
 namespace {
-
-// The placements to consider: the forced ones, else every one that applies to the plan.
-template <class E, int N>
-std::vector<E> candidates(const std::optional<E>& forced) {
-  std::vector<E> out;
-  if (forced) return {*forced};
-  for (int i = 0; i < N; ++i) out.push_back(static_cast<E>(i));
-  return out;
-}
 
 }  // namespace
 
@@ -301,13 +293,10 @@ PlacedPipeline choose_placement(const StepContext& ctx, const MemoryBreakdown& d
   const Bytes capacity = ctx.hw.profile().memory_bytes();
   std::vector<PlacedPipeline> fitting;
   std::optional<PlacedPipeline> smallest;
-  for (TextEncoderPlacement te : candidates<TextEncoderPlacement, kTextEncoderPlacementCount>(ctx.q.text_encoder))
-    for (VaePlacement vae : candidates<VaePlacement, kVaePlacementCount>(ctx.q.vae)) {
-      if (!placement_applies(ctx, te, vae)) continue;
-      PlacedPipeline placed = place_pipeline(ctx, te, vae, denoising);
-      if (!smallest || placed.memory.peak() < smallest->memory.peak()) smallest = placed;
-      if (placed.memory.peak() <= capacity) fitting.push_back(std::move(placed));
-    }
+  for (PlacedPipeline& placed : placements(ctx, denoising)) {
+    if (!smallest || placed.memory.peak() < smallest->memory.peak()) smallest = placed;
+    if (placed.memory.peak() <= capacity) fitting.push_back(std::move(placed));
+  }
   if (fitting.empty()) return *smallest;
   return simplest_within_gain(fitting, steps_ms);
 }

@@ -2,6 +2,9 @@
 // CFG) and decoding the latents with the VAE, for one placement of each, and the memory of the
 // three phases of an image. docs/cost-model.md, "Per image".
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <vector>
 
 #include "costmodel/step_context.h"
 
@@ -144,28 +147,69 @@ bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlace
   return te_ok && vae_ok;
 }
 
-PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae,
-                              const MemoryBreakdown& denoising) {
+namespace {
+
+// The text encoders' part of a placement: it depends on the encoder placement alone.
+struct EncodingTerms {
+  Milliseconds ms = 0, transfer_ms = 0, comm_ms = 0;
+  Bytes resident = 0, encoding = 0;
+};
+EncodingTerms encoding_terms(const StepContext& ctx, TextEncoderPlacement te) {
+  EncodingTerms out;
+  for (const Component& e : ctx.m.text_encoders) {
+    const EncoderTerms t = encode(ctx, e, te);
+    out.ms += t.ms;
+    out.transfer_ms += t.transfer_ms;
+    out.comm_ms += t.comm_ms;
+    out.resident += t.resident;
+    out.encoding += t.encoding;
+  }
+  return out;
+}
+
+PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, const EncodingTerms& e, VaePlacement vae,
+                              const DecodeTerms& d, const MemoryBreakdown& denoising) {
   PlacedPipeline out;
   out.cost.text_encoder = te;
   out.cost.vae = vae;
   out.memory = denoising;
-  Bytes encoding = 0;
-  for (const Component& e : ctx.m.text_encoders) {
-    const EncoderTerms t = encode(ctx, e, te);
-    out.cost.text_encode_ms += t.ms;
-    out.cost.text_transfer_ms += t.transfer_ms;
-    out.cost.text_comm_ms += t.comm_ms;
-    out.memory.text_encoder_weights += t.resident;
-    encoding += t.encoding;
-  }
-  out.memory.text_encode = encoding;
+  out.cost.text_encode_ms = e.ms;
+  out.cost.text_transfer_ms = e.transfer_ms;
+  out.cost.text_comm_ms = e.comm_ms;
+  out.memory.text_encoder_weights += e.resident;
+  out.memory.text_encode = e.encoding;
   out.memory.transformer_while_encoding = te != TextEncoderPlacement::kSequential;
-  const DecodeTerms d = decode(ctx, vae);
   out.cost.vae_decode_ms = d.ms;
   out.cost.vae_comm_ms = d.comm_ms;
   out.memory.vae_decode = d.live;
   out.cost.host_ms = ctx.runtime.image_ms;
+  return out;
+}
+
+// The placements to consider: the forced one, else every one.
+template <class E, int N>
+std::vector<E> candidates(const std::optional<E>& forced) {
+  if (forced) return {*forced};
+  std::vector<E> out;
+  for (int i = 0; i < N; ++i) out.push_back(static_cast<E>(i));
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlacedPipeline> placements(const StepContext& ctx, const MemoryBreakdown& denoising) {
+  std::array<std::optional<DecodeTerms>, kVaePlacementCount> decoded;
+  std::vector<PlacedPipeline> out;
+  for (TextEncoderPlacement te : candidates<TextEncoderPlacement, kTextEncoderPlacementCount>(ctx.q.text_encoder)) {
+    std::optional<EncodingTerms> encoded;
+    for (VaePlacement vae : candidates<VaePlacement, kVaePlacementCount>(ctx.q.vae)) {
+      if (!placement_applies(ctx, te, vae)) continue;
+      if (!encoded) encoded = encoding_terms(ctx, te);
+      std::optional<DecodeTerms>& d = decoded[static_cast<int>(vae)];
+      if (!d) d = decode(ctx, vae);
+      out.push_back(place_pipeline(ctx, te, *encoded, vae, *d, denoising));
+    }
+  }
   return out;
 }
 
