@@ -108,10 +108,13 @@ echo "== scancel of a running job"
 printf '#!/usr/bin/env bash\n#SBATCH --ntasks=2\nsrun cpplan run %s --steps 100000 --ulysses 2 --db "%s"\n' "${tiny[*]}" "$work/cancel.db" > long.sh
 job=$(sbatch --parsable -o long.log long.sh)
 # Until both ranks have set their stop handler (a fixed wait lost the race on a loaded machine,
-# where SIGTERM came while LibTorch was still loading), then a second into their steps.
+# where SIGTERM came while LibTorch was still loading), then a second into their steps. The ranks
+# are this job's cpplan processes (its database on their command line), not other tests'.
 ranks_catch_sigterm() {
-  local n=0 pid mask
+  local n=0 pid mask command
   for pid in $(pgrep -x 'cpplan|cpplan-exec'); do
+    command=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || continue
+    [[ $command == *"$work/cancel.db"* ]] || continue
     mask=$(awk '/^SigCgt/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
     (( (16#${mask:-0} >> 14) & 1 )) && n=$((n + 1))  # bit 14: SIGTERM (15)
   done
