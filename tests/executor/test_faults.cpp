@@ -39,9 +39,15 @@ std::string db_path() {
   return db.path;
 }
 
-// Whether process `pid` has its own handler for `sig` (the SigCgt mask of /proc/PID/status).
-bool catches(pid_t pid, int sig) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+// Whether process `pid` runs cpplan-exec (cpplan execs it for `run`) and has set its own handler
+// for `sig` (the SigCgt mask of /proc/PID/status). Before the exec, the forked copy of this test
+// process still carries Catch's handlers, so the name is checked too.
+bool executor_catches(pid_t pid, int sig) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::string name;
+  std::getline(std::ifstream(proc + "/comm"), name);
+  if (name != "cpplan-exec") return false;
+  std::ifstream in(proc + "/status");
   for (std::string line; std::getline(in, line);)
     if (line.rfind("SigCgt:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1ULL;
   return false;
@@ -169,7 +175,7 @@ TEST_CASE("SIGINT or SIGTERM to the launcher ends every rank and records the run
   }
   // Until the launcher handles the signal (a fixed wait raced LibTorch's loading on a loaded
   // machine), then a second for its ranks to start stepping.
-  for (int i = 0; i < 600 && !catches(pid, sig); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 600 && !executor_catches(pid, sig); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const auto sent = std::chrono::steady_clock::now();
   kill(pid, sig);
