@@ -6,6 +6,7 @@
 
 #include "core/sequence.h"
 #include "costmodel/cost_model.h"
+#include "tests/costmodel/datasheet_prediction.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::costmodel::forward_flops;
@@ -20,9 +21,7 @@ double tflop(const std::string& name, int width = 0, int height = 0, int frames 
 }
 
 double predicted_step_flops(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
-  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
-  const cpplan::costmodel::CostModel cost(hw);
-  return cost.predict(q, c, cpplan::classify(c.context_parallel_config)).step_flops;
+  return cpplan::test::datasheet_prediction(q, c).step_flops;
 }
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include "costmodel/cost_model.h"
 #include "costmodel/predict_terms.h"
+#include "tests/costmodel/datasheet_prediction.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::costmodel::CommAxis;
@@ -16,11 +17,7 @@ using cpplan::test::config;
 using cpplan::test::make_query;
 
 namespace {
-Prediction predict(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
-  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
-  const cpplan::costmodel::CostModel cost(hw);
-  return cost.predict(q, c, cpplan::classify(c.context_parallel_config));
-}
+Prediction predict(const cpplan::Query& q, const cpplan::ParallelConfig& c) { return cpplan::test::datasheet_prediction(q, c); }
 
 cpplan::ParallelConfig sharded(cpplan::ParallelConfig c, int fs) {
   c.fs_degree = fs;

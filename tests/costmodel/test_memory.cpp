@@ -6,6 +6,7 @@
 #include <string>
 
 #include "costmodel/cost_model.h"
+#include "tests/costmodel/datasheet_prediction.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::kGiB;
@@ -14,11 +15,7 @@ using cpplan::test::config;
 using cpplan::test::make_query;
 
 namespace {
-Prediction predict(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
-  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
-  const cpplan::costmodel::CostModel cost(hw);
-  return cost.predict(q, c, cpplan::classify(c.context_parallel_config));
-}
+Prediction predict(const cpplan::Query& q, const cpplan::ParallelConfig& c) { return cpplan::test::datasheet_prediction(q, c); }
 
 // FLUX.1-dev: 11,901,408,320 bf16 parameters.
 constexpr double kFluxWeightBytes = 2.0 * 11901408320.0;  // 23,802,816,640
