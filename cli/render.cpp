@@ -60,6 +60,17 @@ void print_warmup(std::ostream& out, const Query& q, const costmodel::Prediction
              pr.compile_ms / 1e3, size, pr.warmup_ms / 1e3, pr.compile_ms / 1e3, images);
 }
 
+// The CLI's control for a lever of a broken rule; empty where no single flag moves it.
+std::string_view lever_control(Lever l) {
+  switch (l) {
+    case Lever::kResolution: return "change --res";
+    case Lever::kTextTokens: return "change --text-tokens";
+    case Lever::kModelHeads: return "the model's heads";
+    case Lever::kAttentionBackend: return "change --attention-backend";
+    default: return {};
+  }
+}
+
 std::string_view framework_title(planner::Framework f) {
   return f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
 }
@@ -239,15 +250,16 @@ void print_rejected(std::ostream& out, const planner::PlanReport& r, bool all) {
       for (const RankedPlan& p : r.plans)
         if (!p.plan.valid())
           fmt::print(out, "  {} ({}): {}\n", plan_label(p.plan.config), display_name(p.plan.variant),
-                     fmt::join(p.plan.reasons, "; "));
+                     fmt::join(p.plan.reasons(), "; "));
     } else {
       // One line per rule broken, those the user can act on first: how many plans, and one of them.
       fmt::print(out, "\nrejected ({}; --all lists each):\n", r.invalid_count);
       for (const planner::RejectionGroup& g : planner::rejection_groups(r)) {
         const RankedPlan& p = *g.example;
-        const auto more = p.plan.reasons.size() - 1;
+        const auto more = p.plan.violations.size() - 1;
         fmt::print(out, "  {:>4} {:<6} {}{}, e.g. {}{}\n", g.count, g.count == 1 ? "plan" : "plans", g.rule,
-                   g.lever.empty() ? "" : fmt::format(" ({})", g.lever), plan_label(p.plan.config),
+                   lever_control(g.lever).empty() ? "" : fmt::format(" ({})", lever_control(g.lever)),
+                   plan_label(p.plan.config),
                    more == 0 ? "" : fmt::format(" (and {} more rule{})", more, more == 1 ? "" : "s"));
       }
     }
@@ -337,7 +349,7 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
   fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
   if (!p.plan.valid()) {
     fmt::print(out, "INVALID:\n");
-    for (const auto& reason : p.plan.reasons) fmt::print(out, "  - {}\n", reason);
+    for (const auto& reason : p.plan.reasons()) fmt::print(out, "  - {}\n", reason);
     return;
   }
   const auto& pr = *p.predicted;

@@ -13,6 +13,7 @@
 #include "core/runtime.h"
 #include "core/sequence.h"
 #include "core/topology.h"
+#include "core/violation.h"
 
 namespace cpplan {
 
@@ -44,8 +45,9 @@ struct Query {
 struct Plan {
   ParallelConfig config;
   CpVariant variant = CpVariant::kNone;
-  std::vector<std::string> reasons;  // every violated rule; empty means valid
-  bool valid() const { return reasons.empty(); }
+  std::vector<Violation> violations;  // every broken rule, in validate()'s order; empty means valid
+  bool valid() const { return violations.empty(); }
+  std::vector<std::string> reasons() const { return messages(violations); }  // their messages
 };
 
 }  // namespace cpplan

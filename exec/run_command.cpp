@@ -92,7 +92,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   Plan plan = planner::make_plan(ctx.query, config);
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
-                                   fmt::join(plan.reasons, "; "))};
+                                   fmt::join(plan.reasons(), "; "))};
   refuse_unsupported(config);
   return {std::move(ctx), std::move(plan), device};
 }

@@ -89,7 +89,7 @@ void check_command_line(std::string_view text) {
     const costmodel::DatasheetModel hardware(*q.hardware);
     const costmodel::CostModel cost(hardware);
     const auto p = planner::Planner(cost).evaluate(q, config);
-    for (const auto& reason : p.plan.reasons) check_message("plan reason", reason);
+    for (const auto& reason : p.plan.reasons()) check_message("plan reason", reason);
     if (p.plan.valid()) {
       if (!p.predicted) fail("a valid plan without a prediction", text);
       if (!std::isfinite(p.predicted->step_ms) || p.predicted->step_ms <= 0)

@@ -189,7 +189,7 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::opt
   const double gpu_gib = q->hardware->memory_bytes() / kGiB;
   if (!p->plan.valid()) {
     std::string text = fmt::format("<b>{}</b> ({}) is invalid:<ul>", label, variant);
-    for (const auto& r : p->plan.reasons) text += "<li>" + QString::fromStdString(r).toHtmlEscaped().toStdString() + "</li>";
+    for (const auto& r : p->plan.reasons()) text += "<li>" + QString::fromStdString(r).toHtmlEscaped().toStdString() + "</li>";
     return show_no_figures(QString::fromStdString(text + "</ul>"), gpu_gib);
   }
   const costmodel::Prediction& pr = *p->predicted;

@@ -52,7 +52,7 @@ QString bound_tooltip(const costmodel::Prediction& pr) {
 
 QString reasons_text(const planner::RankedPlan& p) {
   QStringList reasons;
-  for (const auto& r : p.plan.reasons) reasons << QString::fromStdString(r);
+  for (const auto& r : p.plan.reasons()) reasons << QString::fromStdString(r);
   return reasons.join(QStringLiteral("; "));
 }
 

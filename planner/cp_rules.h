@@ -17,8 +17,8 @@ class CpRules {
   virtual bool candidate(int ring, int ulysses) const = 0;
   // Sets the variant's flags (anything modes) on a config that has the degrees.
   virtual void configure(ContextParallelConfig& cp) const { (void)cp; }
-  // Appends a message for every rule of this variant that the plan breaks.
-  virtual void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const = 0;
+  // Appends every rule of this variant that the plan breaks.
+  virtual void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const = 0;
 };
 
 const CpRules& cp_rules(CpVariant v);
@@ -28,13 +28,13 @@ const std::vector<const CpRules*>& all_cp_rules();
 namespace rules {
 // `degree_name = degree: must divide image tokens = S` (and text tokens when the model's CP
 // plan splits text too).
-void require_even_split(const Query& q, std::string_view degree_name, long long degree, std::vector<std::string>& reasons);
+void require_even_split(const Query& q, std::string_view degree_name, long long degree, std::vector<Violation>& out);
 // The Ulysses head rule: (heads / tp_degree) % ulysses_degree == 0.
-void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons);
+void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vector<Violation>& out);
 // Ring needs the attention kernel's log-sum-exp.
-void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons);
+void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<Violation>& out);
 // Uneven splits still need one token of each split part per rank.
-void require_token_per_rank(const Query& q, std::string_view degree_name, int degree, std::vector<std::string>& reasons);
+void require_token_per_rank(const Query& q, std::string_view degree_name, int degree, std::vector<Violation>& out);
 }  // namespace rules
 
 }  // namespace cpplan::planner

@@ -8,9 +8,9 @@
 
 namespace cpplan::planner {
 
-// Appends a message for every PipeFusion rule the plan breaks: the stage split of the blocks,
+// Appends every PipeFusion rule the plan breaks: the stage split of the blocks,
 // the patches (at least one per stage, whole latent rows, split evenly over the context-parallel
 // group), the warm-up steps, and the axes PipeFusion does not combine with.
-void validate_pipefusion(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons);
+void validate_pipefusion(const Query& q, const ParallelConfig& c, std::vector<Violation>& out);
 
 }  // namespace cpplan::planner

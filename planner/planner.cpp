@@ -225,42 +225,30 @@ void keep_plans_of(PlanReport& r, Framework f) {
 }
 
 namespace {
-// The part of a reason a user can act on, and the flag that changes it.
-std::string_view lever_of(std::string_view rule) {
-  if (rule.find("image tokens") != std::string_view::npos || rule.find("image token") != std::string_view::npos)
-    return "change --res";
-  if (rule.find("text tokens") != std::string_view::npos || rule.find("text token") != std::string_view::npos)
-    return "change --text-tokens";
-  if (rule.find("heads") != std::string_view::npos) return "the model's heads";
-  if (rule.find("attention backend") != std::string_view::npos) return "change --attention-backend";
-  return {};
-}
+// The levers a user moves first, in this order; the others after them.
+constexpr Lever kFirstLevers[] = {Lever::kResolution, Lever::kTextTokens, Lever::kModelHeads, Lever::kAttentionBackend};
 }  // namespace
 
 std::vector<RejectionGroup> rejection_groups(const PlanReport& r) {
   std::vector<RejectionGroup> groups;
   for (const RankedPlan& p : r.plans) {
-    if (p.plan.valid() || p.plan.reasons.empty()) continue;
-    const std::string& first = p.plan.reasons.front();
-    const auto colon = first.find(": ");
-    const std::string rule = colon == std::string::npos ? first : first.substr(colon + 2);
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const RejectionGroup& x) { return x.rule == rule; });
+    if (p.plan.valid()) continue;
+    const Violation& first = p.plan.violations.front();
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const RejectionGroup& x) { return x.rule == first.rule; });
     if (g == groups.end()) {
-      groups.push_back({rule, lever_of(rule), 1, &p});
+      groups.push_back({first.rule, first.lever, 1, &p});
       continue;
     }
     ++g->count;
     // The clearest example: fewest broken rules, then the fewest GPUs groups (the shortest label).
     const auto clarity = [](const RankedPlan& x) {
-      return std::make_pair(x.plan.reasons.size(), plan_label(x.plan.config).size());
+      return std::make_pair(x.plan.violations.size(), plan_label(x.plan.config).size());
     };
     if (clarity(p) < clarity(*g->example)) g->example = &p;
   }
-  constexpr std::string_view order[] = {"change --res", "change --text-tokens", "the model's heads",
-                                        "change --attention-backend"};
   const auto priority = [&](const RejectionGroup& g) {
-    const auto* at = std::find(std::begin(order), std::end(order), g.lever);
-    return g.lever.empty() ? std::size(order) : static_cast<std::size_t>(at - std::begin(order));
+    return static_cast<std::size_t>(std::find(std::begin(kFirstLevers), std::end(kFirstLevers), g.lever) -
+                                    std::begin(kFirstLevers));
   };
   std::stable_sort(groups.begin(), groups.end(), [&](const RejectionGroup& a, const RejectionGroup& b) {
     if (priority(a) != priority(b)) return priority(a) < priority(b);

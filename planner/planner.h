@@ -55,12 +55,12 @@ struct PlanReport {
 // Restricts `r` to the valid plans `f` runs (invalid plans stay, with their reasons).
 void keep_plans_of(PlanReport& r, Framework f);
 
-// The rejected plans grouped by the rule they break first (the rule's words after "field =
-// value: "), those a user can act on first: the resolution, the text length, the heads, the
-// attention backend; then the others, most plans first.
+// The rejected plans grouped by the rule they break first (Violation::rule), those whose lever a
+// user moves first: the resolution, the text length, the heads, the attention backend; then the
+// others, most plans first.
 struct RejectionGroup {
-  std::string rule;          // e.g. "must divide image tokens = 6889"
-  std::string_view lever;    // what it depends on, e.g. "change --res"; empty when nothing simple
+  std::string rule;     // e.g. "must divide image tokens = 6889"
+  Lever lever = Lever::kNone;  // what it depends on (each front names its own control)
   int count = 0;
   const RankedPlan* example = nullptr;  // the group's plan with the fewest broken rules
 };

@@ -86,7 +86,7 @@ Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
   r.plan = make_plan(q, row.config);
   if (!r.plan.valid())
     return Error{printable(fmt::format("{}: plan {} ({}) is invalid: {}", row.where, plan_label(row.config),
-                                       display_name(r.plan.variant), fmt::join(r.plan.reasons, "; ")))};
+                                       display_name(r.plan.variant), fmt::join(r.plan.reasons(), "; ")))};
   r.per_image = !row.step_ms.has_value();
   r.measured_ms = r.per_image ? *row.image_ms : *row.step_ms;
   return r;

@@ -143,7 +143,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
          {"rotate_method", to_string(c.context_parallel_config.rotate_method)},
          {"cp_variant", to_string(p.variant)},
          {"valid", p.valid()},
-         {"reasons", p.reasons}};
+         {"reasons", p.reasons()}};
   if (rp.predicted) {
     const costmodel::Prediction& pr = *rp.predicted;
     json blocks = json::array();

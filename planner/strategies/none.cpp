@@ -7,7 +7,7 @@ class NoCpRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kNone; }
   bool candidate(int ring, int ulysses) const override { return ring == 1 && ulysses == 1; }
-  void validate(const Query&, const ParallelConfig&, std::vector<std::string>&) const override {}
+  void validate(const Query&, const ParallelConfig&, std::vector<Violation>&) const override {}
 };
 }  // namespace
 const CpRules& no_cp_rules() { static const NoCpRules r; return r; }

@@ -10,35 +10,37 @@ namespace cpplan::planner {
 
 namespace {
 
-void unused_pipefusion(const PipeFusionConfig& pf, std::vector<std::string>& reasons) {
+void unused_pipefusion(const PipeFusionConfig& pf, std::vector<Violation>& out) {
   if (pf.patches != 1)
-    reasons.push_back(fmt::format("num_pipeline_patch = {}: needs pipefusion_degree > 1 (patches are PipeFusion's)",
-                                  pf.patches));
+    out.push_back({"num_pipeline_patch", std::to_string(pf.patches),
+                   "needs pipefusion_degree > 1 (patches are PipeFusion's)", Lever::kDegree});
   if (pf.warmup_steps != 0)
-    reasons.push_back(fmt::format(
-        "pipefusion_warmup_steps = {}: needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)", pf.warmup_steps));
+    out.push_back({"pipefusion_warmup_steps", std::to_string(pf.warmup_steps),
+                   "needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)", Lever::kDegree});
 }
 
-void stage_split(const Query& q, int p, std::vector<std::string>& reasons) {
+void stage_split(const Query& q, int p, std::vector<Violation>& out) {
   const int blocks = q.model->total_blocks();
   const int empty = empty_stages(blocks, p);
   if (empty == 0) return;
-  reasons.push_back(fmt::format(
-      "pipefusion_degree = {}: xDiT's split of {}'s {} blocks into stages of ceil({} / {}) = {} leaves {} stage{} "
-      "without a block",
-      p, q.model->name, blocks, blocks, p, (blocks + p - 1) / p, empty, empty == 1 ? "" : "s"));
+  out.push_back({"pipefusion_degree", std::to_string(p),
+                 fmt::format("xDiT's split of {}'s {} blocks into stages of ceil({} / {}) = {} leaves {} stage{} "
+                             "without a block",
+                             q.model->name, blocks, blocks, p, (blocks + p - 1) / p, empty, empty == 1 ? "" : "s"),
+                 Lever::kDegree});
 }
 
-void patches(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
+void patches(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
   const int p = c.pp(), m = c.pipefusion.patches;
   if (m < p)
-    reasons.push_back(fmt::format(
-        "num_pipeline_patch = {}: must be at least pipefusion_degree = {} (a patch in flight per stage)", m, p));
+    out.push_back({"num_pipeline_patch", std::to_string(m),
+                   fmt::format("must be at least pipefusion_degree = {} (a patch in flight per stage)", p),
+                   Lever::kDegree});
   const long long rows = latent_rows(q);
   if (m > rows) {
-    reasons.push_back(fmt::format("num_pipeline_patch = {}: must be at most the latent rows = {} (patches are whole "
-                                  "rows of the latent)",
-                                  m, rows));
+    out.push_back({"num_pipeline_patch", std::to_string(m),
+                   fmt::format("must be at most the latent rows = {} (patches are whole rows of the latent)", rows),
+                   Lever::kDegree});
     return;
   }
   const int cp = c.ring() * c.ulysses();
@@ -47,29 +49,30 @@ void patches(const Query& q, const ParallelConfig& c, std::vector<std::string>& 
   const long long sizes[] = {span.largest, span.smallest};
   for (int i = 0; i < (span.largest != span.smallest ? 2 : 1); ++i)
     if (sizes[i] % cp != 0)
-      reasons.push_back(fmt::format("num_pipeline_patch = {} with ring_degree x ulysses_degree = {}: a patch of {} "
-                                    "image tokens must split evenly over the context-parallel group",
-                                    m, cp, sizes[i]));
+      out.push_back({"num_pipeline_patch", fmt::format("{} with ring_degree x ulysses_degree = {}", m, cp),
+                     fmt::format("a patch of {} image tokens must split evenly over the context-parallel group",
+                                 sizes[i]),
+                     Lever::kResolution});
 }
 
 }  // namespace
 
-void validate_pipefusion(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) {
+void validate_pipefusion(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
   const PipeFusionConfig& pf = c.pipefusion;
-  if (pf.degree == 1) return unused_pipefusion(pf, reasons);
-  stage_split(q, pf.degree, reasons);
-  patches(q, c, reasons);
+  if (pf.degree == 1) return unused_pipefusion(pf, out);
+  stage_split(q, pf.degree, out);
+  patches(q, c, out);
   if (pf.warmup_steps > q.steps)
-    reasons.push_back(fmt::format("pipefusion_warmup_steps = {}: must be at most the steps = {}", pf.warmup_steps, q.steps));
+    out.push_back({"pipefusion_warmup_steps", std::to_string(pf.warmup_steps),
+                   fmt::format("must be at most the steps = {}", q.steps), Lever::kSteps});
   if (c.tp() > 1)
-    reasons.push_back(fmt::format(
-        "pipefusion_degree = {} with tp_degree = {}: xDiT does not combine PipeFusion with tensor parallelism",
-        pf.degree, c.tp()));
+    out.push_back({"pipefusion_degree", fmt::format("{} with tp_degree = {}", pf.degree, c.tp()),
+                   "xDiT does not combine PipeFusion with tensor parallelism", Lever::kDegree});
   const ContextParallelConfig& cp = c.context_parallel_config;
   if (cp.ulysses_anything || cp.ring_anything)
-    reasons.push_back(fmt::format(
-        "pipefusion_degree = {} with {}: PipeFusion's patches split evenly; anything modes do not combine with it",
-        pf.degree, cp.ulysses_anything ? "ulysses_anything" : "ring_anything"));
+    out.push_back({"pipefusion_degree",
+                   fmt::format("{} with {}", pf.degree, cp.ulysses_anything ? "ulysses_anything" : "ring_anything"),
+                   "PipeFusion's patches split evenly; anything modes do not combine with it", Lever::kVariant});
 }
 
 }  // namespace cpplan::planner

@@ -7,9 +7,9 @@ class RingRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kRing; }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses == 1; }
-  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
-    rules::require_even_split(q, "ring_degree", c.ring(), reasons);
-    rules::require_lse_backend(q, c, reasons);
+  void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
+    rules::require_even_split(q, "ring_degree", c.ring(), out);
+    rules::require_lse_backend(q, c, out);
   }
 };
 }  // namespace

@@ -11,20 +11,22 @@ class RingAnythingRules final : public CpRules {
   CpVariant variant() const override { return CpVariant::kRingAnything; }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses == 1; }
   void configure(ContextParallelConfig& cp) const override { cp.ring_anything = true; }
-  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
+  void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     const int u = c.ulysses(), r = c.ring();
     if (u != 1)
-      reasons.push_back(fmt::format(
-          "ulysses_degree = {}: ring_anything needs ulysses_degree = 1 (anything modes do not combine with Unified)", u));
+      out.push_back({"ulysses_degree", std::to_string(u),
+                     "ring_anything needs ulysses_degree = 1 (anything modes do not combine with Unified)",
+                     Lever::kVariant});
     if (r <= 1) {
-      reasons.push_back(fmt::format("ring_degree = {}: ring_anything needs ring_degree > 1", r));
+      out.push_back({"ring_degree", std::to_string(r), "ring_anything needs ring_degree > 1", Lever::kVariant});
       return;
     }
-    rules::require_token_per_rank(q, "ring_degree", r, reasons);
+    rules::require_token_per_rank(q, "ring_degree", r, out);
     if (q.model->attention_mask)
-      reasons.push_back(fmt::format("ring_anything: {} passes an attention mask, which Ring Anything does not support",
-                                    q.model->name));
-    rules::require_lse_backend(q, c, reasons);
+      out.push_back({"ring_anything", "",
+                     fmt::format("{} passes an attention mask, which Ring Anything does not support", q.model->name),
+                     Lever::kVariant});
+    rules::require_lse_backend(q, c, out);
   }
 };
 }  // namespace

@@ -7,9 +7,9 @@ class UlyssesRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kUlysses; }
   bool candidate(int ring, int ulysses) const override { return ulysses > 1 && ring == 1; }
-  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
-    rules::require_even_split(q, "ulysses_degree", c.ulysses(), reasons);
-    rules::require_heads_divisible(q, c, reasons);
+  void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
+    rules::require_even_split(q, "ulysses_degree", c.ulysses(), out);
+    rules::require_heads_divisible(q, c, out);
   }
 };
 }  // namespace

@@ -11,25 +11,27 @@ class UlyssesAnythingRules final : public CpRules {
   CpVariant variant() const override { return CpVariant::kUlyssesAnything; }
   bool candidate(int ring, int ulysses) const override { return ulysses > 1 && ring == 1; }
   void configure(ContextParallelConfig& cp) const override { cp.ulysses_anything = true; }
-  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
+  void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     const int u = c.ulysses(), r = c.ring();
     if (r != 1)
-      reasons.push_back(fmt::format(
-          "ring_degree = {}: ulysses_anything needs ring_degree = 1 (anything modes do not combine with Unified)", r));
+      out.push_back({"ring_degree", std::to_string(r),
+                     "ulysses_anything needs ring_degree = 1 (anything modes do not combine with Unified)",
+                     Lever::kVariant});
     if (u <= 1) {
-      reasons.push_back(fmt::format("ulysses_degree = {}: ulysses_anything needs ulysses_degree > 1", u));
+      out.push_back({"ulysses_degree", std::to_string(u), "ulysses_anything needs ulysses_degree > 1", Lever::kVariant});
       return;
     }
-    rules::require_token_per_rank(q, "ulysses_degree", u, reasons);
+    rules::require_token_per_rank(q, "ulysses_degree", u, out);
     const int t = c.tp();
     if (t < 1 || q.model->heads % t != 0) return;  // the TP rule reports it
     const int heads = q.model->heads / t;
     const int pad = (u - heads % u) % u;
     if (1LL * pad * u >= heads + pad)  // u reaches 2^17: pad * u overflows an int
-      reasons.push_back(fmt::format(
-          "ulysses_degree = {}: ulysses_anything pads {} heads{} to {}, and the padding {} must be less than one "
-          "rank's share {} / {} = {}",
-          u, heads, t > 1 ? " per TP rank" : "", heads + pad, pad, heads + pad, u, (heads + pad) / u));
+      out.push_back({"ulysses_degree", std::to_string(u),
+                     fmt::format("ulysses_anything pads {} heads{} to {}, and the padding {} must be less than one "
+                                 "rank's share {} / {} = {}",
+                                 heads, t > 1 ? " per TP rank" : "", heads + pad, pad, heads + pad, u, (heads + pad) / u),
+                     Lever::kModelHeads});
   }
 };
 }  // namespace

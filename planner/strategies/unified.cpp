@@ -10,11 +10,11 @@ class UnifiedRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kUnified; }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses > 1; }
-  void validate(const Query& q, const ParallelConfig& c, std::vector<std::string>& reasons) const override {
+  void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     // In long long: `cpplan check` passes degrees up to 2^17 each before the world size is checked.
-    rules::require_even_split(q, "ring_degree x ulysses_degree", 1LL * c.ring() * c.ulysses(), reasons);
-    rules::require_heads_divisible(q, c, reasons);
-    rules::require_lse_backend(q, c, reasons);
+    rules::require_even_split(q, "ring_degree x ulysses_degree", 1LL * c.ring() * c.ulysses(), out);
+    rules::require_heads_divisible(q, c, out);
+    rules::require_lse_backend(q, c, out);
   }
 };
 }  // namespace

@@ -199,7 +199,7 @@ TEST_CASE("The GUI and the CLI print the same plans, times, verdicts and snippet
       CHECK(table.index(row, cpplan::gui::PlanTableModel::kPlan).data().toString().toStdString() == j.at("label"));
       CHECK(std::string(cpplan::to_string(p.plan.variant)) == j.at("cp_variant"));
       CHECK(p.plan.valid() == j.at("valid").get<bool>());
-      CHECK(p.plan.reasons == j.at("reasons").get<std::vector<std::string>>());
+      CHECK(p.plan.reasons() == j.at("reasons").get<std::vector<std::string>>());
       if (!p.plan.valid()) continue;
       CHECK(p.predicted->step_ms == Approx(j.at("predicted").at("step_ms").get<double>()).epsilon(1e-12));
       CHECK(table.index(row, cpplan::gui::PlanTableModel::kStepMs).data().toString() ==
@@ -366,7 +366,7 @@ TEST_CASE("A diffusers config plans as cpplan --model-config and as the built-in
     CHECK(d.plan.variant == b.plan.variant);
     CHECK(d.plan.valid() == j.at("valid").get<bool>());
     CHECK(b.plan.valid() == d.plan.valid());
-    CHECK(d.plan.reasons == j.at("reasons").get<std::vector<std::string>>());
+    CHECK(d.plan.reasons() == j.at("reasons").get<std::vector<std::string>>());
     if (!d.plan.valid()) continue;
     CHECK(d.predicted->step_ms == Approx(j.at("predicted").at("step_ms").get<double>()).epsilon(1e-12));
     CHECK(d.predicted->step_ms == Approx(b.predicted->step_ms).epsilon(1e-12));

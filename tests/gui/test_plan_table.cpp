@@ -83,7 +83,7 @@ TEST_CASE("An invalid row shows every reason, no figures, and sorts last", "[gui
       std::find_if(r.report.plans.begin(), r.report.plans.end(), [](const auto& p) { return !p.plan.valid(); }) -
       r.report.plans.begin());
   REQUIRE(row == r.report.valid_count);  // the planner ranks invalid plans last
-  const auto& reasons = r.report.plans[row].plan.reasons;
+  const auto& reasons = r.report.plans[row].plan.reasons();
   REQUIRE(!reasons.empty());
   QStringList expected;
   for (const auto& s : reasons) expected << QString::fromStdString(s);

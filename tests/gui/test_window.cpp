@@ -107,7 +107,7 @@ TEST_CASE("Showing invalid plans adds their rows and selecting one shows its rea
   REQUIRE(index == 8);
   const auto& p = w.plan_model()->plan(index);
   REQUIRE(!p.plan.valid());
-  for (const auto& reason : p.plan.reasons)
+  for (const auto& reason : p.plan.reasons())
     CHECK(w.plan_detail()->summary_text().contains(QString::fromStdString(reason).toHtmlEscaped()));
   CHECK(w.plan_detail()->snippet_text().isEmpty());
   CHECK(!w.plan_detail()->copy_button()->isEnabled());

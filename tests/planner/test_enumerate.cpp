@@ -256,7 +256,7 @@ TEST_CASE("Planning FLUX.1-dev at 1008x1008 on 4 GPUs: 8 valid plans, Ulysses An
   for (int i = 0; i < 8; ++i) CHECK(r.plans[i].plan.valid());
   for (std::size_t i = 8; i < r.plans.size(); ++i) {
     CHECK_FALSE(r.plans[i].plan.valid());
-    CHECK_FALSE(r.plans[i].plan.reasons.empty());
+    CHECK_FALSE(r.plans[i].plan.reasons().empty());
   }
   const auto& top = r.plans.front();
   CHECK(top.plan.variant == CpVariant::kUlyssesAnything);
@@ -331,7 +331,7 @@ TEST_CASE("evaluate gives one config its verdict, prediction and frameworks", "[
   CHECK_FALSE(bad.plan.valid());
   CHECK_FALSE(bad.predicted.has_value());
   CHECK(bad.frameworks.bits == 0u);
-  CHECK(bad.plan.reasons == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
+  CHECK(bad.plan.reasons() == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
 
   const auto good = planner.evaluate(q, cpplan::test::config(4, 1, 1, 1, 1, false, true));
   CHECK(good.plan.valid());

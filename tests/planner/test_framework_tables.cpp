@@ -99,7 +99,7 @@ void check_table(const std::string& file, const std::vector<Row>& rows) {
       const cpplan::Plan p = make_plan(q, kind.config);
       const std::string_view reason = unsupported_reason(fw->framework, q, p);
       INFO(file << " | " << row.model << " | " << kind.name << " (" << cpplan::plan_label(kind.config) << ")");
-      INFO("plan: " << (p.reasons.empty() ? std::string("valid") : p.reasons.front()));
+      INFO("plan: " << (p.reasons().empty() ? std::string("valid") : p.reasons().front()));
       INFO("verdict: " << (reason.empty() ? std::string_view("runs") : reason));
       if (expected == Verdict::kInvalid) {
         CHECK_FALSE(p.valid());

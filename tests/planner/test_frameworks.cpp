@@ -21,7 +21,7 @@ namespace {
 // A valid plan for the query (fails the test otherwise).
 cpplan::Plan valid_plan(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
   cpplan::Plan p = make_plan(q, c);
-  INFO(cpplan::plan_label(c) << ": " << (p.reasons.empty() ? std::string() : p.reasons.front()));
+  INFO(cpplan::plan_label(c) << ": " << (p.reasons().empty() ? std::string() : p.reasons().front()));
   REQUIRE(p.valid());
   return p;
 }

@@ -110,7 +110,7 @@ TEST_CASE("PipeFusion on 2 nodes of 8x-l40s-pcie: Ulysses inside a PCIe switch, 
   c.context_parallel_config.ulysses_degree = 4;
   c.pipefusion = {4, 8, 1};
   const Plan plan = make_plan(q, c);
-  INFO(fmt::format("{}", fmt::join(plan.reasons, "; ")));
+  INFO(fmt::format("{}", fmt::join(plan.reasons(), "; ")));
   REQUIRE(plan.valid());
   const costmodel::DatasheetModel hw(*q.hardware);
   const costmodel::CostModel cost(hw);

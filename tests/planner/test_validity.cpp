@@ -15,7 +15,9 @@ using cpplan::test::make_query;
 using Reasons = std::vector<std::string>;
 
 namespace {
-Reasons reasons(const cpplan::Query& q, const cpplan::ParallelConfig& c) { return cpplan::planner::validate(q, c); }
+Reasons reasons(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
+  return cpplan::messages(cpplan::planner::validate(q, c));
+}
 
 // The query with `text_tokens` instead of the model's default.
 cpplan::Query with_text(cpplan::Query q, int text_tokens) {
@@ -66,7 +68,7 @@ TEST_CASE("FLUX.1-dev on 4 GPUs at 1008x1008: only the anything modes run", "[pl
   const auto plan = cpplan::planner::make_plan(q, kRing4);
   CHECK_FALSE(plan.valid());
   CHECK(plan.variant == CpVariant::kRing);
-  CHECK(plan.reasons.size() == 1);
+  CHECK(plan.reasons().size() == 1);
 }
 
 TEST_CASE("No degree may be below 1", "[planner][validate][degrees]") {
