@@ -25,11 +25,9 @@
 #include "core/profiles.h"
 #include "core/text.h"
 #include "core/version.h"
-#include "costmodel/cost_model.h"
-#include "planner/fleet.h"
-#include "planner/planner.h"
 #include "session/machine.h"
 #include "session/planning.h"
+#include "session/recommend.h"
 
 namespace cpplan::cli {
 
@@ -216,71 +214,59 @@ std::optional<int> store_and_calibration_command(Parsed& p, const std::string& e
   return std::nullopt;
 }
 
-// --objective and --slo-ms, checked before the query: whether the request asks for throughput.
-bool throughput_objective(const Args& a) {
-  if (a.objective != "latency" && a.objective != "throughput")
-    throw InvalidInput{fmt::format("--objective = {}: must be latency or throughput", a.objective)};
-  if (a.objective == "latency" && !a.slo_ms.empty())
-    throw InvalidInput{fmt::format("--slo-ms = {}: needs --objective throughput (a latency target of replicas)", a.slo_ms)};
-  if (!a.slo_ms.empty()) parse_number("--slo-ms", a.slo_ms, 0, 1e9);
-  return a.objective == "throughput";
+// This machine, for --hardware local: asked of cpplan-exec (the executor's probe).
+session::MachineSource machine_source([[maybe_unused]] const std::string& exe) {
+#ifdef CPPLAN_HAVE_EXECUTOR
+  return [exe] { return session::this_machine(exe); };
+#else
+  return []() -> session::Machine {
+    throw InvalidInput{"--hardware = local: this build has no executor to probe this machine (CPPLAN_EXECUTOR=OFF)"};
+  };
+#endif
 }
 
-// --objective throughput: the GPUs split into replicas (planner/fleet.h), ranked by images per
-// hour among the splits meeting --slo-ms.
-int fleet_command(const Args& a, const Context& ctx, const planner::Planner& planner, std::ostream& out) {
-  if (ctx.query.topology)
-    throw InvalidInput{"--objective = throughput: with --topology or --nodes is not done (replicas are planned "
-                       "without placement); leave the topology out"};
-  std::optional<double> slo_ms;
-  if (!a.slo_ms.empty()) slo_ms = parse_number("--slo-ms", a.slo_ms, 0, 1e9);
-  RenderOptions options;
-  options.top = parse_int("--top", a.top, 1, 1 << 30);
-  options.all = a.all;
-  const auto fleet = planner::plan_fleet(planner, ctx.query, slo_ms, session::planner_options(a, false));
-  if (a.json) out << fleet_json(ctx.query, fleet).dump(2) << '\n';
-  else print_fleet(out, ctx.query, fleet, options);
-  return kExitOk;
+// A request the session refused: its one line (field, value, rule), exit 3.
+int refused(std::ostream& err, const Error& e) {
+  fmt::print(err, "cpplan: {}\n", e.message);
+  return kExitInvalid;
 }
 
-// `cpplan [recommend]` and `cpplan check`: the planner over the datasheet profile, or over this
-// machine's measured (and calibrated) model with --hardware local.
+void print_notes(std::ostream& err, const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) err << note << '\n';
+}
+
+// `cpplan check`: one plan's verdict (exit 3 when invalid).
+int check_command(const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
+  auto checked = session::check(a, exe, machine_source(exe));
+  if (!checked) return refused(err, checked.error());
+  const session::CheckResult& c = **checked;
+  print_notes(err, c.notes);
+  if (a.json) out << plan_json(c.query(), c.plan).dump(2) << '\n';
+  else print_check(out, c, a.explain);
+  return c.plan.plan.valid() ? kExitOk : kExitInvalid;
+}
+
+// `cpplan [recommend]`: the session's recommendation, rendered as text or JSON; with --objective
+// throughput, the replica splits (planner/fleet.h).
 int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std::ostream& err) {
   const Args& a = p.a;
-  const bool throughput = throughput_objective(a);
-  if (throughput && parsed(p.check))
-    throw InvalidInput{"--objective = throughput: not for check (one plan); rank replicas with recommend"};
-  Context ctx = build_query(a, exe, err);
-#ifdef CPPLAN_HAVE_EXECUTOR
-  const auto machine = [&] { return session::this_machine(exe); };
-#else
-  if (ctx.local_hardware)
-    throw InvalidInput{"--hardware = local: this build has no executor to probe this machine (CPPLAN_EXECUTOR=OFF)"};
-  const auto machine = [] { return session::Machine{}; };
-#endif
-  const auto model = session::make_cost_model(ctx.query, {ctx.local_hardware, a.cluster, a.db}, machine, ctx.catalog);
-  const planner::Planner planner(model->cost());
-  const CollectiveSource collective_source = [&](costmodel::Collective c, const costmodel::CommGroup& g) {
-    return model->cost().hardware().collective_source(c, g);
-  };
-  if (parsed(p.check)) {
-    const auto plan = planner.evaluate(ctx.query, plan_config(a));
-    if (a.json) out << plan_json(ctx.query, plan).dump(2) << '\n';
-    else print_check(out, ctx.query, plan, a.explain, collective_source);
-    return plan.plan.valid() ? kExitOk : kExitInvalid;
+  if (parsed(p.check)) return check_command(a, exe, out, err);
+  // JSON lists the invalid plans only with --all (it counts them always): the ranking need not keep
+  // them (at 4,096 GPUs, thousands); the text groups them.
+  auto request = session::parse_request(a, !a.json || a.all);
+  if (!request) return refused(err, request.error());
+  auto answer = session::recommend(*request, exe, machine_source(exe));
+  if (!answer) return refused(err, answer.error());
+  const session::Recommendation& rec = **answer;
+  print_notes(err, rec.notes);
+  if (rec.fleet) {
+    if (a.json) out << session::fleet_json(rec).dump(2) << '\n';
+    else print_fleet(out, rec);
+  } else if (a.json) {
+    out << session::report_json(rec).dump(2) << '\n';
+  } else {
+    print_recommendation(out, rec, a.explain);
   }
-  if (throughput) return fleet_command(a, ctx, planner, out);
-  RenderOptions options;
-  options.top = parse_int("--top", a.top, 1, 1 << 30);
-  options.all = a.all;
-  options.hardware_guessed = ctx.hardware_guessed;
-  options.explain = a.explain;
-  options.collective_source = collective_source;
-  // JSON lists the invalid plans only with --all (it counts them always); the text summarises them.
-  const auto report = session::rank_plans(a, ctx.query, planner, !a.json || a.all);
-  options.prediction_source = session::prediction_source(report.plans, model->local(), model->cluster());
-  if (a.json) out << session::report_json(ctx.query, report, {a.all, options.prediction_source}).dump(2) << '\n';
-  else print_report(out, ctx.query, report, options);
   return kExitOk;
 }
 

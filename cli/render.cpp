@@ -8,8 +8,6 @@
 #include <ostream>
 
 #include "core/pipefusion.h"
-#include "costmodel/cost_model.h"
-#include "planner/snippets.h"
 
 namespace cpplan::cli {
 
@@ -24,40 +22,17 @@ std::string frameworks_text(const planner::FrameworkSet& frameworks) {
   return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
 }
 
-// The CP variant of a row; "Ulysses/Anything" when the row is both forms of one computation.
-std::string variant_text(const planner::PlanRow& row) {
-  const std::string name(display_name(row.plan->plan.variant));
-  if (row.same.empty()) return name;
-  const std::string base = name.substr(0, name.find(' '));  // "Ulysses Anything" -> "Ulysses"
-  return base + "/Anything";
-}
-
-// The frameworks' snippets, each line indented under its "# framework" heading.
-void print_snippets(std::ostream& out, const std::string& snippets) {
-  std::size_t start = 0;
-  while (start < snippets.size()) {
-    const auto nl = snippets.find('\n', start);
-    const std::string line = snippets.substr(start, nl - start);
-    if (line.rfind("# diffusers", 0) == 0 || line.rfind("# cache-dit", 0) == 0 || line.rfind("# xDiT", 0) == 0)
-      fmt::print(out, "{}{}\n", line.substr(2), line.find(':') == std::string::npos ? ":" : "");
-    else
-      fmt::print(out, "  {}\n", line);
-    start = nl == std::string::npos ? snippets.size() : nl + 1;
-  }
-}
-
 // Static-shape runtimes (XLA on TPU and Neuron): what the warm-up costs before the first image, and
 // that every other size compiles again.
-void print_warmup(std::ostream& out, const Query& q, const costmodel::Prediction& pr) {
-  if (pr.warmup_ms <= 0) return;
+void print_warmup(std::ostream& out, const Query& q, const std::optional<session::Warmup>& w) {
+  if (!w) return;
   const std::string size = fmt::format("{}x{}{}, batch {}", q.resolution.width, q.resolution.height,
                                        q.model->video ? fmt::format(" x {} frames", q.frames) : "", q.batch);
-  const double images = std::ceil(pr.warmup_ms / std::max(1e-9, 0.1 * pr.image_ms));
   fmt::print(out,
              "warm-up: {:.0f} s XLA compile for {} + one image = {:.0f} s before the first timed image (not in "
              "steps/s or s per image); a second resolution, frame count or batch in the same process compiles "
              "again: {:.0f} s more; at this size alone the warm-up falls under 10% per image after {:.0f} images\n",
-             pr.compile_ms / 1e3, size, pr.warmup_ms / 1e3, pr.compile_ms / 1e3, images);
+             w->compile_ms / 1e3, size, w->warmup_ms / 1e3, w->compile_ms / 1e3, w->images_to_amortize);
 }
 
 // The CLI's control for a lever of a broken rule; empty where no single flag moves it.
@@ -71,29 +46,31 @@ std::string_view lever_control(Lever l) {
   }
 }
 
-std::string_view framework_title(planner::Framework f) {
-  return f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
+// "xDiT: cannot run the top plan: R; the fastest plan it runs: L (V), 12% slower", or the title alone.
+std::string choice_heading(const session::FrameworkChoice& c) {
+  std::string heading = c.title;
+  if (c.top_unavailable.empty()) return heading;
+  heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
+  if (!c.plan) return heading + "; nor any other plan here";
+  return heading + fmt::format("; the fastest plan it runs: {} ({}), {}", plan_label(c.plan->plan.config),
+                               display_name(c.plan->plan.variant),
+                               c.gap > 0.005 ? fmt::format("{:.0f}% slower", c.gap * 100) : std::string("as fast"));
 }
 
 // For each framework (only --framework's when given): the top plan's script, or why it cannot run
 // the top plan and the script of the fastest plan it runs, with the gap.
-void print_framework_choices(std::ostream& out, const Query& q, const planner::PlanReport& r) {
-  for (const planner::FrameworkChoice& c : planner::best_by_framework(q, r)) {
-    if (r.framework && *r.framework != c.framework) continue;
-    const std::string title(framework_title(c.framework));
-    const bool top = c.top_unavailable.empty();
-    const bool note = c.framework == planner::Framework::kCacheDit;  // one line, not a script
-    std::string heading = "# " + title;
-    if (!top)
-      heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
-    if (!top && c.plan)
-      heading += fmt::format("; the fastest plan it runs: {} ({}), {}", plan_label(c.plan->plan.config),
-                             display_name(c.plan->plan.variant),
-                             c.gap > 0.005 ? fmt::format("{:.0f}% slower", c.gap * 100) : std::string("as fast"));
-    if (!top && !c.plan) heading += "; nor any other plan here";
-    if (!c.plan) print_snippets(out, heading + "\n");
-    else if (note) print_snippets(out, heading + ": " + c.snippet + "\n");
-    else print_snippets(out, heading + (top ? "" : ":") + "\n" + c.snippet);
+void print_framework_choices(std::ostream& out, const std::vector<session::FrameworkChoice>& choices) {
+  for (const session::FrameworkChoice& c : choices) {
+    if (!c.shown) continue;
+    const std::string heading = choice_heading(c);
+    if (!c.script) {
+      fmt::print(out, "{}\n", heading);
+    } else if (c.script->kind == session::Script::Kind::kNote) {
+      fmt::print(out, "{}: {}\n", heading, fmt::join(c.script->lines, " "));
+    } else {
+      fmt::print(out, "{}:\n", heading);
+      for (const std::string& line : c.script->lines) fmt::print(out, "  {}\n", line);
+    }
   }
 }
 
@@ -130,10 +107,11 @@ std::string query_line(const Query& q) {
                      q.vae ? fmt::format(", VAE {}", to_string(*q.vae)) : "");
 }
 
-std::string sequence_line(const Query& q) {
+std::string sequence_line(const session::PlannedQuery& pq) {
+  const Query& q = pq.query();
   const Sequence& s = q.sequence;
   const ModelProfile& m = *q.model;
-  const double tflop = costmodel::forward_flops(m, s) / 1e12;
+  const double tflop = pq.forward_flops / 1e12;
   if (m.text_handling == TextHandling::kJoint)
     return fmt::format("sequence: {} image + {} text = {} tokens (joint attention); {:.1f} TFLOP per forward pass",
                        s.image_tokens, s.text_tokens, s.total(), tflop);
@@ -141,38 +119,6 @@ std::string sequence_line(const Query& q) {
                      s.image_tokens, m.video ? "video" : "image", s.text_tokens, tflop);
 }
 }  // namespace
-
-json fleet_json(const Query& q, const planner::FleetReport& f) {
-  json j = query_json(q);
-  j["objective"] = "throughput";
-  j["slo_ms"] = f.slo_ms ? json(*f.slo_ms) : json(nullptr);
-  j["replica_sizes"] = f.all_sizes ? "all" : "divisors and powers of two";
-  json plans = json::array();
-  for (const planner::FleetRow& row : f.rows) {
-    json p = plan_json(q, row.replica);
-    p["replicas"] = row.replicas;
-    p["gpus_per_replica"] = row.gpus_per_replica;
-    p["idle_gpus"] = row.idle_gpus;
-    p["images_per_hour"] = row.images_per_hour;
-    p["meets_slo"] = row.meets_slo;
-    plans.push_back(std::move(p));
-  }
-  j["plans"] = std::move(plans);
-  j["mixed"] = nullptr;
-  j["mixed_images_per_hour"] = nullptr;
-  if (f.mixed) {
-    json parts = json::array();
-    for (const planner::FleetPart& part : f.mixed->parts)
-      parts.push_back({{"replicas", part.replicas},
-                       {"gpus_per_replica", part.replica.gpus},
-                       {"label", plan_label(part.replica.plan.plan.config)},
-                       {"image_ms", part.replica.image_ms()},
-                       {"images_per_hour", planner::images_per_hour(part.replicas, part.replica.image_ms())}});
-    j["mixed"] = std::move(parts);
-    j["mixed_images_per_hour"] = f.mixed->images_per_hour;
-  }
-  return j;
-}
 
 namespace {
 
@@ -212,8 +158,11 @@ void print_fleet_best(std::ostream& out, const planner::FleetReport& f) {
 
 }  // namespace
 
-void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& f, const RenderOptions& o) {
-  fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
+void print_fleet(std::ostream& out, const session::Recommendation& rec) {
+  const Query& q = rec.query();
+  const planner::FleetReport& f = *rec.fleet;
+  const session::Request& o = rec.request;
+  fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(rec));
   int usable = 0;
   for (const planner::FleetRow& row : f.rows) usable += row.usable();
   fmt::print(out, "throughput: {} GPUs as replicas of one image at a time{}; {} replica sizes with a valid plan{}, {} "
@@ -241,92 +190,86 @@ void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& 
 }
 
 namespace {
-// The invalid plans: each with its reasons (--all), else one line per rule broken; and the valid
-// plans --framework left out.
-void print_rejected(std::ostream& out, const planner::PlanReport& r, bool all) {
-  if (r.invalid_count > 0) {
-    if (all) {
-      fmt::print(out, "\nrejected ({}):\n", r.invalid_count);
-      for (const RankedPlan& p : r.plans)
-        if (!p.plan.valid())
-          fmt::print(out, "  {} ({}): {}\n", plan_label(p.plan.config), display_name(p.plan.variant),
-                     fmt::join(p.plan.reasons(), "; "));
-    } else {
-      // One line per rule broken, those the user can act on first: how many plans, and one of them.
-      fmt::print(out, "\nrejected ({}; --all lists each):\n", r.invalid_count);
-      for (const planner::RejectionGroup& g : planner::rejection_groups(r)) {
-        const RankedPlan& p = *g.example;
-        const auto more = p.plan.violations.size() - 1;
-        fmt::print(out, "  {:>4} {:<6} {}{}, e.g. {}{}\n", g.count, g.count == 1 ? "plan" : "plans", g.rule,
-                   lever_control(g.lever).empty() ? "" : fmt::format(" ({})", lever_control(g.lever)),
-                   plan_label(p.plan.config),
-                   more == 0 ? "" : fmt::format(" (and {} more rule{})", more, more == 1 ? "" : "s"));
-      }
+// The invalid plans: each with its rules (--all), else one line per rule broken first; and the
+// valid plans --framework left out.
+void print_rejected(std::ostream& out, const session::Recommendation& rec) {
+  const planner::PlanReport& r = rec.report;
+  if (r.invalid_count > 0 && rec.request.all) {
+    fmt::print(out, "\nrejected ({}):\n", r.invalid_count);
+    for (const RankedPlan& p : r.plans)
+      if (!p.plan.valid())
+        fmt::print(out, "  {} ({}): {}\n", plan_label(p.plan.config), display_name(p.plan.variant),
+                   fmt::join(p.plan.reasons(), "; "));
+  } else if (r.invalid_count > 0) {
+    // One line per rule broken, those the user can act on first: how many plans, and one of them.
+    fmt::print(out, "\nrejected ({}; --all lists each):\n", r.invalid_count);
+    for (const session::Rejection& g : rec.rejections) {
+      const std::string_view lever = lever_control(g.lever);
+      fmt::print(out, "  {:>4} {:<6} {}{}, e.g. {}{}\n", g.count, g.count == 1 ? "plan" : "plans", g.rule,
+                 lever.empty() ? "" : fmt::format(" ({})", lever), plan_label(g.example->plan.config),
+                 g.more_rules == 0 ? "" : fmt::format(" (and {} more rule{})", g.more_rules, g.more_rules == 1 ? "" : "s"));
     }
   }
   if (r.hidden_count > 0)
     fmt::print(out, "\n{} valid plan{} that {} cannot run {} left out (--framework any shows {})\n", r.hidden_count,
                r.hidden_count == 1 ? "" : "s", framework_title(*r.framework), r.hidden_count == 1 ? "is" : "are",
                r.hidden_count == 1 ? "it" : "them");
-
 }
 
-}  // namespace
-
-void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o) {
-  const HardwareProfile& hw = *q.hardware;
-  fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(q));
-  int fitting = 0;
-  for (const RankedPlan& p : r.plans) fitting += p.plan.valid() && p.predicted->fits_memory;
-  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {}\n\n",
-             r.valid_count + r.invalid_count, r.valid_count, fitting, gib(hw.memory_bytes()), r.invalid_count,
-             o.prediction_source);
-
-  // One row per computation: a plan's Ulysses and Ulysses Anything forms over an even split are
-  // the same (--all lists each form).
-  std::vector<planner::PlanRow> rows;
-  if (o.all) {
-    for (const RankedPlan& p : r.plans)
-      if (p.plan.valid()) rows.push_back({&p, {}, p.frameworks});
-  } else {
-    rows = planner::merged_rows(r);
-  }
+// The ranked rows: one per computation (--all: one per form), the first --top of them.
+void print_rows(std::ostream& out, const session::Recommendation& rec) {
+  const Query& q = rec.query();
+  const std::vector<session::Row>& rows = rec.rows;
+  const bool all = rec.request.all;
+  const int top = rec.request.top;
   // The plan column fits the longest label shown (PipeFusion hybrids run past 28 characters).
   std::size_t plan_width = 28;
-  for (std::size_t i = 0; i < rows.size() && (o.all || static_cast<int>(i) < o.top); ++i)
+  for (std::size_t i = 0; i < rows.size() && (all || static_cast<int>(i) < top); ++i)
     plan_width = std::max(plan_width, plan_label(rows[i].plan->plan.config).size());
   fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", plan_width,
              "CP variant", "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
              q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "", "frameworks");
   int shown = 0;
-  for (const planner::PlanRow& row : rows) {
-    if (!o.all && shown >= o.top) break;
+  for (const session::Row& row : rows) {
+    if (!all && shown >= top) break;
     const RankedPlan& p = *row.plan;
     const auto& pr = *p.predicted;
     fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
-               plan_label(p.plan.config), plan_width, variant_text(row), pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
+               plan_label(p.plan.config), plan_width, row.variant, pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
                gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
                p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(row.frameworks));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
-  if (!o.all && static_cast<int>(rows.size()) > shown)
+  if (!all && static_cast<int>(rows.size()) > shown)
     fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", static_cast<int>(rows.size()) - shown);
+}
 
-  print_rejected(out, r, o.all);
+}  // namespace
 
-  if (r.valid_count == 0 || r.plans.empty()) return;
-  const RankedPlan& top = r.plans.front();
-  const auto& pr = *top.predicted;
+void print_recommendation(std::ostream& out, const session::Recommendation& rec, bool explain) {
+  const Query& q = rec.query();
+  const planner::PlanReport& r = rec.report;
+  const HardwareProfile& hw = *q.hardware;
+  fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(rec));
+  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {}\n\n",
+             r.valid_count + r.invalid_count, r.valid_count, rec.fitting, gib(hw.memory_bytes()), r.invalid_count,
+             rec.prediction_source);
+  print_rows(out, rec);
+  print_rejected(out, rec);
+
+  const RankedPlan* top = rec.top();
+  if (!top) return;
+  const auto& pr = *top->predicted;
   fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} steps + {:.2f} VAE decode + "
              "{:.2f} pipeline; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}\n",
-             plan_label(top.plan.config), display_name(top.plan.variant), step_text(pr), pr.image_ms / 1e3,
+             plan_label(top->plan.config), display_name(top->plan.variant), step_text(pr), pr.image_ms / 1e3,
              pr.text_encode_ms / 1e3, q.steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
              to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
              pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
-  print_warmup(out, q, pr);
-  print_framework_choices(out, q, r);
-  if (top.placement) print_placement(out, q, top);
-  if (o.explain) print_explain(out, q, top, o.collective_source);
+  print_warmup(out, q, rec.warmup);
+  print_framework_choices(out, rec.frameworks);
+  if (top->placement) print_placement(out, q, *top);
+  if (explain) print_explain(out, q, *top, session::collective_source(rec));
 }
 
 // "16", or "15-16" for uneven patches.
@@ -344,8 +287,10 @@ void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c
              span_text(patch_token_span(q, pf.patches)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
 }
 
-void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool explain, const CollectiveSource& source) {
-  fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(q));
+void print_check(std::ostream& out, const session::CheckResult& c, bool explain) {
+  const Query& q = c.query();
+  const RankedPlan& p = c.plan;
+  fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(c));
   fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
   if (!p.plan.valid()) {
     fmt::print(out, "INVALID:\n");
@@ -358,10 +303,10 @@ void print_check(std::ostream& out, const Query& q, const RankedPlan& p, bool ex
   fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
              pr.fits_memory ? "fits" : "does NOT fit");
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
-  print_warmup(out, q, pr);
+  print_warmup(out, q, c.warmup);
   if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
   if (p.placement) print_placement(out, q, p);
-  if (explain) print_explain(out, q, p, source);
+  if (explain) print_explain(out, q, p, session::collective_source(c));
 }
 
 void print_models(std::ostream& out, const ProfileCatalog& c) {

@@ -9,20 +9,11 @@
 #include "planner/fleet.h"
 #include "planner/planner.h"
 #include "session/plan_json.h"
+#include "session/recommend.h"
 
 namespace cpplan::cli {
 
-// What priced a group's collective, in words (the cost model's HardwareModel::collective_source).
-using CollectiveSource = std::function<std::string(costmodel::Collective, const costmodel::CommGroup&)>;
-
-struct RenderOptions {
-  int top = 10;           // ranked rows shown
-  bool all = false;       // every plan, invalid ones with their reasons
-  bool hardware_guessed = false;
-  bool explain = false;   // per-group bandwidths and cost terms of the top plan
-  std::string prediction_source = "datasheet figures";  // session::prediction_source()
-  CollectiveSource collective_source;                    // --explain's "priced by" lines; none when empty
-};
+using session::CollectiveSource;
 
 // The JSON forms live in the session library, shared with the executor and the Python module.
 using session::plan_json;
@@ -30,14 +21,15 @@ using session::placement_json;
 using session::query_json;
 using session::topology_query_json;
 
+// `cpplan [recommend]`: the query, the ranked rows (--top of them, every form with --all), the
+// rejected plans, the top plan, each framework's choice, the placement; with `explain` the
+// per-group bandwidths and cost terms of the top plan.
+void print_recommendation(std::ostream& out, const session::Recommendation& rec, bool explain);
 // --objective throughput: the uniform replica splits ranked, the mixed one when it is better
-// (planner/fleet.h); o.top rows (every row with o.all).
-nlohmann::json fleet_json(const Query& q, const planner::FleetReport& f);
-void print_fleet(std::ostream& out, const Query& q, const planner::FleetReport& f, const RenderOptions& o);
-
-void print_report(std::ostream& out, const Query& q, const planner::PlanReport& r, const RenderOptions& o);
-void print_check(std::ostream& out, const Query& q, const planner::RankedPlan& p, bool explain = false,
-                 const CollectiveSource& source = {});
+// (planner/fleet.h); --top rows (every row with --all).
+void print_fleet(std::ostream& out, const session::Recommendation& rec);
+// `cpplan check`: one plan's verdict, prediction and placement.
+void print_check(std::ostream& out, const session::CheckResult& c, bool explain);
 void print_models(std::ostream& out, const ProfileCatalog& c);
 void print_hardware(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json models_json(const ProfileCatalog& c);

@@ -17,6 +17,7 @@ namespace cpplan {
 enum class Framework { kDiffusers, kXdit, kCacheDit };
 inline constexpr int kFrameworkCount = 3;
 std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit"
+std::string_view framework_title(Framework f);  // as users write it: "diffusers", "xDiT", "cache-dit"
 std::optional<Framework> framework_from_string(std::string_view name);
 
 // A parallel feature a plan uses (planner/frameworks.cpp says which) and a framework offers.

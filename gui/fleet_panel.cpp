@@ -13,6 +13,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "session/explore.h"
+
 namespace cpplan::gui {
 
 FleetResult compute_fleet(const FleetRequest& request, std::optional<double> slo_ms, std::uint64_t generation) {
@@ -23,14 +25,9 @@ FleetResult compute_fleet(const FleetRequest& request, std::optional<double> slo
     r.error = request.error.empty() ? "no query" : request.error;
     return r;
   }
-  if (request.query->topology) {  // as cpplan --objective throughput --topology
-    r.error = "with a topology: not done (replicas are planned without placement)";
-    return r;
-  }
-  const planner::Planner planner(request.model->cost());
-  planner::PlannerOptions options;
-  options.allow_anything = request.allow_anything;
-  r.report = planner::plan_fleet(planner, *request.query, slo_ms, options);
+  auto report = session::fleet(*request.query, request.model->cost(), slo_ms, request.allow_anything);
+  if (!report) r.error = report.error().message;
+  else r.report = std::move(report).value();
   return r;
 }
 

@@ -26,6 +26,7 @@
 #include "gui/plan_table_model.h"
 #include "session/planning.h"
 #include "gui/query_panel.h"
+#include "gui/recommendation_view.h"
 #include "gui/run_panel.h"
 #include "gui/sweep_panel.h"
 
@@ -61,18 +62,16 @@ QString hidden_text(const planner::PlanReport& r) {
 // the invalid, those --framework left out), the figures' source and the planning time.
 QString plan_status(const PlanResult& res, const std::vector<planner::RankedPlan>& plans) {
   if (!res.error.empty()) return QString::fromStdString(res.error);
+  const session::Recommendation& rec = *res.recommendation;
   const double gpu_gib = res.query->hardware->memory_bytes() / kGiB;
-  int fitting = 0;
-  for (const auto& p : plans) fitting += p.predicted && p.predicted->fits_memory;
-  const std::string source = session::prediction_source(plans, res.model->local(), res.model->cluster());
   return QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid%6; predictions from %7; planned in %8 ms")
       .arg(plans.size())
-      .arg(res.report.valid_count)
-      .arg(fitting)
+      .arg(rec.report.valid_count)
+      .arg(rec.fitting)
       .arg(gpu_gib, 0, 'f', 1)
-      .arg(res.report.invalid_count)
-      .arg(hidden_text(res.report))
-      .arg(QString::fromStdString(source))
+      .arg(rec.report.invalid_count)
+      .arg(hidden_text(rec.report))
+      .arg(QString::fromStdString(rec.prediction_source))
       .arg(res.elapsed_ms, 0, 'f', res.elapsed_ms < 1 ? 2 : 1);
 }
 
@@ -98,6 +97,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
       calibration_(new CalibrationPanel(history_->db_path())),
       sweep_(new SweepPanel(history_->db_path())),
       fleet_(new FleetPanel),
+      recommendation_(new RecommendationView),
       tabs_(new QTabWidget),
       status_(new QLabel) {
   setWindowTitle(QStringLiteral("cpplan: parallel configurations for diffusion transformers"));
@@ -148,6 +148,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   tabs_->addTab(calibration_, QStringLiteral("Calibration"));
   tabs_->addTab(sweep_, QStringLiteral("Sweep"));
   tabs_->addTab(fleet_, QStringLiteral("Fleet"));
+  tabs_->addTab(recommendation_, QStringLiteral("Recommendation"));
   auto* central = new QSplitter(Qt::Horizontal);
   central->addWidget(query_);
   central->addWidget(tabs_);
@@ -251,6 +252,7 @@ void MainWindow::apply_plan(PlanResult r) {
   result_ = std::move(r);
   const PlanResult& res = *result_;
   fleet_->set_request({res.catalog, res.model, res.query, res.error, res.input.allow_anything});
+  recommendation_->set_recommendation(res.recommendation.get(), QString::fromStdString(res.error));
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);
   plans_->set_plans(std::move(plans));

@@ -29,6 +29,7 @@ class PlanDetail;
 class PlanFilterProxy;
 class PlanTableModel;
 class QueryPanel;
+class RecommendationView;
 class RunPanel;
 class SweepPanel;
 
@@ -71,6 +72,7 @@ class MainWindow : public QMainWindow {
   CalibrationPanel* calibration() { return calibration_; }
   SweepPanel* sweep() { return sweep_; }
   FleetPanel* fleet() { return fleet_; }
+  RecommendationView* recommendation() { return recommendation_; }
   QTabWidget* tabs() { return tabs_; }
 
  signals:
@@ -107,6 +109,7 @@ class MainWindow : public QMainWindow {
   CalibrationPanel* calibration_;
   SweepPanel* sweep_;
   FleetPanel* fleet_;
+  RecommendationView* recommendation_;
   QTabWidget* tabs_;
   QLabel* status_;
 

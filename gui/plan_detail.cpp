@@ -16,29 +16,13 @@
 
 #include "core/units.h"
 #include "gui/charts.h"
-#include "planner/snippets.h"
 
 namespace cpplan::gui {
 
 namespace {
 constexpr int kPlacementTab = 1;  // in views_, after the step and memory charts
 
-// One framework's part of planner::framework_snippets, in its words: "# diffusers\n<script>",
-// "# cache-dit: <note>", "# xDiT\n<command>" or "# <framework>: cannot run this plan: <reason>".
-std::string framework_part(planner::Framework f, const planner::FrameworkSnippet& s) {
-  const std::string_view name = f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
-  if (s.text.empty()) return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
-  if (f == planner::Framework::kCacheDit) return fmt::format("# {}: {}\n", name, s.text);
-  return fmt::format("# {}\n{}", name, s.text);
-}
-
 }  // namespace
-
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<planner::Framework> framework) {
-  if (!framework) return planner::framework_snippets(q, p);
-  if (!p.plan.valid() || !p.predicted) return {};
-  return framework_part(*framework, planner::snippets_for(q, p)[static_cast<int>(*framework)]);
-}
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "core/plan.h"
 #include "planner/frameworks.h"
 #include "planner/planner.h"
+#include "session/recommend.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -24,11 +25,7 @@ namespace cpplan::gui {
 class BreakdownChart;
 class MemoryChart;
 
-// The diffusers script and the xDiT line of a valid plan, each where planner::unsupported_reason
-// allows it, else a comment saying why not; empty for an invalid plan. With `framework`, only that
-// framework's part (its script, or its "cannot run this plan: <reason>" line).
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p,
-                          std::optional<planner::Framework> framework = std::nullopt);
+using session::plan_snippets;  // the plan's scripts as the plan detail shows them (session/recommend.h)
 
 // With a topology (p.placement set): the mesh axes innermost first, each axis' groups (the first
 // three) and whether they span nodes, the fully-sharded weight groups (fs_degree > 1), the device

@@ -6,8 +6,6 @@
 #include <mutex>
 #include <sstream>
 
-#include "costmodel/cost_model.h"
-#include "costmodel/hardware_model.h"
 #include "session/query.h"
 
 namespace cpplan::gui {
@@ -37,14 +35,6 @@ session::Options options_of(const QueryInput& in) {
   if (in.vae) o.vae = std::string(to_string(*in.vae));
   if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
   o.pipefusion_warmup = std::to_string(in.pipefusion_warmup_steps);
-  return o;
-}
-
-// The planner's options of the query panel's values, as the CLI parses its flags (throws
-// session::InvalidInput).
-planner::PlannerOptions planner_options(const QueryInput& in, bool keep_invalid) {
-  planner::PlannerOptions o = session::planner_options(options_of(in), keep_invalid);
-  o.allow_anything = in.allow_anything;
   return o;
 }
 
@@ -126,25 +116,27 @@ using Clock = std::chrono::steady_clock;
 
 // compute_plans once the model config is resolved: r.catalog holds in's profiles.
 PlanResult plan_resolved(PlanResult r, const QueryInput& in, Clock::time_point start) {
-  auto q = make_query(*r.catalog, in);
-  if (!q) {
-    r.error = q.error().message;
+  session::Options options = options_of(in);
+  options.db = in.db;
+  options.cluster = in.cluster;
+  auto request = session::parse_request(options);
+  if (!request) {
+    r.error = request.error().message;
     return r;
   }
-  r.query = *q;
-  planner::PlannerOptions options;
-  std::optional<planner::Framework> framework;
-  try {
-    options = planner_options(in, true);
-    framework = session::framework_choice(options_of(in));
-    r.model = session::make_cost_model(*r.query, {!r.query->hardware, in.cluster, in.db}, cached_machine, *r.catalog);
-  } catch (const session::InvalidInput& e) {
-    r.query.reset();
-    r.error = e.message;
+  session::Request req = std::move(request).value();
+  req.planner.allow_anything = in.allow_anything;
+  auto answer = session::recommend(req, *r.catalog, cached_machine);
+  if (!answer) {
+    r.error = answer.error().message;
     return r;
   }
-  r.report = planner::Planner(r.model->cost()).plan(*r.query, options);
-  if (framework) planner::keep_plans_of(r.report, *framework);
+  const std::shared_ptr<const session::Recommendation> rec(std::move(answer).value());
+  r.recommendation = rec;
+  r.catalog = CatalogPtr(rec, &rec->catalog());
+  r.model = std::shared_ptr<const session::QueryCostModel>(rec, rec->model.get());
+  r.query = rec->query();
+  r.report = rec->report;
   r.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return r;
 }
@@ -166,52 +158,6 @@ PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t
   return plan_resolved(std::move(r), resolved->input, start);
 }
 
-std::vector<Resolution> heatmap_resolutions(const ModelProfile& m) {
-  const int step = m.pixel_granularity();
-  std::vector<Resolution> out;
-  for (double scale : {0.5, 0.75, 1.0, 1.5, 2.0}) {
-    auto round = [&](int v) { return std::max(step, static_cast<int>(v * scale / step + 0.5) * step); };
-    const Resolution r{round(m.default_width), round(m.default_height)};
-    if (out.empty() || out.back().width != r.width || out.back().height != r.height) out.push_back(r);
-  }
-  return out;
-}
-
-std::vector<int> heatmap_gpu_counts() { return {1, 2, 4, 8, 16, 32, 64}; }
-
-namespace {
-
-// The best plan of `in` at one size and GPU count on `hardware`, planned without placement.
-HeatCell heat_cell(const ProfileCatalog& catalog, QueryInput in, Resolution res, int gpus,
-                   const costmodel::DatasheetModel* hardware, const planner::PlannerOptions* options,
-                   const std::string& options_error) {
-  HeatCell cell;
-  cell.resolution = res;
-  cell.gpus = gpus;
-  in.width = res.width;
-  in.height = res.height;
-  in.gpus = gpus;
-  in.topology.clear();
-  in.nodes = 0;
-  auto q = make_query(catalog, in);
-  if (!q || !hardware || !options) {
-    cell.error = !q ? q.error().message : !hardware ? "unknown hardware" : options_error;
-    return cell;
-  }
-  const costmodel::CostModel cost(*hardware);
-  const auto report = planner::Planner(cost).plan(*q, *options);
-  if (!report.plans.empty()) {  // ranked: fitting plans come first
-    const planner::RankedPlan& best = report.plans.front();
-    cell.label = plan_label(best.plan.config);
-    cell.variant = best.plan.variant;
-    cell.step_ms = best.predicted->step_ms;
-    cell.fits = best.predicted->fits_memory;
-  }
-  return cell;
-}
-
-}  // namespace
-
 HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
                               const std::vector<int>& gpu_counts, std::uint64_t generation) {
   HeatmapResult r;
@@ -227,23 +173,12 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
   r.model = cell_in.model;
   r.hardware = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : "h100-sxm";
   cell_in.hardware = r.hardware;
+  cell_in.topology.clear();
+  cell_in.nodes = 0;
   const ModelProfile* m = profiles.find_model(cell_in.model);
-  r.resolutions = !resolutions.empty() || !m ? resolutions : heatmap_resolutions(*m);
-  r.gpu_counts = gpu_counts;
-  const HardwareProfile* hw = profiles.find_hardware(r.hardware);
-  std::optional<costmodel::DatasheetModel> hardware;
-  if (hw) hardware.emplace(*hw);
-  std::optional<planner::PlannerOptions> options;  // one parse for every cell; unset: its error in each
-  std::string options_error;
-  try {
-    options = planner_options(cell_in, false);
-  } catch (const session::InvalidInput& e) {
-    options_error = e.message;
-  }
-  for (const Resolution& res : r.resolutions)
-    for (int gpus : gpu_counts)
-      r.cells.push_back(heat_cell(profiles, cell_in, res, gpus, hardware ? &*hardware : nullptr,
-                                  options ? &*options : nullptr, options_error));
+  const auto rows = !resolutions.empty() || !m ? resolutions : heatmap_resolutions(*m);
+  static_cast<session::Heatmap&>(r) =
+      session::heatmap(profiles, options_of(cell_in), rows, gpu_counts, cell_in.allow_anything);
   return r;
 }
 

@@ -15,6 +15,8 @@
 #include "planner/planner.h"
 #include "session/planning.h"
 #include "session/query.h"
+#include "session/explore.h"
+#include "session/recommend.h"
 
 namespace cpplan::gui {
 
@@ -92,9 +94,10 @@ void check_cost_model(const ProfileCatalog& catalog, const QueryInput& in);
 // Precondition as make_query's.
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in);
 
-// Every plan of one query (its model config resolved here), ranked (planner::Planner::plan) and
-// restricted to in.framework's plans (planner::keep_plans_of: report.framework and
-// report.hidden_count say so), or the reason there is none.
+// Every plan of one query (its model config resolved here), as session::recommend answers it
+// (restricted to in.framework's plans: report.framework and report.hidden_count say so), or the
+// reason there is none. The recommendation owns the catalog, query and cost model; the fields
+// below share it.
 struct PlanResult {
   std::uint64_t generation = 0;  // the request it answers; older ones are discarded
   CatalogPtr catalog;            // keeps the profiles `query` points into alive (a model config's too)
@@ -102,39 +105,24 @@ struct PlanResult {
   std::optional<Query> query;    // empty when `error` is set
   // The cost model the plans were predicted with (with --hardware local, `query` points into it).
   std::shared_ptr<const session::QueryCostModel> model;
+  std::shared_ptr<const session::Recommendation> recommendation;  // null when `error` is set
   std::string error;
-  planner::PlanReport report;
+  planner::PlanReport report;    // a copy of the recommendation's (the plans table takes its plans)
   double elapsed_ms = 0;
 };
 PlanResult compute_plans(CatalogPtr catalog, const QueryInput& in, std::uint64_t generation);
 
-// The best plan (fitting first, as ranked) of one grid cell.
-struct HeatCell {
-  Resolution resolution;
-  int gpus = 0;
-  std::string label;    // plan_label of the best plan; "" when no plan is valid
-  CpVariant variant = CpVariant::kNone;
-  double step_ms = 0;
-  bool fits = false;
-  std::string error;    // the query itself is invalid at this size
-};
+using session::HeatCell;
+using session::heatmap_gpu_counts;
+using session::heatmap_resolutions;
 
-struct HeatmapResult {
+struct HeatmapResult : session::Heatmap {
   std::uint64_t generation = 0;
   std::string model, hardware;
-  std::vector<Resolution> resolutions;  // rows
-  std::vector<int> gpu_counts;          // columns
-  std::vector<HeatCell> cells;          // row-major: resolutions x gpu_counts
-  const HeatCell& at(int row, int column) const { return cells[row * gpu_counts.size() + column]; }
 };
 
-// Square-ish sizes around the model's default, multiples of its pixel granularity.
-std::vector<Resolution> heatmap_resolutions(const ModelProfile& m);
-// 1, 2, 4, ..., 64.
-std::vector<int> heatmap_gpu_counts();
-
 // `in`'s model (its model config resolved here), hardware and options at every resolution x GPU
-// count; no resolutions: heatmap_resolutions of that model.
+// count (session::heatmap); no resolutions: heatmap_resolutions of that model.
 HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
                               const std::vector<int>& gpu_counts, std::uint64_t generation);
 

@@ -20,13 +20,16 @@ using cpplan::session::Options;
 
 namespace {
 
-// The report of `cpplan --json` for `options` (every option as text, as the CLI receives it) and
-// the notes the CLI prints on stderr (the package turns them into warnings). `exe` locates the
+// The recommendation for `options` (every option as text, as the CLI receives it) as JSON text:
+// `cpplan --json`'s report with the rows, rejection groups and framework choices the CLI renders,
+// and the notes the CLI prints on stderr (the package turns them into warnings). `exe` locates the
 // installed profiles (empty: the source tree's, compiled in); throws InvalidInput.
 std::pair<std::string, std::string> recommend(const Options& options, const std::string& exe) {
-  std::ostringstream notes;
-  std::string report = cpplan::session::recommend_json(options, exe, notes).dump();
-  return {std::move(report), notes.str()};
+  auto report = cpplan::session::recommend_json(options, exe);
+  if (!report) throw InvalidInput{report.error().message};
+  std::string notes;
+  for (const auto& note : report->at("notes")) notes += note.get<std::string>() + "\n";
+  return {report->dump(), std::move(notes)};
 }
 
 }  // namespace
@@ -76,6 +79,7 @@ PYBIND11_MODULE(_cpplan, m) {
   // cpplan.plan builds a fresh Options per call, which nothing else touches meanwhile.
   m.def("recommend", &recommend, py::arg("options"), py::arg("exe") = std::string(),
         py::call_guard<py::gil_scoped_release>(),
-        "(the JSON report of `cpplan --json` for options as text, the notes it prints on stderr); raises "
+        "(the JSON recommendation for options as text: `cpplan --json`'s report with rows, rejected and "
+        "framework_choices; the notes cpplan prints on stderr); raises "
         "InvalidInput with the CLI's message");
 }

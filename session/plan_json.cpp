@@ -6,6 +6,7 @@
 #include "costmodel/cost_model.h"
 #include "planner/snippets.h"
 #include "session/planning.h"
+#include "session/recommend.h"
 
 namespace cpplan::session {
 
@@ -225,34 +226,114 @@ json plan_json(const Query& q, const RankedPlan& rp) {
   return j;
 }
 
-json report_json(const Query& q, const planner::PlanReport& r, const ReportJsonOptions& o) {
+json report_json(const Recommendation& rec) {
+  const Query& q = rec.query();
+  const planner::PlanReport& r = rec.report;
   json j = query_json(q);
   json plans = json::array();
   for (const RankedPlan& p : r.plans)
-    if (p.plan.valid() || o.all) plans.push_back(plan_json(q, p));
+    if (p.plan.valid() || rec.request.all) plans.push_back(plan_json(q, p));
   j["valid_plans"] = r.valid_count;
   j["invalid_plans"] = r.invalid_count;
   j["framework"] = r.framework ? json(planner::to_string(*r.framework)) : json("any");
   j["hidden_plans"] = r.hidden_count;
   json best = json::object();
-  for (const planner::FrameworkChoice& c : planner::best_by_framework(q, r))
+  for (const FrameworkChoice& c : rec.frameworks)
     best[std::string(planner::to_string(c.framework))] = c.plan ? json(plan_label(c.plan->plan.config)) : json(nullptr);
   j["best_by_framework"] = std::move(best);
-  j["prediction_source"] = o.prediction_source;
+  j["prediction_source"] = rec.prediction_source;
   j["plans"] = std::move(plans);
   return j;
 }
 
+namespace {
+json script_json(const Script& s) {
+  constexpr const char* kKinds[] = {"script", "command", "note"};
+  return {{"framework", planner::to_string(s.framework)},
+          {"kind", kKinds[static_cast<int>(s.kind)]},
+          {"text_encoder", to_string(s.placement.text_encoder)},
+          {"vae", to_string(s.placement.vae)},
+          {"lines", s.lines}};
+}
+}  // namespace
 
-json recommend_json(const Options& a, const std::string& exe, std::ostream& notes) {
-  Context ctx = build_query(a, exe, notes);
+json recommendation_json(const Recommendation& rec) {
+  json j = report_json(rec);
+  json rows = json::array();
+  for (const Row& row : rec.rows) {
+    json same = json::array();
+    for (const RankedPlan* p : row.same) same.push_back(plan_label(p->plan.config));
+    rows.push_back({{"label", plan_label(row.plan->plan.config)},
+                    {"variant", row.variant},
+                    {"same", same},
+                    {"frameworks", row.frameworks.names()}});
+  }
+  json rejected = json::array();
+  for (const Rejection& g : rec.rejections)
+    rejected.push_back({{"rule", g.rule},
+                        {"lever", to_string(g.lever)},
+                        {"count", g.count},
+                        {"example", plan_label(g.example->plan.config)},
+                        {"more_rules", g.more_rules}});
+  json choices = json::array();
+  for (const FrameworkChoice& c : rec.frameworks)
+    choices.push_back({{"framework", planner::to_string(c.framework)},
+                       {"title", c.title},
+                       {"plan", c.plan ? json(plan_label(c.plan->plan.config)) : json(nullptr)},
+                       {"gap", c.gap},
+                       {"top_unavailable", c.top_unavailable},
+                       {"script", c.script ? script_json(*c.script) : json(nullptr)},
+                       {"shown", c.shown}});
+  j["rows"] = std::move(rows);
+  j["rejected"] = std::move(rejected);
+  j["framework_choices"] = std::move(choices);
+  j["notes"] = rec.notes;
+  return j;
+}
+
+json fleet_json(const Recommendation& rec) {
+  const Query& q = rec.query();
+  const planner::FleetReport& f = *rec.fleet;
+  json j = query_json(q);
+  j["objective"] = "throughput";
+  j["slo_ms"] = f.slo_ms ? json(*f.slo_ms) : json(nullptr);
+  j["replica_sizes"] = f.all_sizes ? "all" : "divisors and powers of two";
+  json plans = json::array();
+  for (const planner::FleetRow& row : f.rows) {
+    json p = plan_json(q, row.replica);
+    p["replicas"] = row.replicas;
+    p["gpus_per_replica"] = row.gpus_per_replica;
+    p["idle_gpus"] = row.idle_gpus;
+    p["images_per_hour"] = row.images_per_hour;
+    p["meets_slo"] = row.meets_slo;
+    plans.push_back(std::move(p));
+  }
+  j["plans"] = std::move(plans);
+  j["mixed"] = nullptr;
+  j["mixed_images_per_hour"] = nullptr;
+  if (f.mixed) {
+    json parts = json::array();
+    for (const planner::FleetPart& part : f.mixed->parts)
+      parts.push_back({{"replicas", part.replicas},
+                       {"gpus_per_replica", part.replica.gpus},
+                       {"label", plan_label(part.replica.plan.plan.config)},
+                       {"image_ms", part.replica.image_ms()},
+                       {"images_per_hour", planner::images_per_hour(part.replicas, part.replica.image_ms())}});
+    j["mixed"] = std::move(parts);
+    j["mixed_images_per_hour"] = f.mixed->images_per_hour;
+  }
+  return j;
+}
+
+Result<json> recommend_json(const Options& a, const std::string& exe) {
   const auto no_probe = []() -> Machine {
     throw InvalidInput{"--hardware = local: needs this machine's probe, which only the cpplan command runs"};
   };
-  const auto model = make_cost_model(ctx.query, {ctx.local_hardware, a.cluster, a.db}, no_probe, ctx.catalog);
-  const planner::Planner planner(model->cost());
-  const auto report = rank_plans(a, ctx.query, planner, a.all);
-  return report_json(ctx.query, report, {a.all, prediction_source(report.plans, model->local(), model->cluster())});
+  auto request = parse_request(a);
+  if (!request) return request.error();
+  auto rec = recommend(*request, exe, no_probe);
+  if (!rec) return rec.error();
+  return recommendation_json(**rec);
 }
 
 }  // namespace cpplan::session

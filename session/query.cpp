@@ -179,12 +179,16 @@ std::string add_model_config(const Options& a, ProfileCatalog& catalog) {
 }
 }  // namespace
 
-Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err) {
-  Context ctx;
+void build_query_in(Context& ctx, const Options& a, ProfileCatalog catalog, std::ostream& err) {
   ctx.catalog = std::move(catalog);
   Options with_model = a;
   with_model.model = add_model_config(a, ctx.catalog);
   static_cast<ResolvedQuery&>(ctx) = resolve_query(with_model, ctx.catalog, err);
+}
+
+Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err) {
+  Context ctx;
+  build_query_in(ctx, a, std::move(catalog), err);
   return ctx;
 }
 

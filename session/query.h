@@ -94,6 +94,8 @@ struct Context : ResolvedQuery {
 Context build_query(const Options& a, const std::string& exe, std::ostream& err);
 // The same on a catalog already loaded (a.profiles is not read again).
 Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err);
+// The same, built in place in `ctx` (which then owns the catalog the query points into).
+void build_query_in(Context& ctx, const Options& a, ProfileCatalog catalog, std::ostream& err);
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Options& a);
 // The planner's options for a ranking: the PipeFusion flags and whether to keep invalid plans;

@@ -19,7 +19,7 @@ from ._cpplan import InvalidInput
 from ._cpplan import Options as _Options
 from ._cpplan import recommend as _recommend
 
-__all__ = ["plan", "Plan", "InvalidInput", "UnsupportedPlan"]
+__all__ = ["plan", "recommend", "Plan", "Recommendation", "InvalidInput", "UnsupportedPlan"]
 
 
 class UnsupportedPlan(Exception):
@@ -113,6 +113,57 @@ class Plan:
         return set(self.json) | (set(predicted) if isinstance(predicted, dict) else set())
 
 
+# The keyword argument of plan() and recommend() that moves each lever of a broken rule (the
+# "lever" of a Recommendation.rejected entry); None where no argument moves it.
+LEVER_ARGUMENTS = {
+    "resolution": "width/height",
+    "text_tokens": None,
+    "model_heads": "model",
+    "attention_backend": None,
+    "gpu_count": "gpus",
+    "degree": None,
+    "variant": None,
+    "batch": "batch",
+    "steps": "steps",
+    "model": "model",
+    "none": None,
+}
+
+
+class Recommendation:
+    """One query's recommendation, as `cpplan` prints it: the ranked rows (one per computation;
+    "Ulysses/Anything" when both forms are one), the rejected plans grouped by the rule they break
+    first (with the keyword argument that moves its lever), each framework's choice with its
+    script lines, the prediction source, and every plan (Plan objects)."""
+
+    def __init__(self, report, top=None):
+        self.json = report
+        self.plans = [Plan(p) for p in report["plans"]]
+        rows = report["rows"]
+        self.rows = rows[:top] if top is not None else rows
+        self.rejected = [dict(g, argument=LEVER_ARGUMENTS.get(g["lever"])) for g in report["rejected"]]
+        self.framework_choices = [c for c in report["framework_choices"] if c["shown"]]
+        self.prediction_source = report["prediction_source"]
+        self.notes = report["notes"]
+
+    def __repr__(self):
+        best = self.rows[0]["label"] if self.rows else "no valid plan"
+        return f"<cpplan.Recommendation {best}; {len(self.rows)} rows, {len(self.rejected)} rejection groups>"
+
+
+def recommend(model=None, model_config=None, gpus=None, width=None, height=None, frames=None, hardware=None,
+              runtime=None, topology=None, nodes=None, steps=None, batch=None, text_encoder=None, cluster=None,
+              db=None, top=None, all=False, profiles=None, framework=None):
+    """The whole recommendation of one inference (a Recommendation); the arguments are plan()'s.
+    top: at most this many rows (plan() takes at most this many plans)."""
+    o = _options(model, model_config, gpus, width, height, frames, hardware, runtime, topology, nodes, steps,
+                 batch, text_encoder, cluster, db, top, all, profiles, framework)
+    text, notes = _recommend(o)
+    for note in notes.splitlines():  # e.g. "note: no local GPU found by nvidia-smi; planning for h100-sxm"
+        _warnings.warn(note.removeprefix("note: "), stacklevel=3)
+    return Recommendation(_json.loads(text), top)
+
+
 def plan(model=None, model_config=None, gpus=None, width=None, height=None, frames=None, hardware=None,
          runtime=None, topology=None, nodes=None, steps=None, batch=None, text_encoder=None, cluster=None,
          db=None, top=None, all=False, profiles=None, framework=None):
@@ -133,6 +184,14 @@ def plan(model=None, model_config=None, gpus=None, width=None, height=None, fram
 
     Raises InvalidInput (a ValueError) with the CLI's one-line message on bad input.
     """
+    rec = recommend(model, model_config, gpus, width, height, frames, hardware, runtime, topology, nodes, steps,
+                    batch, text_encoder, cluster, db, top, all, profiles, framework)
+    return rec.plans[:top] if top is not None else rec.plans
+
+
+def _options(model, model_config, gpus, width, height, frames, hardware, runtime, topology, nodes, steps, batch,
+             text_encoder, cluster, db, top, all, profiles, framework):
+    """plan()'s arguments as the CLI's options, checked as the CLI checks its flags."""
     if model is not None and model_config is not None:
         raise InvalidInput(f"model = {model!r} and model_config: give one of them, not both")
     if (width is None) != (height is None):
@@ -165,12 +224,7 @@ def plan(model=None, model_config=None, gpus=None, width=None, height=None, fram
         o.profiles = [_os.fspath(profiles)] if isinstance(profiles, (str, _os.PathLike)) else \
             [_os.fspath(p) for p in profiles]
 
-    text, notes = _recommend(o)
-    for note in notes.splitlines():  # e.g. "note: no local GPU found by nvidia-smi; planning for h100-sxm"
-        _warnings.warn(note.removeprefix("note: "), stacklevel=2)
-    report = _json.loads(text)
-    plans = [Plan(p) for p in report["plans"]]
-    return plans[:top] if top is not None else plans
+    return o
 
 
 def _text(value):

@@ -1,6 +1,7 @@
 // Validity of parallel configs against shared/spec/parallelism.md: the worked FLUX.1-dev example
 // and every rule with a valid and an invalid case. Messages name the field, its value and the rule.
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -407,4 +408,35 @@ TEST_CASE("Fully sharded weights: F divides the ranks that share the weights, wi
   CHECK(reasons(q, with_fs(pf, 2)) ==
         Reasons{"fs_degree = 2: exclusive with PipeFusion (pipefusion_degree = 2; each stage holds other blocks)"});
   CHECK(reasons(q, with_fs(kUlysses4, 0)) == Reasons{"fs_degree = 0: must be at least 1"});
+}
+
+TEST_CASE("A broken rule is typed: its field, value, rule and the lever a user moves", "[planner][validate][violation]") {
+  using cpplan::Lever;
+  using cpplan::Violation;
+  const auto q = make_query("flux.1-dev", 4, 1008, 1008);  // 63 x 63 = 3969 image tokens
+  const auto ring = cpplan::planner::validate(q, config(4, 1));
+  REQUIRE(ring.size() == 1);
+  CHECK(ring[0] == Violation{"ring_degree", "4", "must divide image tokens = 3969", Lever::kResolution});
+
+  // FLUX.1-dev has 24 heads, which 5 does not divide.
+  const auto q5 = make_query("flux.1-dev", 5, 1024, 1024);
+  const auto tp = cpplan::planner::validate(q5, config(1, 1, 5));
+  REQUIRE_FALSE(tp.empty());
+  CHECK(tp[0] == Violation{"tp_degree", "5", "must divide num_heads = 24", Lever::kModelHeads});
+
+  // Both anything modes: a rule with no single value ("field: rule").
+  const auto both = cpplan::planner::validate(q, config(2, 2, 1, 1, 1, true, true));
+  const auto exclusive = std::find_if(both.begin(), both.end(), [](const Violation& v) {
+    return v.field == "ulysses_anything and ring_anything";
+  });
+  REQUIRE(exclusive != both.end());
+  CHECK(exclusive->value.empty());
+  CHECK(exclusive->lever == Lever::kVariant);
+  CHECK(exclusive->message() == "ulysses_anything and ring_anything: mutually exclusive; choose one");
+
+  // Two data-parallel replicas for one image: the batch is the lever.
+  const auto dp = cpplan::planner::validate(q, config(1, 1, 1, 1, 4));
+  REQUIRE_FALSE(dp.empty());
+  CHECK(dp.back().field == "dp_degree");
+  CHECK(dp.back().lever == Lever::kBatch);
 }

@@ -1,0 +1,211 @@
+#include "session/recommend.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <sstream>
+
+#include "costmodel/cost_model.h"
+#include "planner/snippets.h"
+
+namespace cpplan::session {
+
+namespace {
+
+// --objective and --slo-ms: whether the request asks for throughput, and its latency target.
+void parse_objective(const Options& o, Request& r) {
+  if (o.objective != "latency" && o.objective != "throughput")
+    throw InvalidInput{fmt::format("--objective = {}: must be latency or throughput", o.objective)};
+  if (o.objective == "latency" && !o.slo_ms.empty())
+    throw InvalidInput{fmt::format("--slo-ms = {}: needs --objective throughput (a latency target of replicas)", o.slo_ms)};
+  if (!o.slo_ms.empty()) r.slo_ms = parse_number("--slo-ms", o.slo_ms, 0, 1e9);
+  r.throughput = o.objective == "throughput";
+}
+
+// Splits a script into its lines (a final line end ends the last line; it adds none).
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto nl = text.find('\n', start);
+    lines.push_back(text.substr(start, nl - start));
+    start = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return lines;
+}
+
+// The CP variant of a row; "Ulysses/Anything" when the row is both forms of one computation.
+std::string variant_text(const planner::RankedPlan& p, bool merged) {
+  const std::string name(display_name(p.plan.variant));
+  if (!merged) return name;
+  return name.substr(0, name.find(' ')) + "/Anything";  // "Ulysses Anything" -> "Ulysses"
+}
+
+std::vector<Row> rows_of(const planner::PlanReport& report, bool each_form) {
+  std::vector<Row> rows;
+  if (each_form) {
+    for (const planner::RankedPlan& p : report.plans)
+      if (p.plan.valid()) rows.push_back({&p, {}, p.frameworks, variant_text(p, false)});
+    return rows;
+  }
+  for (const planner::PlanRow& r : planner::merged_rows(report))
+    rows.push_back({r.plan, r.same, r.frameworks, variant_text(*r.plan, !r.same.empty())});
+  return rows;
+}
+
+std::vector<Rejection> rejections_of(const planner::PlanReport& report) {
+  std::vector<Rejection> out;
+  for (const planner::RejectionGroup& g : planner::rejection_groups(report))
+    out.push_back({g.rule, g.lever, g.count, g.example, static_cast<int>(g.example->plan.violations.size()) - 1});
+  return out;
+}
+
+Script script_of(Framework f, const planner::RankedPlan& p, const std::string& text) {
+  Script s;
+  s.framework = f;
+  s.kind = f == Framework::kCacheDit ? Script::Kind::kNote
+           : f == Framework::kXdit   ? Script::Kind::kCommand
+                                     : Script::Kind::kScript;
+  s.placement = p.predicted->pipeline.placement();
+  s.lines = lines_of(text);
+  return s;
+}
+
+std::vector<FrameworkChoice> framework_choices(const Query& q, const planner::PlanReport& report) {
+  std::vector<FrameworkChoice> out;
+  for (const planner::FrameworkChoice& c : planner::best_by_framework(q, report)) {
+    FrameworkChoice f;
+    f.framework = c.framework;
+    f.title = std::string(framework_title(c.framework));
+    f.plan = c.plan;
+    f.gap = c.gap;
+    f.top_unavailable = c.top_unavailable;
+    if (c.plan) f.script = script_of(c.framework, *c.plan, c.snippet);
+    f.shown = !report.framework || *report.framework == c.framework;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The catalog and query of `o` in `out` (built in place: the query points into the catalog), and
+// the cost model they are priced with.
+void plan_query(PlannedQuery& out, const Options& o, const CostModelChoice& cost, ProfileCatalog catalog,
+                const MachineSource& machine) {
+  std::ostringstream notes;
+  build_query_in(out.context, o, std::move(catalog), notes);
+  std::istringstream lines(notes.str());
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.notes.push_back(line);
+  out.model = make_cost_model(out.context.query, cost, machine, out.context.catalog);
+  out.forward_flops = costmodel::forward_flops(*out.query().model, out.query().sequence);
+}
+
+void rank(Recommendation& rec) {
+  const Request& r = rec.request;
+  const Query& q = rec.query();
+  const planner::Planner planner(rec.model->cost());
+  rec.report = planner.plan(q, r.planner);
+  if (r.framework) planner::keep_plans_of(rec.report, *r.framework);
+  rec.rows = rows_of(rec.report, r.all);
+  for (const planner::RankedPlan& p : rec.report.plans) rec.fitting += p.plan.valid() && p.predicted->fits_memory;
+  rec.rejections = rejections_of(rec.report);
+  rec.frameworks = framework_choices(q, rec.report);
+  rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster());
+  if (const planner::RankedPlan* top = rec.top()) rec.warmup = warmup_of(*top->predicted);
+}
+
+void plan_fleet(Recommendation& rec) {
+  const Request& r = rec.request;
+  if (rec.query().topology)
+    throw InvalidInput{"--objective = throughput: with --topology or --nodes is not done (replicas are planned "
+                       "without placement); leave the topology out"};
+  const planner::Planner planner(rec.model->cost());
+  planner::PlannerOptions options = r.planner;
+  options.keep_invalid = false;
+  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, options);
+}
+
+template <class F>
+auto as_result(F&& f) -> Result<decltype(f())> {
+  try {
+    return f();
+  } catch (const InvalidInput& e) {
+    return Error{e.message};
+  }
+}
+
+}  // namespace
+
+Result<Request> parse_request(const Options& o, bool keep_invalid) {
+  return as_result([&] {
+    Request r;
+    r.options = o;
+    parse_objective(o, r);
+    r.top = parse_int("--top", o.top, 1, 1 << 30);
+    r.all = o.all;
+    r.keep_invalid = keep_invalid;
+    r.framework = framework_choice(o);
+    r.planner = planner_options(o, keep_invalid);
+    r.cost = {o.hardware == "local", o.cluster, o.db};
+    return r;
+  });
+}
+
+const planner::RankedPlan* Recommendation::top() const {
+  if (report.plans.empty() || !report.plans.front().plan.valid() || !report.plans.front().predicted) return nullptr;
+  return &report.plans.front();
+}
+
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework) {
+  if (!framework) return planner::framework_snippets(q, p);
+  if (!p.plan.valid() || !p.predicted) return {};
+  const planner::FrameworkSnippet s = planner::snippets_for(q, p)[static_cast<int>(*framework)];
+  const std::string_view name = framework_title(*framework);
+  if (s.text.empty()) return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
+  if (*framework == Framework::kCacheDit) return fmt::format("# {}: {}\n", name, s.text);
+  return fmt::format("# {}\n{}", name, s.text);
+}
+
+CollectiveSource collective_source(const PlannedQuery& pq) {
+  const costmodel::HardwareModel& hw = pq.model->cost().hardware();
+  return [&hw](costmodel::Collective c, const costmodel::CommGroup& g) { return hw.collective_source(c, g); };
+}
+
+std::optional<Warmup> warmup_of(const costmodel::Prediction& p) {
+  if (p.warmup_ms <= 0) return std::nullopt;
+  return Warmup{p.compile_ms, p.warmup_ms, std::ceil(p.warmup_ms / std::max(1e-9, 0.1 * p.image_ms))};
+}
+
+Result<std::unique_ptr<Recommendation>> recommend(const Request& r, ProfileCatalog catalog, const MachineSource& machine) {
+  return as_result([&] {
+    auto rec = std::make_unique<Recommendation>();
+    rec->request = r;
+    plan_query(*rec, r.options, r.cost, std::move(catalog), machine);
+    if (r.throughput) plan_fleet(*rec);
+    else rank(*rec);
+    return rec;
+  });
+}
+
+Result<std::unique_ptr<Recommendation>> recommend(const Request& r, const std::string& exe, const MachineSource& machine) {
+  auto catalog = ProfileCatalog::load(profile_search_path(r.options.profiles, exe));
+  if (!catalog) return catalog.error();
+  return recommend(r, std::move(catalog).value(), machine);
+}
+
+Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine) {
+  return as_result([&] {
+    Request r;
+    parse_objective(o, r);
+    if (r.throughput)
+      throw InvalidInput{"--objective = throughput: not for check (one plan); rank replicas with recommend"};
+    auto catalog = ProfileCatalog::load(profile_search_path(o.profiles, exe));
+    if (!catalog) throw InvalidInput{catalog.error().message};
+    auto out = std::make_unique<CheckResult>();
+    plan_query(*out, o, {o.hardware == "local", o.cluster, o.db}, std::move(catalog).value(), machine);
+    out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o));
+    if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
+    return out;
+  });
+}
+
+}  // namespace cpplan::session

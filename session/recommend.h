@@ -1,0 +1,150 @@
+#pragma once
+// One query, answered once: the request parsed and validated (parse_request), then the whole
+// recommendation as typed data (recommend, check). The CLI (text and JSON), the GUI and the
+// Python module render a Recommendation; none of them computes a prediction, a ranking, a
+// framework choice or a rejection group of its own.
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "core/profiles.h"
+#include "core/result.h"
+#include "core/violation.h"
+#include "planner/fleet.h"
+#include "planner/planner.h"
+#include "session/machine.h"
+#include "session/planning.h"
+#include "session/query.h"
+
+namespace cpplan::session {
+
+// A request whose every option has been parsed and checked: what recommend() and check() need
+// besides the catalog. Built only by parse_request.
+struct Request {
+  Options options;           // as the user wrote them (the query's fields are parsed with the catalog)
+  int top = 10;              // ranked rows a front shows (--top)
+  bool all = false;          // every plan: each form, the invalid ones with their rules (--all)
+  bool keep_invalid = true;  // the invalid plans are kept in the report (JSON drops them without --all)
+  bool throughput = false;   // --objective throughput: replicas (planner/fleet.h)
+  std::optional<double> slo_ms;
+  planner::PlannerOptions planner;
+  std::optional<planner::Framework> framework;  // --framework; none for any
+  CostModelChoice cost;
+};
+
+// Every option of a ranking request checked (field, value and rule in one line on error);
+// `keep_invalid` as Request's.
+Result<Request> parse_request(const Options& o, bool keep_invalid = true);
+
+// What the machine running a query is, when --hardware local asks for it (the executor's probe).
+using MachineSource = std::function<Machine()>;
+
+// The query as planned: its catalog (the query points into it), the cost model (which may point
+// the query at this machine), the notes made while resolving it (the GPU nvidia-smi lists, the
+// hardware guessed), and the query's own facts.
+struct PlannedQuery {
+  PlannedQuery() = default;
+  PlannedQuery(const PlannedQuery&) = delete;
+  PlannedQuery& operator=(const PlannedQuery&) = delete;
+
+  Context context;
+  std::unique_ptr<QueryCostModel> model;
+  std::vector<std::string> notes;  // one line each, for the user's error stream
+  double forward_flops = 0;        // one forward pass of the transformer at this sequence
+
+  const Query& query() const { return context.query; }
+  const ProfileCatalog& catalog() const { return context.catalog; }
+};
+
+// A table row: one computation (a plan, and its other forms over an even split, e.g. Ulysses and
+// Ulysses Anything), in rank order.
+struct Row {
+  const planner::RankedPlan* plan = nullptr;
+  std::vector<const planner::RankedPlan*> same;  // the other forms (empty with --all: each form is a row)
+  planner::FrameworkSet frameworks;               // those that run it in any of its forms
+  std::string variant;                            // "Ulysses Anything", or "Ulysses/Anything" for both forms
+};
+
+// The invalid plans that break one rule first, with the user's lever and the clearest example.
+struct Rejection {
+  std::string rule;  // Violation::rule, e.g. "must divide image tokens = 3969"
+  Lever lever = Lever::kNone;
+  int count = 0;
+  const planner::RankedPlan* example = nullptr;
+  int more_rules = 0;  // the example's other broken rules
+};
+
+// A framework's script for a plan as lines: a diffusers script, an xDiT command, or a one-line
+// note (cache-dit: it runs the plan over the same pipeline).
+struct Script {
+  enum class Kind { kScript, kCommand, kNote };
+  Framework framework = Framework::kDiffusers;
+  Kind kind = Kind::kScript;
+  PipelinePlacement placement;     // where the text encoders and the VAE run in it
+  std::vector<std::string> lines;  // without line ends
+};
+
+// One framework's answer: the top plan's script, or why it cannot run the top plan and its own
+// fastest plan with the gap, or nothing it can run.
+struct FrameworkChoice {
+  Framework framework = Framework::kDiffusers;
+  std::string title;                             // "diffusers", "xDiT", "cache-dit"
+  const planner::RankedPlan* plan = nullptr;     // null: it runs no valid plan of this query
+  double gap = 0;                                // plan's step time over the top plan's, minus one
+  std::string top_unavailable;                   // empty when it runs the top plan
+  std::optional<Script> script;                  // set with plan
+  bool shown = true;                             // false when --framework names another one
+};
+
+// A static-shape runtime's warm-up before the first timed image (XLA on TPU and Neuron).
+struct Warmup {
+  double compile_ms = 0;
+  double warmup_ms = 0;          // the compile plus one image
+  double images_to_amortize = 0; // images at this size until the warm-up is under 10% per image
+};
+
+struct Recommendation : PlannedQuery {
+  Request request;
+  planner::PlanReport report;              // every plan, ranked (the invalid ones per keep_invalid)
+  std::vector<Row> rows;                   // the valid plans as rows, in rank order
+  int fitting = 0;                         // valid plans that fit in memory
+  std::vector<Rejection> rejections;       // the invalid plans, grouped, those a user can move first
+  std::vector<FrameworkChoice> frameworks; // one per framework, for a report whose top plan is valid
+  std::string prediction_source;           // "datasheet figures", "measured figures, ..."
+  std::optional<Warmup> warmup;            // of the top plan
+  std::optional<planner::FleetReport> fleet;  // --objective throughput (rows and report then empty)
+
+  const planner::RankedPlan* top() const;  // the first ranked plan when it is valid, else null
+};
+
+// The ranking of a parsed request on `catalog` (moved into the result; the query points into
+// it), priced as r.cost says; `machine` is asked only for --hardware local.
+Result<std::unique_ptr<Recommendation>> recommend(const Request& r, ProfileCatalog catalog, const MachineSource& machine);
+// The same with the catalog found from the options' --profiles and the executable's install path.
+Result<std::unique_ptr<Recommendation>> recommend(const Request& r, const std::string& exe, const MachineSource& machine);
+
+// `cpplan check`: one plan's verdict and prediction.
+struct CheckResult : PlannedQuery {
+  planner::RankedPlan plan;
+  std::optional<Warmup> warmup;
+};
+Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine);
+
+// Every framework's answer for one valid plan, as the GUI's plan detail shows it: "# diffusers\n
+// <script>", "# cache-dit: <note>", "# xDiT\n<command>" or "# <framework>: cannot run this plan:
+// <reason>"; with `framework`, only its part; empty for an invalid plan.
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework = std::nullopt);
+
+// What priced a group's collective, in words (the cost model's HardwareModel::collective_source).
+using CollectiveSource = std::function<std::string(costmodel::Collective, const costmodel::CommGroup&)>;
+CollectiveSource collective_source(const PlannedQuery& pq);
+
+// The warm-up of a prediction, when its runtime has one.
+std::optional<Warmup> warmup_of(const costmodel::Prediction& p);
+
+}  // namespace cpplan::session

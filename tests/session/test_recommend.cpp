@@ -1,0 +1,158 @@
+// session::parse_request and session::recommend: the one typed answer the fronts render. Expected
+// values are derived by hand from the model's shape (FLUX.1-dev: 16 pixels per token side, 24
+// heads), not read from the code under test.
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "session/recommend.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::Lever;
+using cpplan::session::Options;
+using cpplan::session::Recommendation;
+
+namespace {
+
+Options flux(const std::string& gpus, const std::string& res) {
+  Options o;
+  o.model = "flux.1-dev";
+  o.hardware = "h100-sxm";
+  o.gpus = gpus;
+  o.res = res;
+  return o;
+}
+
+cpplan::session::Machine no_machine() { throw std::logic_error("no --hardware local here"); }
+
+std::unique_ptr<Recommendation> recommend(const Options& o) {
+  auto request = cpplan::session::parse_request(o);
+  REQUIRE(request.ok());
+  auto rec = cpplan::session::recommend(*request, cpplan::test::catalog(), no_machine);
+  INFO((rec.ok() ? std::string() : rec.error().message));
+  REQUIRE(rec.ok());
+  return std::move(rec).value();
+}
+
+std::string refusal(const Options& o) {
+  auto request = cpplan::session::parse_request(o);
+  if (!request) return request.error().message;
+  auto rec = cpplan::session::recommend(*request, cpplan::test::catalog(), no_machine);
+  return rec.ok() ? std::string("accepted") : rec.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("A bad request is one line naming the field, its value and the rule, not an exception",
+          "[session][recommend]") {
+  Options o = flux("4", "1008x1008");
+  o.top = "0";
+  CHECK(refusal(o) == "--top = 0: must be between 1 and 1073741824");
+  o = flux("4", "1008x1008");
+  o.objective = "fast";
+  CHECK(refusal(o) == "--objective = fast: must be latency or throughput");
+  o = flux("4", "1008x1008");
+  o.slo_ms = "500";
+  CHECK(refusal(o) == "--slo-ms = 500: needs --objective throughput (a latency target of replicas)");
+  o = flux("4", "1008x1008");
+  o.framework = "foo";
+  CHECK(refusal(o) == "--framework = foo: must be diffusers, xdit, cache-dit or any");
+  o = flux("4", "1008x1008");
+  o.model = "no-such-model";
+  const std::string model_error = refusal(o);
+  CHECK(model_error.find("no-such-model") != std::string::npos);
+  CHECK(model_error.find('\n') == std::string::npos);
+}
+
+TEST_CASE("At 1008x1008 FLUX's 3969 image tokens reject every even Ring and Ulysses split, grouped under the "
+          "resolution lever", "[session][recommend]") {
+  // 1008 / 16 = 63 tokens a side: 63^2 = 3969, odd, so no split of 2 or 4 divides it.
+  const auto rec = recommend(flux("4", "1008x1008"));
+  CHECK(rec->query().sequence.image_tokens == 3969);
+  REQUIRE_FALSE(rec->rows.empty());
+  for (const auto& row : rec->rows) {
+    const auto& cp = row.plan->plan.config.context_parallel_config;
+    INFO(cpplan::plan_label(row.plan->plan.config));
+    CHECK((cp.degree() == 1 || cp.ulysses_anything || cp.ring_anything));
+    CHECK(row.same.empty());  // uneven: no Anything form equals a plain one
+  }
+  REQUIRE_FALSE(rec->rejections.empty());
+  const auto& first = rec->rejections.front();
+  CHECK(first.rule == "must divide image tokens = 3969");
+  CHECK(first.lever == Lever::kResolution);
+  const int grouped = std::accumulate(rec->rejections.begin(), rec->rejections.end(), 0,
+                                      [](int n, const auto& g) { return n + g.count; });
+  CHECK(grouped == rec->report.invalid_count);
+  // The example's first broken rule is its group's, as a typed violation.
+  const cpplan::Violation& v = first.example->plan.violations.front();
+  CHECK(v.rule == first.rule);
+  CHECK(v.message() == v.field + " = " + v.value + ": must divide image tokens = 3969");
+}
+
+TEST_CASE("At 1024x1024 Ulysses and Ulysses Anything over 4 GPUs are one row", "[session][recommend]") {
+  // 1024 / 16 = 64: 4096 tokens and 24 heads both split 4 ways, so the Anything form pads nothing.
+  const auto rec = recommend(flux("4", "1024x1024"));
+  const auto row = std::find_if(rec->rows.begin(), rec->rows.end(), [](const auto& r) {
+    return cpplan::plan_label(r.plan->plan.config) == "ulysses 4";
+  });
+  REQUIRE(row != rec->rows.end());
+  CHECK(row->variant == "Ulysses/Anything");
+  REQUIRE(row->same.size() == 1);
+  CHECK(row->plan->plan.config.context_parallel_config.ulysses_anything !=
+        row->same.front()->plan.config.context_parallel_config.ulysses_anything);
+  CHECK(row->same.front()->predicted->step_ms == row->plan->predicted->step_ms);
+}
+
+TEST_CASE("Each framework's choice holds its plan, its gap and its script as lines", "[session][recommend]") {
+  const auto rec = recommend(flux("4", "1024x1024"));
+  const auto* top = rec->top();
+  REQUIRE(top);
+  REQUIRE(rec->frameworks.size() == static_cast<std::size_t>(cpplan::kFrameworkCount));
+  for (const auto& c : rec->frameworks) {
+    INFO(c.title);
+    CHECK(c.shown);
+    if (c.top_unavailable.empty()) {
+      CHECK(c.plan == top);
+      CHECK(c.gap == 0);
+    }
+    if (!c.plan) continue;
+    REQUIRE(c.script);
+    CHECK_FALSE(c.script->lines.empty());
+    CHECK(c.gap >= 0);
+    for (const auto& line : c.script->lines) CHECK(line.find('\n') == std::string::npos);
+  }
+  CHECK(rec->frameworks[0].title == "diffusers");
+  CHECK(rec->frameworks[1].title == "xDiT");
+  CHECK(rec->frameworks[2].title == "cache-dit");
+  CHECK(rec->frameworks[2].script->kind == cpplan::session::Script::Kind::kNote);
+  CHECK(rec->forward_flops > 0);
+}
+
+TEST_CASE("--framework diffusers shows only diffusers' choice and counts the plans it hides", "[session][recommend]") {
+  Options o = flux("4", "1008x1008");
+  o.framework = "diffusers";
+  const auto rec = recommend(o);
+  for (const auto& c : rec->frameworks) CHECK(c.shown == (c.framework == cpplan::Framework::kDiffusers));
+  for (const auto& row : rec->rows) CHECK(row.frameworks.has(cpplan::Framework::kDiffusers));
+  CHECK(rec->report.framework == cpplan::Framework::kDiffusers);
+}
+
+TEST_CASE("--objective throughput answers with replica splits, not a ranking", "[session][recommend]") {
+  Options o = flux("8", "1024x1024");
+  o.objective = "throughput";
+  const auto rec = recommend(o);
+  REQUIRE(rec->fleet);
+  CHECK(rec->rows.empty());
+  CHECK_FALSE(rec->fleet->rows.empty());
+  for (const auto& row : rec->fleet->rows) CHECK(row.replicas * row.gpus_per_replica + row.idle_gpus == 8);
+}
+
+TEST_CASE("check: one plan's verdict with its typed violations", "[session][recommend]") {
+  Options o = flux("4", "1008x1008");
+  o.ring = "4";
+  auto checked = cpplan::session::check(o, "", no_machine);
+  REQUIRE(checked.ok());
+  const auto& plan = (*checked)->plan.plan;
+  REQUIRE(plan.violations.size() == 1);
+  CHECK(plan.violations.front() == cpplan::Violation{"ring_degree", "4", "must divide image tokens = 3969", Lever::kResolution});
+  CHECK(plan.reasons() == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
+}
