@@ -108,6 +108,7 @@ std::vector<Rejection> cli_rejections(const std::vector<std::string>& lines) {
   std::vector<Rejection> out;
   std::size_t i = 0;
   while (i < lines.size() && lines[i].rfind("rejected (", 0) != 0) ++i;
+  if (i < lines.size() && lines[i].find("--all lists each") == std::string::npos) return out;  // --all: each plan
   for (++i; i < lines.size() && !lines[i].empty(); ++i) {
     std::smatch m;
     REQUIRE(std::regex_match(lines[i], m, kLine));
