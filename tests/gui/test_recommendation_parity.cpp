@@ -26,6 +26,7 @@ struct Query {
   int gpus = 4, width = 0, height = 0, frames = 0;
   std::string framework = "any";
   bool all = false;
+  std::string runtime = "diffusers";
 };
 
 // What each front shows of one recommendation, as plain values.
@@ -70,7 +71,7 @@ std::vector<std::string> cli_args(const Query& q) {
   std::vector<std::string> a{"--model", q.model, "--hardware", q.hardware, "--gpus", std::to_string(q.gpus)};
   if (q.width > 0) a.insert(a.end(), {"--res", std::to_string(q.width) + "x" + std::to_string(q.height)});
   if (q.frames > 0) a.insert(a.end(), {"--frames", std::to_string(q.frames)});
-  a.insert(a.end(), {"--framework", q.framework});
+  a.insert(a.end(), {"--framework", q.framework, "--runtime", q.runtime});
   if (q.all) a.push_back("--all");
   return a;
 }
@@ -95,10 +96,17 @@ std::vector<Row> cli_rows(const std::vector<std::string>& lines, std::size_t& i)
   const std::string& header = lines[i++];
   const auto plan = header.find("plan"), variant = header.find("CP variant"), step = header.find("step ms");
   const auto frameworks = header.find("frameworks");
+  REQUIRE(frameworks != std::string::npos);
   std::vector<Row> rows;
-  for (; i < lines.size() && !lines[i].empty() && lines[i].rfind("      ", 0) != 0; ++i)
-    rows.push_back({trim(lines[i].substr(plan, variant - plan)), trim(lines[i].substr(variant, step - variant)),
-                    trim(lines[i].substr(frameworks))});
+  for (; i < lines.size() && !lines[i].empty() && lines[i].rfind("      ", 0) != 0; ++i) {
+    // After the variant: step ms, steps/s, image s, peak GiB, fits, text enc / VAE, then the
+    // frameworks (a wide placement pushes them right of their header).
+    std::istringstream figures(lines[i].substr(step));
+    std::string word, rest;
+    for (int k = 0; k < 6; ++k) figures >> word;
+    for (std::string sep; figures >> word; sep = " ") rest += sep + word;
+    rows.push_back({trim(lines[i].substr(plan, variant - plan)), trim(lines[i].substr(variant, step - variant)), rest});
+  }
   return rows;
 }
 
@@ -167,6 +175,7 @@ Shown gui_shown(const Query& q) {
   in.frames = q.frames;
   in.framework = q.framework;
   in.all_plans = q.all;
+  in.runtime = q.runtime;
   const auto result = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), in, 1);
   REQUIRE(result.error.empty());
   using View = cpplan::gui::RecommendationView;
@@ -196,7 +205,7 @@ Shown gui_shown(const Query& q) {
 #ifdef CPPLAN_PYTHON_DIR
 Shown python_shown(const Query& q) {
   json kwargs = {{"model", q.model}, {"hardware", q.hardware}, {"gpus", q.gpus}, {"framework", q.framework},
-                 {"all", q.all}, {"top", 10}};
+                 {"all", q.all}, {"top", 10}, {"runtime", q.runtime}};
   if (q.width > 0) kwargs.update({{"width", q.width}, {"height", q.height}});
   if (q.frames > 0) kwargs["frames"] = q.frames;
   if (q.all) kwargs.erase("top");  // --all shows every row
@@ -241,7 +250,8 @@ TEST_CASE("The CLI, the GUI and Python render the same recommendation for a tabl
   cpplan::test::gui_app();
   const std::vector<Query> queries = {
       {"flux.1-dev", "h100-sxm", 4, 1008, 1008},                       // uneven: Anything forms, rejections
-      {"flux.1-dev", "h100-sxm", 8, 1024, 1024},                       // even: merged "X/Anything" rows
+      {"flux.1-dev", "h100-sxm", 8, 1024, 1024},                       // even: each form priced apart
+      {"flux.1-dev", "h100-sxm", 8, 1024, 1024, 0, "any", false, "cpplan"},  // one computation: "X/Anything"
       {"wan2.1-t2v-14b", "h200-sxm", 8, 1280, 720, 81},                // video, CFG, xDiT's own choice
       {"qwen-image", "h100-sxm", 4, 1328, 1328, 0, "diffusers"},       // one framework: the others hidden
       {"sd3.5-large", "l40s", 2, 0, 0, 0, "any", true},                // --all: each form its own row

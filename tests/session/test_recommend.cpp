@@ -2,6 +2,7 @@
 // values are derived by hand from the model's shape (FLUX.1-dev: 16 pixels per token side, 24
 // heads), not read from the code under test.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <numeric>
 
 #include "session/recommend.h"
@@ -27,7 +28,7 @@ cpplan::session::Machine no_machine() { throw std::logic_error("no --hardware lo
 std::unique_ptr<Recommendation> recommend(const Options& o) {
   auto request = cpplan::session::parse_request(o);
   REQUIRE(request.ok());
-  auto rec = cpplan::session::recommend(*request, cpplan::test::catalog(), no_machine);
+  auto rec = cpplan::session::recommend(*request, cpplan::test::fitted_catalog(), no_machine);
   INFO((rec.ok() ? std::string() : rec.error().message));
   REQUIRE(rec.ok());
   return std::move(rec).value();
@@ -36,7 +37,7 @@ std::unique_ptr<Recommendation> recommend(const Options& o) {
 std::string refusal(const Options& o) {
   auto request = cpplan::session::parse_request(o);
   if (!request) return request.error().message;
-  auto rec = cpplan::session::recommend(*request, cpplan::test::catalog(), no_machine);
+  auto rec = cpplan::session::recommend(*request, cpplan::test::fitted_catalog(), no_machine);
   return rec.ok() ? std::string("accepted") : rec.error().message;
 }
 
@@ -88,18 +89,29 @@ TEST_CASE("At 1008x1008 FLUX's 3969 image tokens reject every even Ring and Ulys
   CHECK(v.message() == v.field + " = " + v.value + ": must divide image tokens = 3969");
 }
 
-TEST_CASE("At 1024x1024 Ulysses and Ulysses Anything over 4 GPUs are one row", "[session][recommend]") {
-  // 1024 / 16 = 64: 4096 tokens and 24 heads both split 4 ways, so the Anything form pads nothing.
-  const auto rec = recommend(flux("4", "1024x1024"));
+TEST_CASE("At 1024x1024 Ring and Ring Anything over 4 GPUs are one row as cpplan's executor runs them",
+          "[session][recommend]") {
+  // 1024 / 16 = 64: 4096 image and 512 text tokens both split 4 ways, so Ring Anything pads
+  // nothing and exchanges the same K/V blocks; the executor (runtime cpplan) runs both forms with
+  // the same kernels (diffusers' runtime adds host work to an Anything form: two rows there).
+  Options o = flux("4", "1024x1024");
+  o.runtime = "cpplan";
+  const auto rec = recommend(o);
   const auto row = std::find_if(rec->rows.begin(), rec->rows.end(), [](const auto& r) {
-    return cpplan::plan_label(r.plan->plan.config) == "ulysses 4";
+    return cpplan::plan_label(r.plan->plan.config) == "ring 4";
   });
   REQUIRE(row != rec->rows.end());
-  CHECK(row->variant == "Ulysses/Anything");
+  CHECK(row->variant == "Ring/Anything");
   REQUIRE(row->same.size() == 1);
-  CHECK(row->plan->plan.config.context_parallel_config.ulysses_anything !=
-        row->same.front()->plan.config.context_parallel_config.ulysses_anything);
+  CHECK(row->plan->plan.config.context_parallel_config.ring_anything !=
+        row->same.front()->plan.config.context_parallel_config.ring_anything);
   CHECK(row->same.front()->predicted->step_ms == row->plan->predicted->step_ms);
+  // Each form is its own row with --all.
+  o.all = true;
+  const auto each = recommend(o);
+  CHECK(std::count_if(each->rows.begin(), each->rows.end(), [](const auto& r) {
+          return cpplan::plan_label(r.plan->plan.config) == "ring 4";
+        }) == 2);
 }
 
 TEST_CASE("Each framework's choice holds its plan, its gap and its script as lines", "[session][recommend]") {
@@ -127,7 +139,7 @@ TEST_CASE("Each framework's choice holds its plan, its gap and its script as lin
   CHECK(rec->forward_flops > 0);
 }
 
-TEST_CASE("--framework diffusers shows only diffusers' choice and counts the plans it hides", "[session][recommend]") {
+TEST_CASE("Restricted to diffusers (--framework), the recommendation shows only diffusers' choice and counts the plans it hides", "[session][recommend]") {
   Options o = flux("4", "1008x1008");
   o.framework = "diffusers";
   const auto rec = recommend(o);
@@ -136,7 +148,7 @@ TEST_CASE("--framework diffusers shows only diffusers' choice and counts the pla
   CHECK(rec->report.framework == cpplan::Framework::kDiffusers);
 }
 
-TEST_CASE("--objective throughput answers with replica splits, not a ranking", "[session][recommend]") {
+TEST_CASE("For throughput (--objective) the answer is replica splits, not a ranking", "[session][recommend]") {
   Options o = flux("8", "1024x1024");
   o.objective = "throughput";
   const auto rec = recommend(o);
