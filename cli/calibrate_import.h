@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "costmodel/timing_rows.h"
+#include "costmodel/timing_row.h"
 
 namespace cpplan::cli {
 

@@ -19,8 +19,8 @@
 #include "cli/args.h"
 #include "core/text.h"
 #include "core/units.h"
-#include "costmodel/nccl_tests.h"
 #include "data/store.h"
+#include "imports/nccl_tests.h"
 #include "session/cluster_model.h"
 
 namespace cpplan::cli {
@@ -36,13 +36,13 @@ std::string host_name() {
 std::string store_path(const std::string& db) { return db.empty() ? data::Store::default_path() : db; }
 
 // The largest bus bandwidth of the file's samples.
-double peak_busbw(const costmodel::NcclTestsFile& file) {
+double peak_busbw(const imports::NcclTestsFile& file) {
   double peak = 0;
   for (const auto& sample : file.samples) peak = std::max(peak, sample.busbw_gbps);
   return peak;
 }
 
-void print_import_json(std::ostream& out, const costmodel::NcclTestsFile& file, const data::HardwareFingerprint& hw,
+void print_import_json(std::ostream& out, const imports::NcclTestsFile& file, const data::HardwareFingerprint& hw,
                        long long rows) {
   const int nodes = file.samples.front().nodes;
   const nlohmann::json j{{"collective", file.test},
@@ -58,7 +58,7 @@ void print_import_json(std::ostream& out, const costmodel::NcclTestsFile& file, 
 }
 
 // What was recorded: the file, where the ranks were, and one line per collective and group size.
-void print_import(std::ostream& out, const std::string& name, const costmodel::NcclTestsFile& file,
+void print_import(std::ostream& out, const std::string& name, const imports::NcclTestsFile& file,
                   const data::HardwareFingerprint& hw, long long rows, const std::string& path) {
   fmt::print(out, "{}: {} rows of {} recorded in {}\n", name, rows, file.test, path);
   fmt::print(out, "  cluster {}: machine {} ({}, {}); plan with it: cpplan --cluster {} ...\n", hw.host, hw.key(),
@@ -119,7 +119,7 @@ CLI::App* add_db_merge_command(CLI::App& db, StoreArgs& s) {
 
 int import_nccl_tests_command(const StoreArgs& s, std::ostream& out, std::ostream& err) {
   constexpr std::string_view kName = "cpplan import-nccl-tests";
-  costmodel::NcclTestsOptions options;
+  imports::NcclTestsOptions options;
   if (!s.ranks.empty()) options.ranks = parse_int("--ranks", s.ranks, 1, kMaxGpus);
   if (!s.nodes.empty()) options.nodes = parse_int("--nodes", s.nodes, 1, kMaxGpus);
   options.collective = s.collective;
@@ -130,12 +130,12 @@ int import_nccl_tests_command(const StoreArgs& s, std::ostream& out, std::ostrea
     return kExitInvalid;
   }
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  auto parsed = costmodel::parse_nccl_tests_file(text, s.nccl_file, options);
+  auto parsed = imports::parse_nccl_tests_file(text, s.nccl_file, options);
   if (!parsed) {
     fmt::print(err, "{}: {}\n", kName, parsed.error().message);
     return kExitInvalid;
   }
-  const costmodel::NcclTestsFile& file = parsed.value();
+  const imports::NcclTestsFile& file = parsed.value();
 
   if (file.samples.front().nodes > file.ranks) {
     fmt::print(err, "{}: --nodes = {}: more nodes than the test's {} ranks\n", kName, s.nodes, file.ranks);

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "costmodel/timing_rows.h"
+#include "costmodel/timing_row.h"
 #include "data/store.h"
 
 namespace cpplan::data {

@@ -18,7 +18,7 @@
 #include "exec/machine.h"
 #include "costmodel/cost_model.h"
 #include "executor/comm.h"
-#include "executor/launcher.h"
+#include "launch/launcher.h"
 #include "executor/model.h"
 #include "executor/rendezvous.h"
 #include "executor/runner.h"
@@ -167,7 +167,7 @@ json bench_variants(const std::string& exe, bool quick) {
                                   quick ? "10" : "30", "--warmup", "2", "--db", db.string(), "--json"};
     argv.insert(argv.end(), plan.begin(), plan.end());
     const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-bench-{}.json", getpid());
-    executor::run_to_file(argv, out.string());  // the run's JSON, or nothing when it failed
+    launch::run_to_file(argv, out.string());  // the run's JSON, or nothing when it failed
     double ms = 0;
     try {
       std::ifstream in(out);
@@ -267,9 +267,9 @@ json bench_collectives(const std::string& exe, bool quick) {
   const fs::path result = fs::temp_directory_path() / fmt::format("cpplan-bench-coll-{}.json", getpid());
   std::vector<std::string> argv{exe, "bench", "--worker", "collectives"};
   if (quick) argv.push_back("--quick");
-  const auto outcome = executor::launch_local(argv, 2, {"CPPLAN_RESULT_FILE=" + result.string()});
+  const auto outcome = launch::launch_local(argv, 2, {"CPPLAN_RESULT_FILE=" + result.string()});
   json j;
-  if (outcome.status != executor::LaunchStatus::kOk) return json{{"error", outcome.reason}};
+  if (outcome.status != launch::LaunchStatus::kOk) return json{{"error", outcome.reason}};
   std::ifstream in(result);
   j = json::parse(in);
   std::error_code ec;

@@ -91,17 +91,17 @@ void check_local_gpus(const executor::DeviceSpec& device, int nproc) {
                                    executor::cuda_device_count())};
 }
 
-std::optional<executor::LaunchEnv> adopt_launcher() {
-  std::optional<executor::LaunchEnv> job;
+std::optional<launch::LaunchEnv> adopt_launcher() {
+  std::optional<launch::LaunchEnv> job;
   try {
-    job = executor::launch_env();
+    job = launch::launch_env();
   } catch (const std::invalid_argument& e) {
     throw InvalidInput{e.what()};
   }
   if (!job) return std::nullopt;
-  const bool sets_rank = job->launcher == executor::Launcher::kEnv || job->launcher == executor::Launcher::kTorchrun;
+  const bool sets_rank = job->launcher == launch::Launcher::kEnv || job->launcher == launch::Launcher::kTorchrun;
   if (!sets_rank && job->world_size == 1) return std::nullopt;
-  executor::export_launch_env(*job);
+  launch::export_launch_env(*job);
   return job;
 }
 

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "executor/device.h"
-#include "executor/launch_env.h"
+#include "launch/launch_env.h"
 #include "session/machine.h"
 
 namespace cpplan::executor {
@@ -31,12 +31,12 @@ executor::DeviceSpec rank_device(const std::string& device, const std::string& d
 // `nproc` local ranks on `device`: a GPU each. InvalidInput naming --nproc when too few are visible.
 void check_local_gpus(const executor::DeviceSpec& device, int nproc);
 
-// The job this process is one rank of, started by torchrun, srun or mpirun (executor/launch_env.h),
+// The job this process is one rank of, started by torchrun, srun or mpirun (launch/launch_env.h),
 // its figures exported as RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and
 // MASTER_PORT for everything that reads those. nullopt when no launcher started it, and for the
 // single task of an srun or mpirun: that one starts the plan's ranks itself. Bad values are
 // InvalidInput. Call it before any thread starts.
-std::optional<executor::LaunchEnv> adopt_launcher();
+std::optional<launch::LaunchEnv> adopt_launcher();
 
 // This rank's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (executor::rendezvous_from_env); a
 // bad value is InvalidInput.

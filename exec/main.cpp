@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // `cpplan bench` times LibTorch CPU kernels in this very process: OpenMP must not spin-wait
-  // (see executor/launcher.cpp), and libgomp reads its policy once, at load. Start again with it.
+  // (see launch/launcher.cpp), and libgomp reads its policy once, at load. Start again with it.
   if (argc > 1 && std::strcmp(argv[1], "bench") == 0 && !std::getenv("OMP_WAIT_POLICY")) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     execv("/proc/self/exe", argv);  // on failure, measure as we are

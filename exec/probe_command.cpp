@@ -12,7 +12,7 @@
 
 #include "cli/app.h"
 #include "exec/machine.h"
-#include "executor/launcher.h"
+#include "launch/launcher.h"
 #include "executor/probe.h"
 #include "executor/rendezvous.h"
 #include "session/local_model.h"
@@ -103,10 +103,10 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
     std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc, "--device", cuda ? "cuda" : "cpu"};
     for (const auto& m : p.models) argv.insert(argv.end(), {"--model", m});
     if (p.quick) argv.push_back("--quick");
-    const auto outcome = executor::launch_local(argv, nproc, {"CPPLAN_RESULT_FILE=" + result.string()});
-    if (outcome.status != executor::LaunchStatus::kOk) {
+    const auto outcome = launch::launch_local(argv, nproc, {"CPPLAN_RESULT_FILE=" + result.string()});
+    if (outcome.status != launch::LaunchStatus::kOk) {
       fmt::print(err, "cpplan probe: {}\n", outcome.reason);
-      return outcome.status == executor::LaunchStatus::kCancelled ? 130 : kExitRuntime;
+      return outcome.status == launch::LaunchStatus::kCancelled ? 130 : kExitRuntime;
     }
     std::ifstream in(result);
     set = samples_from_json(json::parse(in));

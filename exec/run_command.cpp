@@ -26,8 +26,8 @@
 #include "costmodel/cost_model.h"
 #include "data/store.h"
 #include "executor/attention.h"
-#include "executor/launch_env.h"
-#include "executor/launcher.h"
+#include "launch/launch_env.h"
+#include "launch/launcher.h"
 #include "executor/memory.h"
 #include "executor/npy.h"
 #include "executor/rendezvous.h"
@@ -371,7 +371,7 @@ class RecordOnce {
 // One rank of a job started by a launcher (ours, torchrun, srun, mpirun): rendezvous through
 // MASTER_ADDR/MASTER_PORT or torchrun's agent store. Rank 0 records the run, unless our own
 // launcher does (CPPLAN_RESULT_FILE); a stop signal from the launcher records it cancelled.
-int worker(const Args& a, const Prepared& p, const executor::LaunchEnv& job, std::ostream& out, std::ostream& err) {
+int worker(const Args& a, const Prepared& p, const launch::LaunchEnv& job, std::ostream& out, std::ostream& err) {
   const executor::RunSpec spec = make_spec(a, p);
   const executor::Rendezvous rendezvous = executor::rendezvous_for(job, spec.timeout);
   const int rank = rendezvous.rank, world = rendezvous.world_size;
@@ -389,7 +389,7 @@ int worker(const Args& a, const Prepared& p, const executor::LaunchEnv& job, std
       if (rank == 0)
         record([&] {
           const std::string why = fmt::format("rank 0: ended by SIG{} from {}", sigabbrev_np(signal),
-                                              executor::launcher_name(job.launcher));
+                                              launch::launcher_name(job.launcher));
           return finish(a, p, spec, nullptr, "cancelled", why, started, out, err);
         });
     });
@@ -426,7 +426,7 @@ int worker(const Args& a, const Prepared& p, const executor::LaunchEnv& job, std
 }
 
 // The rank of `job`: a bad command line or plan is reported in torchrun's error file too.
-int rank_of_job(const Args& a, const executor::LaunchEnv& job, const std::string& exe, std::ostream& out,
+int rank_of_job(const Args& a, const launch::LaunchEnv& job, const std::string& exe, std::ostream& out,
                 std::ostream& err) {
   try {
     const Prepared p = prepare(a, exe, err);
@@ -465,10 +465,10 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   const std::string result_file = (dir / "rank0.json").string();
   std::vector<std::string> rank_argv{exe};
   for (int i = 1; i < argc; ++i) rank_argv.emplace_back(argv[i]);
-  const auto outcome = executor::launch_local(rank_argv, nproc, {"CPPLAN_RESULT_FILE=" + result_file});
+  const auto outcome = launch::launch_local(rank_argv, nproc, {"CPPLAN_RESULT_FILE=" + result_file});
   executor::RunFigures figures;
   bool have = false;
-  if (outcome.status == executor::LaunchStatus::kOk) {
+  if (outcome.status == launch::LaunchStatus::kOk) {
     std::ifstream in(result_file);
     try {
       figures = figures_from_json(json::parse(in));
@@ -476,7 +476,7 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
     } catch (const std::exception&) {
     }
   }
-  std::string status = outcome.status == executor::LaunchStatus::kCancelled ? "cancelled" : "failed";
+  std::string status = outcome.status == launch::LaunchStatus::kCancelled ? "cancelled" : "failed";
   std::string why = outcome.reason.empty() ? "rank 0 wrote no result" : outcome.reason;
   if (!have && status == "failed") {
     // The cause in the ranks' words: an out-of-memory rank first (its peers fail after it),

@@ -473,10 +473,10 @@ bool is_loopback(const std::string& host) {
 }
 
 Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout) {
-  return rendezvous_for(launch_env().value_or(LaunchEnv{}), timeout);
+  return rendezvous_for(launch::launch_env().value_or(launch::LaunchEnv{}), timeout);
 }
 
-Rendezvous rendezvous_for(const LaunchEnv& e, std::chrono::milliseconds timeout) {
+Rendezvous rendezvous_for(const launch::LaunchEnv& e, std::chrono::milliseconds timeout) {
   Rendezvous r;
   r.world_size = e.world_size;
   r.rank = e.rank;

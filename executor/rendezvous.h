@@ -18,7 +18,7 @@
 #include <string>
 
 #include "executor/comm.h"
-#include "executor/launch_env.h"
+#include "launch/launch_env.h"
 
 namespace cpplan::executor {
 
@@ -32,12 +32,12 @@ struct Rendezvous {
   int restart_count = 0;     // torchrun's worker-group restarts: the agent store's key prefix
 };
 
-// The rendezvous of the job this process is a rank of (executor/launch_env.h: torchrun, srun,
+// The rendezvous of the job this process is a rank of (launch/launch_env.h: torchrun, srun,
 // mpirun, or RANK, WORLD_SIZE, MASTER_ADDR (default 127.0.0.1) and MASTER_PORT as set by hand); a
 // bad value throws std::invalid_argument with one line naming the variable, its value and the rule.
 Rendezvous rendezvous_from_env(std::chrono::milliseconds timeout);
 // The same of a job already read (launch_env).
-Rendezvous rendezvous_for(const LaunchEnv& job, std::chrono::milliseconds timeout);
+Rendezvous rendezvous_for(const launch::LaunchEnv& job, std::chrono::milliseconds timeout);
 
 // Connects to the rendezvous: to torchrun's agent store, or to cpplan's own, serving it first on
 // rank 0. Throws std::runtime_error with one line when the address cannot be listened on (taken

@@ -1,4 +1,4 @@
-// nccl-tests output (costmodel/nccl_tests.h), text table or -J JSON, for
+// nccl-tests output (imports/nccl_tests.h), text table or -J JSON, for
 // `cpplan import-nccl-tests`: once with the test and rank count taken from the file alone, once
 // with a file name that names the test and an explicit --ranks.
 // Checks: every error is one line; an imported file has a known test, at least one sample, and
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <string_view>
 
-#include "costmodel/nccl_tests.h"
+#include "imports/nccl_tests.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
@@ -19,11 +19,11 @@ using namespace cpplan;
 using cpplan::fuzz::check;
 using cpplan::fuzz::fail;
 
-void check_file(std::string_view text, std::string_view name, const costmodel::NcclTestsOptions& options) {
-  const auto f = costmodel::parse_nccl_tests_file(text, name, options);
+void check_file(std::string_view text, std::string_view name, const imports::NcclTestsOptions& options) {
+  const auto f = imports::parse_nccl_tests_file(text, name, options);
   check("parse_nccl_tests_file", f);
   if (!f) return;
-  const auto kind = costmodel::collective_from_nccl_test(f->test);
+  const auto kind = imports::collective_from_nccl_test(f->test);
   if (!kind) fail("an imported file of an unknown test", f->test);
   if (f->samples.empty() || f->ranks < 1) fail("an imported file without samples or ranks", f->test);
   if (options.ranks > 0 && f->ranks != options.ranks) fail("--ranks was not taken", fmt::format("{}", f->ranks));

@@ -1,4 +1,4 @@
-// End-to-end timings for `cpplan calibrate --import` (costmodel/timing_rows.h) from their text,
+// End-to-end timings for `cpplan calibrate --import` (imports/timing_rows.h) from their text,
 // as JSON, CSV and the recorder's JSON lines (the file name's extension picks the format).
 // Checks: every error is one line; every row read has a model, a hardware, a runtime, GPUs equal
 // to the product of its degrees, a size, and a positive timing (a per-image one with its steps).
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <string_view>
 
-#include "costmodel/timing_rows.h"
+#include "imports/timing_rows.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
@@ -17,9 +17,9 @@ using cpplan::fuzz::check;
 using cpplan::fuzz::fail;
 
 void check_rows(std::string_view text, const std::string& path) {
-  costmodel::TimingImportOptions options;
+  imports::TimingImportOptions options;
   options.runtime_for_source["fuzz"] = "diffusers";
-  const auto rows = costmodel::parse_timing_rows(text, path, options);
+  const auto rows = imports::parse_timing_rows(text, path, options);
   check("parse_timing_rows", rows);
   if (!rows) return;
   for (const auto& r : *rows) {

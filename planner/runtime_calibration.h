@@ -1,9 +1,9 @@
 #pragma once
 // `cpplan calibrate --import`: the planner's predictions of measured end-to-end timings
-// (costmodel/timing_rows.h), the runtime and hardware defaults fitted to them
-// (costmodel/runtime_fit.h), and how well the fit predicts: in sample with the fitted profiles
-// applied to the real cost model, by nested k-fold cross-validation, and with each GPU kind and
-// each source left out. In the planner layer because every row's plan is validated first.
+// (costmodel/timing_row.h, read by imports/timing_rows.h), the runtime and hardware defaults
+// fitted to them (costmodel/runtime_fit.h), and how well the fit predicts: in sample with the
+// fitted profiles applied to the real cost model, by nested k-fold cross-validation, and with each
+// GPU kind and each source left out. In the planner layer because every row's plan is validated first.
 
 #include <optional>
 #include <string>
@@ -12,7 +12,7 @@
 #include "core/fit.h"
 #include "core/profiles.h"
 #include "core/result.h"
-#include "costmodel/timing_rows.h"
+#include "costmodel/timing_row.h"
 
 namespace cpplan::planner {
 

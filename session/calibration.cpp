@@ -10,6 +10,7 @@
 #include "core/text.h"
 #include "core/version.h"
 #include "data/pipeline_timings.h"
+#include "imports/timing_rows.h"
 #include "session/local_model.h"
 #include "session/query.h"
 
@@ -136,7 +137,7 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
 
 std::vector<costmodel::TimingRow> import_timings(const std::string& path, const std::string& runtime,
                                                  const std::vector<std::string>& runtime_for) {
-  costmodel::TimingImportOptions o;
+  imports::TimingImportOptions o;
   o.default_runtime = runtime;
   for (const std::string& m : runtime_for) {
     const auto eq = m.find('=');
@@ -144,7 +145,7 @@ std::vector<costmodel::TimingRow> import_timings(const std::string& path, const 
       throw InvalidInput{fmt::format("--runtime-for = {}: must be SOURCE=RUNTIME", m)};
     o.runtime_for_source[m.substr(0, eq)] = m.substr(eq + 1);
   }
-  auto rows = costmodel::parse_timing_rows(read_file(path), path, o);
+  auto rows = imports::parse_timing_rows(read_file(path), path, o);
   if (!rows) throw InvalidInput{rows.error().message};
   return std::move(rows).value();
 }

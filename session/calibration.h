@@ -8,7 +8,7 @@
 
 #include "core/profiles.h"
 #include "costmodel/calibration.h"
-#include "costmodel/timing_rows.h"
+#include "costmodel/timing_row.h"
 #include "planner/runtime_calibration.h"
 #include "session/machine.h"
 

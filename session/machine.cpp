@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/units.h"
-#include "executor/launcher.h"
+#include "launch/launcher.h"
 #include "session/query.h"
 
 namespace cpplan::session {
@@ -36,7 +36,7 @@ Machine this_machine(const std::string& exe, const std::string& device) {
   const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-machine-{}.json", getpid());
   std::vector<std::string> argv{binary, "fingerprint"};
   if (!device.empty()) argv.insert(argv.end(), {"--device", device});
-  const int code = executor::run_to_file(argv, out.string());
+  const int code = launch::run_to_file(argv, out.string());
   std::ifstream in(out);
   std::stringstream text;
   text << in.rdbuf();

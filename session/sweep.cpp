@@ -12,7 +12,7 @@
 #include <set>
 
 #include "data/store.h"
-#include "executor/launcher.h"
+#include "launch/launcher.h"
 #include "session/query.h"
 
 namespace cpplan::session {
@@ -60,7 +60,7 @@ json run_child(const std::string& cpplan, const std::vector<std::string>& args, 
   std::vector<std::string> argv = {cpplan, "run"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--db", db, "--json"});
-  code = executor::run_to_file(argv, out.string());
+  code = launch::run_to_file(argv, out.string());
   json result;
   std::ifstream in(out);
   try {

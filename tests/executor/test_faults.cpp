@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "data/store.h"
-#include "executor/launcher.h"
+#include "launch/launcher.h"
 #include "executor/memory.h"
 #include "tests/executor/process.h"
 
@@ -72,7 +72,7 @@ std::vector<std::string> rank_cores_of_this_machine(int nproc) {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cores.push_back(c);
   std::vector<std::string> out;
-  for (const auto& share : cpplan::executor::rank_cores(nproc, cores)) {
+  for (const auto& share : cpplan::launch::rank_cores(nproc, cores)) {
     std::string text;
     for (std::size_t i = 0; i < share.size();) {
       std::size_t j = i;
@@ -234,15 +234,6 @@ TEST_CASE("db check reports the integrity of a real database and refuses a forei
   CHECK_THAT(bad.err, Catch::Contains("not a cpplan database"));
   CHECK(cpplan::test::slurp(foreign) == "not a database");
   fs::remove(foreign);
-}
-
-TEST_CASE("the cores of local ranks are disjoint equal shares, or none when too few", "[executor][launcher]") {
-  using cpplan::executor::rank_cores;
-  CHECK(rank_cores(2, {0, 1, 2, 3}) == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
-  CHECK(rank_cores(3, {0, 1, 2, 3, 4, 5, 6}) == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}});
-  CHECK(rank_cores(2, {4, 9}) == std::vector<std::vector<int>>{{4}, {9}});  // the cores allowed, not 0..n
-  CHECK(rank_cores(4, {0, 1}).empty());
-  CHECK(rank_cores(0, {0, 1}).empty());
 }
 
 TEST_CASE("cpplan run binds each local rank to its own cores", "[executor][launcher]") {

@@ -1,4 +1,4 @@
-// End-to-end timings as people publish or record them (costmodel/timing_rows.h): the published
+// End-to-end timings as people publish or record them (imports/timing_rows.h): the published
 // object with its sources, CSV with quoted fields, the recorder's JSON lines (docs/calibration.md,
 // "Pipeline runs"), unit conversions, and one error per broken rule naming file, row and field.
 #include <catch2/catch.hpp>
@@ -8,14 +8,14 @@
 #include <sstream>
 #include <string>
 
-#include "costmodel/timing_rows.h"
+#include "imports/timing_rows.h"
 #include "tests/support/temp_dir.h"
 
 using cpplan::AttentionBackend;
 using cpplan::TextEncoderPlacement;
 using cpplan::VaePlacement;
-using cpplan::costmodel::parse_timing_rows;
-using cpplan::costmodel::TimingImportOptions;
+using cpplan::imports::parse_timing_rows;
+using cpplan::imports::TimingImportOptions;
 using cpplan::costmodel::TimingRow;
 
 namespace {
@@ -74,7 +74,7 @@ std::string published(const std::string& point) { return "{\"points\": [" + poin
 }  // namespace
 
 TEST_CASE("a published object takes each point's runtime from itself, --runtime-for or its source's text",
-          "[costmodel][timing_rows]") {
+          "[imports][timing_rows]") {
   // Three points: one whose source's description starts with "diffusers", one of a source whose
   // description names no runtime profile ("cache-dit on diffusers") mapped with --runtime-for,
   // and one that names its runtime itself (it wins over its source's text).
@@ -154,7 +154,7 @@ TEST_CASE("a published object takes each point's runtime from itself, --runtime-
 }
 
 TEST_CASE("a source whose text names no runtime keeps that word until --runtime-for maps it",
-          "[costmodel][timing_rows]") {
+          "[imports][timing_rows]") {
   const TimingFile file("published.json", R"({"sources": {"bench": {"runtime": "cache-dit on diffusers"}},
   "points": [{"source": "bench", "model": "flux.1-dev", "hardware": "l20", "gpus": 1, "resolution": "1024x1024",
               "steps": 28, "seconds_per_image": 23.559}]})");
@@ -165,7 +165,7 @@ TEST_CASE("a source whose text names no runtime keeps that word until --runtime-
 }
 
 TEST_CASE("an array of rows takes the file name as source and --runtime for rows without one",
-          "[costmodel][timing_rows]") {
+          "[imports][timing_rows]") {
   const TimingFile file("mine.json", R"([
     {"model": "flux.1-dev", "hardware": "l20", "gpus": 2, "resolution": "1024x1024", "ulysses_degree": 2,
      "step_ms": 150.5, "peak_mem_bytes": 1.5e10, "attention_backend": "cudnn", "text_encoder": "sharded", "vae": "parallel"}
@@ -191,7 +191,7 @@ TEST_CASE("an array of rows takes the file name as source and --runtime for rows
   CHECK(*r.vae == VaePlacement::kParallel);
 }
 
-TEST_CASE("a CSV file reads quoted fields, doubled quotes and empty cells", "[costmodel][timing_rows]") {
+TEST_CASE("a CSV file reads quoted fields, doubled quotes and empty cells", "[imports][timing_rows]") {
   const TimingFile file("timings.csv",
                         "source,model,hardware,runtime,gpus,resolution,steps,ring_degree,ulysses_degree,ulysses_anything,"
                         "seconds_per_image,ms_per_step,peak_memory_gb\n"
@@ -234,7 +234,7 @@ TEST_CASE("a CSV file reads quoted fields, doubled quotes and empty cells", "[co
 }
 
 TEST_CASE("the recorder's JSON lines give the median step, the world size and the GPU name",
-          "[costmodel][timing_rows]") {
+          "[imports][timing_rows]") {
   // Every key of the schema (docs/calibration.md, "The line"), as python/cpplan_record.py writes
   // them; a blank line between the two lines.
   const std::string first =
@@ -291,7 +291,7 @@ TEST_CASE("the recorder's JSON lines give the median step, the world size and th
 }
 
 TEST_CASE("recorder lines are recognised by their cpplan_record key whatever the extension",
-          "[costmodel][timing_rows]") {
+          "[imports][timing_rows]") {
   const TimingFile file(
       "runs.json",
       R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 1,)"
@@ -307,7 +307,7 @@ TEST_CASE("recorder lines are recognised by their cpplan_record key whatever the
 }
 
 TEST_CASE("an unknown key is an error naming file, row and key with the nearest known one",
-          "[costmodel][timing_rows][errors]") {
+          "[imports][timing_rows][errors]") {
   const TimingFile file("t.json", published(point_with("modle", "\"flux.1-dev\"")));
   const std::string e = file.error();
   CHECK_THAT(e, Catch::StartsWith(file.path() + ": points[0]: modle = "));
@@ -323,19 +323,19 @@ TEST_CASE("an unknown key is an error naming file, row and key with the nearest 
   CHECK_THAT(object.error(), Catch::StartsWith(object.path() + ": sorces = ...: unknown field"));
 }
 
-TEST_CASE("a row without a model is an error naming file, row and field", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a row without a model is an error naming file, row and field", "[imports][timing_rows][errors]") {
   const TimingFile file("t.json", published(point_with("ulysses_degree", "2") + ", " + point_with("model", "")));
   CHECK(file.error() == file.path() + ": points[1]: model = (missing): is required");
 }
 
-TEST_CASE("a row without ms_per_step or seconds_per_image is an error", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a row without ms_per_step or seconds_per_image is an error", "[imports][timing_rows][errors]") {
   const TimingFile file("t.json", published(point_with("ms_per_step", "")));
   const std::string e = file.error();
   CHECK_THAT(e, Catch::StartsWith(file.path() + ": points[0]: ms_per_step = (missing): "));
   CHECK_THAT(e, Catch::Contains("seconds_per_image"));
 }
 
-TEST_CASE("a per-image figure without its steps is an error", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a per-image figure without its steps is an error", "[imports][timing_rows][errors]") {
   std::string point = point_with("ms_per_step", "");
   point.insert(1, "\"seconds_per_image\": 4.2, ");
   const TimingFile file("t.json", "[" + point + "]");
@@ -344,7 +344,7 @@ TEST_CASE("a per-image figure without its steps is an error", "[costmodel][timin
   CHECK_THAT(e, Catch::Contains("per-image figure needs the steps"));
 }
 
-TEST_CASE("a degree below 1 or not an integer is an error naming the degree", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a degree below 1 or not an integer is an error naming the degree", "[imports][timing_rows][errors]") {
   const TimingFile zero("t.json", published(point_with("ulysses_degree", "0")));
   CHECK_THAT(zero.error(), Catch::StartsWith(zero.path() + ": points[0]: ulysses_degree = 0: must be above 0"));
   const TimingFile half("h.json", published(point_with("ulysses_degree", "1.5")));
@@ -353,7 +353,7 @@ TEST_CASE("a degree below 1 or not an integer is an error naming the degree", "[
   CHECK(text.error() == text.path() + ": points[0]: ring_degree = two: must be a number");
 }
 
-TEST_CASE("gpus must equal the product of the degrees", "[costmodel][timing_rows][errors]") {
+TEST_CASE("gpus must equal the product of the degrees", "[imports][timing_rows][errors]") {
   // ulysses 2 x ring 2 = 4 GPUs, not 2.
   const TimingFile file("t.json", published(point_with("ring_degree", "2")));
   CHECK(file.error() == file.path() + ": points[0]: gpus = 2: must equal the product of the degrees (4)");
@@ -362,7 +362,7 @@ TEST_CASE("gpus must equal the product of the degrees", "[costmodel][timing_rows
   CHECK(csv.error() == csv.path() + ":2: gpus = 8: must equal the product of the degrees (2)");
 }
 
-TEST_CASE("a JSON file that does not parse is an error naming the file", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a JSON file that does not parse is an error naming the file", "[imports][timing_rows][errors]") {
   const TimingFile file("t.json", "{\"points\": [ {\"model\": }");
   const std::string e = file.error();
   CHECK_THAT(e, Catch::StartsWith(file.path() + ": invalid JSON: "));
@@ -377,7 +377,7 @@ TEST_CASE("a JSON file that does not parse is an error naming the file", "[costm
 }
 
 TEST_CASE("a CSV row with another field count than its header is an error naming the line",
-          "[costmodel][timing_rows][errors]") {
+          "[imports][timing_rows][errors]") {
   const TimingFile file("t.csv", "model,hardware,runtime,gpus,resolution,ms_per_step\n"
                                  "flux.1-dev,l20,diffusers,1,1024x1024,10\n"
                                  "flux.1-dev,l20,\"diffusers,xdit\",1,1024x1024\n");
@@ -385,7 +385,7 @@ TEST_CASE("a CSV row with another field count than its header is an error naming
 }
 
 TEST_CASE("a recorder line of another schema version is an error naming the line and the key",
-          "[costmodel][timing_rows][errors]") {
+          "[imports][timing_rows][errors]") {
   const TimingFile file(
       "runs.jsonl",
       R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 1,)"
@@ -397,7 +397,7 @@ TEST_CASE("a recorder line of another schema version is an error naming the line
   CHECK(file.error() == file.path() + ":2: cpplan_record = 2: must be 1");
 }
 
-TEST_CASE("a recorder line whose world_size disagrees with its degrees is an error", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a recorder line whose world_size disagrees with its degrees is an error", "[imports][timing_rows][errors]") {
   const TimingFile file(
       "runs.jsonl",
       R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": 4,)"
@@ -408,7 +408,7 @@ TEST_CASE("a recorder line whose world_size disagrees with its degrees is an err
 
 // Bad input is a value, not a crash (STYLE.md): a key of the wrong JSON type must come back as
 // an error naming the row and the field, as every other bad value does.
-TEST_CASE("a source of the wrong type is an error, not an exception", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a source of the wrong type is an error, not an exception", "[imports][timing_rows][errors]") {
   const TimingFile file("s.json", published(point_with("source", "5")));
   cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
   REQUIRE_NOTHROW(r = file.parse());
@@ -416,7 +416,7 @@ TEST_CASE("a source of the wrong type is an error, not an exception", "[costmode
   CHECK(r.error().message == file.path() + ": points[0]: source = 5: must be a string");
 }
 
-TEST_CASE("a hardware of the wrong type is an error, not an exception", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a hardware of the wrong type is an error, not an exception", "[imports][timing_rows][errors]") {
   const TimingFile file("h.json", published(point_with("hardware", "5")));
   cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
   REQUIRE_NOTHROW(r = file.parse());
@@ -424,7 +424,7 @@ TEST_CASE("a hardware of the wrong type is an error, not an exception", "[costmo
   CHECK(r.error().message == file.path() + ": points[0]: hardware = 5: must be a string");
 }
 
-TEST_CASE("a gpu_name of the wrong type is an error, not an exception", "[costmodel][timing_rows][errors]") {
+TEST_CASE("a gpu_name of the wrong type is an error, not an exception", "[imports][timing_rows][errors]") {
   const TimingFile file("g.json", published(point_with("hardware", "").insert(1, "\"gpu_name\": [1], ")));
   cpplan::Result<std::vector<TimingRow>> r = std::vector<TimingRow>{};
   REQUIRE_NOTHROW(r = file.parse());
@@ -433,7 +433,7 @@ TEST_CASE("a gpu_name of the wrong type is an error, not an exception", "[costmo
 }
 
 TEST_CASE("a recorder line whose world_size is not a number is an error, not an exception",
-          "[costmodel][timing_rows][errors]") {
+          "[imports][timing_rows][errors]") {
   const TimingFile file(
       "runs.jsonl",
       R"({"cpplan_record": 1, "model": "flux.1-dev", "runtime": "diffusers", "hardware": "h100-sxm", "world_size": null,)"
@@ -446,7 +446,7 @@ TEST_CASE("a recorder line whose world_size is not a number is an error, not an 
   CHECK_THAT(r.error().message, Catch::Contains("world_size") || Catch::Contains("gpus"));
 }
 
-TEST_CASE("fs_degree reads xDiT's fully sharded weights without counting it in the GPUs", "[costmodel][timing_rows]") {
+TEST_CASE("fs_degree reads xDiT's fully sharded weights without counting it in the GPUs", "[imports][timing_rows]") {
   // 2 GPUs of ulysses 2, their block weights sharded over both: still 2 GPUs (docs/usage.md).
   const TimingFile file("t.json", published(point_with("fs_degree", "2")));
   auto rows = file.parse();

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace cpplan::executor {
+namespace cpplan::launch {
 
 enum class LaunchStatus { kOk, kFailed, kCancelled };
 
@@ -36,4 +36,4 @@ std::vector<std::vector<int>> rank_cores(int nproc, const std::vector<int>& core
 // A TCP port on 127.0.0.1 that was free a moment ago (the rendezvous binds it next).
 int free_loopback_port();
 
-}  // namespace cpplan::executor
+}  // namespace cpplan::launch

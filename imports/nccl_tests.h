@@ -23,7 +23,7 @@
 #include "core/result.h"
 #include "costmodel/measurements.h"
 
-namespace cpplan::costmodel {
+namespace cpplan::imports {
 
 struct NcclTestsOptions {
   int ranks = 0;           // > 0: the group size, overriding the file's; 0: from the file
@@ -40,7 +40,7 @@ struct NcclTestsFile {
   int ranks_per_node = 0;                // the most ranks on one host; 0 without a device list
   int nodes() const { return static_cast<int>(hosts.size()); }
   std::optional<GBps> avg_busbw_gbps;    // the "# Avg bus bandwidth" footer, when present
-  std::vector<CollectiveSample> samples; // one per result row, in file order
+  std::vector<costmodel::CollectiveSample> samples; // one per result row, in file order
 };
 
 // Parses `text`, the contents of `file_name` (used in messages only). The rank count comes from
@@ -54,12 +54,13 @@ Result<NcclTestsFile> parse_nccl_tests_file(std::string_view text, std::string_v
                                             const NcclTestsOptions& options = {});
 
 // The samples of parse_nccl_tests_file().
-Result<std::vector<CollectiveSample>> parse_nccl_tests(std::string_view text, std::string_view file_name,
-                                                       const NcclTestsOptions& options = {});
+Result<std::vector<costmodel::CollectiveSample>> parse_nccl_tests(std::string_view text,
+                                                                  std::string_view file_name,
+                                                                  const NcclTestsOptions& options = {});
 
 // "all_reduce_perf" -> kAllReduce, likewise all_gather_perf, alltoall_perf, reduce_scatter_perf,
 // sendrecv_perf (the "_perf" suffix is optional, an "_mpi" one allowed); nullopt for the tests
 // cpplan does not model.
-std::optional<Collective> collective_from_nccl_test(std::string_view test);
+std::optional<costmodel::Collective> collective_from_nccl_test(std::string_view test);
 
-}  // namespace cpplan::costmodel
+}  // namespace cpplan::imports

@@ -1,4 +1,4 @@
-#include "executor/launcher.h"
+#include "launch/launcher.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace cpplan::executor {
+namespace cpplan::launch {
 
 namespace {
 
@@ -193,4 +193,4 @@ LaunchOutcome launch_local(const std::vector<std::string>& argv, int nproc, cons
   return outcome;
 }
 
-}  // namespace cpplan::executor
+}  // namespace cpplan::launch

@@ -5,19 +5,19 @@
 #include <map>
 #include <string>
 
-#include "executor/launch_env.h"
+#include "launch/launch_env.h"
 
 #include <catch2/catch.hpp>
 
-using cpplan::executor::first_host;
-using cpplan::executor::launch_env;
-using cpplan::executor::Launcher;
-using cpplan::executor::slurm_port;
-using cpplan::executor::tasks_on_node;
+using cpplan::launch::first_host;
+using cpplan::launch::launch_env;
+using cpplan::launch::Launcher;
+using cpplan::launch::slurm_port;
+using cpplan::launch::tasks_on_node;
 
 namespace {
 
-cpplan::executor::EnvLookup env_of(std::map<std::string, std::string> vars) {
+cpplan::launch::EnvLookup env_of(std::map<std::string, std::string> vars) {
   return [vars = std::move(vars)](const std::string& name) {
     auto it = vars.find(name);
     return it == vars.end() ? std::string() : it->second;

@@ -1,4 +1,4 @@
-#include "costmodel/nccl_tests.h"
+#include "imports/nccl_tests.h"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,11 @@
 
 #include "core/text.h"
 
-namespace cpplan::costmodel {
+namespace cpplan::imports {
+
+using costmodel::busbw_factor;
+using costmodel::Collective;
+using costmodel::CollectiveSample;
 
 namespace {
 
@@ -551,4 +555,4 @@ Result<std::vector<CollectiveSample>> parse_nccl_tests(std::string_view text, st
   return std::move(file).value().samples;
 }
 
-}  // namespace cpplan::costmodel
+}  // namespace cpplan::imports

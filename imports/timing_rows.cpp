@@ -1,4 +1,4 @@
-#include "costmodel/timing_rows.h"
+#include "imports/timing_rows.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include "core/sequence.h"
 #include "core/text.h"
 
-namespace cpplan::costmodel {
+namespace cpplan::imports {
 
 namespace {
 
@@ -401,4 +401,4 @@ Result<std::vector<TimingRow>> parse_timing_rows(std::string_view text, const st
   return rows;
 }
 
-}  // namespace cpplan::costmodel
+}  // namespace cpplan::imports

@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-namespace cpplan::executor {
+namespace cpplan::launch {
 
 enum class Launcher { kEnv, kTorchrun, kSlurm, kOpenMpi, kMpich };
 
@@ -60,4 +60,4 @@ int slurm_port(long long job_id, long long step_id);
 // Call it before any thread starts.
 void export_launch_env(const LaunchEnv& e);
 
-}  // namespace cpplan::executor
+}  // namespace cpplan::launch

@@ -1,4 +1,4 @@
-#include "executor/launch_env.h"
+#include "launch/launch_env.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace cpplan::executor {
+namespace cpplan::launch {
 
 namespace {
 
@@ -184,4 +184,4 @@ void export_launch_env(const LaunchEnv& e) {
   setenv("MASTER_PORT", std::to_string(e.master_port).c_str(), 1);
 }
 
-}  // namespace cpplan::executor
+}  // namespace cpplan::launch

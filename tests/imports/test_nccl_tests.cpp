@@ -7,14 +7,14 @@
 #include <iterator>
 #include <string>
 
-#include "costmodel/nccl_tests.h"
+#include "imports/nccl_tests.h"
 
 using cpplan::costmodel::Collective;
 using cpplan::costmodel::CollectiveSample;
-using cpplan::costmodel::NcclTestsFile;
-using cpplan::costmodel::NcclTestsOptions;
-using cpplan::costmodel::parse_nccl_tests;
-using cpplan::costmodel::parse_nccl_tests_file;
+using cpplan::imports::NcclTestsFile;
+using cpplan::imports::NcclTestsOptions;
+using cpplan::imports::parse_nccl_tests;
+using cpplan::imports::parse_nccl_tests_file;
 
 namespace {
 
@@ -66,7 +66,7 @@ const std::string kRow =
 }  // namespace
 
 TEST_CASE("all_reduce_perf on 8 GPUs: every row, out-of-place figures, ranks from the device list",
-          "[costmodel][nccl_tests]") {
+          "[imports][nccl_tests]") {
   const NcclTestsFile f = parse_fixture("all_reduce_perf-h100x8.txt");
   CHECK(f.test == "all_reduce_perf");
   CHECK(f.ranks == 8);
@@ -82,7 +82,7 @@ TEST_CASE("all_reduce_perf on 8 GPUs: every row, out-of-place figures, ranks fro
   for (std::size_t i = 1; i < f.samples.size(); ++i) CHECK(f.samples[i].bytes == 2 * f.samples[i - 1].bytes);
 }
 
-TEST_CASE("srun's '0: ' prefixes, NCCL INFO lines and #wrong N/A are read through", "[costmodel][nccl_tests]") {
+TEST_CASE("srun's '0: ' prefixes, NCCL INFO lines and #wrong N/A are read through", "[imports][nccl_tests]") {
   // 8 tasks of one GPU each: nThread 1 x nGpus 1 would say 1 rank, the device list says 8.
   const NcclTestsFile f = parse_fixture("srun-all_reduce.log");
   CHECK(f.test == "all_reduce_perf");
@@ -96,7 +96,7 @@ TEST_CASE("srun's '0: ' prefixes, NCCL INFO lines and #wrong N/A are read throug
   check_sample(f.samples[11], Collective::kAllReduce, 8, 33554432, 209.6, 160.08, 280.14);
 }
 
-TEST_CASE("alltoall_perf without a test banner is named by its file name", "[costmodel][nccl_tests]") {
+TEST_CASE("alltoall_perf without a test banner is named by its file name", "[imports][nccl_tests]") {
   const NcclTestsFile f = parse_fixture("alltoall_perf.txt");
   CHECK(f.test == "alltoall_perf");
   CHECK(f.ranks == 8);
@@ -106,7 +106,7 @@ TEST_CASE("alltoall_perf without a test banner is named by its file name", "[cos
   CHECK(*f.avg_busbw_gbps == 108.0708);
 }
 
-TEST_CASE("the -J JSON output gives the same samples from results[].out_of_place", "[costmodel][nccl_tests]") {
+TEST_CASE("the -J JSON output gives the same samples from results[].out_of_place", "[imports][nccl_tests]") {
   const NcclTestsFile f = parse_fixture("all_gather_perf.json");
   CHECK(f.test == "all_gather_perf");  // from the command line it records
   CHECK(f.ranks == 8);
@@ -119,7 +119,7 @@ TEST_CASE("the -J JSON output gives the same samples from results[].out_of_place
   check_sample(f.samples[5], Collective::kAllGather, 8, 1073741824, 2531.74, 424.11, 371.1);
 }
 
-TEST_CASE("options --ranks and --collective override the file, and a wrong rank count is caught", "[costmodel][nccl_tests]") {
+TEST_CASE("options --ranks and --collective override the file, and a wrong rank count is caught", "[imports][nccl_tests]") {
   // busbw 0.05 = algbw 0.05 x 1: sendrecv's factor, whatever the rank count.
   auto sendrecv = parse_nccl_tests(kHeader + kRow, "log.txt", {.ranks = 4, .collective = "sendrecv_perf"});
   REQUIRE(sendrecv.ok());
@@ -143,7 +143,7 @@ TEST_CASE("options --ranks and --collective override the file, and a wrong rank 
   CHECK(fixed->size() == 3);
 }
 
-TEST_CASE("a bad number names the file, the line, the column and the value", "[costmodel][nccl_tests]") {
+TEST_CASE("a bad number names the file, the line, the column and the value", "[imports][nccl_tests]") {
   CHECK(fixture_error("broken-time.txt") == "broken-time.txt:8: column time(us) = 'abc': not a number");
   CHECK(error_of(kHeader + "  1024  256  float  sum  -1  20.00  0.05  n/a  0  20.00  0.05  0.05  0\n",
                  "all_reduce_perf.txt") == "all_reduce_perf.txt:3: column busbw(GB/s) = 'n/a': not a number");
@@ -156,7 +156,7 @@ TEST_CASE("a bad number names the file, the line, the column and the value", "[c
              Catch::StartsWith("all_reduce_perf.txt: no result rows"));
 }
 
-TEST_CASE("rows with wrong results, truncated rows and unmodelled tests are refused", "[costmodel][nccl_tests]") {
+TEST_CASE("rows with wrong results, truncated rows and unmodelled tests are refused", "[imports][nccl_tests]") {
   CHECK(fixture_error("broken-wrong.txt") ==
         "broken-wrong.txt:8: column #wrong = '3': the collective returned wrong results; nothing imported");
   CHECK(fixture_error("broken-truncated.txt") ==
@@ -170,7 +170,7 @@ TEST_CASE("rows with wrong results, truncated rows and unmodelled tests are refu
         "reduce_scatter_perf and sendrecv_perf (and their MPI builds, *_perf_mpi)");
 }
 
-TEST_CASE("a file that cannot say its test, its ranks or any row is refused", "[costmodel][nccl_tests]") {
+TEST_CASE("a file that cannot say its test, its ranks or any row is refused", "[imports][nccl_tests]") {
   CHECK_THAT(error_of(kHeader + kRow, "results.txt"),
              Catch::StartsWith("results.txt: cannot tell which test this is: no '# Collective test starting:' line"));
   CHECK(error_of(kHeader.substr(kHeader.find('\n') + 1) + kRow, "all_reduce_perf.txt") ==
@@ -184,7 +184,7 @@ TEST_CASE("a file that cannot say its test, its ranks or any row is refused", "[
              Catch::Equals("two.txt:5: a second test (alltoall_perf) after all_reduce_perf: import one test per file"));
 }
 
-TEST_CASE("broken JSON names the line or the field's path", "[costmodel][nccl_tests]") {
+TEST_CASE("broken JSON names the line or the field's path", "[imports][nccl_tests]") {
   CHECK_THAT(fixture_error("broken-syntax.json"), Catch::StartsWith("broken-syntax.json:27: not valid JSON: "));
   CHECK(fixture_error("broken-field.json") == "broken-field.json: results[1].out_of_place.time = \"fast\": not a number");
   CHECK(error_of(R"({"config": {"ngpus": 2}, "results": {}})", "all_gather_perf.json") ==
@@ -203,8 +203,8 @@ TEST_CASE("broken JSON names the line or the field's path", "[costmodel][nccl_te
   check_sample(unchecked->front(), Collective::kAllGather, 2, 1024, 10.0, 0.1, 0.05);
 }
 
-TEST_CASE("nccl-tests names map to the cost model's collectives", "[costmodel][nccl_tests]") {
-  using cpplan::costmodel::collective_from_nccl_test;
+TEST_CASE("nccl-tests names map to the cost model's collectives", "[imports][nccl_tests]") {
+  using cpplan::imports::collective_from_nccl_test;
   CHECK(collective_from_nccl_test("all_reduce_perf") == Collective::kAllReduce);
   CHECK(collective_from_nccl_test("all_gather_perf") == Collective::kAllGather);
   CHECK(collective_from_nccl_test("alltoall_perf") == Collective::kAllToAll);
@@ -215,7 +215,7 @@ TEST_CASE("nccl-tests names map to the cost model's collectives", "[costmodel][n
   CHECK_FALSE(collective_from_nccl_test("all_to_all").has_value());
 }
 
-TEST_CASE("the MPI build under mpirun --tag-output, two nodes, NCCL INFO lines between rows", "[costmodel][nccl_tests]") {
+TEST_CASE("the MPI build under mpirun --tag-output, two nodes, NCCL INFO lines between rows", "[imports][nccl_tests]") {
   const NcclTestsFile f = parse_fixture("all_reduce_perf_mpi-2nodes.txt");
   CHECK(f.test == "all_reduce_perf_mpi");
   CHECK(f.ranks == 2);
@@ -230,7 +230,7 @@ TEST_CASE("the MPI build under mpirun --tag-output, two nodes, NCCL INFO lines b
 }
 
 TEST_CASE("kubectl's pod prefix before mpirun's tag, 16 ranks on 2 nodes, the out-of-place-only layout",
-          "[costmodel][nccl_tests]") {
+          "[imports][nccl_tests]") {
   const NcclTestsFile f = parse_fixture("alltoall_perf-kubectl-2nodes.txt");
   CHECK(f.test == "alltoall_perf_mpi");
   CHECK(f.ranks == 16);
@@ -244,7 +244,7 @@ TEST_CASE("kubectl's pod prefix before mpirun's tag, 16 ranks on 2 nodes, the ou
 }
 
 TEST_CASE("an older header without the test's name needs --collective; srun's prefix, 2 nodes of 4",
-          "[costmodel][nccl_tests]") {
+          "[imports][nccl_tests]") {
   CHECK_THAT(fixture_error("nccl-old.log"), Catch::Contains("cannot tell which test this is"));
   const NcclTestsFile f = parse_fixture("nccl-old.log", {.ranks = 0, .collective = "all_gather_perf"});
   CHECK(f.ranks == 8);
@@ -256,7 +256,7 @@ TEST_CASE("an older header without the test's name needs --collective; srun's pr
   check_sample(f.samples[4], Collective::kAllGather, 8, 134217728, 20380.0, 6.59, 5.76);
 }
 
-TEST_CASE("a file without a device list has no hosts; one of 0-byte rows only is refused", "[costmodel][nccl_tests]") {
+TEST_CASE("a file without a device list has no hosts; one of 0-byte rows only is refused", "[imports][nccl_tests]") {
   auto parsed = parse_nccl_tests_file(kHeader + kRow, "all_reduce_perf.txt");
   REQUIRE(parsed.ok());
   CHECK(parsed->hosts.empty());
@@ -272,8 +272,8 @@ TEST_CASE("a file without a device list has no hosts; one of 0-byte rows only is
         "all_reduce_perf.txt: only rows of 0 bytes: no bandwidth to import");
 }
 
-TEST_CASE("the MPI builds' names map to the same collectives", "[costmodel][nccl_tests]") {
-  using cpplan::costmodel::collective_from_nccl_test;
+TEST_CASE("the MPI builds' names map to the same collectives", "[imports][nccl_tests]") {
+  using cpplan::imports::collective_from_nccl_test;
   CHECK(collective_from_nccl_test("all_reduce_perf_mpi") == Collective::kAllReduce);
   CHECK(collective_from_nccl_test("alltoall_perf_mpi") == Collective::kAllToAll);
   CHECK(collective_from_nccl_test("sendrecv_perf_mpi") == Collective::kSendRecv);
