@@ -9,6 +9,12 @@ constexpr std::array<std::string_view, kCpVariantCount> kVariantNames = {
     "none", "ring", "ulysses", "unified", "ulysses_anything", "ring_anything"};
 constexpr std::array<std::string_view, kCpVariantCount> kVariantDisplay = {
     "none", "Ring", "Ulysses", "Unified", "Ulysses Anything", "Ring Anything"};
+constexpr bool all_named(const std::array<std::string_view, kCpVariantCount>& names) {
+  for (const std::string_view n : names)
+    if (n.empty()) return false;
+  return true;
+}
+static_assert(all_named(kVariantNames) && all_named(kVariantDisplay), "every CpVariant has its names");
 constexpr std::array<std::string_view, kAttentionBackendCount> kBackendNames = {
     "flash", "cudnn", "sage", "native"};
 }  // namespace

@@ -83,6 +83,7 @@ struct ParallelConfig {
 // How attention is split over the context-parallel group.
 enum class CpVariant { kNone, kRing, kUlysses, kUnified, kUlyssesAnything, kRingAnything };
 inline constexpr int kCpVariantCount = 6;
+static_assert(static_cast<int>(CpVariant::kRingAnything) + 1 == kCpVariantCount, "kCpVariantCount counts CpVariant");
 
 // The variant a config asks for: the anything flags win, then the degrees decide.
 CpVariant classify(const ContextParallelConfig& cp);

@@ -2,6 +2,7 @@
 // memory-bound work), its collectives, and the host's time to dispatch it all under the runtime.
 #include <cmath>
 
+#include "costmodel/cp_cost.h"
 #include "costmodel/predict_terms.h"
 #include "costmodel/step_context.h"
 
@@ -250,10 +251,8 @@ double slowest_rank_factor(int ranks) { return ranks > 1 ? std::sqrt(2.0 * std::
 
 HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g) {
   const RuntimeOps& ops = ctx.runtime.ops;
-  const CpVariant v = ctx.variant;
-  const bool ulysses = v == CpVariant::kUlysses || v == CpVariant::kUlyssesAnything || v == CpVariant::kUnified;
-  const bool ring = v == CpVariant::kRing || v == CpVariant::kRingAnything || v == CpVariant::kUnified;
-  const bool anything = v == CpVariant::kUlyssesAnything || v == CpVariant::kRingAnything;
+  const CpCostTraits cp = cp_cost_strategy(ctx.variant).traits();
+  const bool ulysses = cp.ulysses_ops, ring = cp.ring_ops, anything = cp.anything_ops;
   const double layers = 1 + (g.image_self_attention ? 1 : 0);  // attention layers of the block
   HostOps out;
   out.block = (g.kind == BlockKind::kDouble ? ops.double_block

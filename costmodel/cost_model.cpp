@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "costmodel/cp_cost.h"
 #include "costmodel/pipefusion_cost.h"
 #include "costmodel/predict_terms.h"
 
@@ -40,11 +41,10 @@ CommGroup group(int ranks, int stride, const HardwareProfile& hw) {
 Collective main_collective(CommAxis axis, const ParallelConfig& c, CpVariant v) {
   switch (axis) {
     case CommAxis::kTp: return Collective::kAllReduce;
-    case CommAxis::kUlysses: return Collective::kAllToAll;
+    case CommAxis::kUlysses:
+      return cp_cost_strategy(v).main_collective(CpAxis::kUlysses, c.context_parallel_config.rotate_method);
     case CommAxis::kRing:
-      return c.context_parallel_config.rotate_method == RotateMethod::kP2P && v != CpVariant::kRingAnything
-                 ? Collective::kSendRecv
-                 : Collective::kAllGather;
+      return cp_cost_strategy(v).main_collective(CpAxis::kRing, c.context_parallel_config.rotate_method);
     case CommAxis::kPp: return Collective::kSendRecv;
     case CommAxis::kCp:
     case CommAxis::kCfg:

@@ -1,10 +1,13 @@
 #pragma once
 // Cost of one self-attention layer on one rank under a context-parallel variant: the shape of
-// the attention kernel calls, the collectives, and the extra memory. One file per variant in
-// costmodel/strategies/, listed in cp_cost_registry.cpp.
+// the attention kernel calls, the collectives, and the extra memory; and the variant's facts the
+// step model reads beside it (CpCostTraits). One file per variant in costmodel/strategies/ (Ring
+// and Ring Anything share ring.cpp, Ulysses and Ulysses Anything ulysses.cpp), one line each in
+// cp_cost_registry.cpp.
 
 #include <array>
 
+#include "core/cp_registry.h"
 #include "core/parallel_config.h"
 #include "core/units.h"
 #include "costmodel/hardware_model.h"
@@ -51,15 +54,38 @@ struct AttentionCost {
   void add(CommCall c) { comm[comm_count++] = c; }
 };
 
+// What the step model knows of a variant beyond one layer's attention cost: the host-side op
+// groups of the runtime profile (RuntimeOps) each attention layer pays, and how its Ring axis moves
+// K/V.
+struct CpCostTraits {
+  bool ulysses_ops = false;   // all-to-alls over the Ulysses axis: RuntimeOps::ulysses per layer
+  bool ring_ops = false;      // K/V blocks over the Ring axis: RuntimeOps::ring per layer and
+                              // RuntimeOps::ring_iteration per layer and ring rank
+  bool anything_ops = false;  // uneven split (lengths exchanged, padding): RuntimeOps::anything per layer
+  bool ring_always_gathers = false;  // its Ring axis all-gathers K/V even under rotate_method p2p
+                                     // (Ring Anything: padded K/V); else p2p makes it send/recv
+};
+
 class CpCostStrategy {
  public:
   virtual ~CpCostStrategy() = default;
   virtual CpVariant variant() const = 0;
+  virtual CpCostTraits traits() const = 0;
   virtual AttentionCost attention(const AttentionInput& in) const = 0;
+
+  // The collective that carries the variant's attention traffic on a CP axis: all-to-all on the
+  // Ulysses axis; on the Ring axis send/recv under rotate_method p2p (unless
+  // traits().ring_always_gathers), else all-gather.
+  Collective main_collective(CpAxis axis, RotateMethod rotate) const {
+    if (axis == CpAxis::kUlysses) return Collective::kAllToAll;
+    return rotate == RotateMethod::kP2P && !traits().ring_always_gathers ? Collective::kSendRecv : Collective::kAllGather;
+  }
 };
 
-// The strategy for a variant (every CpVariant has one).
+// The variant's strategy; every CpVariant has its own (core/cp_registry.h).
 const CpCostStrategy& cp_cost_strategy(CpVariant v);
+// All of them, in CpVariant order.
+const CpRegistry<CpCostStrategy>& all_cp_cost_strategies();
 
 // Shared arithmetic of the strategies.
 namespace cp {

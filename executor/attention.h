@@ -1,14 +1,16 @@
 #pragma once
 // Attention over the context-parallel group. Each CP variant is one AttentionOp in
-// executor/attention/, listed in attention_registry.cpp. Inputs are this rank's heads (after
-// tensor parallelism) and tokens (after the CP split): q, k, v of shape [B, H, S_local, hd];
-// the result has the shape of q and equals full attention over the whole sequence.
+// executor/attention/, one line each in executor/attention/registry.cpp. Inputs are this rank's
+// heads (after tensor parallelism) and tokens (after the CP split): q, k, v of shape
+// [B, H, S_local, hd]; the result has the shape of q and equals full attention over the whole
+// sequence.
 
 #include <ATen/ATen.h>
 
 #include <utility>
 #include <vector>
 
+#include "core/cp_registry.h"
 #include "core/parallel_config.h"
 #include "executor/mesh.h"
 
@@ -58,7 +60,10 @@ class AttentionOp {
 at::Tensor self_attention(const AttentionOp& op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           AttentionContext& ctx);
 
+// The variant's op; every CpVariant has its own (core/cp_registry.h).
 const AttentionOp& attention_op(CpVariant v);
+// All of them, in CpVariant order.
+const CpRegistry<AttentionOp>& all_attention_ops();
 
 // Whether attention_with_lse runs FlashAttention for tensors of this device, dtype and head size:
 // a CUDA LibTorch 2.x, CUDA tensors in bf16 or fp16, head_dim a multiple of 8 up to 256. Else it

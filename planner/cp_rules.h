@@ -1,18 +1,29 @@
 #pragma once
-// Validity rules of one context-parallel variant (shared/spec/parallelism.md). One file per
-// variant in planner/strategies/, listed in cp_rules_registry.cpp.
+// Validity rules and planner facts of one context-parallel variant (shared/spec/parallelism.md).
+// One file per variant in planner/strategies/, one line each in cp_rules_registry.cpp.
 
 #include <string>
 #include <vector>
 
+#include "core/cp_registry.h"
 #include "core/plan.h"
 
 namespace cpplan::planner {
+
+// What the planner knows of a variant beyond its rules.
+struct CpRulesTraits {
+  bool anything_mode = false;  // uneven split (ulysses_anything, ring_anything): enumerated only when
+                               // PlannerOptions::allow_anything
+  CpVariant even_form = CpVariant::kNone;  // the variant it computes the same as over an even split
+                                           // (itself for the even variants); plan tables merge the two
+  bool joins_pipefusion = false;  // enumerated with pipefusion_degree > 1 (xDiT's patches split evenly)
+};
 
 class CpRules {
  public:
   virtual ~CpRules() = default;
   virtual CpVariant variant() const = 0;
+  virtual CpRulesTraits traits() const = 0;
   // Enumeration: whether the variant is a candidate for these degrees.
   virtual bool candidate(int ring, int ulysses) const = 0;
   // Sets the variant's flags (anything modes) on a config that has the degrees.
@@ -21,8 +32,10 @@ class CpRules {
   virtual void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const = 0;
 };
 
+// The variant's rules; every CpVariant has its own (core/cp_registry.h).
 const CpRules& cp_rules(CpVariant v);
-const std::vector<const CpRules*>& all_cp_rules();
+// All of them, in CpVariant order.
+const CpRegistry<CpRules>& all_cp_rules();
 
 // Shared checks used by several variants.
 namespace rules {

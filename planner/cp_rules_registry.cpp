@@ -1,4 +1,5 @@
-// The context-parallel variants the planner enumerates and validates: one line each.
+// The context-parallel variants the planner enumerates and validates: one line each, in CpVariant
+// order (core/cp_registry.h).
 #include "planner/cp_rules.h"
 
 namespace cpplan::planner {
@@ -10,17 +11,23 @@ const CpRules& unified_rules();
 const CpRules& ulysses_anything_rules();
 const CpRules& ring_anything_rules();
 
-const std::vector<const CpRules*>& all_cp_rules() {
-  static const std::vector<const CpRules*> kAll = {
-      &no_cp_rules(), &ring_rules(), &ulysses_rules(), &unified_rules(), &ulysses_anything_rules(), &ring_anything_rules(),
-  };
-  return kAll;
+namespace {
+constexpr CpRegistryLines<CpRules> kLines = {{
+    {CpVariant::kNone, no_cp_rules},
+    {CpVariant::kRing, ring_rules},
+    {CpVariant::kUlysses, ulysses_rules},
+    {CpVariant::kUnified, unified_rules},
+    {CpVariant::kUlyssesAnything, ulysses_anything_rules},
+    {CpVariant::kRingAnything, ring_anything_rules},
+}};
+static_assert(one_line_per_variant(kLines), "one line per CpVariant, in the enum's order");
+}  // namespace
+
+const CpRegistry<CpRules>& all_cp_rules() {
+  static const CpRegistry<CpRules> kRegistry = build_cp_registry(kLines, "planner CpRules");
+  return kRegistry;
 }
 
-const CpRules& cp_rules(CpVariant v) {
-  for (const CpRules* r : all_cp_rules())
-    if (r->variant() == v) return *r;
-  return *all_cp_rules().front();
-}
+const CpRules& cp_rules(CpVariant v) { return cp_registry_entry(all_cp_rules(), v); }
 
 }  // namespace cpplan::planner

@@ -35,16 +35,15 @@ std::vector<PipeFusionConfig> pipefusion_candidates(int p, const PlannerOptions&
   return out;
 }
 
-bool anything_variant(CpVariant v) { return v == CpVariant::kUlyssesAnything || v == CpVariant::kRingAnything; }
-
 // Every config with ring r, ulysses u, tp t and cfg c for `rest` = pp x dp devices.
 void enumerate_rest(int r, int u, int t, int c, int rest, const PlannerOptions& options,
                     std::vector<ParallelConfig>& out) {
   for (const int p : divisors(rest))
     for (const CpRules* rules : all_cp_rules()) {
       if (!rules->candidate(r, u)) continue;
-      const CpVariant v = rules->variant();
-      if (anything_variant(v) && (!options.allow_anything || p > 1)) continue;
+      const CpRulesTraits traits = rules->traits();
+      if (traits.anything_mode && !options.allow_anything) continue;
+      if (p > 1 && !traits.joins_pipefusion) continue;
       if (p > 1 && t > 1) continue;
       if (options.max_dp > 0 && rest / p > options.max_dp) continue;
       for (const PipeFusionConfig& pf : pipefusion_candidates(p, options)) {
@@ -192,11 +191,10 @@ bool same_computation(const RankedPlan& a, const RankedPlan& b) {
     c.context_parallel_config.ulysses_anything = c.context_parallel_config.ring_anything = false;
     return c;
   };
-  const bool anything_pair = a.plan.config.context_parallel_config.ulysses_anything !=
-                                 b.plan.config.context_parallel_config.ulysses_anything ||
-                             a.plan.config.context_parallel_config.ring_anything !=
-                                 b.plan.config.context_parallel_config.ring_anything;
-  return anything_pair && plain(a.plan.config) == plain(b.plan.config) &&
+  // Two variants of one even form (an anything mode and the variant it equals over an even split).
+  const bool even_pair = a.plan.variant != b.plan.variant &&
+                         cp_rules(a.plan.variant).traits().even_form == cp_rules(b.plan.variant).traits().even_form;
+  return even_pair && plain(a.plan.config) == plain(b.plan.config) &&
          a.predicted->step_ms == b.predicted->step_ms && a.predicted->peak_mem_bytes == b.predicted->peak_mem_bytes;
 }
 

@@ -6,6 +6,7 @@ namespace {
 class NoCp final : public CpCostStrategy {
  public:
   CpVariant variant() const override { return CpVariant::kNone; }
+  CpCostTraits traits() const override { return {}; }  // one rank's attention: no CP ops, no collective
   AttentionCost attention(const AttentionInput& in) const override {
     AttentionCost c;
     c.tokens = c.q_tokens = c.kv_tokens = cp::sequence(in);

@@ -10,6 +10,10 @@ class Ring final : public CpCostStrategy {
  public:
   explicit Ring(bool anything) : anything_(anything) {}
   CpVariant variant() const override { return anything_ ? CpVariant::kRingAnything : CpVariant::kRing; }
+  // Ring Anything always all-gathers its padded K/V: it has no p2p form.
+  CpCostTraits traits() const override {
+    return {.ulysses_ops = false, .ring_ops = true, .anything_ops = anything_, .ring_always_gathers = anything_};
+  }
   AttentionCost attention(const AttentionInput& in) const override {
     const int r = in.ring;
     const double hidden = 1.0 * in.heads * in.head_dim;
@@ -24,7 +28,7 @@ class Ring final : public CpCostStrategy {
     c.merge_bytes = cp::merge_traffic(c.q_tokens, hidden, r, in.fp32_merge, in.elem_bytes);
     const Bytes acc = in.fp32_merge ? 4.0 : in.elem_bytes;
     const Bytes block = 2.0 * cp::split_tokens(in, r) * hidden * in.elem_bytes;  // one rank's K and V
-    if (in.ring_p2p && !anything_) {
+    if (in.ring_p2p && !traits().ring_always_gathers) {
       // r-1 send/recv steps, each hidden behind the attention of the block in hand; two blocks live.
       c.add({Collective::kSendRecv, CpAxis::kRing, block, r - 1, true});
       c.transient_bytes = 2.0 * block + c.q_tokens * (hidden + in.heads) * acc;

@@ -12,6 +12,9 @@ class Ulysses final : public CpCostStrategy {
  public:
   explicit Ulysses(bool anything) : anything_(anything) {}
   CpVariant variant() const override { return anything_ ? CpVariant::kUlyssesAnything : CpVariant::kUlysses; }
+  CpCostTraits traits() const override {
+    return {.ulysses_ops = true, .ring_ops = false, .anything_ops = anything_, .ring_always_gathers = false};
+  }
   AttentionCost attention(const AttentionInput& in) const override {
     const int u = in.ulysses;
     const int padded_heads = anything_ ? (in.heads + u - 1) / u * u : in.heads;

@@ -7,6 +7,9 @@ namespace {
 class Unified final : public CpCostStrategy {
  public:
   CpVariant variant() const override { return CpVariant::kUnified; }
+  CpCostTraits traits() const override {
+    return {.ulysses_ops = true, .ring_ops = true, .anything_ops = false, .ring_always_gathers = false};
+  }
   AttentionCost attention(const AttentionInput& in) const override {
     const int u = in.ulysses, r = in.ring;
     const double hidden = 1.0 * in.heads * in.head_dim;

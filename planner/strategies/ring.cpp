@@ -6,6 +6,9 @@ namespace {
 class RingRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kRing; }
+  CpRulesTraits traits() const override {
+    return {.anything_mode = false, .even_form = CpVariant::kRing, .joins_pipefusion = true};
+  }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses == 1; }
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     rules::require_even_split(q, "ring_degree", c.ring(), out);

@@ -9,6 +9,9 @@ namespace {
 class RingAnythingRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kRingAnything; }
+  CpRulesTraits traits() const override {
+    return {.anything_mode = true, .even_form = CpVariant::kRing, .joins_pipefusion = false};
+  }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses == 1; }
   void configure(ContextParallelConfig& cp) const override { cp.ring_anything = true; }
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {

@@ -9,6 +9,9 @@ namespace {
 class UlyssesAnythingRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kUlyssesAnything; }
+  CpRulesTraits traits() const override {
+    return {.anything_mode = true, .even_form = CpVariant::kUlysses, .joins_pipefusion = false};
+  }
   bool candidate(int ring, int ulysses) const override { return ulysses > 1 && ring == 1; }
   void configure(ContextParallelConfig& cp) const override { cp.ulysses_anything = true; }
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {

@@ -9,6 +9,9 @@ namespace {
 class UnifiedRules final : public CpRules {
  public:
   CpVariant variant() const override { return CpVariant::kUnified; }
+  CpRulesTraits traits() const override {
+    return {.anything_mode = false, .even_form = CpVariant::kUnified, .joins_pipefusion = true};
+  }
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses > 1; }
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     // In long long: `cpplan check` passes degrees up to 2^17 each before the world size is checked.

@@ -226,7 +226,7 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
   std::array<int, kMeshAxisCount> stride{};
   int s = 1;
   for (MeshAxis a : p.axis_order) stride[index(a)] = s, s *= p.degree[index(a)];
-  const bool p2p = c.context_parallel_config.rotate_method == RotateMethod::kP2P && v != CpVariant::kRingAnything;
+  const bool p2p = costmodel::main_collective(CommAxis::kRing, c, v) == costmodel::Collective::kSendRecv;
   for (int i = 0; i < kCommAxisCount; ++i) {
     const CommAxis axis = static_cast<CommAxis>(i);
     if (axis == CommAxis::kFs) {
@@ -405,20 +405,7 @@ int axis_degree(const ParallelConfig& c, costmodel::CommAxis a) {
 }
 
 std::string_view collective_name(const Plan& p, costmodel::CommAxis a) {
-  using costmodel::CommAxis;
-  switch (a) {
-    case CommAxis::kTp: return "all_reduce";
-    case CommAxis::kUlysses: return "all_to_all";
-    case CommAxis::kRing:
-      return p.config.context_parallel_config.rotate_method == RotateMethod::kP2P && p.variant != CpVariant::kRingAnything
-                 ? "send_recv"
-                 : "all_gather";
-    case CommAxis::kCp:
-    case CommAxis::kCfg:
-    case CommAxis::kFs: return "all_gather";
-    case CommAxis::kPp: return "send_recv";
-  }
-  return "";
+  return costmodel::to_string(costmodel::main_collective(a, p.config, p.variant));
 }
 
 }  // namespace cpplan::planner::topology
