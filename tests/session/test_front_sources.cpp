@@ -46,11 +46,11 @@ std::string code_of(const std::string& text) {
 TEST_CASE("cli/ and gui/ include only the costmodel/ and planner/ headers of the types they render",
           "[session][layers]") {
   // The value types a front renders: RankedPlan and PlanReport, FleetReport, FrameworkSet,
-  // RuntimeCalibration, Placement, Prediction and Calibration.
+  // RuntimeCalibration, Placement, Prediction, Calibration and the timing rows it fits.
   const std::set<std::string> rendered = {"planner/planner.h",       "planner/fleet.h",
                                           "planner/frameworks.h",    "planner/runtime_calibration.h",
                                           "planner/topology/placement.h", "costmodel/cost_model.h",
-                                          "costmodel/calibration.h"};
+                                          "costmodel/calibration.h", "costmodel/timing_row.h"};
   static const std::regex kInclude(R"re(#include "((costmodel|planner)/[^"]+)")re");
   const auto files = front_sources();
   REQUIRE(files.size() > 40);  // both fronts were found
