@@ -60,10 +60,6 @@ void print_warmup(std::ostream& out, const Query& q, const costmodel::Prediction
              pr.compile_ms / 1e3, size, pr.warmup_ms / 1e3, pr.compile_ms / 1e3, images);
 }
 
-std::string_view framework_title(planner::Framework f) {
-  return f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
-}
-
 // For each framework (only --framework's when given): the top plan's script, or why it cannot run
 // the top plan and the script of the fastest plan it runs, with the gap.
 void print_framework_choices(std::ostream& out, const Query& q, const planner::PlanReport& r) {

@@ -18,6 +18,8 @@ static_assert(std::size(kFeatureNames) == kFeatureCount);
 }  // namespace
 
 std::string_view to_string(Framework f) { return kFrameworkNames[static_cast<int>(f)]; }
+
+std::string_view framework_title(Framework f) { return f == Framework::kXdit ? "xDiT" : to_string(f); }
 std::optional<Framework> framework_from_string(std::string_view name) {
   for (int i = 0; i < kFrameworkCount; ++i)
     if (kFrameworkNames[i] == name) return static_cast<Framework>(i);

@@ -26,7 +26,7 @@ constexpr int kPlacementTab = 1;  // in views_, after the step and memory charts
 // One framework's part of planner::framework_snippets, in its words: "# diffusers\n<script>",
 // "# cache-dit: <note>", "# xDiT\n<command>" or "# <framework>: cannot run this plan: <reason>".
 std::string framework_part(planner::Framework f, const planner::FrameworkSnippet& s) {
-  const std::string_view name = f == planner::Framework::kXdit ? "xDiT" : planner::to_string(f);
+  const std::string_view name = framework_title(f);
   if (s.text.empty()) return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
   if (f == planner::Framework::kCacheDit) return fmt::format("# {}: {}\n", name, s.text);
   return fmt::format("# {}\n{}", name, s.text);
