@@ -67,7 +67,6 @@ struct Parsed {
 void add_planning_commands(CLI::App& app, Parsed& p) {
   add_query_options(app, p.a);
   app.add_option("--top", p.a.top, "ranked plans to show (default 10)");
-  app.add_flag("--all", p.a.all, "show every plan, invalid ones with their reasons");
   p.calibrate = app.add_subcommand(
       "calibrate", "fit the cost model: to the runs measured here, or to imported end-to-end timings (--import)");
   add_calibrate_import_options(*p.calibrate, p.calibrate_args);
