@@ -8,12 +8,13 @@
 #include "core/profiles.h"
 #include "planner/fleet.h"
 #include "planner/planner.h"
+#include "session/explain.h"
 #include "session/plan_json.h"
 
 namespace cpplan::cli {
 
-// What priced a group's collective, in words (the cost model's HardwareModel::collective_source).
-using CollectiveSource = std::function<std::string(costmodel::Collective, const costmodel::CommGroup&)>;
+// What priced a group's collective, in words (session/explain.h).
+using session::CollectiveSource;
 
 struct RenderOptions {
   int top = 10;           // ranked rows shown
@@ -48,9 +49,10 @@ nlohmann::json frameworks_json(const ProfileCatalog& c);
 
 // Topology-aware placement (cli/render_topology.cpp).
 std::string placement_summary(const planner::topology::Placement& p);  // "u:382 r:40@2n" (busbw GB/s, nodes spanned)
-// The layout, CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh of a placed plan.
+// The layout, CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh of a placed plan (session::print_placement).
 void print_placement(std::ostream& out, const Query& q, const planner::RankedPlan& p);
-// Per-group bandwidths (placed or from the hardware profile) and the cost terms of one plan.
+// Per-group bandwidths (placed or from the hardware profile) and the cost terms of one plan
+// (session::explain, session::print_explain).
 void print_explain(std::ostream& out, const Query& q, const planner::RankedPlan& p, const CollectiveSource& source);
 void print_topologies(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json topologies_json(const ProfileCatalog& c);
