@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/cli/run_cli.h"
+#include "tests/support/temp_dir.h"
 
 using cpplan::test::run_cli;
 using nlohmann::json;
@@ -29,14 +30,12 @@ json ranking(std::vector<std::string> args) {
   return json::parse(r.out);
 }
 
-// A scratch folder removed when the test ends.
+// A scratch folder of its own (mkdtemp: tests run in parallel, in other checkouts too), removed
+// when the test ends.
 struct Scratch {
-  fs::path dir = fs::temp_directory_path() / "cpplan-test-model-config";
-  Scratch() {
-    fs::remove_all(dir);
-    fs::create_directories(dir / "models");
-  }
-  ~Scratch() { fs::remove_all(dir); }
+  cpplan::test::TempDir temp{"cpplan-test-model-config-"};
+  fs::path dir = temp.path();
+  Scratch() { fs::create_directories(dir / "models"); }
 };
 
 void expect_one_line_error(const std::vector<std::string>& args, const std::string& part) {
