@@ -65,7 +65,6 @@ struct Parsed {
 void add_planning_commands(CLI::App& app, Parsed& p) {
   add_query_options(app, p.a);
   app.add_option("--top", p.a.top, "ranked plans to show (default 10)");
-  app.add_flag("--all", p.a.all, "show every plan, invalid ones with their reasons");
   p.calibrate = app.add_subcommand(
       "calibrate", "fit the cost model: to the runs measured here, or to imported end-to-end timings (--import)");
   add_calibrate_import_options(*p.calibrate, p.calibrate_args);
@@ -242,7 +241,7 @@ int check_command(const Args& a, const std::string& exe, std::ostream& out, std:
   const session::CheckResult& c = **checked;
   print_notes(err, c.notes);
   if (a.json) out << plan_json(c.query(), c.plan).dump(2) << '\n';
-  else print_check(out, c, a.explain);
+  else print_check(out, c);
   return c.plan.plan.valid() ? kExitOk : kExitInvalid;
 }
 
@@ -265,7 +264,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   } else if (a.json) {
     out << session::report_json(rec).dump(2) << '\n';
   } else {
-    print_recommendation(out, rec, a.explain);
+    print_recommendation(out, rec);
   }
   return kExitOk;
 }

@@ -3,46 +3,17 @@
 #include "cli/app.h"
 #include "cli/bench_command.h"
 #include "cli/run_command.h"
+#include "session/query_flags.h"
 
 namespace cpplan::cli {
 
 void add_query_options(CLI::App& app, Args& a) {
-  app.add_option("--gpus", a.gpus, "number of GPUs to spread one job over");
-  app.add_option("--res", a.res, "WIDTHxHEIGHT in pixels (default: the model's)");
-  app.add_option("--frames", a.frames, "frames, video models (default: the model's)");
-  auto* model = app.add_option("--model", a.model, "model profile (cpplan list models)");
-  app.add_option("--model-config", a.model_config,
-                 "a diffusers transformer config.json or pipeline folder, instead of --model's profile")
-      ->excludes(model);
-  app.add_option("--hardware", a.hardware,
-                 "hardware profile, or local: this machine as probed (default: the local GPU, else h100-sxm)");
-  app.add_option("--steps", a.steps, "denoising steps (default: the model's)");
-  app.add_option("--attention-backend", a.backend, "flash | cudnn | sage | native");
-  app.add_option("--batch", a.batch, "images generated together (split over dp replicas)");
-  app.add_option("--text-tokens", a.text_tokens, "text tokens (default: the model's)");
-  app.add_option("--runtime", a.runtime,
-                 "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers; cpplan run: cpplan)");
-  app.add_option("--text-encoder", a.text_encoder,
-                 "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
-  app.add_option("--vae", a.vae, "single | parallel (default: the fastest that fits, per plan)");
-  app.add_flag("--offload-text-encoders", a.offload, "the same as --text-encoder offloaded");
-  app.add_option("--profiles", a.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
+  session::add_query_flags(app, a);  // the flags cpplan-gui takes too (session/query_flags.h)
   app.add_flag("--json", a.json, "machine-readable output");
-  app.add_option("--framework-version", a.framework_versions,
-                 "a framework's older layout (cpplan list frameworks), e.g. xdit-2025; repeatable");
-  app.add_option("--framework", a.framework, "rank only the plans this framework runs: diffusers | xdit | cache-dit | any "
-                 "(default any)");
-  app.add_option("--topology", a.topology, "place plans on a topology (cpplan list topologies)");
-  app.add_option("--topology-file", a.topology_file, "place plans on the topology of a TOML file (docs/topology.md)");
-  app.add_option("--nodes", a.nodes, "nodes of the topology, joined by its network (default 1)");
   app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
-  app.add_option("--num-pipeline-patch", a.pipeline_patches,
-                 "PipeFusion patches M (default: check and run P; recommend P, 2P and 4P)");
   app.add_option("--objective", a.objective,
                  "latency: one job over every GPU (default) | throughput: replicas for the most images per hour");
   app.add_option("--slo-ms", a.slo_ms, "with --objective throughput: latency target per image, ms");
-  app.add_option("--pipefusion-warmup-steps", a.pipefusion_warmup,
-                 "PipeFusion steps run synchronously before the patch pipeline (default 1, as xDiT)");
 }
 
 void add_plan_options(CLI::App& app, Args& a) {

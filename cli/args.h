@@ -17,6 +17,8 @@ using session::parse_int;
 using session::parse_number;
 using session::plan_config;
 
+// The query flags (session::add_query_flags, shared with cpplan-gui) and the CLI's own: --json,
+// --explain, --objective, --slo-ms.
 void add_query_options(CLI::App& app, Args& a);
 void add_plan_options(CLI::App& app, Args& a);
 

@@ -246,7 +246,7 @@ void print_rows(std::ostream& out, const session::Recommendation& rec) {
 
 }  // namespace
 
-void print_recommendation(std::ostream& out, const session::Recommendation& rec, bool explain) {
+void print_recommendation(std::ostream& out, const session::Recommendation& rec) {
   const Query& q = rec.query();
   const planner::PlanReport& r = rec.report;
   const HardwareProfile& hw = *q.hardware;
@@ -268,8 +268,8 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec,
              pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
   print_warmup(out, q, rec.warmup);
   print_framework_choices(out, rec.frameworks);
-  if (top->placement) print_placement(out, q, *top);
-  if (explain) print_explain(out, q, *top, session::collective_source(rec));
+  if (rec.placement) session::print_placement(out, *rec.placement);
+  if (rec.explain) session::print_explain(out, *rec.explain);
 }
 
 // "16", or "15-16" for uneven patches.
@@ -287,7 +287,7 @@ void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c
              span_text(patch_token_span(q, pf.patches)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
 }
 
-void print_check(std::ostream& out, const session::CheckResult& c, bool explain) {
+void print_check(std::ostream& out, const session::CheckResult& c) {
   const Query& q = c.query();
   const RankedPlan& p = c.plan;
   fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(c));
@@ -305,8 +305,8 @@ void print_check(std::ostream& out, const session::CheckResult& c, bool explain)
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
   print_warmup(out, q, c.warmup);
   if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
-  if (p.placement) print_placement(out, q, p);
-  if (explain) print_explain(out, q, p, session::collective_source(c));
+  if (c.placement) session::print_placement(out, *c.placement);
+  if (c.explain) session::print_explain(out, *c.explain);
 }
 
 void print_models(std::ostream& out, const ProfileCatalog& c) {

@@ -8,11 +8,13 @@
 #include "core/profiles.h"
 #include "planner/fleet.h"
 #include "planner/planner.h"
+#include "session/explain.h"
 #include "session/plan_json.h"
 #include "session/recommend.h"
 
 namespace cpplan::cli {
 
+// What priced a group's collective, in words (session/explain.h).
 using session::CollectiveSource;
 
 // The JSON forms live in the session library, shared with the executor and the Python module.
@@ -22,14 +24,14 @@ using session::query_json;
 using session::topology_query_json;
 
 // `cpplan [recommend]`: the query, the ranked rows (--top of them, every form with --all), the
-// rejected plans, the top plan, each framework's choice, the placement; with `explain` the
-// per-group bandwidths and cost terms of the top plan.
-void print_recommendation(std::ostream& out, const session::Recommendation& rec, bool explain);
+// rejected plans, the top plan, each framework's choice, the placement; with --explain the
+// per-group bandwidths and cost terms of the top plan (session::print_explain).
+void print_recommendation(std::ostream& out, const session::Recommendation& rec);
 // --objective throughput: the uniform replica splits ranked, the mixed one when it is better
 // (planner/fleet.h); --top rows (every row with --all).
 void print_fleet(std::ostream& out, const session::Recommendation& rec);
 // `cpplan check`: one plan's verdict, prediction and placement.
-void print_check(std::ostream& out, const session::CheckResult& c, bool explain);
+void print_check(std::ostream& out, const session::CheckResult& c);
 void print_models(std::ostream& out, const ProfileCatalog& c);
 void print_hardware(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json models_json(const ProfileCatalog& c);
@@ -40,10 +42,6 @@ nlohmann::json frameworks_json(const ProfileCatalog& c);
 
 // Topology-aware placement (cli/render_topology.cpp).
 std::string placement_summary(const planner::topology::Placement& p);  // "u:382 r:40@2n" (busbw GB/s, nodes spanned)
-// The layout, CUDA_VISIBLE_DEVICES, launch lines and DeviceMesh of a placed plan.
-void print_placement(std::ostream& out, const Query& q, const planner::RankedPlan& p);
-// Per-group bandwidths (placed or from the hardware profile) and the cost terms of one plan.
-void print_explain(std::ostream& out, const Query& q, const planner::RankedPlan& p, const CollectiveSource& source);
 void print_topologies(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json topologies_json(const ProfileCatalog& c);
 

@@ -17,8 +17,10 @@ namespace cpplan {
 enum class Framework { kDiffusers, kXdit, kCacheDit };
 inline constexpr int kFrameworkCount = 3;
 std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit"
-std::string_view framework_title(Framework f);  // as users write it: "diffusers", "xDiT", "cache-dit"
 std::optional<Framework> framework_from_string(std::string_view name);
+// The framework's name as people write it, in titles and headings: "xDiT" for kXdit, to_string's
+// name otherwise. Every front's "# xDiT" heading comes from here.
+std::string_view framework_title(Framework f);
 
 // A parallel feature a plan uses (planner/frameworks.cpp says which) and a framework offers.
 enum class Feature {

@@ -61,8 +61,7 @@ void check_command_line(std::string_view text) {
   cli::Args a;
   CLI::App app{"cpplan check (fuzz)"};
   cli::add_query_options(app, a);
-  app.add_option("--top", a.top, "");
-  app.add_flag("--all", a.all, "");
+  app.add_option("--top", a.top, "");  // --all is a query flag (session/query_flags.h)
   cli::add_plan_options(app, a);
   std::vector<const char*> argv{"cpplan"};
   for (const auto& s : args) argv.push_back(s.c_str());

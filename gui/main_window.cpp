@@ -49,7 +49,7 @@ QueryInput heatmap_key(QueryInput in) {
 // As the CLI's line under the table: "12 valid plans that diffusers cannot run are left out".
 QString hidden_text(const planner::PlanReport& r) {
   if (r.hidden_count == 0 || !r.framework) return {};
-  const std::string_view name = *r.framework == planner::Framework::kXdit ? "xDiT" : planner::to_string(*r.framework);
+  const std::string_view name = framework_title(*r.framework);
   return QStringLiteral("; %1 valid plan%2 that %3 cannot run %4 left out (framework any shows %5)")
       .arg(r.hidden_count)
       .arg(r.hidden_count == 1 ? "" : "s")

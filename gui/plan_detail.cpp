@@ -16,6 +16,7 @@
 
 #include "core/units.h"
 #include "gui/charts.h"
+#include "session/explain.h"
 
 namespace cpplan::gui {
 
@@ -52,59 +53,10 @@ std::string placement_text(Placement chosen, const std::optional<Placement>& for
   return fmt::format("{} ({})", to_string(chosen), forced ? "forced" : "auto");
 }
 
-using costmodel::CommAxis;
-using planner::topology::MeshAxis;
-using planner::topology::Placement;
-
-// One row of the group list, as the CLI's print_placement: a group kind, its degree, where its
-// groups lie, the first three of them.
-std::string group_row(const Placement& p, std::string_view name, int degree,
-                      const std::vector<std::vector<int>>& groups) {
-  const int span = planner::topology::nodes_spanned(p, groups);
-  std::string shown;
-  for (std::size_t i = 0; i < groups.size() && i < 3; ++i)
-    shown += fmt::format("[{}] ", planner::topology::ranks_text(groups[i]));
-  if (groups.size() > 3) shown += fmt::format("... ({} groups)", groups.size());
-  return fmt::format("  {:<8} {:>4}  {:<16} {}\n", name, degree,
-                     span > 1 ? fmt::format("across {} nodes", span) : std::string("within a node"), shown);
-}
-
 }  // namespace
 
 std::string topology_placement_text(const Query& q, const planner::RankedPlan& rp) {
-  if (!rp.placement || !q.topology || !rp.predicted) return {};
-  const Placement& p = *rp.placement;
-  const Topology& t = *q.topology;
-  std::vector<std::string> order;
-  for (MeshAxis a : p.axis_order)
-    if (p.degree[static_cast<int>(a)] > 1) order.push_back(fmt::format("{} {}", to_string(a), p.degree[static_cast<int>(a)]));
-  std::string out = fmt::format("placement on {}{} ({} GPUs), axes innermost first: {}\n", t.name,
-                                q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "", q.gpus,
-                                order.empty() ? std::string("(single GPU)") : fmt::format("{}", fmt::join(order, ", ")));
-  for (MeshAxis a : p.axis_order) {
-    const int degree = p.degree[static_cast<int>(a)];
-    if (degree > 1) out += group_row(p, to_string(a), degree, p.groups(a));
-  }
-  // The fully-sharded weight groups: consecutive ranks over the axes above, not an axis of their own.
-  if (p.fs_degree > 1) out += group_row(p, "fs", p.fs_degree, p.fs_groups());
-  out += fmt::format("  node n runs ranks n x {} + i on GPU device_order[i]; device_order = {}\n", p.gpus_per_node,
-                     fmt::join(p.device_order, ","));
-  out += fmt::format("\n  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",
-                     "collective", "spans", "raw GB/s", "eff", "busbw GB/s", "alpha us", "ms/step");
-  for (int i = 0; i < costmodel::kCommAxisCount; ++i) {
-    const CommAxis axis = static_cast<CommAxis>(i);
-    const int degree = planner::topology::axis_degree(rp.plan.config, axis);
-    if (degree <= 1) continue;
-    const costmodel::CommGroup& g = p.layout[axis];
-    const auto& l = p.links[i];
-    out += fmt::format("  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n",
-                       to_string(axis), degree, q.gpus / degree, planner::topology::collective_name(rp.plan, axis),
-                       l.span_nodes > 1 ? fmt::format("{} nodes", l.span_nodes) : std::string("1 node"), l.raw_gbps,
-                       l.raw_gbps > 0 ? g.busbw_gbps / l.raw_gbps : 0.0, g.busbw_gbps, g.latency_us,
-                       rp.predicted->axis_comm_ms[i]);
-    if (!l.bottleneck.empty()) out += fmt::format("           bottleneck: {}\n", l.bottleneck);
-  }
-  return out;
+  return session::placement_text(q, rp);  // the CLI's layout and --explain group table (session/explain.h)
 }
 
 PlanDetail::PlanDetail(QWidget* parent)

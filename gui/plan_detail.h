@@ -27,10 +27,11 @@ class MemoryChart;
 
 using session::plan_snippets;  // the plan's scripts as the plan detail shows them (session/recommend.h)
 
-// With a topology (p.placement set): the mesh axes innermost first, each axis' groups (the first
-// three) and whether they span nodes, the fully-sharded weight groups (fs_degree > 1), the device
-// order, then per communication group its collective, nodes spanned, raw and effective bandwidth
-// (GB/s), alpha (us), ms per step and the binding link or cut. "" for a plan without placement.
+// With a topology (p.placement set): session::placement_text, the CLI's own lines: the mesh axes
+// innermost first, each axis' groups (the first three), whether they span nodes and their link,
+// the fully-sharded weight groups (fs_degree > 1), the device order, then --explain's group table:
+// per communication group its collective, nodes spanned, raw and effective bandwidth (GB/s),
+// alpha (us), ms per step and the binding link or cut. "" for a plan without placement.
 std::string topology_placement_text(const Query& q, const planner::RankedPlan& p);
 
 class PlanDetail : public QWidget {

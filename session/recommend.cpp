@@ -110,7 +110,11 @@ void rank(Recommendation& rec) {
   rec.rejections = rejections_of(rec.report);
   rec.frameworks = framework_choices(q, rec.report);
   rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster());
-  if (const planner::RankedPlan* top = rec.top()) rec.warmup = warmup_of(*top->predicted);
+  const planner::RankedPlan* top = rec.top();
+  if (!top) return;
+  rec.warmup = warmup_of(*top->predicted);
+  rec.placement = placement_view(q, *top);
+  if (r.explain) rec.explain = explain(q, *top, collective_source(rec));
 }
 
 void plan_fleet(Recommendation& rec) {
@@ -142,6 +146,7 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
     parse_objective(o, r);
     r.top = parse_int("--top", o.top, 1, 1 << 30);
     r.all = o.all;
+    r.explain = o.explain;
     r.keep_invalid = keep_invalid;
     r.framework = framework_choice(o);
     r.planner = planner_options(o, keep_invalid);
@@ -204,6 +209,8 @@ Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& 
     plan_query(*out, o, {o.hardware == "local", o.cluster, o.db}, std::move(catalog).value(), machine);
     out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o));
     if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
+    out->placement = placement_view(out->query(), out->plan);
+    if (o.explain) out->explain = explain(out->query(), out->plan, collective_source(*out));
     return out;
   });
 }

@@ -17,6 +17,7 @@
 #include "core/violation.h"
 #include "planner/fleet.h"
 #include "planner/planner.h"
+#include "session/explain.h"
 #include "session/machine.h"
 #include "session/planning.h"
 #include "session/query.h"
@@ -29,6 +30,7 @@ struct Request {
   Options options;           // as the user wrote them (the query's fields are parsed with the catalog)
   int top = 10;              // ranked rows a front shows (--top)
   bool all = false;          // every plan: each form, the invalid ones with their rules (--all)
+  bool explain = false;      // the top plan's per-group bandwidths and cost terms (--explain)
   bool keep_invalid = true;  // the invalid plans are kept in the report (JSON drops them without --all)
   bool throughput = false;   // --objective throughput: replicas (planner/fleet.h)
   std::optional<double> slo_ms;
@@ -117,6 +119,8 @@ struct Recommendation : PlannedQuery {
   std::vector<FrameworkChoice> frameworks; // one per framework, for a report whose top plan is valid
   std::string prediction_source;           // "datasheet figures", "measured figures, ..."
   std::optional<Warmup> warmup;            // of the top plan
+  std::optional<PlacementView> placement;  // the top plan's, with a topology
+  std::optional<Explain> explain;          // the top plan's, with request.explain
   std::optional<planner::FleetReport> fleet;  // --objective throughput (rows and report then empty)
 
   const planner::RankedPlan* top() const;  // the first ranked plan when it is valid, else null
@@ -132,6 +136,8 @@ Result<std::unique_ptr<Recommendation>> recommend(const Request& r, const std::s
 struct CheckResult : PlannedQuery {
   planner::RankedPlan plan;
   std::optional<Warmup> warmup;
+  std::optional<PlacementView> placement;  // with a topology
+  std::optional<Explain> explain;          // with --explain, for a valid plan
 };
 Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine);
 
@@ -140,8 +146,7 @@ Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& 
 // <reason>"; with `framework`, only its part; empty for an invalid plan.
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework = std::nullopt);
 
-// What priced a group's collective, in words (the cost model's HardwareModel::collective_source).
-using CollectiveSource = std::function<std::string(costmodel::Collective, const costmodel::CommGroup&)>;
+// What priced a group's collective, in words: the query's cost model's HardwareModel::collective_source.
 CollectiveSource collective_source(const PlannedQuery& pq);
 
 // The warm-up of a prediction, when its runtime has one.

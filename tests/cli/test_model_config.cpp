@@ -30,7 +30,7 @@ json ranking(std::vector<std::string> args) {
   return json::parse(r.out);
 }
 
-// A scratch folder of its own (mkdtemp: test cases run as parallel processes under ctest), removed
+// A scratch folder of its own (mkdtemp: tests run in parallel, in other checkouts too), removed
 // when the test ends.
 struct Scratch {
   cpplan::test::TempDir temp{"cpplan-test-model-config-"};

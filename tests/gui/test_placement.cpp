@@ -6,6 +6,8 @@
 #include <QEventLoop>
 #include <QPlainTextEdit>
 #include <QRegularExpression>
+#include <cstdio>
+#include <string>
 
 #include "gui/main_window.h"
 #include "gui/plan_detail.h"
@@ -164,4 +166,37 @@ TEST_CASE("A fully-sharded plan's placement lists its fs groups of consecutive r
   detail.set_plan(&*r.query, p);
   CHECK(detail.summary_text().contains(QStringLiteral("ulysses 8 x fs 4")));
   CHECK(detail.topology_text() == text);
+}
+
+TEST_CASE("The placement tab's lines are the CLI's: one module (session/explain.h) for both fronts",
+          "[gui][placement][explain]") {
+  // ulysses 8 x ring 2 on two DGX H100 nodes: every line the GUI shows is a line of
+  // `cpplan check ... --explain` for the same plan (the CLI adds the launch lines, DeviceMesh, the
+  // cost terms and what priced each collective).
+  const auto r = cpplan::gui::compute_plans(shared_catalog(), two_dgx_nodes(), 1);
+  REQUIRE(r.error.empty());
+  const auto* p = find_plan(r, 2, 8);
+  REQUIRE(p != nullptr);
+  const std::string text = cpplan::gui::topology_placement_text(*r.query, *p);
+  REQUIRE(!text.empty());
+  std::string command = std::string(CPPLAN_BINARY) +
+                        " check --topology dgx-h100 --nodes 2 --ring 2 --ulysses 8 --explain 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string cli;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) cli.append(buffer, n);
+  pclose(pipe);
+  INFO(text);
+  INFO(cli);
+  std::size_t start = 0, lines = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    start = end == std::string::npos ? text.size() : end + 1;
+    if (line.empty()) continue;
+    ++lines;
+    CHECK(cli.find("\n" + line + "\n") != std::string::npos);
+  }
+  CHECK(lines >= 8);  // the header, 2 groups, the device order, the table's header, 2 rows and their bottlenecks
 }

@@ -1,0 +1,104 @@
+#pragma once
+// `cpplan --explain` and a plan's placement on a topology, computed once for both fronts: typed
+// values (Explain, PlacementView) and their one text rendering. cli/render_topology.cpp prints
+// them; gui/plan_detail.cpp shows the same text in its Placement tab. The fronts compute nothing.
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/plan.h"
+#include "costmodel/cost_model.h"
+#include "planner/planner.h"
+
+namespace cpplan::session {
+
+// What priced a group's collective, in words (the cost model's HardwareModel::collective_source).
+using CollectiveSource = std::function<std::string(costmodel::Collective, const costmodel::CommGroup&)>;
+
+// One communication group of a plan (an axis of degree > 1).
+struct ExplainRow {
+  costmodel::CommAxis axis = costmodel::CommAxis::kTp;
+  int ranks = 0;                 // the axis' degree: ranks in one group
+  int groups = 0;                // groups of that axis: GPUs / ranks
+  std::string collective;        // its main collective, e.g. "all_to_all"
+  int nodes = 1;                 // nodes one group spans
+  bool nodes_at_least = false;   // without placement: the fewest it could span (">=2 nodes")
+  double raw_gbps = 0;           // the link's raw bandwidth per GPU
+  double efficiency = 0;         // effective / raw
+  double busbw_gbps = 0;         // effective bus bandwidth
+  double latency_us = 0;         // alpha
+  double ms_per_step = 0;        // the axis' communication per step
+  std::string bottleneck;        // the binding link or cut; "" when none is named
+  std::string priced_by;         // what priced the collective (CollectiveSource); "" without one
+};
+
+// PipeFusion's terms with the query facts they are told with.
+struct ExplainPipeFusion {
+  costmodel::PipeFusionCost cost;
+  long long largest_patch_tokens = 0;  // image tokens of the largest patch
+  int joint_text_tokens = 0;           // text tokens riding with every patch (joint attention); 0: none
+  std::string stage_split;             // blocks per stage, e.g. "19+19+19+19"
+  int configured_warmup_steps = 0;     // the plan's warm-up steps (stale K/V when below the steps)
+};
+
+struct Explain {
+  std::string plan;       // plan_label
+  std::string variant;    // display_name of the CP variant
+  std::string groups_on;  // "groups placed on dgx-h100 x 2 nodes" | "groups on h100-sxm's links (no --topology)"
+  std::string inputs;     // which inputs a fit changed: "h100-sxm efficiencies as in its profile; runtime ..."
+  std::vector<ExplainRow> groups;
+  // Cost terms per step: the block terms summed, and the prediction they come from (its blocks,
+  // sources, per-step and per-image terms).
+  Milliseconds gemm_ms = 0, attention_ms = 0, memory_ms = 0;
+  costmodel::Prediction prediction;
+  int steps = 0;
+  std::optional<ExplainPipeFusion> pipefusion;
+};
+
+// The explanation of a predicted plan; none for a plan without prediction (an invalid one).
+// `source` may be empty (no "priced by" lines).
+std::optional<Explain> explain(const Query& q, const planner::RankedPlan& p, const CollectiveSource& source = {});
+// The text `cpplan --explain` prints (starting with an empty line).
+void print_explain(std::ostream& out, const Explain& e);
+// The group table alone: its header and one row per group (with bottleneck and priced-by lines).
+void print_explain_groups(std::ostream& out, const Explain& e);
+
+// A placed plan's groups: one row per mesh axis of degree > 1 (innermost first), then the
+// fully-sharded weight groups.
+struct PlacementGroup {
+  std::string name;                  // "ulysses", "ring", ..., "fs"
+  int degree = 0;
+  int nodes = 1;                     // nodes one group spans
+  std::vector<std::string> first;    // the first three groups' ranks, e.g. "0-7", "0 8"
+  std::size_t count = 0;             // groups in all
+  std::string link;                  // "all_to_all at 382.0 GB/s busbw, alpha 3 us" | "no collective"
+};
+
+struct PlacementView {
+  std::string topology;
+  int nodes = 1, gpus = 0, gpus_per_node = 0;
+  int topology_gpus = 0;             // GPUs of one node of the topology (srun --gpus-per-node)
+  std::vector<std::string> axes;     // "ulysses 8", innermost first (degree > 1)
+  std::vector<PlacementGroup> groups;
+  std::vector<int> device_order;     // local rank i runs on GPU device_order[i]
+  bool planning_only = false;        // not a CUDA machine: no launch lines
+  std::vector<std::pair<std::string, int>> mesh;  // DeviceMesh dimensions, outermost first
+  std::vector<std::string> cp_mesh;  // ring / ulysses dimensions in mesh order, when CP > 1
+  int tp = 1;
+};
+
+// The placement of a plan placed on q's topology; none without one (or without a prediction).
+std::optional<PlacementView> placement_view(const Query& q, const planner::RankedPlan& p);
+// "placement on ...", the groups and the device order (no leading empty line).
+void print_placement_layout(std::ostream& out, const PlacementView& v);
+// What `cpplan` prints for a placed plan: an empty line, the layout, CUDA_VISIBLE_DEVICES, the
+// launch lines and the DeviceMesh.
+void print_placement(std::ostream& out, const PlacementView& v);
+// cpplan-gui's Placement tab: the layout, an empty line and the group table of print_explain;
+// "" for a plan without placement.
+std::string placement_text(const Query& q, const planner::RankedPlan& p, const CollectiveSource& source = {});
+
+}  // namespace cpplan::session
