@@ -12,7 +12,7 @@ namespace cpplan::gui {
 
 namespace {
 
-constexpr const char* kTabs[] = {"plans", "heatmap", "history", "run", "calibration", "sweep", "fleet"};
+constexpr const char* kTabs[] = {"plans", "heatmap", "history", "run", "calibration", "sweep", "fleet", "recommendation"};
 
 struct Invalid {
   std::string message;
@@ -71,7 +71,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   app.add_option("--cluster", o.cluster, "price collectives from this cluster's nccl-tests imports in --db");
   app.add_option("--sweep-file", o.sweep_file, "the Sweep tab's sweep file (TOML; Start runs it)");
   app.add_option("--screenshot", o.screenshot, "render the window to this PNG once the plans are shown, then exit");
-  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run | calibration | sweep | fleet");
+  app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run | calibration | sweep | fleet | recommendation");
   app.add_option("--size", size, "window size WIDTHxHEIGHT (default 1480x920)");
   app.set_version_flag("--version", "cpplan-gui 0.1.0");
   try {
@@ -127,7 +127,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
       o.height = r->height;
     }
     if (std::find(std::begin(kTabs), std::end(kTabs), o.tab) == std::end(kTabs))
-      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history, run, calibration, sweep or fleet", o.tab)};
+      throw Invalid{fmt::format("--tab = {}: must be plans, heatmap, history, run, calibration, sweep, fleet or recommendation", o.tab)};
     if (!o.screenshot.empty() && o.screenshot.find('.') == std::string::npos)
       throw Invalid{fmt::format("--screenshot = {}: must name an image file, e.g. shot.png", o.screenshot)};
 

@@ -127,7 +127,7 @@ TEST_CASE("cpplan-gui --tab renders every tab, and a bad tab name lists the choi
 
   const Outcome bad = run_gui({"--tab", "calibrate", "--screenshot", "x.png"});
   CHECK(bad.exit_code == 3);
-  CHECK(bad.err.trimmed() == "cpplan-gui: --tab = calibrate: must be plans, heatmap, history, run, calibration, sweep or fleet");
+  CHECK(bad.err.trimmed() == "cpplan-gui: --tab = calibrate: must be plans, heatmap, history, run, calibration, sweep, fleet or recommendation");
 }
 
 TEST_CASE("cpplan-gui --topology dgx-h100 --nodes 2 plans 16 GPUs with placements", "[gui][screenshot][topology]") {
