@@ -75,9 +75,12 @@ std::string framework_snippets(const Query& q, const RankedPlan& p) {
   const FrameworkSnippet& diffusers = all[index(Framework::kDiffusers)];
   const FrameworkSnippet& cache_dit = all[index(Framework::kCacheDit)];
   const FrameworkSnippet& xdit = all[index(Framework::kXdit)];
-  std::string out = diffusers.text.empty() ? cannot("diffusers", diffusers) : "# diffusers\n" + diffusers.text;
-  out += cache_dit.text.empty() ? cannot("cache-dit", cache_dit) : "# cache-dit: " + cache_dit.text + "\n";
-  out += xdit.text.empty() ? cannot("xDiT", xdit) : "# xDiT\n" + xdit.text;
+  const auto title = [](Framework f) { return std::string(framework_title(f)); };
+  std::string out = diffusers.text.empty() ? cannot(title(Framework::kDiffusers), diffusers)
+                                           : "# " + title(Framework::kDiffusers) + "\n" + diffusers.text;
+  out += cache_dit.text.empty() ? cannot(title(Framework::kCacheDit), cache_dit)
+                                : "# " + title(Framework::kCacheDit) + ": " + cache_dit.text + "\n";
+  out += xdit.text.empty() ? cannot(title(Framework::kXdit), xdit) : "# " + title(Framework::kXdit) + "\n" + xdit.text;
   return out;
 }
 
