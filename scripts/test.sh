@@ -7,9 +7,6 @@ scripts/install-deps.sh
 # them; without network access that one test is left out.
 scripts/torch2-headers.sh || echo "test: no LibTorch 2.x headers; the LibTorch 2.x compile check is left out" >&2
 scripts/build.sh
-# The compile checks (the executor against LibTorch's CUDA headers, tests/CMakeLists.txt): part of
-# building for the tests; their ctest entries then find them built.
-cmake --build build --target cpplan_compile_checks
 # The launcher tests (ctest label cluster) skip where this machine cannot host a launcher: say why.
 for launcher in torchrun slurm mpi; do
   bash "tests/cluster/$launcher.sh" build/cli/cpplan --check | sed "s/^/test: cluster ($launcher): /" || true
