@@ -63,7 +63,7 @@ ReturnToService=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
-KillWait=5
+KillWait=30
 NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 CONF
@@ -112,7 +112,7 @@ job=$(sbatch --parsable -o long.log long.sh)
 # are this job's cpplan processes (its database on their command line), not other tests'.
 ranks_catch_sigterm() {
   local n=0 pid mask command
-  for pid in $(pgrep -x 'cpplan|cpplan-exec'); do
+  for pid in $(pgrep -x 'cpplan(-exec)?'); do  # a pattern under 16 characters: pgrep's name limit
     command=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || continue
     [[ $command == *"$work/cancel.db"* ]] || continue
     mask=$(awk '/^SigCgt/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
@@ -126,7 +126,9 @@ for _ in $(seq 1 240); do
 done
 sleep 1
 scancel "$job"
-for _ in $(seq 1 60); do
+# Slurm's SIGKILL follows SIGTERM after KillWait (30 s, Slurm's default: rank 0 records the run
+# in that time, seconds under load), so the job may take that long to leave the queue.
+for _ in $(seq 1 80); do
   [ -n "$(squeue -h -j "$job" 2>/dev/null)" ] || break
   sleep 0.5
 done
