@@ -100,7 +100,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     out.catalog = std::make_shared<const ProfileCatalog>(std::move(catalog).value());
     {
       // Every query flag checked by the CLI's parser, in its order and its words (cpplan's
-      // build_query, then rank_plans' planner_options).
+      // build_query, then session::planner_options).
       std::ostringstream notes;
       const session::Context ctx = session::build_query(q, *out.catalog, notes);
     }

@@ -236,11 +236,4 @@ std::optional<planner::Framework> framework_choice(const Options& a) {
   return f;
 }
 
-planner::PlanReport rank_plans(const Options& a, const Query& q, const planner::Planner& planner, bool keep_invalid) {
-  const auto framework = framework_choice(a);
-  auto report = planner.plan(q, planner_options(a, keep_invalid));
-  if (framework) planner::keep_plans_of(report, *framework);
-  return report;
-}
-
 }  // namespace cpplan::session

@@ -103,8 +103,6 @@ ParallelConfig plan_config(const Options& a);
 planner::PlannerOptions planner_options(const Options& a, bool keep_invalid);
 // --framework: the framework the ranking is restricted to, none for "any"; throws InvalidInput.
 std::optional<planner::Framework> framework_choice(const Options& a);
-// The ranking of ctx's query, restricted to --framework's plans; `keep_invalid` as planner_options.
-planner::PlanReport rank_plans(const Options& a, const Query& q, const planner::Planner& planner, bool keep_invalid);
 // A number flag in (lo, hi]; throws InvalidInput.
 double parse_number(const std::string& flag, const std::string& text, double lo, double hi);
 

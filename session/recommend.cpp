@@ -123,9 +123,7 @@ void plan_fleet(Recommendation& rec) {
     throw InvalidInput{"--objective = throughput: with --topology or --nodes is not done (replicas are planned "
                        "without placement); leave the topology out"};
   const planner::Planner planner(rec.model->cost());
-  planner::PlannerOptions options = r.planner;
-  options.keep_invalid = false;
-  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, options);
+  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner);  // replicas keep no invalid plan
 }
 
 template <class F>
@@ -147,7 +145,6 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
     r.top = parse_int("--top", o.top, 1, 1 << 30);
     r.all = o.all;
     r.explain = o.explain;
-    r.keep_invalid = keep_invalid;
     r.framework = framework_choice(o);
     r.planner = planner_options(o, keep_invalid);
     r.cost = {o.hardware == "local", o.cluster, o.db};

@@ -31,7 +31,6 @@ struct Request {
   int top = 10;              // ranked rows a front shows (--top)
   bool all = false;          // every plan: each form, the invalid ones with their rules (--all)
   bool explain = false;      // the top plan's per-group bandwidths and cost terms (--explain)
-  bool keep_invalid = true;  // the invalid plans are kept in the report (JSON drops them without --all)
   bool throughput = false;   // --objective throughput: replicas (planner/fleet.h)
   std::optional<double> slo_ms;
   planner::PlannerOptions planner;
@@ -40,7 +39,7 @@ struct Request {
 };
 
 // Every option of a ranking request checked (field, value and rule in one line on error);
-// `keep_invalid` as Request's.
+// `keep_invalid`: the report keeps the invalid plans (planner.keep_invalid; JSON without --all drops them).
 Result<Request> parse_request(const Options& o, bool keep_invalid = true);
 
 // What the machine running a query is, when --hardware local asks for it (the executor's probe).
@@ -112,7 +111,7 @@ struct Warmup {
 
 struct Recommendation : PlannedQuery {
   Request request;
-  planner::PlanReport report;              // every plan, ranked (the invalid ones per keep_invalid)
+  planner::PlanReport report;              // every plan, ranked (the invalid ones per request.planner.keep_invalid)
   std::vector<Row> rows;                   // the valid plans as rows, in rank order
   int fitting = 0;                         // valid plans that fit in memory
   std::vector<Rejection> rejections;       // the invalid plans, grouped, those a user can move first

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <cstdlib>
 #include <filesystem>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,16 @@
 #include "tests/support/fixtures.h"
 
 namespace cpplan::test {
+
+// What a shell command prints on stdout (the caller quotes its arguments).
+inline std::string command_output(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) throw std::runtime_error("popen failed: " + command);
+  std::string out;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
+  return out;
+}
 
 inline QApplication& gui_app() {
   // ctest sets QT_QPA_PLATFORM=offscreen; run by hand, the binary needs no display either

@@ -43,12 +43,7 @@ std::string cpplan_stdout(const std::vector<std::string>& args, bool stderr_only
   std::string command = CPPLAN_BINARY;
   for (const std::string& a : args) command += " '" + a + "'";
   command += stderr_only ? " 2>&1 >/dev/null" : " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  REQUIRE(pipe);
-  std::string out;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
-  return out;
+  return cpplan::test::command_output(command);
 }
 
 struct Case {

@@ -58,14 +58,7 @@ std::ostream& operator<<(std::ostream& o, const Choice& c) {
   return o;
 }
 
-std::string run(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  REQUIRE(pipe);
-  std::string out;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) out.append(buffer, n);
-  return out;
-}
+using cpplan::test::command_output;
 
 std::vector<std::string> cli_args(const Query& q) {
   std::vector<std::string> a{"--model", q.model, "--hardware", q.hardware, "--gpus", std::to_string(q.gpus)};
@@ -154,7 +147,7 @@ std::vector<Choice> cli_choices(const std::vector<std::string>& lines, const std
 Shown cli_shown(const Query& q) {
   std::string command = CPPLAN_BINARY;
   for (const std::string& a : cli_args(q)) command += " '" + a + "'";
-  const auto lines = lines_of(run(command + " 2>/dev/null"));
+  const auto lines = lines_of(command_output(command + " 2>/dev/null"));
   Shown s;
   std::size_t i = 0;
   s.rows = cli_rows(lines, i);
@@ -215,7 +208,7 @@ Shown python_shown(const Query& q) {
       "print(json.dumps({'rows': r.rows, 'rejected': r.rejected, 'choices': r.framework_choices}))\n";
   const std::string command = std::string("PYTHONPATH='") + CPPLAN_PYTHON_DIR + "' '" + CPPLAN_PYTHON + "' -c \"" +
                               script + "\" '" + kwargs.dump() + "' 2>/dev/null";
-  const json j = json::parse(run(command));
+  const json j = json::parse(command_output(command));
   Shown s;
   for (const json& r : j.at("rows")) {
     std::string frameworks;
