@@ -16,7 +16,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using detail::ConfigFields;
 using detail::FieldError;
-using detail::TransformerShape;
 
 // ---- ConfigFields ----------------------------------------------------------------------------
 
@@ -215,13 +214,6 @@ void apply_folder_components(const Checkpoint& c, ModelProfile& m) {
     m.vae.spatial = 1 << (c.vae["block_out_channels"].size() - 1);
 }
 
-const detail::ClassMapping* find_mapping(std::string_view class_name) {
-  for (auto list : {detail::image_classes(), detail::video_classes()})
-    for (const auto& mapping : list)
-      if (mapping.class_name == class_name) return &mapping;
-  return nullptr;
-}
-
 // The template profile with the transformer's shape from the config.
 ModelProfile join(const ModelProfile& pipeline, const TransformerShape& t) {
   ModelProfile m = pipeline;
@@ -237,6 +229,8 @@ ModelProfile join(const ModelProfile& pipeline, const TransformerShape& t) {
   m.patch_temporal = t.patch_temporal;
   m.in_channels = t.in_channels;
   if (t.guidance) m.guidance = *t.guidance;
+  if (t.text_handling) m.text_handling = *t.text_handling;
+  if (t.text_tokens) m.text_tokens = m.max_text_tokens = *t.text_tokens;
   return m;
 }
 
@@ -264,18 +258,14 @@ Result<std::string> profile_name(const ImportOptions& o, const std::string& fall
 Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileCatalog& catalog,
                                              const ImportOptions& o) {
   const std::string& source = c.transformer_source;
-  const std::string class_name = c.transformer.value("_class_name", "");
-  const detail::ClassMapping* mapping = find_mapping(class_name);
-  if (!mapping)
-    return Error{printable(fmt::format("{}: _class_name = {}: not a transformer class cpplan maps; supported: {}", source,
-                                       class_name.empty() ? "(missing)" : class_name,
-                                       fmt::join(supported_classes(), ", ")))};
-  TransformerShape shape;
-  try {
-    shape = mapping->derive(ConfigFields(c.transformer, class_name));
-  } catch (const FieldError& e) {
-    return Error{printable(fmt::format("{}: {}", source, e.message))};
-  }
+  const auto class_field = c.transformer.find("_class_name");
+  const std::string class_name =
+      class_field != c.transformer.end() && class_field->is_string() ? class_field->get<std::string>() : "";
+  auto spec = catalog.class_spec(class_name);
+  if (!spec) return Error{fmt::format("{}: {}", source, spec.error().message)};
+  auto derived = spec->derive(c.transformer);
+  if (!derived) return Error{printable(fmt::format("{}: {}", source, derived.error().message))};
+  const TransformerShape& shape = *derived;
   const ModelProfile* pipeline = catalog.find_model(shape.pipeline);
   if (!pipeline)
     return Error{fmt::format("{}: {} runs in the pipeline of profile {}, which is not loaded", source, class_name,
@@ -315,13 +305,6 @@ Result<ModelProfile> profile_from_config_text(std::string_view transformer_json,
   c.default_name = c.transformer.value("_name_or_path", "");
   if (c.default_name.find_first_of("/\\ ") != std::string::npos) c.default_name = fs::path(c.default_name).filename();
   return profile_from_checkpoint(c, catalog, options);
-}
-
-std::vector<std::string> supported_classes() {
-  std::vector<std::string> out;
-  for (auto list : {detail::image_classes(), detail::video_classes()})
-    for (const auto& mapping : list) out.emplace_back(mapping.class_name);
-  return out;
 }
 
 }  // namespace cpplan::diffusers

@@ -29,7 +29,4 @@ Result<ModelProfile> import_profile(const std::string& path, const ProfileCatalo
 Result<ModelProfile> profile_from_config_text(std::string_view transformer_json, const ProfileCatalog& catalog,
                                               const ImportOptions& options);
 
-// The diffusers transformer classes mapped, in the order errors list them.
-std::vector<std::string> supported_classes();
-
 }  // namespace cpplan::diffusers

@@ -412,7 +412,32 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
   for (const RuntimeFit& f : c.fits_)
     if (auto r = c.check_fit(f); !r) return r.error();
   if (options.apply_fits) c.apply_fits();
+  c.directories_ = directories;
   return c;
+}
+
+std::vector<std::string> ProfileCatalog::class_names() const {
+  std::vector<std::string> out;
+  for (const auto& d : directories_) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(d) / "classes", ec))
+      if (e.path().extension() == ".toml") out.push_back(e.path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<ClassSpec> ProfileCatalog::class_spec(std::string_view class_name) const {
+  const bool plain = !class_name.empty() && class_name.find_first_of("/\\.") == std::string_view::npos;
+  for (auto d = directories_.rbegin(); plain && d != directories_.rend(); ++d) {
+    const fs::path file = fs::path(*d) / "classes" / (std::string(class_name) + ".toml");
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec)) return ClassSpec::load(file.string());
+  }
+  return Error{printable(fmt::format("_class_name = {}: not a diffusers transformer class cpplan knows; known: {}",
+                                     class_name.empty() ? "(missing)" : std::string(class_name),
+                                     join_or(class_names())))};
 }
 
 Result<bool> ProfileCatalog::check_fit(const RuntimeFit& f) const {

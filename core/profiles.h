@@ -3,11 +3,13 @@
 // Every error names the file, the field, its value and the rule.
 
 #include <array>
+#include <optional>
 #include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/class_spec.h"
 #include "core/framework.h"
 #include "core/hardware.h"
 #include "core/model.h"
@@ -82,6 +84,11 @@ class ProfileCatalog {
   // a file of (e.g. "xdit-2025"), that one; an error names an unknown file, or one of no framework.
   Result<std::array<const FrameworkProfile*, kFrameworkCount>> frameworks_for_query(
       const std::vector<std::string>& versions = {}) const;
+  // classes/<ClassName>.toml of the search path (the last directory that has it), read when asked:
+  // a query that reads no diffusers config parses none of them. An unknown class lists the known.
+  Result<ClassSpec> class_spec(std::string_view class_name) const;
+  std::vector<std::string> class_names() const;  // every class file's class, sorted
+
   // The profile whose every `match` substring is in `gpu_name` (as nvidia-smi prints it); among
   // several, the one whose capacity is closest to `memory_mib` (an RTX 4090 with 24 or 48 GB).
   const HardwareProfile* match_gpu(std::string_view gpu_name, double memory_mib) const;
@@ -97,6 +104,7 @@ class ProfileCatalog {
   std::deque<RuntimeProfile> runtimes_;
   std::deque<RuntimeFit> fits_;
   std::deque<FrameworkProfile> frameworks_;
+  std::vector<std::string> directories_;  // the search path, for class files
 };
 
 // The search path, lowest precedence first: the built-in profiles (share/cpplan/profiles beside
