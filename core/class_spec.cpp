@@ -40,6 +40,8 @@ struct BlockSpec {
   Expression count;
   std::optional<Expression> image_self_attention;
   bool sequential = false;
+  bool temporal = false;
+  bool skip = false;
 };
 
 }  // namespace
@@ -51,7 +53,8 @@ struct ClassSpec::Data {
   std::map<std::string, std::map<std::string, double>> choices;  // string field -> value -> number
   std::map<std::string, Expression> let;
   std::vector<Check> checks;
-  std::vector<Alternative> pipeline, ffn, modulation, guidance, text_handling;
+  std::vector<Alternative> pipeline, ffn, modulation, guidance, text_handling, attention;
+  std::optional<ModelProfile> pipeline_template;
   std::map<std::string, Expression> numbers;  // heads, head_dim, ffn_hidden, ...
   std::vector<BlockSpec> blocks;
   std::vector<std::pair<std::string, Expression>> params;
@@ -150,15 +153,18 @@ void read_choices(Reader& r, const toml::table& t, ClassSpec::Data& d) {
 void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
   r.only({"pipeline", "heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "patch_spatial",
           "patch_temporal", "in_channels", "guidance", "text_handling", "text_tokens", "blocks", "params",
-          "summary"});
-  d.pipeline = read_alternatives(r, t, "pipeline", true);
+          "summary", "attention", "experts", "active_experts", "shared_experts", "text_hidden", "text_ffn_hidden"});
+  d.pipeline = read_alternatives(r, t, "pipeline", !d.pipeline_template);
+  d.attention = read_alternatives(r, t, "attention", false);
   d.ffn = read_alternatives(r, t, "ffn", true);
   d.modulation = read_alternatives(r, t, "modulation", true);
   d.guidance = read_alternatives(r, t, "guidance", false);
   d.text_handling = read_alternatives(r, t, "text_handling", false);
-  for (const char* key : {"heads", "head_dim", "ffn_hidden", "qk_norm", "patch_spatial", "patch_temporal",
-                          "in_channels", "text_tokens"}) {
-    const bool optional = std::string_view(key) == "text_tokens" || std::string_view(key) == "patch_temporal";
+  for (const char* key : {"heads", "head_dim", "ffn_hidden", "qk_norm", "patch_spatial", "in_channels"})
+    if (auto e = read_expression(r, t, key, true)) d.numbers.emplace(key, std::move(*e));
+  for (const char* key : {"patch_temporal", "text_tokens", "experts", "active_experts", "shared_experts",
+                          "text_hidden", "text_ffn_hidden"}) {
+    const bool optional = true;
     if (auto e = read_expression(r, t, key, !optional)) d.numbers.emplace(key, std::move(*e));
   }
   r.string("summary", d.summary);
@@ -168,10 +174,12 @@ void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
     const toml::table* bt = blocks->get(i)->as_table();
     if (!bt) return r.fail(fmt::format("blocks[{}]", i), "...", "must be a table");
     Reader b = r.sub(*bt, fmt::format("blocks[{}]", i));
-    b.only({"kind", "count", "image_self_attention", "sequential"});
+    b.only({"kind", "count", "image_self_attention", "sequential", "temporal", "skip"});
     BlockSpec s;
     b.choice("kind", s.kind, {"double", "single", "cross"});
     b.boolean("sequential", s.sequential);
+    b.boolean("temporal", s.temporal);
+    b.boolean("skip", s.skip);
     auto count = read_expression(b, *bt, "count", true);
     if (!count) return;
     s.count = std::move(*count);
@@ -211,7 +219,8 @@ Result<ClassSpec::Data> read_class(const toml::table& t, const std::string& path
   Reader r(t, path, "", &error);
   ClassSpec::Data d;
   d.source = path;
-  r.only({"class", "missing", "required", "positive", "none", "defaults", "choices", "let", "checks", "transformer"});
+  r.only({"class", "missing", "required", "positive", "none", "defaults", "choices", "let", "checks", "template",
+          "transformer"});
   r.string("class", d.name);
   const std::string stem = std::filesystem::path(path).stem().string();
   if (r.ok() && d.name != stem)
@@ -239,6 +248,11 @@ Result<ClassSpec::Data> read_class(const toml::table& t, const std::string& path
     }
   }
   if (r.ok()) read_checks(r, d);
+  if (const toml::table* tp = r.table("template", false); tp && r.ok()) {
+    auto m = detail::read_pipeline_template(*tp, path, "template.");
+    if (!m) return m.error();
+    d.pipeline_template = std::move(m).value();
+  }
   if (d.missing.empty() && r.ok()) {
     if (const toml::table* tr = r.table("transformer"); tr && r.ok()) {
       Reader sub = r.sub(*tr, "transformer");
@@ -277,6 +291,8 @@ Result<ClassSpec> ClassSpec::load(const std::string& path) {
 const std::string& ClassSpec::name() const { return data_->name; }
 const std::string& ClassSpec::source() const { return data_->source; }
 const std::string& ClassSpec::missing() const { return data_->missing; }
+
+const std::optional<ModelProfile>& ClassSpec::pipeline_template() const { return data_->pipeline_template; }
 
 std::vector<std::string> ClassSpec::pipelines() const {
   std::vector<std::string> out;
@@ -455,17 +471,29 @@ void check_fields(Scope& s, const ClassSpec::Data& d, const json& config) {
 
 TransformerShape shape_of(Scope& s, const ClassSpec::Data& d) {
   TransformerShape t;
-  t.pipeline = pick(s, d.pipeline, "pipeline");
+  if (!d.pipeline.empty()) t.pipeline = pick(s, d.pipeline, "pipeline");
   for (const auto& b : d.blocks) {
     const double count = s.evaluate(b.count, "blocks.count");
     if (count < 1) continue;  // a group the config leaves empty (SD3 without dual-attention layers)
     const bool self = b.image_self_attention && s.evaluate(*b.image_self_attention, "image_self_attention") != 0;
-    t.blocks.push_back(BlockGroup{b.kind, static_cast<int>(count), self, b.sequential});
+    t.blocks.push_back(BlockGroup{b.kind, static_cast<int>(count), self, b.sequential, b.temporal, b.skip});
   }
   t.heads = whole(s, d, "heads");
   t.head_dim = whole(s, d, "head_dim");
   t.ffn_hidden = whole(s, d, "ffn_hidden");
-  t.ffn_kind = enum_of<FfnKind>(pick(s, d.ffn, "ffn"), {{"gelu", FfnKind::kGelu}, {"swiglu", FfnKind::kSwiGlu}}, "ffn");
+  t.ffn_kind = enum_of<FfnKind>(pick(s, d.ffn, "ffn"),
+                                {{"gelu", FfnKind::kGelu}, {"swiglu", FfnKind::kSwiGlu}, {"conv_glu", FfnKind::kConvGlu}},
+                                "ffn");
+  if (!d.attention.empty())
+    t.attention = enum_of<AttentionKind>(pick(s, d.attention, "attention"),
+                                         {{"softmax", AttentionKind::kSoftmax}, {"linear", AttentionKind::kLinear}},
+                                         "attention");
+  const auto optional = [&](const char* key) { return d.numbers.count(key) ? whole(s, d, key) : 0; };
+  t.experts = optional("experts");
+  t.active_experts = optional("active_experts");
+  t.shared_experts = optional("shared_experts");
+  t.text_hidden = optional("text_hidden");
+  t.text_ffn_hidden = optional("text_ffn_hidden");
   t.qk_norm = s.evaluate(d.numbers.at("qk_norm"), "qk_norm") != 0;
   t.modulation = enum_of<Modulation>(pick(s, d.modulation, "modulation"),
                                      {{"block", Modulation::kBlock}, {"shared", Modulation::kShared},

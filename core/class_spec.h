@@ -34,6 +34,9 @@ struct TransformerShape {
   std::optional<Guidance> guidance;           // when the config decides it (FLUX's guidance embedder)
   std::optional<TextHandling> text_handling;  // when it differs from the pipeline's
   std::optional<int> text_tokens;             // when the config fixes the text length
+  AttentionKind attention = AttentionKind::kSoftmax;
+  int experts = 0, active_experts = 0, shared_experts = 0;  // a mixture-of-experts FFN
+  int text_hidden = 0, text_ffn_hidden = 0;                  // a narrower text stream (Mochi)
   std::string summary;  // "19 double + 38 single blocks, 24 x 128 heads" for the description
 };
 
@@ -50,6 +53,9 @@ class ClassSpec {
   const std::string& missing() const;
   // The built-in profiles its configs may run in (every `pipeline` alternative).
   std::vector<std::string> pipelines() const;
+  // The pipeline around the transformer when no built-in profile runs the class: the file's
+  // [template] (text encoders, VAE, parallel plan, defaults), used where `pipeline` is empty.
+  const std::optional<ModelProfile>& pipeline_template() const;
 
   // The transformer of `config` (a transformer config.json's object). Errors are one line,
   // "FIELD = VALUE: RULE (CLASS)" or "FIELD: missing (CLASS needs it)".

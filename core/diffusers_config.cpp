@@ -231,6 +231,12 @@ ModelProfile join(const ModelProfile& pipeline, const TransformerShape& t) {
   if (t.guidance) m.guidance = *t.guidance;
   if (t.text_handling) m.text_handling = *t.text_handling;
   if (t.text_tokens) m.text_tokens = m.max_text_tokens = *t.text_tokens;
+  m.attention = t.attention;
+  m.experts = t.experts;
+  m.active_experts = t.active_experts;
+  m.shared_experts = t.shared_experts;
+  m.text_hidden = t.text_hidden;
+  m.text_ffn_hidden = t.text_ffn_hidden;
   return m;
 }
 
@@ -266,7 +272,9 @@ Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileC
   auto derived = spec->derive(c.transformer);
   if (!derived) return Error{printable(fmt::format("{}: {}", source, derived.error().message))};
   const TransformerShape& shape = *derived;
-  const ModelProfile* pipeline = catalog.find_model(shape.pipeline);
+  // The built-in profile of the class's pipeline, else the class file's own template.
+  const ModelProfile* pipeline =
+      shape.pipeline.empty() ? &*spec->pipeline_template() : catalog.find_model(shape.pipeline);
   if (!pipeline)
     return Error{fmt::format("{}: {} runs in the pipeline of profile {}, which is not loaded", source, class_name,
                              shape.pipeline)};
@@ -276,7 +284,8 @@ Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileC
   apply_folder_components(c, m);
   m.name = *name;
   m.base = pipeline->base.empty() ? pipeline->name : pipeline->base;
-  m.description = fmt::format("{} from {} ({}), pipeline of {}", shape.summary, source, class_name, pipeline->name);
+  m.description = fmt::format("{} from {} ({}), pipeline of {}", shape.summary, source, class_name,
+                              shape.pipeline.empty() ? spec->source() : pipeline->name);
   m.hf_repo = !c.folder.empty() ? c.folder : hub_id(c.transformer);  // from_pretrained reads a local folder
   // The profile a file would hold: the same rules as a hand-written one, then the same values.
   auto checked = parse_model_profile(model_profile_toml(m), m.name + ".toml");

@@ -16,7 +16,12 @@ namespace cpplan {
 // kCross:  self-attention over image/video tokens, cross-attention to text, FFN (Wan, PixArt).
 enum class BlockKind { kDouble, kSingle, kCross };
 
-enum class FfnKind { kGelu, kSwiGlu };       // 2 or 3 weight matrices of D x F
+// kGelu: D -> F -> D; kSwiGlu: D -> 2F (gated) -> D; kConvGlu: SANA's GLUMBConv, a 1x1 conv D -> 2F,
+// a 3x3 depthwise conv over the 2F channels of the latent grid, the gate, a 1x1 conv F -> D.
+enum class FfnKind { kGelu, kSwiGlu, kConvGlu };
+// kSoftmax: softmax(q k^T) v; kLinear: ReLU linear attention (SANA), relu(q) (relu(k)^T v) normalized
+// by relu(q) sum relu(k): per head a head_dim x head_dim state, so its cost is linear in tokens.
+enum class AttentionKind { kSoftmax, kLinear };
 // Where a block's adaLN shift/scale/gate come from (all from the timestep vector, per sample):
 // kBlock:  each block projects its own (FLUX.1, SD3, HunyuanVideo, Qwen-Image);
 // kShared: one projection for all double blocks and one for all single blocks (FLUX.2);
@@ -37,6 +42,12 @@ struct BlockGroup {
   // Single-stream blocks: attention, then the FFN, each with its own output projection
   // (CogVideoX); else attention and MLP side by side with one fused output projection (FLUX).
   bool sequential = false;
+  // Attention across the frames at each latent position instead of over all tokens (Latte's
+  // temporal blocks): a sequence of `frames` tokens, batched over the positions of a frame.
+  bool temporal = false;
+  // Takes a long skip connection (HunyuanDiT's second half): the block's input is concatenated
+  // with an earlier block's output and projected back, a linear 2D -> D and a LayerNorm.
+  bool skip = false;
 };
 
 struct Component {
@@ -70,6 +81,19 @@ struct ModelProfile {
   int head_dim = 0;
   int ffn_hidden = 0;
   FfnKind ffn_kind = FfnKind::kGelu;
+  AttentionKind attention = AttentionKind::kSoftmax;
+  // Mixture of experts (HiDream): each FFN holds `experts` routed experts of ffn_hidden each (and a
+  // D -> experts router); a token runs `active_experts` of them plus `shared_experts`. 0: dense.
+  int experts = 0;
+  int active_experts = 0;
+  int shared_experts = 0;
+  // Double-stream blocks whose text stream is narrower than the image's (Mochi: 1536 vs 3072): the
+  // text stream's width and FFN; its q, k, v project to the shared heads x head_dim. 0: the same.
+  int text_hidden = 0;
+  int text_ffn_hidden = 0;
+  // Transformers of this shape in the pipeline (Wan2.2 A14B: 2, a high- and a low-noise expert
+  // switched at a boundary timestep): each step runs one; memory holds all unless one is offloaded.
+  int transformers = 1;
   bool qk_norm = true;            // RMSNorm of q and k per head before RoPE
   Modulation modulation = Modulation::kBlock;
   double params = 0;              // transformer parameters
@@ -106,6 +130,12 @@ struct ModelProfile {
   std::string base;
 
   int hidden() const { return heads * head_dim; }
+  int text_width() const { return text_hidden > 0 ? text_hidden : hidden(); }
+  int text_ffn() const { return text_ffn_hidden > 0 ? text_ffn_hidden : ffn_hidden; }
+  // FFNs a token runs per block (1 for a dense FFN).
+  int ffn_runs() const { return experts > 0 ? active_experts + shared_experts : 1; }
+  // FFNs a block holds (1 for a dense FFN).
+  int ffn_copies() const { return experts > 0 ? experts + shared_experts : 1; }
   int pixel_granularity() const { return vae.spatial * patch_spatial; }
   int total_blocks() const {
     int n = 0;
@@ -117,6 +147,8 @@ struct ModelProfile {
 };
 
 std::string_view to_string(BlockKind k);
+std::string_view to_string(FfnKind k);
+std::string_view to_string(AttentionKind k);
 std::string_view to_string(Guidance g);
 std::string_view to_string(CpSplit s);
 std::string_view to_string(Modulation m);

@@ -25,12 +25,14 @@ toml::table transformer_table(const ModelProfile& m) {
     toml::table b{{"kind", str(to_string(g.kind))}, {"count", g.count}};
     if (g.image_self_attention) b.insert("image_self_attention", true);
     if (g.sequential) b.insert("sequential", true);
+    if (g.temporal) b.insert("temporal", true);
+    if (g.skip) b.insert("skip", true);
     blocks.push_back(std::move(b));
   }
   toml::table t{{"heads", m.heads},
                      {"head_dim", m.head_dim},
                      {"ffn_hidden", m.ffn_hidden},
-                     {"ffn", m.ffn_kind == FfnKind::kSwiGlu ? "swiglu" : "gelu"},
+                     {"ffn", str(to_string(m.ffn_kind))},
                      {"qk_norm", m.qk_norm},
                      {"modulation", str(to_string(m.modulation))},
                      {"dtype", dtype_name(m.bytes_per_param)},
@@ -39,6 +41,13 @@ toml::table transformer_table(const ModelProfile& m) {
                      {"in_channels", m.in_channels},
                      {"blocks", std::move(blocks)}};
   put_count(t, "params", m.params);
+  // The newer structure, written only where it is not the default (older files stay as they were).
+  if (m.attention != AttentionKind::kSoftmax) t.insert("attention", str(to_string(m.attention)));
+  for (const auto& [key, v] : {std::pair{"experts", m.experts}, {"active_experts", m.active_experts},
+                               {"shared_experts", m.shared_experts}, {"text_hidden", m.text_hidden},
+                               {"text_ffn_hidden", m.text_ffn_hidden}})
+    if (v > 0) t.insert(key, v);
+  if (m.transformers != 1) t.insert("transformers", m.transformers);
   return t;
 }
 

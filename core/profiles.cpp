@@ -50,11 +50,23 @@ namespace {
 // Reads [transformer]: attention shape, FFN, weights, patching and the block groups.
 void read_transformer(Reader& tr, ModelProfile& m) {
   tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "params", "dtype", "patch_spatial",
-           "patch_temporal", "in_channels", "blocks"});
+           "patch_temporal", "in_channels", "blocks", "attention", "experts", "active_experts", "shared_experts",
+           "text_hidden", "text_ffn_hidden", "transformers"});
   tr.integer("heads", m.heads, 1, 4096);
   tr.integer("head_dim", m.head_dim, 1, 4096);
   tr.integer("ffn_hidden", m.ffn_hidden, 1, kMaxInt);
-  tr.choice("ffn", m.ffn_kind, {"gelu", "swiglu"});
+  tr.choice("ffn", m.ffn_kind, {"gelu", "swiglu", "conv_glu"});
+  tr.choice("attention", m.attention, {"softmax", "linear"}, false);
+  tr.integer("experts", m.experts, 0, 4096, false);
+  tr.integer("active_experts", m.active_experts, 0, 4096, false);
+  tr.integer("shared_experts", m.shared_experts, 0, 64, false);
+  if (tr.ok() && m.experts > 0 && (m.active_experts < 1 || m.active_experts > m.experts))
+    tr.fail("active_experts", std::to_string(m.active_experts), fmt::format("must be 1 to experts = {}", m.experts));
+  if (tr.ok() && m.experts == 0 && (m.active_experts > 0 || m.shared_experts > 0))
+    tr.fail("experts", "0", "active_experts and shared_experts need routed experts");
+  tr.integer("text_hidden", m.text_hidden, 0, kMaxInt, false);
+  tr.integer("text_ffn_hidden", m.text_ffn_hidden, 0, kMaxInt, false);
+  tr.integer("transformers", m.transformers, 1, 2, false);
   tr.boolean("qk_norm", m.qk_norm);
   tr.choice("modulation", m.modulation, {"block", "shared", "expert", "table"}, false);
   tr.number("params", m.params, 0, kMaxParams, true, true);
@@ -64,11 +76,13 @@ void read_transformer(Reader& tr, ModelProfile& m) {
   tr.integer("in_channels", m.in_channels, 1, 1 << 16);
   tr.tables("blocks", true, [&](Reader& b) {
     BlockGroup g;
-    b.only({"kind", "count", "image_self_attention", "sequential"});
+    b.only({"kind", "count", "image_self_attention", "sequential", "temporal", "skip"});
     b.choice("kind", g.kind, {"double", "single", "cross"});
     b.integer("count", g.count, 1, 10000);
     b.boolean("image_self_attention", g.image_self_attention);
     b.boolean("sequential", g.sequential);
+    b.boolean("temporal", g.temporal);
+    b.boolean("skip", g.skip);
     if (b.ok() && g.sequential && g.kind != BlockKind::kSingle)
       b.fail("sequential", "true", "only single-stream blocks run attention and FFN in sequence");
     m.blocks.push_back(g);
@@ -177,6 +191,22 @@ Result<ModelProfile> model_from_toml(const toml::table& root, const std::string&
   return m;
 }
 }  // namespace
+
+namespace detail {
+Result<ModelProfile> read_pipeline_template(const toml::table& t, const std::string& path, const std::string& prefix) {
+  std::string error;
+  Reader r(t, path, prefix, &error);
+  ModelProfile m;
+  m.source = path;
+  r.only({"text", "vae", "parallel", "pipeline"});
+  read_section(r, "text", m, read_text);
+  read_section(r, "vae", m, read_vae);
+  read_section(r, "parallel", m, read_parallel);
+  read_section(r, "pipeline", m, read_pipeline);
+  if (!r.ok()) return Error{error};
+  return m;
+}
+}  // namespace detail
 
 Result<ModelProfile> load_model_profile(const std::string& path) {
   auto parsed = parse_toml(path);
@@ -576,6 +606,11 @@ std::string_view to_string(BlockKind k) {
   constexpr std::string_view n[] = {"double", "single", "cross"};
   return n[static_cast<int>(k)];
 }
+std::string_view to_string(FfnKind k) {
+  constexpr std::string_view n[] = {"gelu", "swiglu", "conv_glu"};
+  return n[static_cast<int>(k)];
+}
+std::string_view to_string(AttentionKind k) { return k == AttentionKind::kSoftmax ? "softmax" : "linear"; }
 std::string_view to_string(Guidance g) {
   constexpr std::string_view n[] = {"none", "distilled", "true_cfg"};
   return n[static_cast<int>(g)];

@@ -202,4 +202,10 @@ inline void read_name(Reader& r, const std::string& path, std::string& name) {
     r.fail("name", fmt::format("\"{}\"", name), fmt::format("must equal the file name \"{}\"", stem));
 }
 
+// The [text], [vae], [parallel] and [pipeline] sections of a model profile, all required, read from
+// `t` (a class file's [template]; `prefix` names it in messages): the pipeline around a transformer
+// (core/profiles.cpp). The cross-field rules wait for the transformer.
+Result<struct ModelProfile> read_pipeline_template(const toml::table& t, const std::string& path,
+                                                   const std::string& prefix);
+
 }  // namespace cpplan::detail

@@ -226,7 +226,7 @@ TEST_CASE("Model loader errors name the file, the field, the value and the rule"
   }
   SECTION("a choice outside the allowed names lists them") {
     const auto path = broken_model("bad-choice");
-    CHECK(model_error(path) == path + ": transformer.ffn = \"relu\": must be one of gelu or swiglu");
+    CHECK(model_error(path) == path + ": transformer.ffn = \"relu\": must be one of gelu, swiglu or conv_glu");
   }
   SECTION("a modulation outside the allowed names lists them") {
     const auto path = broken_model("bad-modulation");
@@ -311,7 +311,7 @@ TEST_CASE("A catalog with a broken file fails with that file's error", "[core][p
   auto c = cpplan::ProfileCatalog::load({(data_dir() / "profiles-broken").string()});
   REQUIRE_FALSE(c.ok());
   // models/ is read in sorted order: bad-choice.toml comes first
-  CHECK(c.error().message == broken_model("bad-choice") + ": transformer.ffn = \"relu\": must be one of gelu or swiglu");
+  CHECK(c.error().message == broken_model("bad-choice") + ": transformer.ffn = \"relu\": must be one of gelu, swiglu or conv_glu");
 }
 
 TEST_CASE("A catalog without profiles is an error naming the directory", "[core][profiles][errors]") {
