@@ -74,7 +74,7 @@ void add_planning_commands(CLI::App& app, Parsed& p) {
   add_plan_options(*p.check, p.a);
   p.list = app.add_subcommand("list", "list the model or hardware profiles");
   p.list->fallthrough();
-  p.list->add_option("what", p.a.what, "models | hardware | topologies | frameworks")->required();
+  p.list->add_option("what", p.a.what, "models | hardware | topologies | frameworks | classes")->required();
   CLI::App* topo = app.add_subcommand("topo", "topologies for placement (docs/topology.md)");
   topo->fallthrough();
   topo->require_subcommand(1);
@@ -167,8 +167,14 @@ std::optional<int> executor_command(const Parsed& p, int argc, const char* const
 int list_command(const Args& a, const std::string& exe, std::ostream& out) {
   auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
   if (!catalog) throw InvalidInput{catalog.error().message};
-  if (a.what != "models" && a.what != "hardware" && a.what != "topologies" && a.what != "frameworks")
-    throw InvalidInput{fmt::format("list {}: must be models, hardware, topologies or frameworks", a.what)};
+  if (a.what != "models" && a.what != "hardware" && a.what != "topologies" && a.what != "frameworks" &&
+      a.what != "classes")
+    throw InvalidInput{fmt::format("list {}: must be models, hardware, topologies, frameworks or classes", a.what)};
+  if (a.what == "classes") {
+    if (a.json) out << classes_json(*catalog).dump(2) << '\n';
+    else print_classes(out, *catalog);
+    return kExitOk;
+  }
   if (a.what == "frameworks") {
     if (a.json) out << frameworks_json(*catalog).dump(2) << '\n';
     else print_frameworks(out, *catalog);

@@ -397,6 +397,28 @@ void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
   }
 }
 
+void print_classes(std::ostream& out, const ProfileCatalog& c) {
+  for (const std::string& name : c.class_names()) {
+    auto spec = c.class_spec(name);
+    const std::string status = !spec ? "error: " + spec.error().message
+                               : spec->missing().empty() ? std::string("plans")
+                                                         : "refused: " + spec->missing();
+    out << fmt::format("{:<42} {}\n", name, status);
+  }
+}
+
+json classes_json(const ProfileCatalog& c) {
+  json out = json::array();
+  for (const std::string& name : c.class_names()) {
+    auto spec = c.class_spec(name);
+    json row = {{"class", name}, {"plans", spec && spec->missing().empty()}};
+    if (!spec) row["error"] = spec.error().message;
+    else if (!spec->missing().empty()) row["missing"] = spec->missing();
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 json frameworks_json(const ProfileCatalog& c) {
   json all = json::array();
   for (const FrameworkProfile& fw : c.frameworks()) {

@@ -39,6 +39,9 @@ nlohmann::json hardware_json(const ProfileCatalog& c);
 // `cpplan list frameworks`: each framework file, and per model the features it offers.
 void print_frameworks(std::ostream& out, const ProfileCatalog& c);
 nlohmann::json frameworks_json(const ProfileCatalog& c);
+// The diffusers transformer classes (profiles/classes/): whether each plans, else why not.
+void print_classes(std::ostream& out, const ProfileCatalog& c);
+nlohmann::json classes_json(const ProfileCatalog& c);
 
 // Topology-aware placement (cli/render_topology.cpp).
 std::string placement_summary(const planner::topology::Placement& p);  // "u:382 r:40@2n" (busbw GB/s, nodes spanned)

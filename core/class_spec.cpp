@@ -390,7 +390,7 @@ class Scope {
     if (it == c->second.end()) {
       std::vector<std::string> known;
       for (const auto& [k, n] : c->second) known.push_back(k == "null" ? "null" : "\"" + k + "\"");
-      wrong(field, v, fmt::format("{} supports {}", d_.name, join_or(known)));
+      wrong(field, v, fmt::format("must be one of {}", join_or(known)));
     }
     values_[field] = it->second;
   }

@@ -89,7 +89,7 @@ class Parser {
   }
 
   NodePtr binary(size_t level) {
-    if (level == kLevels.size()) return power();
+    if (level == kLevels.size()) return unary();
     NodePtr left = binary(level + 1);
     for (;;) {
       const std::string_view op = match(kLevels[level]);
@@ -98,16 +98,17 @@ class Parser {
     }
   }
 
-  NodePtr power() {
-    NodePtr base = unary();
-    if (!eat("^")) return base;
-    return make(Kind::kBinary, "^", {base, power()});
-  }
-
+  // Unary minus binds looser than ^ (-2^2 = -4), as in Python.
   NodePtr unary() {
     if (eat("-")) return make(Kind::kNegate, "", {unary()});
     if (eat("+")) return unary();
-    return primary();
+    return power();
+  }
+
+  NodePtr power() {
+    NodePtr base = primary();
+    if (!eat("^")) return base;
+    return make(Kind::kBinary, "^", {base, unary()});  // right-associative; 2^-1 allowed
   }
 
   NodePtr primary() {

@@ -43,7 +43,8 @@ struct BlockGroup {
   // (CogVideoX); else attention and MLP side by side with one fused output projection (FLUX).
   bool sequential = false;
   // Attention across the frames at each latent position instead of over all tokens (Latte's
-  // temporal blocks): a sequence of `frames` tokens, batched over the positions of a frame.
+  // temporal blocks): a sequence of `frames` tokens, batched over the positions of a frame. A
+  // temporal cross block has no cross-attention (self-attention and FFN only).
   bool temporal = false;
   // Takes a long skip connection (HunyuanDiT's second half): the block's input is concatenated
   // with an earlier block's output and projected back, a linear 2D -> D and a LayerNorm.
@@ -136,6 +137,8 @@ struct ModelProfile {
   int ffn_runs() const { return experts > 0 ? active_experts + shared_experts : 1; }
   // FFNs a block holds (1 for a dense FFN).
   int ffn_copies() const { return experts > 0 ? experts + shared_experts : 1; }
+  // Whether a block of `g` attends to the text through cross-attention.
+  static bool cross_attends(const BlockGroup& g) { return g.kind == BlockKind::kCross && !g.temporal; }
   int pixel_granularity() const { return vae.spatial * patch_spatial; }
   int total_blocks() const {
     int n = 0;

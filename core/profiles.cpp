@@ -465,9 +465,13 @@ Result<ClassSpec> ProfileCatalog::class_spec(std::string_view class_name) const 
     std::error_code ec;
     if (fs::is_regular_file(file, ec)) return ClassSpec::load(file.string());
   }
-  return Error{printable(fmt::format("_class_name = {}: not a diffusers transformer class cpplan knows; known: {}",
+  const auto known = class_names();
+  const auto near = closest_names(class_name, known);
+  return Error{printable(fmt::format("_class_name = {}: not a diffusers transformer class cpplan knows; {}{} classes "
+                                     "known (cpplan list classes)",
                                      class_name.empty() ? "(missing)" : std::string(class_name),
-                                     join_or(class_names())))};
+                                     near.empty() ? "" : fmt::format("did you mean {}? ", join_or(near)),
+                                     known.size()))};
 }
 
 Result<bool> ProfileCatalog::check_fit(const RuntimeFit& f) const {

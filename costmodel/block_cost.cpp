@@ -21,9 +21,9 @@ class BlockBuilder {
 
   BlockTerms build() {
     gemms();
-    attention_layer(ctx_.attention);
+    attention_layer(g_.temporal ? ctx_.temporal_attention : ctx_.attention);
     if (g_.image_self_attention) attention_layer(ctx_.image_attention);
-    if (g_.kind == BlockKind::kCross) cross_attention();
+    if (ModelProfile::cross_attends(g_)) cross_attention();
     elementwise();
     tp_all_reduces();
     fully_shard_gather();
@@ -52,44 +52,86 @@ class BlockBuilder {
   }
 
   void gemms() {
-    const ModelProfile& m = ctx_.m;
-    const double t = ctx_.axes.t, dt = d() / t, ft = m.ffn_hidden / t;
-    const double ffn_in = (m.ffn_kind == FfnKind::kSwiGlu ? 2.0 : 1.0) * ft;
+    const double t = ctx_.axes.t, dt = d() / t;
     const double tokens = ctx_.tokens;
-    auto projections = [&](double rows) {
-      for (int i = 0; i < 3; ++i) gemm(rows, d(), dt);  // q, k, v
-      gemm(rows, dt, d());                              // out
-    };
-    auto ffn = [&](double rows) {
-      gemm(rows, d(), ffn_in);
-      gemm(rows, ft, d());
+    auto projections = [&](double rows, double width) {
+      for (int i = 0; i < 3; ++i) gemm(rows, width, dt);  // q, k, v
+      gemm(rows, dt, width);                              // out
     };
     if (g_.kind == BlockKind::kDouble) {  // separate image and text weights, each on its stream
-      for (double rows : {tokens - ctx_.text_local, ctx_.text_local}) {
-        projections(rows);
-        ffn(rows);
-      }
-      if (g_.image_self_attention) projections(ctx_.image_attention.tokens);
+      projections(tokens - ctx_.text_local, d());
+      ffn(tokens - ctx_.text_local, d(), ctx_.m.ffn_hidden);
+      projections(ctx_.text_local, ctx_.m.text_width());
+      ffn(ctx_.text_local, ctx_.m.text_width(), ctx_.m.text_ffn());
+      if (g_.image_self_attention) projections(ctx_.image_attention.tokens, d());
     } else if (g_.kind == BlockKind::kSingle && g_.sequential) {  // attention, then FFN (CogVideoX)
-      projections(tokens);
-      ffn(tokens);
+      projections(tokens, d());
+      ffn(tokens, d(), ctx_.m.ffn_hidden);
     } else if (g_.kind == BlockKind::kSingle) {  // q, k, v, MLP in; one output projection of both
+      const double ft = ctx_.m.ffn_hidden / t;
       for (int i = 0; i < 3; ++i) gemm(tokens, d(), dt);
-      gemm(tokens, d(), ffn_in);
+      gemm(tokens, d(), ffn_in(ft));
       gemm(tokens, dt + ft, d());
     } else {  // self-attention, cross-attention (queries local, K/V of the whole text), FFN
-      projections(tokens);
-      gemm(tokens, d(), dt);
-      gemm(tokens, dt, d());
-      gemm(ctx_.text, d(), dt);
-      gemm(ctx_.text, d(), dt);
-      ffn(tokens);
+      projections(tokens, d());
+      if (ModelProfile::cross_attends(g_)) {
+        gemm(tokens, d(), dt);
+        gemm(tokens, dt, d());
+        gemm(ctx_.text, d(), dt);
+        gemm(ctx_.text, d(), dt);
+      }
+      ffn(tokens, d(), ctx_.m.ffn_hidden);
     }
+    if (g_.skip) gemm(tokens, 2.0 * d(), d(), false);  // skip_linear, whole on every rank
   }
 
-  Milliseconds attention_kernel(const AttentionCost& c) {
+  // The FFN's up-projection width per TP rank: gated and conv-GLU FFNs project to 2F.
+  double ffn_in(double ft) const { return (ctx_.m.ffn_kind == FfnKind::kGelu ? 1.0 : 2.0) * ft; }
+
+  // One FFN of `width` in and out on `rows` tokens: the router of a mixture of experts (whole on
+  // every rank), then each FFN a token runs (its active and shared experts) up and down; a
+  // conv-GLU FFN adds its depthwise 3x3 conv over the 2F channels.
+  void ffn(double rows, double width, double hidden) {
+    if (rows <= 0) return;
+    const ModelProfile& m = ctx_.m;
+    const double ft = hidden / ctx_.axes.t;
+    if (m.experts > 0) gemm(rows, width, m.experts, false);
+    for (int e = 0; e < m.ffn_runs(); ++e) {
+      gemm(rows, width, ffn_in(ft));
+      gemm(rows, ft, width);
+    }
+    if (m.ffn_kind == FfnKind::kConvGlu) depthwise_conv(rows, 2.0 * ft);
+  }
+
+  // 9 multiply-adds per channel and token; memory-bound: the channels read and written once.
+  void depthwise_conv(double rows, double channels) {
+    bc().flops += 2.0 * 9.0 * nb() * rows * channels;
+    const Timed t = ctx_.hw.memory(2.0 * nb() * rows * channels * b());
+    bc().memory_ms += t.ms;
+    note_source(bc().sources.memory, t.source);
+    conv_halo(channels);
+  }
+
+  // Under a CP split the 3x3 conv needs the latent row before and after this rank's tokens: one
+  // all-gather over the CP group of each rank's first and last row of the 2F/t channels.
+  void conv_halo(double channels) {
+    const CommGroup& grp = ctx_.group(CommAxis::kCp);
+    if (grp.ranks <= 1) return;
+    const double row = ctx_.q.resolution.width / static_cast<double>(ctx_.m.pixel_granularity());
+    const Bytes gathered = nb() * grp.ranks * 2.0 * row * channels * b();
+    const Timed t = ctx_.hw.collective(Collective::kAllGather, gathered, grp);
+    bc().comm_ms += t.ms;
+    axis_ms_[static_cast<int>(CommAxis::kCp)] += t.ms;
+    out_.bytes_sent += gathered * busbw_factor(Collective::kAllGather, grp.ranks);
+    collective(grp, 1);
+    note_source(bc().sources.comm, t.source);
+  }
+
+  Milliseconds attention_kernel(const AttentionCost& c, bool linear = false) {
     const Flops fl = c.flops() * ctx_.m.head_dim * nb();
-    const Timed t = ctx_.hw.attention(fl, c.q_tokens, c.kv_tokens, ctx_.q.backend);
+    // Linear attention is two small GEMMs per head (its state and the queries against it).
+    const Timed t = linear ? ctx_.hw.gemm(fl, 4.0 * c.q_tokens * c.heads * ctx_.m.head_dim * b() * nb(), nb() * c.q_tokens)
+                           : ctx_.hw.attention(fl, c.q_tokens, c.kv_tokens, ctx_.q.backend);
     bc().flops += fl;
     bc().attention_ms += t.ms;
     note_source(bc().sources.attention, t.source);
@@ -105,7 +147,7 @@ class BlockBuilder {
   // The attention kernels and their collectives; those that overlap the kernels (Ring's p2p
   // steps) cost only what they take beyond them.
   void attention_layer(const AttentionCost& c) {
-    const Milliseconds kernels = attention_kernel(c);
+    const Milliseconds kernels = attention_kernel(c, ctx_.m.attention == AttentionKind::kLinear);
     Milliseconds overlapped = 0;
     for (int i = 0; i < c.comm_count; ++i) {
       const CommCall& call = c.comm[i];
@@ -141,8 +183,9 @@ class BlockBuilder {
   // elementwise_traffic scales it to what the framework's unfused ops move.
   void elementwise() {
     const double t = ctx_.axes.t, f = ctx_.m.ffn_hidden;
-    double per_token = 10.0 * d() + 8.0 * d() / t + 2.0 * f / t + (g_.kind == BlockKind::kCross ? 5.0 * d() : 0.0);
+    double per_token = 10.0 * d() + 8.0 * d() / t + 2.0 * f / t + (ModelProfile::cross_attends(g_) ? 5.0 * d() : 0.0);
     if (g_.image_self_attention) per_token += 6.0 * d();
+    if (g_.skip) per_token += 2.0 * 2.0 * d();  // skip_norm, LayerNorm over the 2D concatenation
     const Timed e = ctx_.hw.memory(nb() * ctx_.tokens * per_token * b() * ctx_.runtime.elementwise_traffic);
     bc().memory_ms += e.ms;
     note_source(bc().sources.memory, e.source);
@@ -154,22 +197,23 @@ class BlockBuilder {
   // self-attention, cross-attention and FFN; SD3.5-medium's extra image self-attention adds one.
   void tp_all_reduces() {
     if (ctx_.axes.t <= 1) return;
-    auto all_reduce = [&](int count, double on_tokens) {
+    auto all_reduce = [&](int count, double on_tokens, double width) {
       if (count == 0 || on_tokens <= 0) return;
       const CommGroup& grp = ctx_.group(CommAxis::kTp);
-      const Timed t = ctx_.hw.collective(Collective::kAllReduce, nb() * on_tokens * d() * b(), grp);
+      const Timed t = ctx_.hw.collective(Collective::kAllReduce, nb() * on_tokens * width * b(), grp);
       bc().comm_ms += count * t.ms;
       axis_ms_[static_cast<int>(CommAxis::kTp)] += count * t.ms;
-      out_.bytes_sent += count * nb() * on_tokens * d() * b() * busbw_factor(Collective::kAllReduce, ctx_.axes.t);
+      out_.bytes_sent += count * nb() * on_tokens * width * b() * busbw_factor(Collective::kAllReduce, ctx_.axes.t);
       collective(grp, count);
       tp_all_reduces_ += count;
       note_source(bc().sources.comm, t.source);
     };
     if (g_.kind == BlockKind::kDouble) {
-      all_reduce(2 + (g_.image_self_attention ? 1 : 0), ctx_.tokens - ctx_.text_local);
-      all_reduce(2, ctx_.text_local);
+      all_reduce(2 + (g_.image_self_attention ? 1 : 0), ctx_.tokens - ctx_.text_local, d());
+      all_reduce(2, ctx_.text_local, ctx_.m.text_width());
     } else {
-      all_reduce(g_.kind == BlockKind::kCross ? 3 : g_.sequential ? 2 : 1, ctx_.tokens);
+      const int outputs = ModelProfile::cross_attends(g_) ? 3 : g_.kind == BlockKind::kCross || g_.sequential ? 2 : 1;
+      all_reduce(outputs, ctx_.tokens, d());
     }
   }
 
@@ -211,13 +255,13 @@ class BlockBuilder {
 
   void live_bytes() {
     const double t = ctx_.axes.t, f = ctx_.m.ffn_hidden;
-    const bool cross = g_.kind == BlockKind::kCross;
+    const bool cross = ModelProfile::cross_attends(g_);
     const Bytes qkvo = 4.0 * ctx_.tokens * d() / t * b() + (cross ? 2.0 * ctx_.text * d() / t * b() : 0.0);
     // The classic attention processor (XLA) writes each call's scores and their softmax.
     const AttentionCost& a = ctx_.attention;
     const Bytes scores = ctx_.runtime.explicit_attention_scores ? 2.0 * a.q_tokens * a.kv_tokens * a.heads * b() : 0.0;
     const Bytes attention = nb() * (qkvo + a.transient_bytes + scores);
-    const Bytes ffn = nb() * ctx_.tokens * f / t * b() * (ctx_.m.ffn_kind == FfnKind::kSwiGlu ? 3.0 : 2.0);
+    const Bytes ffn = nb() * ctx_.tokens * f / t * b() * (ctx_.m.ffn_kind == FfnKind::kGelu ? 2.0 : 3.0);
     out_.live_bytes = std::max(attention, ffn);
   }
 

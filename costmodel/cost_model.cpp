@@ -17,9 +17,18 @@ constexpr double kResidentActivations = 4.0;
 // attention call, FFN, gated residuals); collectives add two each.
 constexpr double kKernelsPerBlock[] = {31, 17, 26};  // double, single, cross
 
-double ffn_weights(const ModelProfile& m) {
-  const double d = m.hidden(), f = m.ffn_hidden;
-  return (m.ffn_kind == FfnKind::kSwiGlu ? 3.0 : 2.0) * d * f;
+// One FFN of `width` in and out and `hidden` inside: gated and conv-GLU FFNs project up to 2F.
+double ffn_weights(const ModelProfile& m, double width, double hidden) {
+  return (m.ffn_kind == FfnKind::kGelu ? 2.0 : 3.0) * width * hidden;
+}
+
+// The linear weights of one stream of a block that a token runs (`ffn_count` FFNs: the active
+// and shared experts) or that the block holds (all experts), with the router.
+double stream_linear_weights(const ModelProfile& m, bool cross, double width, double hidden, int ffn_count) {
+  const double d = m.hidden();
+  const double attention = 4.0 * d * width;  // q, k, v, out between the stream and the heads
+  const double router = m.experts > 0 ? width * m.experts : 0.0;
+  return attention + (cross ? 2.0 * d * d : 0.0) + ffn_count * ffn_weights(m, width, hidden) + router;
 }
 
 Source worst(Source a, Source b) { return std::min(a, b); }  // datasheet < measured < calibrated
@@ -74,10 +83,7 @@ CommLayout default_layout(const ParallelConfig& pc, const HardwareProfile& hw) {
 }
 
 double linear_weights_per_token(const ModelProfile& m, BlockKind kind) {
-  const double d = m.hidden();
-  const double attention = 4.0 * d * d;  // q, k, v, out
-  return kind == BlockKind::kCross ? attention + 2.0 * d * d + ffn_weights(m)  // + cross q, out
-                                   : attention + ffn_weights(m);
+  return stream_linear_weights(m, kind == BlockKind::kCross, m.hidden(), m.ffn_hidden, m.ffn_runs());
 }
 
 Bytes MemoryBreakdown::peak() const {
@@ -87,14 +93,32 @@ Bytes MemoryBreakdown::peak() const {
   return runtime_reserved + std::max({resident + activations, resident + vae_decode, encoding});
 }
 
+// Keys each query of a self-attention layer of `g` meets: the whole sequence; a frame's tokens in
+// the spatial blocks of a model with temporal blocks, its frames in those (Latte); linear
+// attention's head_dim + 1 (the K^T V state and its normalizer per head).
+double attention_keys(const ModelProfile& m, const BlockGroup& g, const Sequence& s) {
+  if (m.attention == AttentionKind::kLinear) return m.head_dim + 1.0;
+  bool factored = false;
+  for (const BlockGroup& b : m.blocks) factored = factored || b.temporal;
+  if (!factored) return static_cast<double>(s.attention_tokens);
+  const double frames = static_cast<double>(s.latent_frames);
+  return g.temporal ? frames : static_cast<double>(s.image_tokens) / frames;
+}
+
 Flops forward_flops(const ModelProfile& m, const Sequence& s) {
   const double d = m.hidden();
   const double img = s.image_tokens, txt = s.text_tokens, seq = s.attention_tokens;
   Flops total = 0;
   for (const auto& g : m.blocks) {
-    Flops f = 2.0 * linear_weights_per_token(m, g.kind) * (g.kind == BlockKind::kCross ? img : seq);
-    f += 4.0 * seq * seq * d;
-    if (g.kind == BlockKind::kCross) f += 2.0 * 2.0 * d * d * txt + 4.0 * img * txt * d;
+    const bool narrow_text = g.kind == BlockKind::kDouble && m.text_hidden > 0;
+    const bool cross = ModelProfile::cross_attends(g);
+    Flops f = 2.0 * stream_linear_weights(m, cross, m.hidden(), m.ffn_hidden, m.ffn_runs()) *
+              (g.kind == BlockKind::kCross || narrow_text ? img : seq);
+    if (narrow_text) f += 2.0 * stream_linear_weights(m, false, m.text_width(), m.text_ffn(), m.ffn_runs()) * txt;
+    if (m.ffn_kind == FfnKind::kConvGlu) f += 2.0 * 9.0 * 2.0 * m.ffn_hidden * img;  // the depthwise 3x3 conv
+    if (g.skip) f += 2.0 * 2.0 * d * d * img;                                        // skip_linear 2D -> D
+    f += 4.0 * seq * attention_keys(m, g, s) * d;
+    if (cross) f += 2.0 * 2.0 * d * d * txt + 4.0 * img * txt * d;
     if (g.image_self_attention) f += 2.0 * 4.0 * d * d * img + 4.0 * img * img * d;
     total += f * g.count;
   }
@@ -116,6 +140,26 @@ RuntimeProfile kernel_launch_runtime(const HardwareModel& hw) {
   rt.collective_us = 2 * hw.launch_us();
   return rt;
 }
+
+namespace {
+// Linear attention under the plan's CP split: the kernel runs relu(k)^T [v | 1] and relu(q) times
+// that state, 2 x 2 x tokens x head_dim x (head_dim + 1) FLOPs per head (kv_tokens = head_dim + 1,
+// one call); Ulysses keeps its all-to-alls, and Ring, instead of passing K/V blocks, all-reduces
+// each rank's fp32 state [heads x head_dim x (head_dim + 1)] once per layer.
+AttentionCost linear_attention(const AttentionCost& softmax, const AttentionInput& in) {
+  AttentionCost c = softmax;
+  c.kv_tokens = in.head_dim + 1.0;
+  c.calls = 1;
+  c.merge_bytes = 0;
+  const Bytes state = static_cast<double>(in.heads) / std::max(1, in.ulysses) * in.head_dim * (in.head_dim + 1.0) * 4.0;
+  c.transient_bytes = state;
+  c.comm_count = 0;
+  for (int i = 0; i < softmax.comm_count; ++i)
+    if (softmax.comm[i].axis == CpAxis::kUlysses) c.add(softmax.comm[i]);
+  if (in.ring > 1) c.add({Collective::kAllReduce, CpAxis::kRing, state, 1});
+  return c;
+}
+}  // namespace
 
 StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant v, const HardwareModel& model,
                          const RuntimeProfile& rt, const CommLayout* layout)
@@ -140,6 +184,11 @@ StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant 
   AttentionInput image_only = input;
   image_only.text_tokens = 0;
   image_attention = strategy.attention(image_only);
+  if (m.attention == AttentionKind::kLinear) attention = image_attention = linear_attention(attention, input);
+  temporal_attention = attention;
+  const bool factored = std::any_of(m.blocks.begin(), m.blocks.end(), [](const BlockGroup& g) { return g.temporal; });
+  for (const BlockGroup& g : m.blocks)  // Latte: spatial blocks attend within a frame, temporal ones across frames
+    if (factored) (g.temporal ? temporal_attention : attention).kv_tokens = attention_keys(m, g, q.sequence);
   tokens = attention.tokens;
   text_local = !joint ? 0.0 : (input.split_text ? cp::ceil_div(text, axes.r * axes.u) : text);
 }
@@ -228,8 +277,11 @@ void calibrate_step(Prediction& p, const StepCorrection& correction, const Paral
 
 double block_linear_params(const ModelProfile& m, const BlockGroup& g) {
   const double d = m.hidden();
-  double per_block = (g.kind == BlockKind::kDouble ? 2.0 : 1.0) * linear_weights_per_token(m, g.kind);
-  if (g.kind == BlockKind::kCross) per_block += 2.0 * d * d;
+  const int held = m.ffn_copies();
+  const bool cross = ModelProfile::cross_attends(g);
+  double per_block = stream_linear_weights(m, cross, d, m.ffn_hidden, held);
+  if (g.kind == BlockKind::kDouble) per_block += stream_linear_weights(m, false, m.text_width(), m.text_ffn(), held);
+  if (cross) per_block += 2.0 * d * d;
   if (g.image_self_attention) per_block += 4.0 * d * d;
   return per_block;
 }
@@ -260,8 +312,10 @@ MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
   const ModelProfile& m = ctx.m;
   const double d = m.hidden(), b = m.bytes_per_activation;
   MemoryBreakdown mem;
+  // A pipeline of two transformers (Wan2.2 A14B's noise experts) holds both; a step runs one.
   mem.transformer_weights =
-      ctx.axes.f > 1 ? fully_sharded_weight_bytes(m, ctx.axes.f) : transformer_weight_bytes(m, ctx.axes.t);
+      m.transformers *
+      (ctx.axes.f > 1 ? fully_sharded_weight_bytes(m, ctx.axes.f) : transformer_weight_bytes(m, ctx.axes.t));
   mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
   const bool joint = m.text_handling == TextHandling::kJoint;
   const Bytes resident = ctx.samples * (ctx.tokens * d * kResidentActivations + (joint ? 0.0 : ctx.text * d)) * b;

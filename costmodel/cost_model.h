@@ -201,5 +201,8 @@ Flops forward_flops(const ModelProfile& m, const Sequence& s);
 
 // Weights per token of the attention and FFN linears of one block (the TP-sharded part).
 double linear_weights_per_token(const ModelProfile& m, BlockKind kind);
+// Keys each query of a self-attention layer of `g` meets (the whole sequence unless the model's
+// math says otherwise: per frame, per position across frames, or linear attention's state).
+double attention_keys(const ModelProfile& m, const BlockGroup& g, const Sequence& s);
 
 }  // namespace cpplan::costmodel

@@ -31,6 +31,7 @@ struct StepContext {
   AttentionInput input;   // one self-attention layer, as the strategy sees it
   AttentionCost attention;        // the self-attention layer
   AttentionCost image_attention;  // SD3.5-medium's extra image-only self-attention
+  AttentionCost temporal_attention;  // a temporal block's, across frames (Latte); else `attention`
   double tokens = 0;      // local tokens of the most loaded rank
   double text_local = 0;  // of which text (joint models)
   double text = 0;        // the model's text tokens

@@ -88,6 +88,47 @@ void mode_flags(const ContextParallelConfig& cp, std::vector<Violation>& out) {
                    Lever::kVariant});
 }
 
+bool has_group(const ModelProfile& m, bool BlockGroup::*flag) {
+  for (const BlockGroup& g : m.blocks)
+    if (g.*flag) return true;
+  return false;
+}
+
+// The structure of newer models limits the plans cpplan computes for them (docs/usage.md,
+// "Models with other math"): linear attention exchanges its K^T V state (Ulysses and Ring only),
+// temporal blocks attend across frames (Ulysses only: Ring would split them), long skips cross
+// PipeFusion's stages, and a conv-GLU FFN needs each CP rank to hold a whole row of the latent grid.
+void model_structure(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
+  const ModelProfile& m = *q.model;
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  const bool anything = cp.ulysses_anything || cp.ring_anything;
+  const bool linear = m.attention == AttentionKind::kLinear;
+  const bool temporal = has_group(m, &BlockGroup::temporal), skip = has_group(m, &BlockGroup::skip);
+  if ((linear || temporal) && anything)
+    out.push_back({cp.ulysses_anything ? "ulysses_anything" : "ring_anything", "true",
+                   fmt::format("{} runs with Ulysses and Ring only (an even split)",
+                               linear ? "linear attention" : "temporal attention across frames"),
+                   Lever::kVariant});
+  if (temporal && c.ring() > 1)
+    out.push_back({"ring_degree", std::to_string(c.ring()),
+                   "must be 1: temporal blocks attend across frames, which a Ring split cuts apart; use Ulysses",
+                   Lever::kVariant});
+  if (c.pp() > 1 && (linear || temporal || skip))
+    out.push_back({"pipefusion_degree", std::to_string(c.pp()),
+                   fmt::format("must be 1: {}",
+                               linear     ? "PipeFusion's stale K/V patches assume softmax attention"
+                               : temporal ? "PipeFusion's row patches cut the temporal blocks' frames"
+                                          : "long skip connections cross PipeFusion's stages"),
+                   Lever::kDegree});
+  const long long cp_ranks = 1LL * c.ring() * c.ulysses();
+  const long long row = q.resolution.width / std::max(1, m.pixel_granularity());
+  if (m.ffn_kind == FfnKind::kConvGlu && cp_ranks > 1 && q.sequence.image_tokens / cp_ranks < row)
+    out.push_back({"ring_degree x ulysses_degree", std::to_string(cp_ranks),
+                   fmt::format("leaves a rank fewer than one latent row ({} tokens) for the conv-GLU FFN's 3x3 conv",
+                               row),
+                   Lever::kDegree});
+}
+
 }  // namespace
 
 std::vector<Violation> validate(const Query& q, const ParallelConfig& c) {
@@ -105,6 +146,7 @@ std::vector<Violation> validate(const Query& q, const ParallelConfig& c) {
   cfg_parallel(q, c, out);
   validate_pipefusion(q, c, out);
   fully_shard(c, out);
+  model_structure(q, c, out);
   if (q.batch % c.dp_degree != 0)
     out.push_back({"dp_degree", std::to_string(c.dp_degree),
                    fmt::format("must divide the batch = {} (each replica generates its own images; see --batch)", q.batch),

@@ -103,8 +103,7 @@ TEST_CASE("an unknown class or a missing num_attention_heads: one line, exit 3",
   missing.erase("num_attention_heads");
   std::ofstream(s.dir / "missing.json") << missing.dump();
   expect_one_line_error({"--model-config", (s.dir / "unknown.json").string(), "--gpus", "4"},
-                        "_class_name = UNet2DConditionModel: not a transformer class cpplan maps; supported: "
-                        "FluxTransformer2DModel, ");
+                        "_class_name = UNet2DConditionModel: not a diffusers transformer class cpplan knows; ");
   expect_one_line_error({"--model-config", (s.dir / "missing.json").string(), "--gpus", "4"},
                         "num_attention_heads: missing (FluxTransformer2DModel needs it)");
   expect_one_line_error({"profile", "import", (s.dir / "missing.json").string()}, "num_attention_heads: missing");
