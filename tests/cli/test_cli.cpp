@@ -141,7 +141,7 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
        "--num-pipeline-patch = 1.5: must be an integer"},
       {{"--gpus", "4", "--num-pipeline-patch", "0"}, 3, "--num-pipeline-patch = 0: must be between 1 and"},
       {{"--gpus", "4", "--pipefusion-warmup-steps", "-1"}, 3, "--pipefusion-warmup-steps = -1: must be between 0 and"},
-      {{"list", "gpus"}, 3, "list gpus: must be models, hardware, topologies or frameworks"},
+      {{"list", "gpus"}, 3, "list gpus: must be models, hardware, topologies, frameworks or classes"},
       {{"--gpus", "4", "--bogus"}, 2, "--bogus"},
       {{"frobnicate"}, 2, "frobnicate"},
   };

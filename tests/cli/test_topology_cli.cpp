@@ -200,7 +200,7 @@ TEST_CASE("bad topology input is one line naming the field, the value and the ru
   expect_invalid({"topo", "import", data("topo/8x-l40s.txt"), "--hardware", "l40s", "--pcie-gbps", "0"},
                  "--pcie-gbps = 0: must be above 0 and at most 1000000");
   expect_invalid({"topo", "import", "/nonexistent.txt", "--hardware", "l40s"}, "topo import /nonexistent.txt: not a readable file");
-  expect_invalid({"list", "topology"}, "list topology: must be models, hardware, topologies or frameworks");
+  expect_invalid({"list", "topology"}, "list topology: must be models, hardware, topologies, frameworks or classes");
 }
 
 TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags; --explain has the bubble and sends",
