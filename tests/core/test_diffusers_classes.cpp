@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <toml++/toml.h>
 #include <vector>
 
 #include "core/class_spec.h"
@@ -43,6 +44,29 @@ cpplan::ModelProfile imported(const std::string& folder) {
   INFO(folder << ": " << (m ? "" : m.error().message));
   REQUIRE(m.ok());
   return std::move(m).value();
+}
+
+// The config from_pretrained builds from nothing but the class name: the class file's [defaults]
+// (the constructor's, from the reference list) and its `none` fields as null.
+json defaults_config(const fs::path& file, const std::string& name) {
+  const toml::table t = toml::parse_file(file.string());
+  json config = json::object();
+  if (const toml::table* d = t["defaults"].as_table())
+    for (const auto& [key, node] : *d) {
+      const std::string k(key.str());
+      if (node.is_integer()) config[k] = node.as_integer()->get();
+      if (node.is_floating_point()) config[k] = node.as_floating_point()->get();
+      if (node.is_boolean()) config[k] = node.as_boolean()->get();
+      if (node.is_string()) config[k] = node.as_string()->get();
+      if (const toml::array* a = node.as_array()) {
+        config[k] = json::array();
+        for (const auto& e : *a) config[k].push_back(e.value<int64_t>().value_or(0));
+      }
+    }
+  if (const toml::array* none = t["none"].as_array())
+    for (const auto& n : *none) config[n.value<std::string>().value_or("")] = nullptr;
+  config["_class_name"] = name;
+  return config;
 }
 
 int blocks_of(const cpplan::ModelProfile& m, cpplan::BlockKind kind) {
@@ -194,9 +218,7 @@ TEST_CASE("every class of the reference list has a file that plans or refuses in
     auto spec = cpplan::ClassSpec::load((classes_dir() / (name + ".toml")).string());
     INFO((spec ? "" : spec.error().message));
     REQUIRE(spec.ok());
-    // A config of the class's defaults (what from_pretrained builds from an empty config).
-    json config = json::object();
-    config["_class_name"] = name;
+    const json config = defaults_config(classes_dir() / (name + ".toml"), name);
     auto m = cpplan::diffusers::profile_from_config_text(config.dump(), catalog(), {"coverage", "test"});
     if (m.ok()) {
       ++plans;
