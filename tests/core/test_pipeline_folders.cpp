@@ -253,6 +253,15 @@ TEST_CASE("a transformer-only folder plans and lists what it assumed", "[diffuse
   CHECK(mentions(listed.assumptions,
                  "text_encoder (XYZForFoo): not an architecture cpplan counts; the template's umt5-xxl 5.68B kept"));
   CHECK(mentions(listed.assumptions, "VAE: the template's wan2.1-vae (spatial 8, temporal 4, 126.9M): the folder has no vae/config.json"));
+  // A counted architecture missing a field it needs: the field named, the template's kept.
+  write(folder / "text_encoder" / "config.json", {{"architectures", {"UMT5EncoderModel"}}, {"d_model", 4096}, {"d_kv", 64}});
+  CHECK(mentions(import(folder).assumptions,
+                 "text_encoder/config.json: num_heads: missing (UMT5EncoderModel needs it); the template's umt5-xxl"));
+  // A component config that is not JSON: refused in one line naming the file.
+  std::ofstream(folder / "text_encoder" / "config.json") << "{";
+  auto broken = diffusers::import_profile(folder.string(), catalog());
+  REQUIRE_FALSE(broken.ok());
+  CHECK(broken.error().message == (folder / "text_encoder" / "config.json").string() + ": not valid JSON");
 }
 
 TEST_CASE("a transformer_2 of another shape is refused in one line", "[diffusers][pipeline]") {
