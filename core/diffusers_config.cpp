@@ -150,38 +150,41 @@ Result<Checkpoint> read_checkpoint(const std::string& path) {
 
 // ---- the pipeline around the transformer --------------------------------------------------------
 
+bool same_shape(const TransformerShape& a, const TransformerShape& b) {
+  auto same_group = [](const BlockGroup& x, const BlockGroup& y) { return x.kind == y.kind && x.count == y.count; };
+  return a.heads == b.heads && a.head_dim == b.head_dim && a.ffn_hidden == b.ffn_hidden && a.params == b.params &&
+         a.in_channels == b.in_channels && a.blocks.size() == b.blocks.size() &&
+         std::equal(a.blocks.begin(), a.blocks.end(), b.blocks.begin(), same_group);
+}
+
+std::string shape_summary(const std::string& key, const TransformerShape& t) {
+  int blocks = 0;
+  for (const BlockGroup& g : t.blocks) blocks += g.count;
+  return fmt::format("{} ({} blocks, {} heads x {}, FFN {}, {} parameters)", key, blocks, t.heads, t.head_dim,
+                     t.ffn_hidden, t.params);
+}
+
 // A pipeline's second transformer (Wan2.2 A14B's low-noise expert): the same class and shape as
 // the first, else refused; without its config, assumed the same (and said so).
 std::optional<Error> apply_transformer_2(const Checkpoint& c, const ClassSpec& spec, const TransformerShape& first,
                                          ModelProfile& m) {
   if (!c.pipeline.transformer_2) return std::nullopt;
-  const std::string file = (fs::path(c.folder) / "transformer_2" / "config.json").string();
-  const json& config = c.pipeline.transformer_2->config;
   m.transformers = 2;
+  const json& config = c.pipeline.transformer_2->config;
   if (config.is_null()) {
     m.assumptions.push_back("transformer_2: the folder has no transformer_2/config.json; assumed the shape of transformer");
     return std::nullopt;
   }
-  const auto cls_field = config.find("_class_name");
-  const std::string cls = cls_field != config.end() && cls_field->is_string() ? cls_field->get<std::string>() : "";
-  auto second = cls == spec.name() ? spec.derive(config)
-                                   : Result<TransformerShape>(Error{fmt::format(
-                                         "_class_name = {}: must be transformer's class, {}", cls, spec.name())});
+  const std::string file = (fs::path(c.folder) / "transformer_2" / "config.json").string();
+  const auto cls = config.find("_class_name");
+  if (cls == config.end() || *cls != spec.name())
+    return Error{printable(fmt::format("{}: _class_name = {}: must be transformer's class, {}", file,
+                                       cls == config.end() ? "(none)" : cls->dump(), spec.name()))};
+  auto second = spec.derive(config);
   if (!second) return Error{printable(fmt::format("{}: {}", file, second.error().message))};
-  auto summary = [](const std::string& k, const TransformerShape& t) {
-    return fmt::format("{} ({} blocks, {} heads x {}, FFN {}, {} parameters)", k, t.blocks.size() ? t.blocks[0].count : 0,
-                       t.heads, t.head_dim, t.ffn_hidden, t.params);
-  };
-  const TransformerShape& s = *second;
-  const bool same = s.heads == first.heads && s.head_dim == first.head_dim && s.ffn_hidden == first.ffn_hidden &&
-                    s.params == first.params && s.in_channels == first.in_channels &&
-                    s.blocks.size() == first.blocks.size() &&
-                    std::equal(s.blocks.begin(), s.blocks.end(), first.blocks.begin(),
-                               [](const BlockGroup& a, const BlockGroup& b) { return a.kind == b.kind && a.count == b.count; });
-  if (!same)
-    return Error{fmt::format("{}: {} differs from {}: cpplan plans two transformers of one shape only", file,
-                             summary("transformer_2", s), summary("transformer", first))};
-  return std::nullopt;
+  if (same_shape(*second, first)) return std::nullopt;
+  return Error{fmt::format("{}: {} differs from {}: cpplan plans two transformers of one shape only", file,
+                           shape_summary("transformer_2", *second), shape_summary("transformer", first))};
 }
 
 // The template profile with the transformer's shape from the config.

@@ -281,5 +281,5 @@ TEST_CASE("a transformer_2 of another shape is refused in one line", "[diffusers
   write(folder / "transformer_2" / "config.json", second);
   auto other = diffusers::import_profile(folder.string(), catalog());
   REQUIRE_FALSE(other.ok());
-  CHECK(other.error().message.find("_class_name = FluxTransformer2DModel: must be transformer's class") != std::string::npos);
+  CHECK(other.error().message.find("_class_name = \"FluxTransformer2DModel\": must be transformer's class") != std::string::npos);
 }
