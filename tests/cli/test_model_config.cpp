@@ -148,3 +148,11 @@ TEST_CASE("model config: a Wan2.2 A14B pipeline folder plans, stating what it to
   // The encoder is the folder's (counted), so no template encoder is assumed.
   CHECK(r.err.find("text encoders: the template's") == std::string::npos);
 }
+
+TEST_CASE("profile import of a bare config writes what it assumed as comments", "[cli][diffusers]") {
+  const auto r = run_cli({"profile", "import", fixture("wan2.1-t2v-14b")});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\n# assumed: text encoders: the template's (umt5-xxl 5.68B): no pipeline folder") != std::string::npos);
+  CHECK(r.out.find("\n# assumed: VAE: the template's wan2.1-vae") != std::string::npos);
+}
