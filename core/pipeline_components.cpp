@@ -381,6 +381,53 @@ int count_true(const ConfigFields& f, std::string_view field, std::vector<bool> 
 
 int product(const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 1, std::multiplies<>()); }
 
+// Wan2.1's causal 3D VAE blocks (diffusers' autoencoder_kl_wan): a residual block is RMSNorm
+// (gamma), causal 3x3x3 conv, RMSNorm, causal 3x3x3 conv, a 1x1x1 shortcut when channels change;
+// the mid block two of them around one attention (RMSNorm, 1x1 qkv and proj with bias).
+double wan_residual(double in, double out) {
+  return in + conv(in, out, 27) + out + conv(out, out, 27) + (in != out ? conv(in, out, 1) : 0);
+}
+double wan_mid(double c) { return 2 * wan_residual(c, c) + c + conv(c, 3 * c, 1) + conv(c, c, 1); }
+// Resampling between stages: down, a 3x3 stride-2 conv; up, a 3x3 conv to half the channels; in
+// time too (temperal_downsample), a (3,1,1) causal conv (down: c -> c; up: c -> 2c).
+double wan_resample(double c, bool down, bool in_time) {
+  if (down) return conv(c, c, 9) + (in_time ? conv(c, c, 3) : 0);
+  return conv(c, c / 2, 9) + (in_time ? conv(c, 2 * c, 3) : 0);
+}
+
+// The encoder (3 -> base_dim, num_res_blocks residual blocks per dim_mult stage, mid block,
+// RMSNorm, conv to 2 z_dim), the decoder (z_dim -> the last stage's width, mid block, stages of
+// num_res_blocks + 1 blocks in reverse, each after the first reading the half width its upsampler
+// left, RMSNorm, conv to 3) and the 1x1x1 quant convs. Wan2.2's residual VAE (is_residual) and
+// attention inside the stages (attn_scales) are not counted: 0.
+double wan_vae_params(const ConfigFields& f) {
+  if (f.boolean_or("is_residual", false) || (f.config().contains("attn_scales") && !f.config()["attn_scales"].empty()))
+    return 0;
+  const double base = f.integer_or("base_dim", 96), z = f.integer_or("z_dim", 16), blocks = f.integer_or("num_res_blocks", 2);
+  const std::vector<int> mult = f.integers_or("dim_mult", {1, 2, 4, 4});
+  std::vector<bool> in_time{false, true, true};
+  if (f.config().contains("temperal_downsample") && f.config()["temperal_downsample"].is_array())
+    in_time = f.config()["temperal_downsample"].get<std::vector<bool>>();
+  if (in_time.size() + 1 < mult.size()) return 0;
+  double encoder = conv(3, base, 27), prev = base;
+  for (std::size_t i = 0; i < mult.size(); ++i) {
+    const double out = base * mult[i];
+    for (int r = 0; r < blocks; ++r) encoder += wan_residual(r == 0 ? prev : out, out);
+    if (i + 1 < mult.size()) encoder += wan_resample(out, true, in_time[i]);
+    prev = out;
+  }
+  encoder += wan_mid(prev) + prev + conv(prev, 2 * z, 27);
+  double decoder = conv(z, prev, 27) + wan_mid(prev);
+  for (std::size_t i = mult.size(); i-- > 0;) {
+    const double out = base * mult[i];
+    for (int r = 0; r <= blocks; ++r) decoder += wan_residual(r == 0 ? prev : out, out);
+    if (i > 0) decoder += wan_resample(out, false, in_time[i - 1]);
+    prev = i > 0 ? out / 2 : out;
+  }
+  decoder += prev + conv(prev, 3, 27);
+  return encoder + decoder + conv(2 * z, 2 * z, 1) + conv(z, z, 1);
+}
+
 // Wan's causal 3D VAE (and Qwen-Image's, its single-frame use): 2x per stage after the first,
 // in time where temperal_downsample says; Wan2.2's patchifies 2x more (scale_factor_* when given).
 VaeShape wan_vae(const ConfigFields& f, bool images) {
@@ -388,6 +435,7 @@ VaeShape wan_vae(const ConfigFields& f, bool images) {
   const int stages = static_cast<int>(f.integers_or("dim_mult", {1, 2, 4, 4}).size());
   v.spatial = f.integer_or("scale_factor_spatial", power_of_two(stages - 1) * f.integer_or("patch_size", 1));
   v.temporal = images ? 1 : f.integer_or("scale_factor_temporal", power_of_two(count_true(f, "temperal_downsample", {false, true, true})));
+  v.params = wan_vae_params(f);
   return v;
 }
 

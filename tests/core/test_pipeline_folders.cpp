@@ -82,7 +82,20 @@ TEST_CASE("Wan2.2 A14B: the UMT5-XXL encoder, the Wan VAE and two transformers o
   CHECK(m.text_encoders[0].hidden == 4096);
   CHECK(m.vae.spatial == 8);   // dim_mult has 4 stages: 2^3
   CHECK(m.vae.temporal == 4);  // temperal_downsample [false, true, true]: 2^2
-  CHECK(mentions(m.assumptions, "VAE (AutoencoderKLWan): spatial 8, temporal 4, parameters the template's"));
+  // The Wan2.1 VAE, base 96, dim_mult [1, 2, 4, 4], 2 residual blocks per stage, z 16; a residual
+  //   block (i -> o) is i + 27io + o + o + 27o^2 + o (+ io + o when i != o); the mid block (c) two
+  //   of them + c + 3c^2 + 3c + c^2 + c.
+  //   encoder: conv_in 3 x 96 x 27 + 96; stages 96 -> 96, 96 -> 192, 192 -> 384, 384 -> 384 with
+  //   a 3x3 stride-2 conv after the first three (+ a (3,1,1) time conv after the 2nd and 3rd); mid
+  //   block 384; norm 384; conv 384 -> 32 (27): 53,595,872
+  //   decoder: conv 16 -> 384 (27), mid block 384, stages of 3 blocks 384 -> 384, 192 -> 384,
+  //   192 -> 192, 96 -> 96, the first three followed by a 3x3 conv to half the width (+ a (3,1,1)
+  //   time conv c -> 2c after the first two); norm 96; conv 96 -> 3 (27): 73,295,331
+  //   quant convs 32^2 + 32 + 16^2 + 16 = 1,328: 126,892,531 (published: Wan2.1_VAE, ~127M)
+  CHECK(m.vae.weights.params == 126892531.0);
+  CHECK(m.vae.weights.params == Approx(127e6).epsilon(0.02));
+  CHECK(mentions(m.assumptions, "VAE (AutoencoderKLWan): spatial 8, temporal 4, 126.9M parameters counted; "
+                                "decode cost per pixel the template's wan2.1-vae"));
   CHECK_FALSE(mentions(m.assumptions, "text encoders: the template's"));
 }
 
@@ -105,6 +118,7 @@ TEST_CASE("Qwen-Image: the Qwen2.5-VL-7B encoder with its vision tower", "[diffu
   CHECK(m.text_encoders[0].hidden == 3584);
   CHECK(m.vae.spatial == 8);
   CHECK(m.vae.temporal == 1);  // an image pipeline: one frame
+  CHECK(m.vae.weights.params == 126892531.0);  // the Wan2.1 VAE's structure (the Wan2.2 A14B test's derivation)
 }
 
 TEST_CASE("SANA: the Gemma-2-2B encoder and the f32 deep-compression VAE", "[diffusers][pipeline]") {
