@@ -45,7 +45,9 @@ int profile_import_command(const ProfileImportArgs& p, const Args& a, const std:
   if (!catalog) throw InvalidInput{catalog.error().message};
   auto m = diffusers::import_profile(p.path, *catalog, {p.name.empty() ? stem : p.name, ""});
   if (!m) throw InvalidInput{m.error().message};
-  const std::string toml = fmt::format("# cpplan profile import {}\n{}", p.path, model_profile_toml(*m));
+  std::string assumed;  // what the template supplied (the profile has no field for it): comments
+  for (const std::string& line : m->assumptions) assumed += "# assumed: " + line + "\n";
+  const std::string toml = fmt::format("# cpplan profile import {}\n{}{}", p.path, assumed, model_profile_toml(*m));
   if (p.output.empty()) {
     out << toml;
     return kExitOk;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/diffusers_classes.h"
+#include "core/pipeline_components.h"
 #include "core/text.h"
 
 namespace cpplan::diffusers {
@@ -94,8 +95,7 @@ namespace {
 struct Checkpoint {
   json transformer;
   std::string transformer_source;  // for messages
-  std::vector<json> text_encoders; // model_index order (text_encoder, text_encoder_2, ...)
-  json vae;
+  PipelineConfigs pipeline;        // model_index.json's components, when there is one
   std::string folder;              // the pipeline folder, when there is one
   std::string default_name;
 };
@@ -107,17 +107,6 @@ Result<json> read_json_file(const fs::path& path) {
   if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path.string())};
   if (!j.is_object()) return Error{fmt::format("{}: must be a JSON object (a diffusers config)", path.string())};
   return j;
-}
-
-// text_encoder, text_encoder_2, ... of a pipeline folder, in that order, where their configs exist.
-std::vector<json> folder_text_encoders(const fs::path& folder) {
-  std::vector<json> out;
-  for (const std::string name : {"text_encoder", "text_encoder_2", "text_encoder_3"}) {
-    const fs::path config = folder / name / "config.json";
-    if (!fs::is_regular_file(config)) continue;
-    if (auto j = read_json_file(config)) out.push_back(std::move(j).value());
-  }
-  return out;
 }
 
 // A name for the profile from the path: the pipeline folder's, else the config file's stem (its
@@ -145,8 +134,9 @@ Result<Checkpoint> read_checkpoint(const std::string& path) {
       return Error{fmt::format("{}: a folder with neither transformer/config.json nor config.json", path)};
     if (fs::is_regular_file(folder / "model_index.json")) {
       c.folder = folder.string();
-      c.text_encoders = folder_text_encoders(folder);
-      if (auto vae = read_json_file(folder / "vae" / "config.json")) c.vae = std::move(vae).value();
+      auto pipeline = read_pipeline_configs(folder);
+      if (!pipeline) return pipeline.error();
+      c.pipeline = std::move(pipeline).value();
     }
   } else if (!fs::exists(path, ec)) {
     return Error{fmt::format("{}: no such file or folder", path)};
@@ -160,58 +150,41 @@ Result<Checkpoint> read_checkpoint(const std::string& path) {
 
 // ---- the pipeline around the transformer --------------------------------------------------------
 
-// A text encoder from its transformers config, when its architecture is one whose parameters we
-// can count exactly (T5, UMT5, CLIP); nullopt otherwise.
-std::optional<Component> text_encoder_from_config(const json& j) {
-  const ConfigFields f(j, "text encoder");
-  const std::vector<std::string> archs = j.contains("architectures") && j["architectures"].is_array()
-                                             ? j["architectures"].get<std::vector<std::string>>()
-                                             : std::vector<std::string>{};
-  const std::string arch = archs.empty() ? "" : archs.front();
-  try {
-    Component c;
-    c.name = f.string_or("_name_or_path", arch);
-    if (arch == "T5EncoderModel" || arch == "UMT5EncoderModel") {
-      const double d = f.integer("d_model"), inner = f.integer("num_heads") * f.integer("d_kv");
-      const double ff = f.integer("d_ff"), layers = f.integer("num_layers");
-      const bool gated = f.string_or("feed_forward_proj", "relu").rfind("gated", 0) == 0;
-      const double bias = f.integer_or("relative_attention_num_buckets", 32) * f.integer("num_heads");
-      const double layer = 4 * d * inner + d + (gated ? 3 : 2) * d * ff + d;
-      // T5 keeps the position bias in its first layer; UMT5 has one per layer.
-      c.params = f.integer("vocab_size") * d + layers * layer + (arch == "T5EncoderModel" ? bias : layers * bias) + d;
-      c.layers = static_cast<int>(layers);
-      c.hidden = static_cast<int>(d);
-      return c;
-    }
-    if (arch == "CLIPTextModel" || arch == "CLIPTextModelWithProjection") {
-      const double d = f.integer("hidden_size"), inter = f.integer("intermediate_size");
-      const double layers = f.integer("num_hidden_layers"), positions = f.integer_or("max_position_embeddings", 77);
-      const double layer = 4 * (d * d + d) + 4 * d + (d * inter + inter) + (inter * d + d);
-      c.params = f.integer("vocab_size") * d + positions * d + layers * layer + 2 * d;
-      if (arch == "CLIPTextModelWithProjection") c.params += d * f.integer_or("projection_dim", static_cast<int>(d));
-      c.layers = static_cast<int>(layers);
-      c.hidden = static_cast<int>(d);
-      c.tokens = static_cast<int>(positions);
-      return c;
-    }
-  } catch (const FieldError&) {
-  }
-  return std::nullopt;
+bool same_shape(const TransformerShape& a, const TransformerShape& b) {
+  auto same_group = [](const BlockGroup& x, const BlockGroup& y) { return x.kind == y.kind && x.count == y.count; };
+  return a.heads == b.heads && a.head_dim == b.head_dim && a.ffn_hidden == b.ffn_hidden && a.params == b.params &&
+         a.in_channels == b.in_channels && a.blocks.size() == b.blocks.size() &&
+         std::equal(a.blocks.begin(), a.blocks.end(), b.blocks.begin(), same_group);
 }
 
-// The folder's encoders replace the template's when every one of them is counted; otherwise the
-// template's stay (its pipeline has the same encoders).
-void apply_folder_components(const Checkpoint& c, ModelProfile& m) {
-  std::vector<Component> encoders;
-  for (const json& j : c.text_encoders) {
-    auto e = text_encoder_from_config(j);
-    if (!e) return;
-    encoders.push_back(std::move(*e));
+std::string shape_summary(const std::string& key, const TransformerShape& t) {
+  int blocks = 0;
+  for (const BlockGroup& g : t.blocks) blocks += g.count;
+  return fmt::format("{} ({} blocks, {} heads x {}, FFN {}, {} parameters)", key, blocks, t.heads, t.head_dim,
+                     t.ffn_hidden, t.params);
+}
+
+// A pipeline's second transformer (Wan2.2 A14B's low-noise expert): the same class and shape as
+// the first, else refused; without its config, assumed the same (and said so).
+std::optional<Error> apply_transformer_2(const Checkpoint& c, const ClassSpec& spec, const TransformerShape& first,
+                                         ModelProfile& m) {
+  if (!c.pipeline.transformer_2) return std::nullopt;
+  m.transformers = 2;
+  const json& config = c.pipeline.transformer_2->config;
+  if (config.is_null()) {
+    m.assumptions.push_back("transformer_2: the folder has no transformer_2/config.json; assumed the shape of transformer");
+    return std::nullopt;
   }
-  if (!encoders.empty()) m.text_encoders = std::move(encoders);
-  if (c.vae.is_object() && c.vae.value("_class_name", "") == "AutoencoderKL" && c.vae.contains("block_out_channels") &&
-      c.vae["block_out_channels"].is_array() && !c.vae["block_out_channels"].empty())
-    m.vae.spatial = 1 << (c.vae["block_out_channels"].size() - 1);
+  const std::string file = (fs::path(c.folder) / "transformer_2" / "config.json").string();
+  const auto cls = config.find("_class_name");
+  if (cls == config.end() || *cls != spec.name())
+    return Error{printable(fmt::format("{}: _class_name = {}: must be transformer's class, {}", file,
+                                       cls == config.end() ? "(none)" : cls->dump(), spec.name()))};
+  auto second = spec.derive(config);
+  if (!second) return Error{printable(fmt::format("{}: {}", file, second.error().message))};
+  if (same_shape(*second, first)) return std::nullopt;
+  return Error{fmt::format("{}: {} differs from {}: cpplan plans two transformers of one shape only", file,
+                           shape_summary("transformer_2", *second), shape_summary("transformer", first))};
 }
 
 // The template profile with the transformer's shape from the config.
@@ -281,7 +254,8 @@ Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileC
   auto name = profile_name(o, c.default_name, catalog);
   if (!name) return name.error();
   ModelProfile m = join(*pipeline, shape);
-  apply_folder_components(c, m);
+  apply_pipeline_configs(c.pipeline, m);
+  if (auto refused = apply_transformer_2(c, *spec, shape, m)) return *refused;
   m.name = *name;
   m.base = pipeline->base.empty() ? pipeline->name : pipeline->base;
   m.description = fmt::format("{} from {} ({}), pipeline of {}", shape.summary, source, class_name,
@@ -292,6 +266,7 @@ Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileC
   if (!checked) return Error{fmt::format("{}: the derived profile breaks a rule: {}", source, checked.error().message)};
   ModelProfile out = std::move(checked).value();
   out.source = source;
+  out.assumptions = m.assumptions;  // not a profile field: stated, not written
   return out;
 }
 

@@ -129,6 +129,9 @@ struct ModelProfile {
   // A derived profile (from a diffusers config): the built-in profile whose pipeline it shares;
   // the framework files match it through this name too. Empty for the built-ins.
   std::string base;
+  // What a derived profile guessed (the template's encoders or VAE where the folder says
+  // nothing): shown with the recommendation; not a profile field (never written to TOML).
+  std::vector<std::string> assumptions;
 
   int hidden() const { return heads * head_dim; }
   int text_width() const { return text_hidden > 0 ? text_hidden : hidden(); }

@@ -95,6 +95,8 @@ void plan_query(PlannedQuery& out, const Options& o, const CostModelChoice& cost
   std::istringstream lines(notes.str());
   for (std::string line; std::getline(lines, line);)
     if (!line.empty()) out.notes.push_back(line);
+  const ModelProfile& m = *out.context.query.model;  // a derived profile's guesses (--model-config)
+  for (const std::string& a : m.assumptions) out.notes.push_back(fmt::format("note: {}: {}", m.name, a));
   out.model = make_cost_model(out.context.query, cost, machine, out.context.catalog);
   out.forward_flops = costmodel::forward_flops(*out.query().model, out.query().sequence);
 }

@@ -131,3 +131,27 @@ TEST_CASE("profile import writes a profile that loads back, and never overwrites
                         "--name = b: must equal the --output file's name \"a\"");
   CHECK_FALSE(fs::exists(s.dir / "a.toml"));
 }
+
+TEST_CASE("model config: a Wan2.2 A14B pipeline folder plans, stating what it took from the template",
+          "[cli][diffusers]") {
+  const std::string folder =
+      (fs::path(CPPLAN_TEST_PROFILES).parent_path() / "tests" / "data" / "diffusers" / "pipelines" / "wan2.2-t2v-a14b")
+          .string();
+  const auto r = run_cli({"--model-config", folder, "--gpus", "8", "--hardware", "h100-sxm"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_FALSE(r.out.empty());
+  // The folder's VAE is read and counted, its decode cost the template's: said on the error stream.
+  CHECK(r.err.find("note: wan2.2-t2v-a14b: VAE (AutoencoderKLWan): spatial 8, temporal 4, 126.9M parameters "
+                   "counted; decode cost per pixel the template's wan2.1-vae") != std::string::npos);
+  // The encoder is the folder's (counted), so no template encoder is assumed.
+  CHECK(r.err.find("text encoders: the template's") == std::string::npos);
+}
+
+TEST_CASE("profile import of a bare config writes what it assumed as comments", "[cli][diffusers]") {
+  const auto r = run_cli({"profile", "import", fixture("wan2.1-t2v-14b")});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\n# assumed: text encoders: the template's (umt5-xxl 5.68B): no pipeline folder") != std::string::npos);
+  CHECK(r.out.find("\n# assumed: VAE: the template's wan2.1-vae") != std::string::npos);
+}
