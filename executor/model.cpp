@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
+#include "executor/moe.h"
 #include "executor/sharded_block.h"
+#include "executor/temporal.h"
 
 namespace cpplan::executor {
 
@@ -130,12 +133,21 @@ AttentionWeights attention_weights(WeightSource& ws, int64_t d, int64_t hd, bool
 }
 
 // GELU: out(gelu(in(x))); SwiGLU: out(silu(gate(x)) * in(x)). Column-parallel in (and gate),
-// row-parallel out.
+// row-parallel out. A mixture of experts (`routed` non-empty; in, gate and out unused): the router
+// (replicated) picks `active` routed experts per token (executor/moe.h), each a dense FFN sharded
+// as above; the shared experts run on every token; the routed and shared partial sums are
+// all-reduced once, and the biases of the row-parallel outputs added after.
 struct Mlp {
   Linear in, gate;
   RowLinear out;
+  std::vector<Mlp> routed, shared;
+  Linear router;
+  int active = 0;
   at::Tensor hidden(const at::Tensor& x) const { return gate.w.defined() ? at::silu(gate(x)) * in(x) : gelu_tanh(in(x)); }
-  at::Tensor operator()(const at::Tensor& x, Comm& tp) const { return out(hidden(x), tp); }
+  at::Tensor operator()(const at::Tensor& x, Comm& tp) const { return routed.empty() ? out(hidden(x), tp) : experts(x, tp); }
+  // This rank's share of out(hidden(x)) before the all-reduce, without the bias.
+  at::Tensor partial(const at::Tensor& x) const { return at::linear(hidden(x), out.w); }
+  at::Tensor experts(const at::Tensor& x, Comm& tp) const;
 };
 Mlp mlp(WeightSource& ws, int64_t d, int64_t f, FfnKind kind) {
   Mlp m;
@@ -143,6 +155,31 @@ Mlp mlp(WeightSource& ws, int64_t d, int64_t f, FfnKind kind) {
   if (kind == FfnKind::kSwiGlu) m.gate = column(ws, f, d);
   m.out = row(ws, d, f);
   return m;
+}
+
+at::Tensor Mlp::experts(const at::Tensor& x, Comm& tp) const {
+  const Routing r = route(router(x), active);
+  at::Tensor y = routed_sum(x, r, static_cast<int>(routed.size()),
+                            [&](int e, const at::Tensor& tokens) { return routed[e].partial(tokens); });
+  for (const Mlp& s : shared) y = y + s.partial(x);
+  tp.all_reduce(y);
+  std::vector<at::Tensor> biases;
+  for (const Mlp& e : routed) biases.push_back(e.out.b);
+  y = y + routed_bias(r, at::stack(biases)).view(x.sizes());
+  for (const Mlp& s : shared) y = y + s.out.b;
+  return y;
+}
+
+// The FFN of a block of `m`: dense, or its experts (the routed ones, the shared ones, the router).
+Mlp ffn(WeightSource& ws, const ModelProfile& m, int64_t f) {
+  const int64_t d = m.hidden();
+  if (m.experts == 0) return mlp(ws, d, f, m.ffn_kind);
+  Mlp moe;
+  for (int e = 0; e < m.experts; ++e) moe.routed.push_back(mlp(ws, d, f, m.ffn_kind));
+  for (int e = 0; e < m.shared_experts; ++e) moe.shared.push_back(mlp(ws, d, f, m.ffn_kind));
+  moe.router = replicated(ws, m.experts, d);
+  moe.active = m.active_experts;
+  return moe;
 }
 
 // adaLN terms [B, 1, D] of one block: shift, scale and gate chunks, for the text and the image
@@ -186,6 +223,9 @@ void for_each_tensor(Mlp& m, const TensorVisitor& fn) {
   for_each_tensor(m.in, fn);
   for_each_tensor(m.gate, fn);
   for_each_tensor(m.out, fn);
+  for (std::vector<Mlp>* experts : {&m.routed, &m.shared})
+    for (Mlp& e : *experts) for_each_tensor(e, fn);
+  for_each_tensor(m.router, fn);
 }
 
 // The block as this rank keeps it: sharded over `fs` when `held`, an empty placeholder otherwise.
@@ -201,6 +241,7 @@ class Mmdit final : public DitModel {
         BlockRange held)
       : m_(m), tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
         local_heads_(m.heads / tp.size()) {
+    refuse_structure(m);
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, d_, d_);
@@ -278,6 +319,17 @@ class Mmdit final : public DitModel {
     const at::Tensor img = x.narrow(1, text_len, x.size(1) - text_len);
     auto fo = norm_out_(at::silu(vec)).unsqueeze(1).chunk(2, -1);
     return proj_out_(modulate(img, fo[0], fo[1]));
+  }
+
+  // What the joint-attention blocks do not run: frame-grouped attention and long skips (cross
+  // blocks: Latte, HunyuanDiT), experts in a single-stream block's fused output projection.
+  static void refuse_structure(const ModelProfile& m) {
+    for (const BlockGroup& g : m.blocks) {
+      if (g.temporal || g.skip)
+        throw std::invalid_argument(m.name + ": temporal and long-skip blocks are cross-attention blocks here");
+      if (m.experts > 0 && g.kind == BlockKind::kSingle && !g.sequential)
+        throw std::invalid_argument(m.name + ": experts need a single-stream block's own FFN output (sequential = true)");
+    }
   }
 
   // Double-stream and (parallel) single-stream blocks of `m`: where each kind starts in forward order.
@@ -396,8 +448,8 @@ class Mmdit final : public DitModel {
     b.img_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
     b.txt_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
     if (g.image_self_attention) b.img_attn2 = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.img_mlp = mlp(ws, d_, f_, m_.ffn_kind);
-    b.txt_mlp = mlp(ws, d_, f_, m_.ffn_kind);
+    b.img_mlp = ffn(ws, m_, f_);
+    b.txt_mlp = ffn(ws, m_, f_);
     return b;
   }
   SingleBlock make_single(WeightSource& ws) {
@@ -422,7 +474,7 @@ class Mmdit final : public DitModel {
     b.mod = replicated(ws, 6 * d_, d_);
     if (m_.modulation == Modulation::kExpert) b.txt_mod = replicated(ws, 6 * d_, d_);
     b.attn = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.mlp = mlp(ws, d_, f_, m_.ffn_kind);
+    b.mlp = ffn(ws, m_, f_);
     return b;
   }
 
@@ -450,18 +502,26 @@ class CrossDit final : public DitModel {
     txt_embed_ = replicated(ws, d_, d_);
     time_in_ = replicated(ws, d_, 256);
     time_mod_ = replicated(ws, 6 * d_, d_);
+    const bool framed = std::any_of(m.blocks.begin(), m.blocks.end(), [](const BlockGroup& g) { return g.temporal; });
     for (const BlockGroup& g : m.blocks)
       for (int i = 0; i < g.count; ++i) {
         Block b;
+        b.groups = g.temporal ? TokenGroups::kPosition : framed ? TokenGroups::kFrame : TokenGroups::kAll;
+        if (g.skip) {
+          b.skip = replicated(ws, d_, 2 * d_);
+          ++skips_;
+        }
         b.table = ws.full({6, d_}, 0.02);
         b.self = attention_weights(ws, d_, hd_, m.qk_norm);
         b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
-        b.ffn = mlp(ws, d_, m.ffn_hidden, m.ffn_kind);
+        b.ffn = ffn(ws, m, m.ffn_hidden);
         // Drawn whether held or not: the generator's sequence stays the single-rank model's.
         blocks_.push_back(keep(held.holds(static_cast<int>(blocks_.size())), std::move(b), fs));
       }
     head_ = replicated(ws, 2 * d_, d_);
     proj_out_ = replicated(ws, m.in_channels, d_);
+    if (skips_ > 0 && held.count >= 0 && (held.first > 0 || held.count < static_cast<int>(blocks_.size())))
+      throw std::invalid_argument(m.name + ": long skips connect the blocks of one whole forward pass (no PipeFusion stages)");
   }
 
   ContextParallelPlan cp_plan() const override { return {false}; }
@@ -491,23 +551,38 @@ class CrossDit final : public DitModel {
   at::Tensor held_blocks(at::Tensor x, const at::Tensor& e, const ForwardInputs& in, AttentionContext& ctx) const {
     const at::Tensor ctx_tokens = txt_embed_(in.text);
     const at::Tensor e6 = time_mod_(e).view({e.size(0), 6, d_});
+    std::vector<at::Tensor> skips;  // the outputs of the first blocks, for the skip blocks (last in, first out)
     int block = 0;
     for (const auto& sharded : blocks_) {
       if (!held_.holds(block++)) continue;
       const Block b = sharded.gather(fs_);  // dropped at the end of the iteration
+      if (b.skip.w.defined()) x = long_skip(b.skip, x, pop(skips));
       auto m = (e6 + b.table).chunk(6, 1);  // each [B, 1, D]
       const at::Tensor n = modulate(x, m[0], m[1]);
       const at::Tensor q = rope(project(b.self.q, b.self.q_norm, n), in.image_rope);
       const at::Tensor k = rope(project(b.self.k, b.self.k_norm, n), in.image_rope);
-      const at::Tensor o = merge_heads(self_attention(op_, q, k, heads(b.self.v(n), local_heads_), ctx));
+      const at::Tensor v = heads(b.self.v(n), local_heads_);
+      const at::Tensor o = merge_heads(grouped_self_attention(op_, q, k, v, ctx, b.groups));
       x = x + m[2] * b.self.out(o, tp_);
       // Cross-attention: local queries against the whole text on every rank, no CP traffic.
       const at::Tensor nx = layer_norm(x);
       const at::Tensor cq = project(b.cross.q, b.cross.q_norm, nx), ck = project(b.cross.k, b.cross.k_norm, ctx_tokens);
       x = x + b.cross.out(merge_heads(attention_local(cq, ck, heads(b.cross.v(ctx_tokens), local_heads_))), tp_);
       x = x + m[5] * b.ffn(modulate(x, m[3], m[4]), tp_);
+      if (block <= skips_) skips.push_back(x);
     }
     return x;
+  }
+
+  // HunyuanDiT's long skip at a block's entry: skip_linear(skip_norm([x, skip])), replicated under TP.
+  static at::Tensor long_skip(const Linear& skip, const at::Tensor& x, const at::Tensor& earlier) {
+    return skip(layer_norm(at::cat({x, earlier}, -1)));
+  }
+  static at::Tensor pop(std::vector<at::Tensor>& stack) {
+    if (stack.empty()) throw std::invalid_argument("a long-skip block without an earlier block's output to take");
+    at::Tensor top = stack.back();
+    stack.pop_back();
+    return top;
   }
 
   at::Tensor final_layer(const at::Tensor& x, const at::Tensor& e) const {
@@ -516,10 +591,13 @@ class CrossDit final : public DitModel {
   }
 
   struct Block {
+    TokenGroups groups = TokenGroups::kAll;  // whose tokens the self-attention attends together
+    Linear skip;                             // a long-skip block's 2D -> D projection; undefined otherwise
     at::Tensor table;
     AttentionWeights self, cross;
     Mlp ffn;
     friend void for_each_tensor(Block& b, const TensorVisitor& fn) {
+      for_each_tensor(b.skip, fn);
       visit(b.table, fn);
       for (AttentionWeights* a : {&b.self, &b.cross}) for_each_tensor(*a, fn);
       for_each_tensor(b.ffn, fn);
@@ -534,6 +612,7 @@ class CrossDit final : public DitModel {
   const AttentionOp& op_;
   BlockRange held_;
   int64_t d_, hd_, local_heads_;
+  int skips_ = 0;  // long-skip blocks; the first skips_ blocks push their outputs for them
   Linear x_embed_, txt_embed_, time_in_, time_mod_, head_, proj_out_;
   std::vector<ShardedBlock<Block>> blocks_;
 };

@@ -100,6 +100,8 @@ class PipeFusionStage {
   // One pass of every patch (`whole`: the whole sequence as one patch) from `sigma`; stage 0 then
   // moves `x` (its latents) to `next` with the velocity, unless `update` is false (warm-up passes).
   void step(at::Tensor& x, double sigma, double next, bool whole, bool update);
+  // The transformer the next passes run (a two-transformer pipeline switches at its boundary).
+  void use(const DitModel& model) { model_ = &model; }
 
  private:
   ForwardInputs inputs(const Patch& p, const at::Tensor& x, double sigma) const;
@@ -112,7 +114,7 @@ class PipeFusionStage {
 
   const RunSpec& spec_;
   Mesh& mesh_;
-  const DitModel& model_;
+  const DitModel* model_;
   const SequenceShard& shard_;
   PatchKvCache kv_;
   int64_t per_replica_ = 0, samples_ = 0, joint_text_ = 0;
@@ -123,7 +125,7 @@ class PipeFusionStage {
 
 PipeFusionStage::PipeFusionStage(const RunSpec& spec, Mesh& mesh, const DitModel& model, const SequenceShard& shard,
                                  const Conditioning& in)
-    : spec_(spec), mesh_(mesh), model_(model), shard_(shard), per_replica_(spec.batch / spec.config.dp_degree) {
+    : spec_(spec), mesh_(mesh), model_(&model), shard_(shard), per_replica_(spec.batch / spec.config.dp_degree) {
   const ModelProfile& m = *spec.model;
   true_cfg_ = m.guidance == Guidance::kTrueCfg;
   batched_cfg_ = true_cfg_ && spec.config.cfg_degree == 1;
@@ -161,7 +163,7 @@ void PipeFusionStage::pass(const Patch& p, const ForwardInputs& in, int tag) {
   const int stage = pp.rank(), last = pp.size() - 1;
   at::Tensor h;
   if (stage == 0) {
-    h = model_.embed(in);
+    h = model_->embed(in);
   } else {
     h = at::empty({samples_, joint_text_ + p.tokens, spec_.model->hidden()}, spec_.device.options());
     Comm::Pending arriving = pp.recv(h, stage - 1, tag);
@@ -170,9 +172,9 @@ void PipeFusionStage::pass(const Patch& p, const ForwardInputs& in, int tag) {
   kv_.begin_forward(p.index, shard_.image_tokens, joint_text_, text_valid_);
   AttentionContext ctx = shard_.attention;
   ctx.patch_kv = &kv_;
-  h = model_.run_blocks(h, in, ctx);
+  h = model_->run_blocks(h, in, ctx);
   if (stage < last) pp.send(h, stage + 1, tag);
-  else pp.send(model_.project_out(h, in).contiguous(), 0, tag);
+  else pp.send(model_->project_out(h, in).contiguous(), 0, tag);
 }
 
 at::Tensor PipeFusionStage::guided(const at::Tensor& v) {
@@ -215,11 +217,14 @@ void PipeFusionStage::step(at::Tensor& x, double sigma, double next, bool whole,
 
 // The runner's loop (denoise in runner.cpp) over the stage: the warm-up passes, then the timed
 // Euler steps, the first W of them on the whole sequence.
-StepTimes denoise_pipefusion(const RunSpec& spec, Mesh& mesh, PipeFusionStage& stage, at::Tensor& x, int rank) {
+StepTimes denoise_pipefusion(const RunSpec& spec, Mesh& mesh, PipeFusionStage& stage, const Transformers& models,
+                             at::Tensor& x, int rank) {
   for (int i = 0; i < spec.warmup; ++i) stage.step(x, 1.0, 1.0, true, false);
   const int synchronous = spec.config.pipefusion.warmup_steps;
-  return timed_steps(spec, mesh, rank,
-                     [&](int i, double sigma, double next) { stage.step(x, sigma, next, i < synchronous, true); });
+  return timed_steps(spec, mesh, rank, [&](int i, double sigma, double next) {
+    stage.use(*models[transformer_at(i, spec.steps, static_cast<int>(models.size()))]);
+    stage.step(x, sigma, next, i < synchronous, true);
+  });
 }
 
 }  // namespace
@@ -229,13 +234,15 @@ RunFigures run_pipefusion_rank(const RunSpec& spec, Mesh& mesh, int rank, int wo
   if (pc.ring() > 1 || pc.ulysses() > 1 || pc.tp() > 1)
     throw std::runtime_error("PipeFusion: the executor runs no context or tensor parallelism inside its stages");
   const BlockRange held = stage_blocks(*spec.model, mesh.coords().pp, pc.pp());
-  const auto model = build_model(*spec.model, spec.seed, mesh.tp(), spec.device, attention_op(CpVariant::kNone), held);
-  const SequenceShard shard = shard_sequence(spec, mesh, model->cp_plan().split_text);
+  Transformers models;  // transformer t's stage weights drawn from seed + t
+  for (int t = 0; t < spec.model->transformers; ++t)
+    models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), spec.device, attention_op(CpVariant::kNone), held));
+  const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
-  PipeFusionStage stage(spec, mesh, *model, shard, inputs);
+  PipeFusionStage stage(spec, mesh, *models[0], shard, inputs);
   // Every stage keeps a copy of the replica's noise; only stage 0's moves (it owns the latents).
   at::Tensor x = stage.mine(inputs.latents).clone();
-  const StepTimes times = denoise_pipefusion(spec, mesh, stage, x, rank);
+  const StepTimes times = denoise_pipefusion(spec, mesh, stage, models, x, rank);
   return gather_figures(spec, mesh, times, x, rank, world);
 }
 

@@ -6,10 +6,12 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "executor/attention.h"
 #include "executor/mesh.h"
+#include "executor/model.h"
 #include "executor/runner.h"
 
 namespace cpplan::executor {
@@ -54,6 +56,12 @@ struct StepTimes {
   std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
   double bytes_per_step = 0;             // sent by this rank
 };
+
+// The transformer of a pipeline of `transformers` (Wan2.2 A14B: 2) that denoising step `step` of
+// `steps` runs: the first ceil(steps / 2) steps the high-noise one (0), the rest the low-noise one (1).
+int transformer_at(int step, int steps, int transformers);
+// Every transformer of the pipeline, as this rank holds it.
+using Transformers = std::vector<std::unique_ptr<DitModel>>;
 
 // The timed flow-matching Euler steps from sigma 1 to 0: `step(i, sigma, next)` does this rank's
 // part of step i; each is timed with the collectives inside it, and CPPLAN_FAULT_KILL may end the

@@ -155,6 +155,7 @@ SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
   s.img_len = split_lengths(s.image_tokens, cp);
   s.txt_len = split_text ? split_lengths(s.text_tokens, cp) : std::vector<int64_t>(cp, s.text_tokens);
   s.attention = attention_context(mesh, spec.config, m, s.img_len, s.text_split(), s.text_tokens);
+  s.attention.frames = seq->latent_frames;
   s.image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g, spec.resolution.width / g, m.head_dim)
                      .narrow(0, offset_of(s.img_len, s.me), s.img_len[s.me])
                      .to(dev.device);
@@ -187,8 +188,11 @@ namespace {
 class Denoiser {
  public:
   Denoiser(const RunSpec& spec, Mesh& mesh, DitModel& model, const SequenceShard& shard, const Conditioning& in)
-      : spec_(spec), mesh_(mesh), model_(model), shard_(shard), in_(in),
+      : spec_(spec), mesh_(mesh), model_(&model), shard_(shard), in_(in),
         per_replica_(spec.batch / spec.config.dp_degree) {}
+
+  // The transformer the next passes run (a two-transformer pipeline switches at its boundary).
+  void use(DitModel& model) { model_ = &model; }
 
   // This data-parallel replica's share of the batch (dimension 0).
   at::Tensor mine(const at::Tensor& t) const {
@@ -232,26 +236,33 @@ class Denoiser {
     in.text_rope = s.text_rope;
     AttentionContext call = s.attention;
     if (valid.defined()) mask_keys(call, valid, s.text_split(), s.img_len);
-    return mesh_.cp().all_gather_uneven(model_.forward(in, call), 1, s.img_len).to(at::kFloat);
+    return mesh_.cp().all_gather_uneven(model_->forward(in, call), 1, s.img_len).to(at::kFloat);
   }
 
   const RunSpec& spec_;
   Mesh& mesh_;
-  DitModel& model_;
+  DitModel* model_;
   const SequenceShard& shard_;
   const Conditioning& in_;
   const int64_t per_replica_;
 };
 
-// The denoising loop on `x` (this replica's latents, updated in place): the warm-up passes, then
-// the timed Euler steps.
-StepTimes denoise(const RunSpec& spec, Mesh& mesh, Denoiser& denoiser, at::Tensor& x, int rank) {
+// The denoising loop on `x` (this replica's latents, updated in place): the warm-up passes (at
+// sigma 1: the first transformer's), then the timed Euler steps, each with its step's transformer.
+StepTimes denoise(const RunSpec& spec, Mesh& mesh, Denoiser& denoiser, const Transformers& models, at::Tensor& x,
+                  int rank) {
   for (int i = 0; i < spec.warmup; ++i) (void)denoiser.velocity(x, 1.0);
-  return timed_steps(spec, mesh, rank,
-                     [&](int, double sigma, double next) { x = x + (next - sigma) * denoiser.velocity(x, sigma); });
+  return timed_steps(spec, mesh, rank, [&](int i, double sigma, double next) {
+    denoiser.use(*models[transformer_at(i, spec.steps, static_cast<int>(models.size()))]);
+    x = x + (next - sigma) * denoiser.velocity(x, sigma);
+  });
 }
 
 }  // namespace
+
+int transformer_at(int step, int steps, int transformers) {
+  return transformers > 1 && step >= (steps + 1) / 2 ? 1 : 0;
+}
 
 StepTimes timed_steps(const RunSpec& spec, Mesh& mesh, int rank, const std::function<void(int, double, double)>& step) {
   StepTimes out;
@@ -311,12 +322,14 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
             spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
   const CpVariant variant = classify(pc.context_parallel_config);
   if (pc.pp() > 1) return run_pipefusion_rank(spec, mesh, rank, world);
-  auto model = build_model(*spec.model, spec.seed, mesh.tp(), mesh.fs(), dev, attention_op(variant));
-  const SequenceShard shard = shard_sequence(spec, mesh, model->cp_plan().split_text);
+  Transformers models;  // transformer t's weights drawn from seed + t; all of them held
+  for (int t = 0; t < spec.model->transformers; ++t)
+    models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), mesh.fs(), dev, attention_op(variant)));
+  const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
-  Denoiser denoiser(spec, mesh, *model, shard, inputs);
+  Denoiser denoiser(spec, mesh, *models[0], shard, inputs);
   at::Tensor x = denoiser.mine(inputs.latents).clone();
-  const StepTimes times = denoise(spec, mesh, denoiser, x, rank);
+  const StepTimes times = denoise(spec, mesh, denoiser, models, x, rank);
   return gather_figures(spec, mesh, times, x, rank, world);
 }
 

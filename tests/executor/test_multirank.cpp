@@ -147,6 +147,39 @@ TEST_CASE("flux2-tiny (SwiGLU, shared modulation) on 2 and 4 ranks reproduces th
               false);
 }
 
+// Issue 32's structure. Latte: the spatial blocks attend within each latent frame, the temporal
+// ones across the 4 frames at each position; on one rank or under Ulysses (the planner refuses
+// Ring, Unified, the Anything modes and PipeFusion for it). HunyuanDiT: the long skips under every
+// CP variant and TP (skip_linear replicated). HiDream: experts sharded like a dense FFN under TP,
+// the routed and shared outputs all-reduced once. Wan2.2: two transformers, each step one.
+TEST_CASE("latte-tiny (per-frame and temporal attention) under Ulysses, TP and CFG reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("latte-tiny", "96x96",
+              {{"--ulysses", "2"}, {"--ulysses", "3"}, {"--ulysses", "4"}, {"--tp", "2"}, {"--ulysses", "2", "--tp", "2"},
+               {"--cfg", "2"}, {"--cfg", "2", "--ulysses", "2"}},
+              true);
+}
+
+TEST_CASE("hunyuandit-tiny (long skips) on 2 and 4 ranks reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("hunyuandit-tiny", "128x128", even_plans(true), true);
+  check_plans("hunyuandit-tiny", "112x112", {{"--ulysses", "3", "--ulysses-anything"}, {"--ring", "3", "--ring-anything"}},
+              false);
+}
+
+TEST_CASE("hidream-tiny (mixture of experts) on 2 and 4 ranks reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("hidream-tiny", "128x128", even_plans(false), true);
+  check_plans("hidream-tiny", "112x112", {{"--ulysses", "3", "--ulysses-anything"}, {"--ring", "3", "--ring-anything"}},
+              false);
+}
+
+TEST_CASE("wan22-tiny (two transformers) with CFG, Ulysses, Ring and TP reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("wan22-tiny", "128x128",
+              {{"--cfg", "2"}, {"--ulysses", "2"}, {"--ring", "2"}, {"--tp", "2"}, {"--cfg", "2", "--ulysses", "2"}}, true);
+}
+
 // Fully sharded weights (--fully-shard F, FSDP): each rank keeps 1/F of every block, flattened and
 // padded to F equal chunks, and all-gathers it over the fs group (F consecutive ranks) before the
 // block runs, once per forward pass (true CFG batches both prompts into one pass or gives each
@@ -215,6 +248,17 @@ TEST_CASE("fully sharded weights on wan-tiny (cross-attention blocks) reproduce 
   check_fully_sharded("wan-tiny", "128x128",
                       {{"--cfg", "2", "--fully-shard", "2"}, {"--cfg", "2", "--ulysses", "2", "--fully-shard", "4"}},
                       {494976, 494976});
+}
+
+TEST_CASE("fully sharded weights on hunyuandit-tiny (long skips) and hidream-tiny (experts) reproduce one rank",
+          "[executor][multirank][fully_shard]") {
+  // hunyuandit-tiny (its profile's counts): block 593,536; a skip block adds skip_linear 73,920.
+  check_fully_sharded("hunyuandit-tiny", "128x128",
+                      {{"--ulysses", "2", "--fully-shard", "2"}, {"--cfg", "2", "--ulysses", "2", "--fully-shard", "4"}},
+                      {593536, 593536, 593536, 667456, 667456});
+  // hidream-tiny: double block 2,964,168, single (sequential) block 1,482,084.
+  check_fully_sharded("hidream-tiny", "128x128", {{"--ulysses", "2", "--fully-shard", "2"}},
+                      {2964168, 1482084, 1482084});
 }
 
 TEST_CASE("every run is recorded in the store with its metrics", "[executor][multirank][store]") {

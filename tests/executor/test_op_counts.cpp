@@ -97,12 +97,12 @@ ModelProfile model(const std::string& base, std::vector<BlockGroup> blocks) {
 }
 ModelProfile model(const std::string& base, BlockKind kind, int count) { return model(base, {{kind, count, false}}); }
 
-RunSpec spec(const ModelProfile& m, const ParallelConfig& pc, int warmup, int steps, int batch = 1) {
+RunSpec spec(const ModelProfile& m, const ParallelConfig& pc, int warmup, int steps, int batch = 1, int frames = 1) {
   RunSpec s;
   s.model = &m;
   s.batch = batch;
   s.resolution = kResolution;
-  s.frames = 1;
+  s.frames = frames;
   s.warmup = warmup;
   s.steps = steps;
   s.config = pc;
@@ -296,15 +296,16 @@ void on_flop_end(const at::RecordFunction&, at::ObserverContext*) {
   if (counting_flops) --flop_depth;
 }
 
-// FLOPs of one forward pass of `m` on one rank (two warm-up passes minus one).
-double pass_flops(const ModelProfile& m) {
+// FLOPs of one forward pass of `m` on one rank (two warm-up passes minus one), of `frames` frames.
+double pass_flops(const ModelProfile& m, int frames = 1) {
   auto run = [&](int warmup) {
     const auto handle = at::addThreadLocalCallback(
         at::RecordFunctionCallback(on_flop_start, on_flop_end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
     counting_flops = true;
     flop_depth = 0;
     executed_flops = 0;
-    (void)cpplan::executor::run_rank(spec(m, single_rank(), warmup, 1), c10::make_intrusive<c10d::HashStore>(), 0, 1);
+    (void)cpplan::executor::run_rank(spec(m, single_rank(), warmup, 1, 1, frames), c10::make_intrusive<c10d::HashStore>(),
+                                     0, 1);
     counting_flops = false;
     at::removeCallback(handle);
     return executed_flops;
@@ -312,17 +313,29 @@ double pass_flops(const ModelProfile& m) {
   return run(2) - run(1);
 }
 
-// The cost model's FLOPs of one block of the model's first group, one rank, one step.
-double predicted_block_flops(const ModelProfile& m) {
+// The cost model's FLOPs of one block of the model's group `group`, one rank, one step, `frames` frames.
+double predicted_block_flops(const ModelProfile& m, std::size_t group = 0, int frames = 1) {
   cpplan::Query q;
   q.model = &m;
   q.hardware = cpplan::test::catalog().find_hardware("h100-sxm");
   q.resolution = kResolution;
-  q.sequence = cpplan::compute_sequence(m, kResolution, 1, m.text_tokens).value();
+  q.frames = frames;
+  q.sequence = cpplan::compute_sequence(m, kResolution, frames, m.text_tokens).value();
   const cpplan::costmodel::DatasheetModel hw(*q.hardware);
   const cpplan::costmodel::Prediction p =
       cpplan::costmodel::CostModel(hw).predict(q, single_rank(), cpplan::CpVariant::kNone);
-  return p.blocks[0].flops / p.blocks[0].count;
+  return p.blocks.at(group).flops / p.blocks.at(group).count;
+}
+
+// One block of group `at` of `groups` in the `base` family, `frames` frames: executed (with the
+// group 2 blocks long minus 1 long) and predicted.
+std::pair<double, double> group_block_flops(const std::string& base, std::vector<BlockGroup> groups, std::size_t at,
+                                            int frames = 1) {
+  groups[at].count = 2;
+  const double two = pass_flops(model(base, groups), frames);
+  groups[at].count = 1;
+  const ModelProfile one = model(base, groups);
+  return {two - pass_flops(one, frames), predicted_block_flops(one, at, frames)};
 }
 
 // One block of `group`'s kind in the `base` family: executed (2 blocks minus 1) and predicted.
@@ -359,4 +372,52 @@ TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor 
   // By hand, flux-tiny's double block at 96x96 (36 image + 12 text tokens, one sample, D = 192,
   // F = 768): GEMMs 2 x 48 x (4 D^2 + 2 D F) = 42,467,328; attention 4 x 48^2 x D = 1,769,472.
   CHECK(block_flops("flux-tiny", {BlockKind::kDouble, 1, false}).first == 44236800.0);
+}
+
+TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor runs, for issue 32's structure",
+          "[executor][runtime][flops]") {
+  using G = BlockGroup;
+  G spatial{BlockKind::kCross, 1}, temporal{BlockKind::kCross, 1}, plain{BlockKind::kCross, 1}, skip{BlockKind::kCross, 1};
+  temporal.temporal = true;
+  skip.skip = true;
+  G dbl{BlockKind::kDouble, 1}, seq{BlockKind::kSingle, 1, false, true};
+  struct Case {
+    std::string label, base;
+    std::vector<BlockGroup> groups;
+    std::size_t at;
+    int frames;
+  };
+  // 96x96 = 36 positions; Latte's at 4 frames: 144 tokens (the temporal groups: 36 sequences of 4
+  // frames, the spatial ones beside them: 4 sequences of 36 positions). A skip block needs an
+  // earlier block's output: one plain block in front (and one more per extra skip block).
+  const std::vector<Case> cases = {
+      {"latte-tiny temporal", "latte-tiny", {temporal}, 0, 4},
+      {"latte-tiny spatial (per frame, beside a temporal group)", "latte-tiny", {spatial, temporal}, 0, 4},
+      {"hunyuandit-tiny cross", "hunyuandit-tiny", {plain}, 0, 1},
+      {"hidream-tiny double (experts)", "hidream-tiny", {dbl}, 0, 1},
+      {"hidream-tiny single sequential (experts)", "hidream-tiny", {seq}, 0, 1},
+      {"wan22-tiny cross", "wan22-tiny", {plain}, 0, 1},
+  };
+  for (const Case& c : cases) {
+    const auto [executed, predicted] = group_block_flops(c.base, c.groups, c.at, c.frames);
+    std::cout << c.label << ": executed " << executed << " FLOPs per block, cost model " << predicted << "\n";
+    INFO(c.label);
+    CHECK(executed == Approx(predicted).epsilon(1e-9));
+  }
+  // The skip block: 2 plain + 2 skip minus 2 plain + 1 skip (each skip block pops a plain one's output).
+  plain.count = 2;
+  skip.count = 2;
+  const double two = pass_flops(model("hunyuandit-tiny", {plain, skip}));
+  skip.count = 1;
+  const ModelProfile one = model("hunyuandit-tiny", {plain, skip});
+  const double executed = two - pass_flops(one), predicted = predicted_block_flops(one, 1);
+  std::cout << "hunyuandit-tiny skip block: executed " << executed << " FLOPs per block, cost model " << predicted << "\n";
+  CHECK(executed == Approx(predicted).epsilon(1e-9));
+  // By hand, at 96x96 x 4 frames (N = 144 tokens, 12 text tokens, D = 192, F = 512): a temporal
+  // block's GEMMs on the tokens 2 N (6 D^2 + 2 D F) (self q, k, v, o; cross q, o; the FFN), the
+  // text's cross K/V 2 x 12 x 2 D^2, the cross-attention's scores 4 N 12 D, and its
+  // self-attention 4 N x 4 frames x D (q k^T and p v per position).
+  const double n = 144, d = 192, f = 512, t = kTextTokens;
+  const double temporal_by_hand = 2 * n * (6 * d * d + 2 * d * f) + 2 * t * 2 * d * d + 4 * n * t * d + 4 * n * 4 * d;
+  CHECK(group_block_flops("latte-tiny", {temporal}, 0, 4).first == temporal_by_hand);
 }
