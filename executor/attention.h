@@ -30,7 +30,6 @@ struct AttentionContext {
   std::vector<int64_t> cp_lengths;     // CP-split tokens of every CP rank, in CP rank order
   std::vector<int64_t> image_lengths;  // image tokens of every CP rank (image-only attention)
   int64_t text_tokens = 0;             // text tokens whole on every rank, in front of the split ones
-  int64_t frames = 1;                  // latent frames of the image tokens (frame-grouped attention)
   // Key padding masks (a text attention mask, Qwen-Image): per CP rank, [B, cp_lengths[i]] bool,
   // true where a key is attended; and [B, text_tokens] for the whole text. Empty: every key counts.
   std::vector<at::Tensor> key_valid;
@@ -38,6 +37,8 @@ struct AttentionContext {
   // PipeFusion (no CP): every self-attention writes its K/V into this stage's per-block buffers
   // of the full sequence and attends against them (xDiT's displaced patches); null otherwise.
   PatchKvCache* patch_kv = nullptr;
+  // Latent frames of the image tokens (frame-major): the groups of frame-grouped attention (Latte).
+  int64_t frames = 1;
 
   bool masked() const { return !key_valid.empty(); }
   // Key mask of the split tokens of CP ranks [first, first + count), concatenated; undefined when

@@ -1,5 +1,7 @@
 // The math of issue 32's structure against hand-written loops: frame-grouped attention (Latte)
 // token group by token group, and the mixture-of-experts routing (HiDream) token by token.
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
