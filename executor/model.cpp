@@ -513,7 +513,7 @@ class CrossDit final : public DitModel {
         }
         b.table = ws.full({6, d_}, 0.02);
         b.self = attention_weights(ws, d_, hd_, m.qk_norm);
-        b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
+        if (ModelProfile::cross_attends(g)) b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
         b.ffn = ffn(ws, m, m.ffn_hidden);
         // Drawn whether held or not: the generator's sequence stays the single-rank model's.
         blocks_.push_back(keep(held.holds(static_cast<int>(blocks_.size())), std::move(b), fs));
@@ -564,14 +564,18 @@ class CrossDit final : public DitModel {
       const at::Tensor v = heads(b.self.v(n), local_heads_);
       const at::Tensor o = merge_heads(grouped_self_attention(op_, q, k, v, ctx, b.groups));
       x = x + m[2] * b.self.out(o, tp_);
-      // Cross-attention: local queries against the whole text on every rank, no CP traffic.
-      const at::Tensor nx = layer_norm(x);
-      const at::Tensor cq = project(b.cross.q, b.cross.q_norm, nx), ck = project(b.cross.k, b.cross.k_norm, ctx_tokens);
-      x = x + b.cross.out(merge_heads(attention_local(cq, ck, heads(b.cross.v(ctx_tokens), local_heads_))), tp_);
+      if (b.cross.q.w.defined()) x = x + cross_attention(b.cross, x, ctx_tokens);  // not in temporal blocks
       x = x + m[5] * b.ffn(modulate(x, m[3], m[4]), tp_);
       if (block <= skips_) skips.push_back(x);
     }
     return x;
+  }
+
+  // Cross-attention: local queries against the whole text on every rank, no CP traffic.
+  at::Tensor cross_attention(const AttentionWeights& a, const at::Tensor& x, const at::Tensor& text) const {
+    const at::Tensor nx = layer_norm(x);
+    const at::Tensor q = project(a.q, a.q_norm, nx), k = project(a.k, a.k_norm, text);
+    return a.out(merge_heads(attention_local(q, k, heads(a.v(text), local_heads_))), tp_);
   }
 
   // HunyuanDiT's long skip at a block's entry: skip_linear(skip_norm([x, skip])), replicated under TP.

@@ -413,12 +413,10 @@ TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor 
   const double executed = two - pass_flops(one), predicted = predicted_block_flops(one, 1);
   std::cout << "hunyuandit-tiny skip block: executed " << executed << " FLOPs per block, cost model " << predicted << "\n";
   CHECK(executed == Approx(predicted).epsilon(1e-9));
-  // By hand, at 96x96 x 4 frames (N = 2 x 144 tokens: true CFG batches both prompts; 2 x 12 text
-  // tokens; D = 192, F = 512): a temporal block's GEMMs on the tokens 2 N (6 D^2 + 2 D F) (self q,
-  // k, v, o; cross q, o; the FFN), the text's cross K/V 2 x 24 x 2 D^2, the cross-attention's
-  // scores 4 N 12 D, and its self-attention 4 N x 4 frames x D (q k^T and p v per position).
-  const double n = 2 * 144, d = 192, f = 512, t = 2 * kTextTokens;
-  const double temporal_by_hand =
-      2 * n * (6 * d * d + 2 * d * f) + 2 * t * 2 * d * d + 4 * n * kTextTokens * d + 4 * n * 4 * d;
+  // By hand, at 96x96 x 4 frames (N = 2 x 144 tokens: true CFG batches both prompts; D = 192,
+  // F = 512): a temporal block (no cross-attention) runs the GEMMs 2 N (4 D^2 + 2 D F) (q, k, v, o;
+  // the FFN) and its self-attention 4 N x 4 frames x D (q k^T and p v at each position).
+  const double n = 2 * 144, d = 192, f = 512;
+  const double temporal_by_hand = 2 * n * (4 * d * d + 2 * d * f) + 4 * n * 4 * d;
   CHECK(group_block_flops("latte-tiny", {temporal}, 0, 4).first == temporal_by_hand);
 }
