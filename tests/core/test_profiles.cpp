@@ -43,15 +43,15 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("All 20 built-in models and 20 hardware profiles load", "[core][profiles]") {
+TEST_CASE("All 22 built-in models and 20 hardware profiles load", "[core][profiles]") {
   const auto models = catalog().model_names();
   const auto hardware = catalog().hardware_names();
-  CHECK(models.size() == 20);
+  CHECK(models.size() == 22);
   CHECK(hardware.size() == 20);  // with the TPU and Neuron profiles (planning only)
   for (const char* name : {"cogvideox-5b", "flux-tiny", "flux.1-dev", "flux.1-schnell", "flux.2-dev", "hunyuanvideo",
                            "ltx-video-2b", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
                            "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b", "flux2-tiny", "qwen-tiny",
-                           "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny"}) {
+                           "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "sana-tiny", "mochi-tiny"}) {
     INFO(name);
     CHECK(contains(models, name));
   }

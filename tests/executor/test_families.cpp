@@ -60,7 +60,8 @@ double relative_error(const at::Tensor& a, const at::Tensor& reference) {
 TEST_CASE("every plan the planner accepts for each family's tiny profile runs and reproduces one rank",
           "[executor][multirank][families]") {
   for (const std::string model :
-       {"flux-tiny", "flux2-tiny", "qwen-tiny", "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "wan-tiny"}) {
+       {"flux-tiny", "flux2-tiny", "qwen-tiny", "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "wan-tiny", "sana-tiny",
+        "mochi-tiny"}) {
     const cpplan::Query one = cpplan::test::make_query(model, 1);
     const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1))).latents;
     int accepted = 0, skipped = 0;

@@ -147,6 +147,23 @@ TEST_CASE("flux2-tiny (SwiGLU, shared modulation) on 2 and 4 ranks reproduces th
               false);
 }
 
+// SANA's linear self-attention and conv-GLU FFN (cross-attention blocks, text whole): Ulysses
+// all-to-alls as softmax's, Ring and Unified's ring one all-reduce of each rank's state [S | z]
+// per attention layer, the FFN's 3x3 depthwise conv one all-gather of every CP rank's first and
+// last row per FFN (its neighbours across the split), TP with the x and gate channels matched.
+TEST_CASE("sana-tiny (linear attention, conv-GLU FFN) on 2 and 4 ranks reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("sana-tiny", "256x256", even_plans(true), true);
+  // 4 x 6 tokens over 4 ranks: 6 tokens each, shares starting mid-row (the halo is a row and one).
+  check_plans("sana-tiny", "128x192", {{"--ring", "4"}, {"--ring", "2", "--ulysses", "2"}, {"--ulysses", "2"}}, true);
+}
+
+// Mochi's narrower text stream (text_hidden = D / 2) in double-stream blocks, text whole under CP.
+TEST_CASE("mochi-tiny (text stream half the video's width) on 2 and 4 ranks reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("mochi-tiny", "128x128", even_plans(true), true);
+}
+
 // Fully sharded weights (--fully-shard F, FSDP): each rank keeps 1/F of every block, flattened and
 // padded to F equal chunks, and all-gathers it over the fs group (F consecutive ranks) before the
 // block runs, once per forward pass (true CFG batches both prompts into one pass or gives each
