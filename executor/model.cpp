@@ -206,8 +206,8 @@ at::Tensor with_halos(const at::Tensor& h, int64_t halo, const AttentionContext&
 
 // The 3x3 depthwise conv (padding 1, per frame) of this rank's tokens h [B, S, C], row-major on
 // the latent grid (ctx.grid_rows x ctx.grid_cols per frame), from the first token of this CP
-// rank's share: the nine neighbours of each token (zero outside its frame), stacked [B, S, C, 9],
-// times the taps [C, 9, 1] as one GEMM (2 x 9 FLOPs per channel per token), plus the bias.
+// rank's share: the nine neighbours of each token (zero outside its frame), stacked [B, S, C, 1, 9],
+// times the taps [C, 9, 1] as one batched GEMM (2 x 9 FLOPs per channel per token), plus the bias.
 at::Tensor depthwise_conv3x3(const at::Tensor& h, const at::Tensor& w, const at::Tensor& b,
                              const AttentionContext& ctx) {
   const int64_t rows = ctx.grid_rows, cols = ctx.grid_cols, s = h.size(1);
@@ -225,7 +225,8 @@ at::Tensor depthwise_conv3x3(const at::Tensor& h, const at::Tensor& w, const at:
       const at::Tensor inside = (r + dy).ge(0) & (r + dy).lt(rows) & (c + dx).ge(0) & (c + dx).lt(cols);
       taps.push_back(extended.narrow(1, base + dy * cols + dx, s) * inside.to(h.scalar_type()).view({1, s, 1}));
     }
-  return at::matmul(at::stack(taps, -1), w.unsqueeze(-1)).squeeze(-1) + b;
+  // [B, S, C, 1, 9] x [C, 9, 1]: a 1 x 9 by 9 x 1 product per token and channel.
+  return at::matmul(at::stack(taps, -1).unsqueeze(-2), w.unsqueeze(-1)).view_as(h) + b;
 }
 
 at::Tensor conv_glu_forward(const ConvGlu& c, const at::Tensor& x, Comm& tp, const AttentionContext& ctx) {
