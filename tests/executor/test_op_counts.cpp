@@ -364,6 +364,12 @@ TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor 
   // 13,824; conv-GLU up 2 x 9 D 2F = 92,160, depthwise 2 x 9 x 9 x 2F = 25,920, down 2 x 9 F D =
   // 46,080 -> 348,096; true CFG runs both prompts in one batch of 2.
   CHECK(block_flops("sana-tiny", {BlockKind::kCross, 1, false}).first == 2 * 348096.0);
+  // By hand, mochi-tiny's double block at 96x96 (36 video tokens, 12 text tokens, D = 64, text width
+  // T = 32, F = 128, text F 64), per sample: video q, k, v, o 4 x 2 x 36 D^2 = 1,179,648; text q, k,
+  // v 3 x 2 x 12 T D = 147,456, o 2 x 12 D T = 49,152; joint attention 4 x 48^2 x D = 589,824; video
+  // SwiGLU 3 x 2 x 36 D F = 1,769,472; text SwiGLU 3 x 2 x 12 T 64 = 147,456 -> 3,883,008; true CFG
+  // runs both prompts in one batch of 2.
+  CHECK(block_flops("mochi-tiny", {BlockKind::kDouble, 1, false}).first == 2 * 3883008.0);
   // By hand, flux-tiny's double block at 96x96 (36 image + 12 text tokens, one sample, D = 192,
   // F = 768): GEMMs 2 x 48 x (4 D^2 + 2 D F) = 42,467,328; attention 4 x 48^2 x D = 1,769,472.
   CHECK(block_flops("flux-tiny", {BlockKind::kDouble, 1, false}).first == 44236800.0);
