@@ -212,6 +212,7 @@ at::Tensor depthwise_conv3x3(const at::Tensor& h, const at::Tensor& w, const at:
                              const AttentionContext& ctx) {
   const int64_t rows = ctx.grid_rows, cols = ctx.grid_cols, s = h.size(1);
   if (ctx.patch_kv) throw std::invalid_argument("PipeFusion does not run the conv-GLU FFN (its patches split rows)");
+  if (rows <= 0 || cols <= 0) throw std::invalid_argument("the conv-GLU FFN needs the latent grid (AttentionContext)");
   const std::vector<int64_t> lengths = ctx.image_lengths.empty() ? std::vector<int64_t>{s} : ctx.image_lengths;
   const int me = ctx.mesh ? ctx.mesh->coords().cp() : 0;
   const int64_t halo = conv_halo(lengths, cols), base = halo + 1;
@@ -296,7 +297,7 @@ class Mmdit final : public DitModel {
         BlockRange held)
       : m_(m), tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
         tw_(m.text_width()), local_heads_(m.heads / tp.size()) {
-    check_text_width(m);
+    check_supported(m);
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, tw_, d_);
@@ -380,7 +381,7 @@ class Mmdit final : public DitModel {
   }
   // What this class runs: a narrower text stream in double-stream blocks only (the other blocks
   // run [text; image] at one width), no conv-GLU FFN (its grid is the image's alone).
-  static void check_text_width(const ModelProfile& m) {
+  static void check_supported(const ModelProfile& m) {
     if (m.ffn_kind == FfnKind::kConvGlu)
       throw std::invalid_argument(m.name + ": the conv-GLU FFN runs in cross-attention blocks only");
     if (m.text_width() == m.hidden()) return;
