@@ -241,6 +241,14 @@ TEST_CASE("fully sharded weights on wan-tiny (cross-attention blocks) reproduce 
                       {494976, 494976});
 }
 
+TEST_CASE("fully sharded weights on sana-tiny (conv-GLU FFN) and mochi-tiny (narrower text) reproduce one rank",
+          "[executor][multirank][fully_shard]") {
+  // As their profiles count the executor's blocks: sana-tiny 18,112 (the conv-GLU's depthwise taps
+  // and bias among them), mochi-tiny 93,760 (the text stream's weights at its width).
+  check_fully_sharded("sana-tiny", "256x256", {{"--ulysses", "2", "--fully-shard", "2"}}, {18112, 18112});
+  check_fully_sharded("mochi-tiny", "128x128", {{"--ring", "2", "--fully-shard", "2"}}, {93760, 93760});
+}
+
 TEST_CASE("every run is recorded in the store with its metrics", "[executor][multirank][store]") {
   const Run r = run("flux-tiny", "128x128", {"--ulysses", "2"});
   auto store = cpplan::data::Store::open(db_path());
