@@ -17,6 +17,7 @@
 namespace cpplan::executor {
 
 class PatchKvCache;  // executor/pipefusion.h
+struct KeyBlock;     // below
 
 // How the sequence of one attention call lies over the CP group. Joint-attention models put
 // their text first: q, k, v are [text; image] on every rank. Where the model's CP plan splits
@@ -39,6 +40,12 @@ struct AttentionContext {
   PatchKvCache* patch_kv = nullptr;
   // Latent frames of the image tokens (frame-major): the groups of frame-grouped attention (Latte).
   int64_t frames = 1;
+  // The model's self-attention is ReLU linear attention (SANA; AttentionKind::kLinear): every
+  // variant runs linear_attention / its ring all-reduce instead of softmax.
+  bool linear = false;
+  // The latent grid of the image tokens, row-major (frame, row, column): the conv-GLU FFN's
+  // 3x3 depthwise conv finds a token's neighbours in it across the CP split.
+  int64_t grid_rows = 0, grid_cols = 0;
 
   bool masked() const { return !key_valid.empty(); }
   // Key mask of the split tokens of CP ranks [first, first + count), concatenated; undefined when
@@ -84,6 +91,22 @@ void merge_partial_attention(at::Tensor& out, at::Tensor& lse, const at::Tensor&
 // Plain local attention (no LSE), what `native` SDPA gives.
 at::Tensor attention_local(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            const at::Tensor& key_valid = {});
+
+// ReLU linear attention (SANA), per head, fp32: out = relu(q) S / (relu(q) z + 1e-15) with the
+// state S = relu(k)^T v and z = sum over tokens of relu(k). The state is kept as one tensor
+// [B, H, hd, hd + 1] = relu(k)^T [v | 1] (z its last column), so one GEMM builds it and one
+// applies it: 2 hd (hd + 1) FLOPs per token per head each.
+at::Tensor linear_attention_state(const at::Tensor& k, const at::Tensor& v);
+// relu(q) [S | z], divided: [B, H, S_q, hd] in q's dtype.
+at::Tensor apply_linear_attention(const at::Tensor& q, const at::Tensor& state);
+// Linear attention over the whole sequence of the ring group: each rank's state, ONE all-reduce
+// (sum) of [S | z] over `ring`, then applied to the local q. `joined` (text a model keeps whole on
+// every rank) adds its state once, locally, after the all-reduce.
+at::Tensor linear_ring_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, Comm& ring,
+                                 const KeyBlock* joined = nullptr);
+// Local attention of the model's kind: linear (ctx.linear) or softmax with `key_valid`.
+at::Tensor attention_of_kind(const AttentionContext& ctx, const at::Tensor& q, const at::Tensor& k,
+                             const at::Tensor& v, const at::Tensor& key_valid = {});
 
 // K/V (and their key mask, or undefined) that one rank holds whole.
 struct KeyBlock {

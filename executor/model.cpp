@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "executor/moe.h"
 #include "executor/sharded_block.h"
@@ -122,13 +124,16 @@ struct AttentionWeights {
   at::Tensor q_norm, k_norm;  // undefined without QK-norm
   RowLinear out;
 };
-AttentionWeights attention_weights(WeightSource& ws, int64_t d, int64_t hd, bool qk_norm) {
-  AttentionWeights a{column(ws, d, d), column(ws, d, d), column(ws, d, d), {}, {}, {}};
+// q, k, v project a stream of `width` (d unless the stream is narrower: Mochi's text) to the d =
+// heads x head_dim of attention; out projects back to `width`.
+AttentionWeights attention_weights(WeightSource& ws, int64_t d, int64_t hd, bool qk_norm, int64_t width = 0) {
+  if (width == 0) width = d;
+  AttentionWeights a{column(ws, d, width), column(ws, d, width), column(ws, d, width), {}, {}, {}};
   if (qk_norm) {
     a.q_norm = ws.full({hd}, 0.1) + 1;
     a.k_norm = ws.full({hd}, 0.1) + 1;
   }
-  a.out = row(ws, d, d);
+  a.out = row(ws, width, d);
   return a;
 }
 
@@ -180,6 +185,88 @@ Mlp ffn(WeightSource& ws, const ModelProfile& m, int64_t f) {
   moe.router = replicated(ws, m.experts, d);
   moe.active = m.active_experts;
   return moe;
+// SANA's GLUMBConv on this rank's tokens [B, S, D]: up = silu(x W_up + b) with 2F channels
+// [x | gate], a 3x3 depthwise conv of them on the latent grid (depthwise_conv3x3), then
+// down(x * silu(gate)). Under TP each rank keeps its shard of the x half and the matching shard
+// of the gate half (up, conv weights and bias alike): the conv is per channel, down is row-parallel.
+struct ConvGlu {
+  Linear up;                 // D -> 2F/t: [x shard | gate shard]
+  at::Tensor depth_w, depth_b;  // [2F/t, 9] (row-major 3x3 taps), [2F/t]
+  RowLinear down;            // F/t -> D
+};
+// Rows of a [2F, ...] tensor: this rank's shard of the x half, then the same shard of the gate half.
+at::Tensor matched_halves(const WeightSource& ws, const at::Tensor& w) {
+  const auto h = w.chunk(2, 0);
+  return at::cat({ws.shard_rows(h[0]), ws.shard_rows(h[1])}, 0);
+}
+ConvGlu conv_glu(WeightSource& ws, int64_t d, int64_t f) {
+  ConvGlu c;
+  auto [w, b] = ws.linear(2 * f, d);
+  c.up = {matched_halves(ws, w), matched_halves(ws, b)};
+  c.depth_w = matched_halves(ws, ws.full({2 * f, 9}, 1.0 / 3));
+  c.depth_b = matched_halves(ws, ws.full({2 * f}, 0.02));
+  c.down = row(ws, d, f);
+  return c;
+}
+
+// Tokens a rank needs from each CP neighbour for a 3x3 conv on rows of `cols` tokens: a whole row
+// when every rank's share starts at a row's start (the diagonal neighbour of a row's first token
+// is padding), else one more (the share may start mid-row).
+int64_t conv_halo(const std::vector<int64_t>& lengths, int64_t cols) {
+  for (const int64_t n : lengths)
+    if (n % cols != 0) return cols + 1;
+  return cols;
+}
+
+// This rank's tokens h [B, S, C] with `halo` tokens of the CP ranks before and after it (zeros at
+// the sequence's ends) and one zero token more on each side: ONE all-gather over the CP group of
+// every rank's first and last `halo` tokens, [B, 2 halo, C] each.
+at::Tensor with_halos(const at::Tensor& h, int64_t halo, const AttentionContext& ctx) {
+  const int n = ctx.mesh ? ctx.mesh->coords().cp_size : 1;
+  const int me = ctx.mesh ? ctx.mesh->coords().cp() : 0;
+  const at::Tensor zeros = at::zeros({h.size(0), halo + 1, h.size(2)}, h.options());
+  at::Tensor prev = zeros, next = zeros;
+  if (n > 1) {
+    if (h.size(1) < halo)
+      throw std::invalid_argument("the conv-GLU FFN needs at least " + std::to_string(halo) +
+                                  " tokens per context-parallel rank, this one holds " + std::to_string(h.size(1)));
+    const at::Tensor ends = at::cat({h.narrow(1, 0, halo), h.narrow(1, h.size(1) - halo, halo)}, 1).contiguous();
+    const at::Tensor all = ctx.mesh->cp().all_gather_cat(ends, 1);  // rank j: [first | last] at 2 halo j
+    if (me > 0) prev = at::cat({zeros.narrow(1, 0, 1), all.narrow(1, 2 * halo * (me - 1) + halo, halo)}, 1);
+    if (me + 1 < n) next = at::cat({all.narrow(1, 2 * halo * (me + 1), halo), zeros.narrow(1, 0, 1)}, 1);
+  }
+  return at::cat({prev, h, next}, 1);
+}
+
+// The 3x3 depthwise conv (padding 1, per frame) of this rank's tokens h [B, S, C], row-major on
+// the latent grid (ctx.grid_rows x ctx.grid_cols per frame), from the first token of this CP
+// rank's share: the nine neighbours of each token (zero outside its frame), stacked [B, S, C, 1, 9],
+// times the taps [C, 9, 1] as one batched GEMM (2 x 9 FLOPs per channel per token), plus the bias.
+at::Tensor depthwise_conv3x3(const at::Tensor& h, const at::Tensor& w, const at::Tensor& b,
+                             const AttentionContext& ctx) {
+  const int64_t rows = ctx.grid_rows, cols = ctx.grid_cols, s = h.size(1);
+  if (ctx.patch_kv) throw std::invalid_argument("PipeFusion does not run the conv-GLU FFN (its patches split rows)");
+  if (rows <= 0 || cols <= 0) throw std::invalid_argument("the conv-GLU FFN needs the latent grid (AttentionContext)");
+  const std::vector<int64_t> lengths = ctx.image_lengths.empty() ? std::vector<int64_t>{s} : ctx.image_lengths;
+  const int me = ctx.mesh ? ctx.mesh->coords().cp() : 0;
+  const int64_t halo = conv_halo(lengths, cols), base = halo + 1;
+  const at::Tensor extended = with_halos(h, halo, ctx);
+  const int64_t first = std::accumulate(lengths.begin(), lengths.begin() + me, int64_t{0});
+  const at::Tensor p = at::arange(first, first + s, at::TensorOptions(at::kLong).device(h.device()));
+  const at::Tensor r = p.div(cols, "floor").remainder(rows), c = p.remainder(cols);
+  std::vector<at::Tensor> taps;
+  for (int64_t dy = -1; dy <= 1; ++dy)
+    for (int64_t dx = -1; dx <= 1; ++dx) {
+      const at::Tensor inside = (r + dy).ge(0) & (r + dy).lt(rows) & (c + dx).ge(0) & (c + dx).lt(cols);
+      taps.push_back(extended.narrow(1, base + dy * cols + dx, s) * inside.to(h.scalar_type()).view({1, s, 1}));
+    }
+  // [B, S, C, 1, 9] x [C, 9, 1]: a 1 x 9 by 9 x 1 product per token and channel.
+  return at::matmul(at::stack(taps, -1).unsqueeze(-2), w.unsqueeze(-1)).view_as(h) + b;
+}
+
+at::Tensor conv_glu_forward(const ConvGlu& c, const at::Tensor& x, Comm& tp, const AttentionContext& ctx) {
+  const auto xg = depthwise_conv3x3(at::silu(c.up(x)), c.depth_w, c.depth_b, ctx).chunk(2, -1);
+  return c.down(xg[0] * at::silu(xg[1]), tp);
 }
 
 // adaLN terms [B, 1, D] of one block: shift, scale and gate chunks, for the text and the image
@@ -227,6 +314,12 @@ void for_each_tensor(Mlp& m, const TensorVisitor& fn) {
     for (Mlp& e : *experts) for_each_tensor(e, fn);
   for_each_tensor(m.router, fn);
 }
+void for_each_tensor(ConvGlu& c, const TensorVisitor& fn) {
+  for_each_tensor(c.up, fn);
+  visit(c.depth_w, fn);
+  visit(c.depth_b, fn);
+  for_each_tensor(c.down, fn);
+}
 
 // The block as this rank keeps it: sharded over `fs` when `held`, an empty placeholder otherwise.
 template <class Block>
@@ -240,16 +333,17 @@ class Mmdit final : public DitModel {
   Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, Comm& fs, const DeviceSpec& device, const AttentionOp& op,
         BlockRange held)
       : m_(m), tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
-        local_heads_(m.heads / tp.size()) {
+        tw_(m.text_width()), local_heads_(m.heads / tp.size()) {
     refuse_structure(m);
+    check_supported(m);
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
-    txt_embed_ = replicated(ws, d_, d_);
+    txt_embed_ = replicated(ws, tw_, d_);
     time_in_ = replicated(ws, d_, 256);
     time_out_ = replicated(ws, d_, d_);
     if (m.modulation == Modulation::kShared) {  // FLUX.2: one projection per stream kind
       shared_img_ = replicated(ws, 6 * d_, d_);
-      shared_txt_ = replicated(ws, 6 * d_, d_);
+      shared_txt_ = replicated(ws, 6 * tw_, d_);
       shared_single_ = replicated(ws, 3 * d_, d_);
     }
     // Blocks outside `held` are drawn all the same (the generator's sequence stays the single-rank
@@ -282,13 +376,11 @@ class Mmdit final : public DitModel {
     return final_layer(x, vec, in.text.size(1));
   }
 
-  at::Tensor embed(const ForwardInputs& in) const override {
-    return at::cat({txt_embed_(in.text), x_embed_(in.latents)}, 1);
-  }
+  at::Tensor embed(const ForwardInputs& in) const override { return joined(txt_embed_(in.text), x_embed_(in.latents)); }
 
   at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
     const int64_t text_len = in.text.size(1);
-    const at::Tensor txt = hidden.narrow(1, 0, text_len).contiguous();
+    const at::Tensor txt = hidden.narrow(1, 0, text_len).narrow(2, 0, tw_).contiguous();
     const at::Tensor img = hidden.narrow(1, text_len, hidden.size(1) - text_len).contiguous();
     return held_blocks(img, txt, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
   }
@@ -307,7 +399,7 @@ class Mmdit final : public DitModel {
     int block = 0;
     for (const auto& b : doubles_)
       if (held_.holds(block++)) double_block(b.gather(fs_), vec, angles, img, txt, ctx);
-    at::Tensor x = at::cat({txt, img}, 1);
+    at::Tensor x = joined(txt, img);
     for (const auto& b : singles_)
       if (held_.holds(block++)) x = single_block(b.gather(fs_), vec, angles, x, ctx);
     for (const auto& b : sequentials_)
@@ -330,6 +422,20 @@ class Mmdit final : public DitModel {
       if (m.experts > 0 && g.kind == BlockKind::kSingle && !g.sequential)
         throw std::invalid_argument(m.name + ": experts need a single-stream block's own FFN output (sequential = true)");
     }
+  // [text; image] of the two streams; a narrower text stream (Mochi) zero-padded to the image's width.
+  at::Tensor joined(const at::Tensor& txt, const at::Tensor& img) const {
+    return at::cat({tw_ == d_ ? txt : at::constant_pad_nd(txt, {0, d_ - tw_}), img}, 1);
+  }
+  // What this class runs: a narrower text stream in double-stream blocks only (the other blocks
+  // run [text; image] at one width), no conv-GLU FFN (its grid is the image's alone).
+  static void check_supported(const ModelProfile& m) {
+    if (m.ffn_kind == FfnKind::kConvGlu)
+      throw std::invalid_argument(m.name + ": the conv-GLU FFN runs in cross-attention blocks only");
+    if (m.text_width() == m.hidden()) return;
+    for (const BlockGroup& g : m.blocks)
+      if (g.kind != BlockKind::kDouble)
+        throw std::invalid_argument(m.name + ": a text stream narrower than the image's (text_hidden) runs in "
+                                    "double-stream blocks only");
   }
 
   // Double-stream and (parallel) single-stream blocks of `m`: where each kind starts in forward order.
@@ -443,13 +549,15 @@ class Mmdit final : public DitModel {
     b.image_self_attention = g.image_self_attention;
     if (m_.modulation != Modulation::kShared) {
       b.img_mod = replicated(ws, (g.image_self_attention ? 9 : 6) * d_, d_);
-      b.txt_mod = replicated(ws, 6 * d_, d_);
+      b.txt_mod = replicated(ws, 6 * tw_, d_);
     }
     b.img_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.txt_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
+    b.txt_attn = attention_weights(ws, d_, hd_, m_.qk_norm, tw_);
     if (g.image_self_attention) b.img_attn2 = attention_weights(ws, d_, hd_, m_.qk_norm);
     b.img_mlp = ffn(ws, m_, f_);
     b.txt_mlp = ffn(ws, m_, f_);
+    b.img_mlp = mlp(ws, d_, f_, m_.ffn_kind);
+    b.txt_mlp = mlp(ws, tw_, m_.text_ffn(), m_.ffn_kind);
     return b;
   }
   SingleBlock make_single(WeightSource& ws) {
@@ -483,7 +591,7 @@ class Mmdit final : public DitModel {
   Comm& fs_;  // the fully-shard group the blocks are gathered over (a group of one: held whole)
   const AttentionOp& op_;
   BlockRange held_;
-  int64_t d_, hd_, f_, local_heads_;
+  int64_t d_, hd_, f_, tw_, local_heads_;  // tw_: the text stream's width (d_ unless narrower)
   Linear x_embed_, txt_embed_, time_in_, time_out_, norm_out_, proj_out_;
   Linear shared_img_, shared_txt_, shared_single_;
   std::vector<ShardedBlock<DoubleBlock>> doubles_;
@@ -496,7 +604,8 @@ class CrossDit final : public DitModel {
  public:
   CrossDit(const ModelProfile& m, uint64_t seed, Comm& tp, Comm& fs, const DeviceSpec& device, const AttentionOp& op,
            BlockRange held)
-      : tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()) {
+      : tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()),
+        linear_(m.attention == AttentionKind::kLinear) {
     WeightSource ws(seed, tp.rank(), tp.size(), device);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, d_, d_);
@@ -515,6 +624,9 @@ class CrossDit final : public DitModel {
         b.self = attention_weights(ws, d_, hd_, m.qk_norm);
         if (ModelProfile::cross_attends(g)) b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
         b.ffn = ffn(ws, m, m.ffn_hidden);
+        b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
+        if (m.ffn_kind == FfnKind::kConvGlu) b.conv_ffn = conv_glu(ws, d_, m.ffn_hidden);
+        else b.ffn = mlp(ws, d_, m.ffn_hidden, m.ffn_kind);
         // Drawn whether held or not: the generator's sequence stays the single-rank model's.
         blocks_.push_back(keep(held.holds(static_cast<int>(blocks_.size())), std::move(b), fs));
       }
@@ -567,6 +679,13 @@ class CrossDit final : public DitModel {
       if (b.cross.q.w.defined()) x = x + cross_attention(b.cross, x, ctx_tokens);  // not in temporal blocks
       x = x + m[5] * b.ffn(modulate(x, m[3], m[4]), tp_);
       if (block <= skips_) skips.push_back(x);
+      const at::Tensor o = merge_heads(self_attention(op_, self_q(b, n, in), self_k(b, n, in), heads(b.self.v(n), local_heads_), ctx));
+      x = x + m[2] * b.self.out(o, tp_);
+      // Cross-attention: local queries against the whole text on every rank, no CP traffic.
+      const at::Tensor nx = layer_norm(x);
+      const at::Tensor cq = project(b.cross.q, b.cross.q_norm, nx), ck = project(b.cross.k, b.cross.k_norm, ctx_tokens);
+      x = x + b.cross.out(merge_heads(attention_local(cq, ck, heads(b.cross.v(ctx_tokens), local_heads_))), tp_);
+      x = x + m[5] * ffn(b, modulate(x, m[3], m[4]), ctx);
     }
     return x;
   }
@@ -599,16 +718,30 @@ class CrossDit final : public DitModel {
     Linear skip;                             // a long-skip block's 2D -> D projection; undefined otherwise
     at::Tensor table;
     AttentionWeights self, cross;
-    Mlp ffn;
+    Mlp ffn;          // GELU or SwiGLU
+    ConvGlu conv_ffn;  // or the conv-GLU (SANA): one of the two is defined
     friend void for_each_tensor(Block& b, const TensorVisitor& fn) {
       for_each_tensor(b.skip, fn);
       visit(b.table, fn);
       for (AttentionWeights* a : {&b.self, &b.cross}) for_each_tensor(*a, fn);
       for_each_tensor(b.ffn, fn);
+      for_each_tensor(b.conv_ffn, fn);
     }
   };
   at::Tensor project(const Linear& l, const at::Tensor& norm, const at::Tensor& x) const {
     return project_heads(l, norm, x, local_heads_);
+  }
+  // Self-attention's q and k: rotated by RoPE for softmax attention, as projected for linear (SANA).
+  at::Tensor self_q(const Block& b, const at::Tensor& n, const ForwardInputs& in) const {
+    const at::Tensor q = project(b.self.q, b.self.q_norm, n);
+    return linear_ ? q : rope(q, in.image_rope);
+  }
+  at::Tensor self_k(const Block& b, const at::Tensor& n, const ForwardInputs& in) const {
+    const at::Tensor k = project(b.self.k, b.self.k_norm, n);
+    return linear_ ? k : rope(k, in.image_rope);
+  }
+  at::Tensor ffn(const Block& b, const at::Tensor& x, const AttentionContext& ctx) const {
+    return b.conv_ffn.up.w.defined() ? conv_glu_forward(b.conv_ffn, x, tp_, ctx) : b.ffn(x, tp_);
   }
 
   Comm& tp_;
@@ -617,6 +750,7 @@ class CrossDit final : public DitModel {
   BlockRange held_;
   int64_t d_, hd_, local_heads_;
   int skips_ = 0;  // long-skip blocks; the first skips_ blocks push their outputs for them
+  bool linear_;  // linear self-attention (SANA): no RoPE
   Linear x_embed_, txt_embed_, time_in_, time_mod_, head_, proj_out_;
   std::vector<ShardedBlock<Block>> blocks_;
 };

@@ -12,6 +12,8 @@ namespace cpplan::executor {
 
 at::Tensor self_attention(const AttentionOp& op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           AttentionContext& ctx) {
+  if (ctx.patch_kv && ctx.linear)
+    throw std::invalid_argument("PipeFusion does not run linear attention: its displaced K/V are softmax's");
   return ctx.patch_kv ? ctx.patch_kv->attend(q, k, v) : op.forward(q, k, v, ctx);
 }
 

@@ -48,6 +48,7 @@ AttentionContext attention_context(Mesh& mesh, const ParallelConfig& pc, const M
   c.cp = pc.context_parallel_config;
   c.image_lengths = img_len;
   c.cp_lengths = img_len;
+  c.linear = m.attention == AttentionKind::kLinear;
   if (m.text_handling != TextHandling::kJoint) return c;
   if (text_len.empty()) c.text_tokens = text_tokens;
   else
@@ -156,6 +157,8 @@ SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
   s.txt_len = split_text ? split_lengths(s.text_tokens, cp) : std::vector<int64_t>(cp, s.text_tokens);
   s.attention = attention_context(mesh, spec.config, m, s.img_len, s.text_split(), s.text_tokens);
   s.attention.frames = seq->latent_frames;
+  s.attention.grid_rows = spec.resolution.height / g;
+  s.attention.grid_cols = spec.resolution.width / g;
   s.image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g, spec.resolution.width / g, m.head_dim)
                      .narrow(0, offset_of(s.img_len, s.me), s.img_len[s.me])
                      .to(dev.device);

@@ -69,7 +69,7 @@ at::Tensor AttentionContext::keys_valid(int first, int count) const {
 }
 
 AttentionContext AttentionContext::image_only() const {
-  AttentionContext c{mesh, cp, image_lengths, image_lengths, 0, {}, {}, patch_kv};
+  AttentionContext c{mesh, cp, image_lengths, image_lengths, 0, {}, {}, patch_kv, linear, grid_rows, grid_cols};
   return c;
 }
 

@@ -8,7 +8,7 @@ class LocalAttention final : public AttentionOp {
   CpVariant variant() const override { return CpVariant::kNone; }
   at::Tensor forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      AttentionContext& ctx) const override {
-    return attention_local(q, k, v, ctx.keys_valid(0, 1));
+    return attention_of_kind(ctx, q, k, v, ctx.keys_valid(0, 1));
   }
 };
 }  // namespace

@@ -18,7 +18,7 @@ class UlyssesAttention final : public AttentionOp {
       return t > 0 ? at::cat({head_slice(text_part(x, t), g.rank(), g.size()), split}, 2) : split;
     };
     const int first = ctx.mesh->coords().ring * g.size();  // CP rank of this group's first member
-    const at::Tensor o = attention_local(to_heads(q), to_heads(k), to_heads(v), ctx.keys_valid(first, g.size()));
+    const at::Tensor o = attention_of_kind(ctx, to_heads(q), to_heads(k), to_heads(v), ctx.keys_valid(first, g.size()));
     return with_whole_text(o, t, g, q.size(1), heads_to_sequence(split_part(o, t), g));
   }
 };

@@ -66,7 +66,7 @@ class UlyssesAnythingAttention final : public AttentionOp {
       return t > 0 ? at::cat({head_slice(pad_heads(text_part(x, t), l), g.rank(), g.size()), split}, 2) : split;
     };
     const int first = ctx.mesh->coords().ring * g.size();
-    const at::Tensor o = attention_local(gather(q), gather(k), gather(v), ctx.keys_valid(first, g.size()));
+    const at::Tensor o = attention_of_kind(ctx, gather(q), gather(k), gather(v), ctx.keys_valid(first, g.size()));
     return with_whole_text(o, t, g, l.heads, to_sequence(split_part(o, t), g, l));
   }
 };

@@ -23,7 +23,8 @@ class UnifiedAttention final : public AttentionOp {
       for (int j = 0; j < ring.size(); ++j) valid.push_back(ctx.split_keys_valid(j * u.size(), u.size()));
     KeyBlock text;
     if (t > 0) text = {text_heads(k), text_heads(v), ctx.text_valid};
-    const at::Tensor o = ring_attention(qh, kh, vh, ring, lengths, ctx.cp, valid, t > 0 ? &text : nullptr);
+    const at::Tensor o = ctx.linear ? linear_ring_attention(qh, kh, vh, ring, t > 0 ? &text : nullptr)
+                                    : ring_attention(qh, kh, vh, ring, lengths, ctx.cp, valid, t > 0 ? &text : nullptr);
     return with_whole_text(o, t, u, q.size(1), heads_to_sequence(split_part(o, t), u));
   }
 };

@@ -61,7 +61,7 @@ TEST_CASE("every plan the planner accepts for each family's tiny profile runs an
           "[executor][multirank][families]") {
   for (const std::string model :
        {"flux-tiny", "flux2-tiny", "qwen-tiny", "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "wan-tiny", "latte-tiny",
-        "hunyuandit-tiny", "hidream-tiny", "wan22-tiny"}) {
+        "hunyuandit-tiny", "hidream-tiny", "wan22-tiny", "sana-tiny", "mochi-tiny"}) {
     const cpplan::Query one = cpplan::test::make_query(model, 1);
     const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1))).latents;
     int accepted = 0, skipped = 0;

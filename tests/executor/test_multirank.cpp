@@ -178,6 +178,28 @@ TEST_CASE("wan22-tiny (two transformers) with CFG, Ulysses, Ring and TP reproduc
           "[executor][multirank][families]") {
   check_plans("wan22-tiny", "128x128",
               {{"--cfg", "2"}, {"--ulysses", "2"}, {"--ring", "2"}, {"--tp", "2"}, {"--cfg", "2", "--ulysses", "2"}}, true);
+// SANA's linear self-attention and conv-GLU FFN (cross-attention blocks, text whole): Ulysses
+// all-to-alls as softmax's, Ring and Unified's ring one all-reduce of each rank's state [S | z]
+// per attention layer, the FFN's 3x3 depthwise conv one all-gather of every CP rank's first and
+// last row per FFN (its neighbours across the split), TP with the x and gate channels matched.
+TEST_CASE("sana-tiny (linear attention, conv-GLU FFN) on 2 and 4 ranks reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("sana-tiny", "256x256", even_plans(true), true);
+  check_plans("sana-tiny", "128x192", {{"--ulysses", "2"}}, true);  // 12 tokens each: whole rows of 4
+}
+
+// 4 x 6 tokens over 4 ranks: 6 tokens each, shares starting mid-row. The 3x3 conv of a share's first
+// token at column c > 0 reads (row - 1, c - 1), a row and one token back: the halo is then a row and
+// one token from each neighbour (B x 2 (cols + 1) x 2F/t per rank in the all-gather).
+TEST_CASE("sana-tiny with CP shares starting mid-row reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("sana-tiny", "128x192", {{"--ring", "4"}, {"--ring", "2", "--ulysses", "2"}}, true);
+}
+
+// Mochi's narrower text stream (text_hidden = D / 2) in double-stream blocks, text whole under CP.
+TEST_CASE("mochi-tiny (text stream half the video's width) on 2 and 4 ranks reproduces the single-rank latents",
+          "[executor][multirank][families]") {
+  check_plans("mochi-tiny", "128x128", even_plans(true), true);
 }
 
 // Fully sharded weights (--fully-shard F, FSDP): each rank keeps 1/F of every block, flattened and
@@ -259,6 +281,12 @@ TEST_CASE("fully sharded weights on hunyuandit-tiny (long skips) and hidream-tin
   // hidream-tiny: double block 2,964,168, single (sequential) block 1,482,084.
   check_fully_sharded("hidream-tiny", "128x128", {{"--ulysses", "2", "--fully-shard", "2"}},
                       {2964168, 1482084, 1482084});
+TEST_CASE("fully sharded weights on sana-tiny (conv-GLU FFN) and mochi-tiny (narrower text) reproduce one rank",
+          "[executor][multirank][fully_shard]") {
+  // As their profiles count the executor's blocks: sana-tiny 18,112 (the conv-GLU's depthwise taps
+  // and bias among them), mochi-tiny 93,760 (the text stream's weights at its width).
+  check_fully_sharded("sana-tiny", "256x256", {{"--ulysses", "2", "--fully-shard", "2"}}, {18112, 18112});
+  check_fully_sharded("mochi-tiny", "128x128", {{"--ring", "2", "--fully-shard", "2"}}, {93760, 93760});
 }
 
 TEST_CASE("every run is recorded in the store with its metrics", "[executor][multirank][store]") {

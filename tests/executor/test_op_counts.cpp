@@ -360,6 +360,7 @@ TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor 
       {"sd35-tiny", {BlockKind::kDouble, 1, false}},      {"hunyuan-tiny", {BlockKind::kSingle, 1, false}},
       {"cogvideox-tiny", {BlockKind::kSingle, 1, false, true}}, {"qwen-tiny", {BlockKind::kDouble, 1, false}},
       {"flux2-tiny", {BlockKind::kDouble, 1, false}},     {"flux2-tiny", {BlockKind::kSingle, 1, false}},
+      {"sana-tiny", {BlockKind::kCross, 1, false}},       {"mochi-tiny", {BlockKind::kDouble, 1, false}},
   };
   for (const Case& c : cases) {
     const auto [executed, predicted] = block_flops(c.base, c.group);
@@ -369,6 +370,19 @@ TEST_CASE("the FLOPs the cost model counts per block are the FLOPs the executor 
     INFO(c.base << " " << cpplan::to_string(c.group.kind));
     CHECK(executed == Approx(predicted).epsilon(1e-9));
   }
+  // By hand, sana-tiny's cross block at 96x96 (3 x 3 = 9 image tokens on its 32-pixel grid, 12 text
+  // tokens, D = 32, 4 heads of 8, F = 80), per sample: self q, k, v, o 4 x 2 x 9 D^2 = 73,728;
+  // linear attention (the state relu(k)^T [v | 1], then relu(q) [S | z]) 2 x 2 x 9 D (hd + 1) =
+  // 10,368; cross q, o 2 x 2 x 9 D^2 = 36,864, k, v 2 x 2 x 12 D^2 = 49,152, softmax 4 x 9 x 12 D =
+  // 13,824; conv-GLU up 2 x 9 D 2F = 92,160, depthwise 2 x 9 x 9 x 2F = 25,920, down 2 x 9 F D =
+  // 46,080 -> 348,096; true CFG runs both prompts in one batch of 2.
+  CHECK(block_flops("sana-tiny", {BlockKind::kCross, 1, false}).first == 2 * 348096.0);
+  // By hand, mochi-tiny's double block at 96x96 (36 video tokens, 12 text tokens, D = 64, text width
+  // T = 32, F = 128, text F 64), per sample: video q, k, v, o 4 x 2 x 36 D^2 = 1,179,648; text q, k,
+  // v 3 x 2 x 12 T D = 147,456, o 2 x 12 D T = 49,152; joint attention 4 x 48^2 x D = 589,824; video
+  // SwiGLU 3 x 2 x 36 D F = 1,769,472; text SwiGLU 3 x 2 x 12 T 64 = 147,456 -> 3,883,008; true CFG
+  // runs both prompts in one batch of 2.
+  CHECK(block_flops("mochi-tiny", {BlockKind::kDouble, 1, false}).first == 2 * 3883008.0);
   // By hand, flux-tiny's double block at 96x96 (36 image + 12 text tokens, one sample, D = 192,
   // F = 768): GEMMs 2 x 48 x (4 D^2 + 2 D F) = 42,467,328; attention 4 x 48^2 x D = 1,769,472.
   CHECK(block_flops("flux-tiny", {BlockKind::kDouble, 1, false}).first == 44236800.0);
