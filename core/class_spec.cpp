@@ -268,25 +268,20 @@ Result<ClassSpec::Data> read_class(const toml::table& t, const std::string& path
 
 }  // namespace
 
-Result<ClassSpec> ClassSpec::parse(std::string_view text, const std::string& path) {
-  auto t = detail::parse_toml_text(text, path);
+namespace {
+Result<ClassSpec> spec_from(const Result<toml::table>& t, const std::string& path) {
   if (!t) return t.error();
   auto d = read_class(*t, path);
   if (!d) return d.error();
-  ClassSpec s;
-  s.data_ = std::make_shared<const Data>(std::move(d).value());
-  return s;
+  return ClassSpec(std::make_shared<const ClassSpec::Data>(std::move(d).value()));
+}
+}  // namespace
+
+Result<ClassSpec> ClassSpec::parse(std::string_view text, const std::string& path) {
+  return spec_from(detail::parse_toml_text(text, path), path);
 }
 
-Result<ClassSpec> ClassSpec::load(const std::string& path) {
-  auto t = detail::parse_toml(path);
-  if (!t) return t.error();
-  auto d = read_class(*t, path);
-  if (!d) return d.error();
-  ClassSpec s;
-  s.data_ = std::make_shared<const Data>(std::move(d).value());
-  return s;
-}
+Result<ClassSpec> ClassSpec::load(const std::string& path) { return spec_from(detail::parse_toml(path), path); }
 
 const std::string& ClassSpec::name() const { return data_->name; }
 const std::string& ClassSpec::source() const { return data_->source; }

@@ -43,6 +43,7 @@ struct TransformerShape {
 class ClassSpec {
  public:
   struct Data;
+  explicit ClassSpec(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
   // One class file; errors name the file and the field.
   static Result<ClassSpec> parse(std::string_view text, const std::string& path);
   static Result<ClassSpec> load(const std::string& path);

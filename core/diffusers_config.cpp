@@ -15,6 +15,16 @@ namespace cpplan::diffusers {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+Result<json> read_config_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error{fmt::format("{}: cannot read the file", path.string())};
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path.string())};
+  if (!j.is_object()) return Error{fmt::format("{}: must be a JSON object (a diffusers config)", path.string())};
+  return j;
+}
+
 using detail::ConfigFields;
 using detail::FieldError;
 
@@ -100,14 +110,6 @@ struct Checkpoint {
   std::string default_name;
 };
 
-Result<json> read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("{}: cannot read the file", path.string())};
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path.string())};
-  if (!j.is_object()) return Error{fmt::format("{}: must be a JSON object (a diffusers config)", path.string())};
-  return j;
-}
 
 // A name for the profile from the path: the pipeline folder's, else the config file's stem (its
 // folder's when the file is a plain config.json).
@@ -141,7 +143,7 @@ Result<Checkpoint> read_checkpoint(const std::string& path) {
   } else if (!fs::exists(path, ec)) {
     return Error{fmt::format("{}: no such file or folder", path)};
   }
-  auto transformer = read_json_file(config);
+  auto transformer = read_config_file(config);
   if (!transformer) return transformer.error();
   c.transformer = std::move(transformer).value();
   c.transformer_source = config.string();

@@ -26,14 +26,6 @@ std::string text_field(const json& j, const std::string& key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-Result<json> read_object(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return Error{fmt::format("{}: cannot read the file", path.string())};
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) return Error{fmt::format("{}: not valid JSON", path.string())};
-  if (!j.is_object()) return Error{fmt::format("{}: must be a JSON object (a config)", path.string())};
-  return j;
-}
 
 // model_index.json's class for `key` ("" when the entry is absent, [null, null] or not a pair).
 std::string listed_class(const json& index, const std::string& key) {
@@ -51,7 +43,7 @@ Result<std::optional<ComponentConfig>> listed_component(const fs::path& folder, 
   const bool has_config = fs::is_regular_file(config);
   if (c.class_name.empty() && (index.contains(key) || !has_config)) return std::optional<ComponentConfig>{};
   if (has_config) {
-    auto j = read_object(config);
+    auto j = read_config_file(config);
     if (!j) return j.error();
     c.config = std::move(j).value();
   }
@@ -61,7 +53,7 @@ Result<std::optional<ComponentConfig>> listed_component(const fs::path& folder, 
 }  // namespace
 
 Result<PipelineConfigs> read_pipeline_configs(const fs::path& folder) {
-  auto index = read_object(folder / "model_index.json");
+  auto index = read_config_file(folder / "model_index.json");
   if (!index) return index.error();
   PipelineConfigs p;
   p.folder = true;

@@ -31,6 +31,10 @@ struct PipelineConfigs {
   std::optional<ComponentConfig> transformer_2;
 };
 
+// A config file as a JSON object; errors: "<file>: cannot read the file", "not valid JSON", "must be
+// a JSON object (a diffusers config)".
+Result<nlohmann::json> read_config_file(const std::filesystem::path& path);
+
 // model_index.json and the component configs it names. Tokenizers, schedulers and the like are
 // ignored; a component listed as [null, null] is absent. Errors: one line naming the file.
 Result<PipelineConfigs> read_pipeline_configs(const std::filesystem::path& folder);

@@ -176,7 +176,7 @@ at::Tensor Mlp::experts(const at::Tensor& x, Comm& tp) const {
 }
 
 // The FFN of a block of `m`: dense, or its experts (the routed ones, the shared ones, the router).
-Mlp ffn(WeightSource& ws, const ModelProfile& m, int64_t f) {
+Mlp feed_forward(WeightSource& ws, const ModelProfile& m, int64_t f) {
   const int64_t d = m.hidden();
   if (m.experts == 0) return mlp(ws, d, f, m.ffn_kind);
   Mlp moe;
@@ -185,6 +185,8 @@ Mlp ffn(WeightSource& ws, const ModelProfile& m, int64_t f) {
   moe.router = replicated(ws, m.experts, d);
   moe.active = m.active_experts;
   return moe;
+}
+
 // SANA's GLUMBConv on this rank's tokens [B, S, D]: up = silu(x W_up + b) with 2F channels
 // [x | gate], a 3x3 depthwise conv of them on the latent grid (depthwise_conv3x3), then
 // down(x * silu(gate)). Under TP each rank keeps its shard of the x half and the matching shard
@@ -422,6 +424,8 @@ class Mmdit final : public DitModel {
       if (m.experts > 0 && g.kind == BlockKind::kSingle && !g.sequential)
         throw std::invalid_argument(m.name + ": experts need a single-stream block's own FFN output (sequential = true)");
     }
+  }
+
   // [text; image] of the two streams; a narrower text stream (Mochi) zero-padded to the image's width.
   at::Tensor joined(const at::Tensor& txt, const at::Tensor& img) const {
     return at::cat({tw_ == d_ ? txt : at::constant_pad_nd(txt, {0, d_ - tw_}), img}, 1);
@@ -554,8 +558,8 @@ class Mmdit final : public DitModel {
     b.img_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
     b.txt_attn = attention_weights(ws, d_, hd_, m_.qk_norm, tw_);
     if (g.image_self_attention) b.img_attn2 = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.img_mlp = ffn(ws, m_, f_);
-    b.txt_mlp = ffn(ws, m_, f_);
+    b.img_mlp = feed_forward(ws, m_, f_);
+    b.txt_mlp = feed_forward(ws, m_, f_);
     b.img_mlp = mlp(ws, d_, f_, m_.ffn_kind);
     b.txt_mlp = mlp(ws, tw_, m_.text_ffn(), m_.ffn_kind);
     return b;
@@ -582,7 +586,7 @@ class Mmdit final : public DitModel {
     b.mod = replicated(ws, 6 * d_, d_);
     if (m_.modulation == Modulation::kExpert) b.txt_mod = replicated(ws, 6 * d_, d_);
     b.attn = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.mlp = ffn(ws, m_, f_);
+    b.mlp = feed_forward(ws, m_, f_);
     return b;
   }
 
@@ -623,10 +627,8 @@ class CrossDit final : public DitModel {
         b.table = ws.full({6, d_}, 0.02);
         b.self = attention_weights(ws, d_, hd_, m.qk_norm);
         if (ModelProfile::cross_attends(g)) b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
-        b.ffn = ffn(ws, m, m.ffn_hidden);
-        b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
         if (m.ffn_kind == FfnKind::kConvGlu) b.conv_ffn = conv_glu(ws, d_, m.ffn_hidden);
-        else b.ffn = mlp(ws, d_, m.ffn_hidden, m.ffn_kind);
+        else b.ffn = feed_forward(ws, m, m.ffn_hidden);
         // Drawn whether held or not: the generator's sequence stays the single-rank model's.
         blocks_.push_back(keep(held.holds(static_cast<int>(blocks_.size())), std::move(b), fs));
       }
@@ -671,21 +673,12 @@ class CrossDit final : public DitModel {
       if (b.skip.w.defined()) x = long_skip(b.skip, x, pop(skips));
       auto m = (e6 + b.table).chunk(6, 1);  // each [B, 1, D]
       const at::Tensor n = modulate(x, m[0], m[1]);
-      const at::Tensor q = rope(project(b.self.q, b.self.q_norm, n), in.image_rope);
-      const at::Tensor k = rope(project(b.self.k, b.self.k_norm, n), in.image_rope);
       const at::Tensor v = heads(b.self.v(n), local_heads_);
-      const at::Tensor o = merge_heads(grouped_self_attention(op_, q, k, v, ctx, b.groups));
+      const at::Tensor o = merge_heads(grouped_self_attention(op_, self_q(b, n, in), self_k(b, n, in), v, ctx, b.groups));
       x = x + m[2] * b.self.out(o, tp_);
       if (b.cross.q.w.defined()) x = x + cross_attention(b.cross, x, ctx_tokens);  // not in temporal blocks
-      x = x + m[5] * b.ffn(modulate(x, m[3], m[4]), tp_);
-      if (block <= skips_) skips.push_back(x);
-      const at::Tensor o = merge_heads(self_attention(op_, self_q(b, n, in), self_k(b, n, in), heads(b.self.v(n), local_heads_), ctx));
-      x = x + m[2] * b.self.out(o, tp_);
-      // Cross-attention: local queries against the whole text on every rank, no CP traffic.
-      const at::Tensor nx = layer_norm(x);
-      const at::Tensor cq = project(b.cross.q, b.cross.q_norm, nx), ck = project(b.cross.k, b.cross.k_norm, ctx_tokens);
-      x = x + b.cross.out(merge_heads(attention_local(cq, ck, heads(b.cross.v(ctx_tokens), local_heads_))), tp_);
       x = x + m[5] * ffn(b, modulate(x, m[3], m[4]), ctx);
+      if (block <= skips_) skips.push_back(x);
     }
     return x;
   }

@@ -22,18 +22,6 @@ using cpplan::test::config;
 
 namespace {
 
-// A query for `m` (kept alive by the caller) on `gpus` H100s at width x height x frames.
-cpplan::Query query_for(const ModelProfile& m, int gpus, int width, int height, int frames = 1) {
-  cpplan::Query q;
-  q.model = &m;
-  q.hardware = cpplan::test::catalog().find_hardware("h100-sxm");
-  q.gpus = gpus;
-  q.resolution = {width, height};
-  q.frames = frames;
-  q.sequence = cpplan::compute_sequence(m, q.resolution, frames, m.text_tokens).value();
-  return q;
-}
-
 ModelProfile from(const std::string& base) { return *cpplan::test::catalog().find_model(base); }
 
 // A SANA-like model: PixArt-Sigma's shape (D = 1152, 16 x 72 heads, 28 cross blocks, 300 text
@@ -50,7 +38,7 @@ ModelProfile sana_like() {
 
 TEST_CASE("linear attention and a conv-GLU FFN cost what SANA's math runs", "[costmodel][model_math]") {
   const ModelProfile m = sana_like();
-  const auto q = query_for(m, 1, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 1, 1024, 1024);
   // 1024 / (VAE 8 x patch 2) = 64 -> 4096 image tokens; per block:
   //   linears: self q, k, v, out and cross q, out (6 D^2), the FFN D -> 2F and F -> D (3 D F), on S_img;
   //   the depthwise 3x3 conv: 2 x 9 x 2F per image token;
@@ -67,7 +55,7 @@ TEST_CASE("linear attention and a conv-GLU FFN cost what SANA's math runs", "[co
 TEST_CASE("Ring on linear attention all-reduces the K^T V state; the conv-GLU FFN all-gathers its halo rows",
           "[costmodel][model_math]") {
   const ModelProfile m = sana_like();
-  const auto q = query_for(m, 2, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 2, 1024, 1024);
   const cpplan::costmodel::DatasheetModel hw(*q.hardware);
   const cpplan::RuntimeProfile rt;
   const auto pc = config(2, 1);
@@ -85,7 +73,7 @@ TEST_CASE("temporal blocks attend across frames, the others within a frame", "[c
   // A Latte-like video model: Wan2.1-1.3B's shape, its 30 blocks as 15 spatial + 15 temporal.
   ModelProfile m = from("wan2.1-t2v-1.3b");
   m.blocks = {BlockGroup{BlockKind::kCross, 15}, BlockGroup{BlockKind::kCross, 15, false, false, true}};
-  const auto q = query_for(m, 1, 832, 480, 81);
+  const auto q = cpplan::test::make_query(m, 1, 832, 480, 81);
   // 81 frames / 4 + 1 = 21 latent frames of 52 x 30 = 1560 tokens: S = 32,760. Self-attention:
   // spatial 4 x S x 1560 x D, temporal 4 x S x 21 x D. The spatial blocks are Wan's cross blocks;
   // the temporal ones have no cross-attention (self q, k, v, out and the FFN only).
@@ -101,7 +89,7 @@ TEST_CASE("long skips add a 2D x D linear, whole on every TP rank", "[costmodel]
   ModelProfile m = from("pixart-sigma");
   m.blocks = {BlockGroup{BlockKind::kCross, 15}, BlockGroup{BlockKind::kCross, 13, false, false, false, true}};
   const ModelProfile plain = from("pixart-sigma");
-  const auto q = query_for(m, 1, 1024, 1024), base = query_for(plain, 1, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 1, 1024, 1024), base = cpplan::test::make_query(plain, 1, 1024, 1024);
   // 13 skip blocks x 2 x (2D x D) x 4096 tokens more than the same 28 blocks without skips.
   const double d = 1152;
   CHECK(forward_flops(m, q.sequence) - forward_flops(plain, base.sequence) ==
@@ -109,7 +97,7 @@ TEST_CASE("long skips add a 2D x D linear, whole on every TP rank", "[costmodel]
   // On 2-way TP the skip linear stays whole on each rank, the rest is halved (both CFG passes
   // on each rank).
   const double skip = 13.0 * 2.0 * 2.0 * d * d * 4096, all = forward_flops(m, q.sequence);
-  const double tp2 = cpplan::test::datasheet_prediction(query_for(m, 2, 1024, 1024), config(1, 1, 2)).step_flops;
+  const double tp2 = cpplan::test::datasheet_prediction(cpplan::test::make_query(m, 2, 1024, 1024), config(1, 1, 2)).step_flops;
   CHECK(tp2 == Approx(2.0 * ((all - skip) / 2.0 + skip)).epsilon(1e-9));
 }
 
@@ -122,7 +110,7 @@ TEST_CASE("a mixture of experts runs the router and each token's experts, and ho
   m.experts = 4;
   m.active_experts = 2;
   m.shared_experts = 1;
-  const auto q = query_for(m, 1, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 1, 1024, 1024);
   // Per token and block: 3 experts x 3 D F (SwiGLU) + the router D x 4, instead of one 3 D F.
   const double d = 3072, f = 12288, seq = 4096 + 512, blocks = 57;
   CHECK(forward_flops(m, q.sequence) - forward_flops(dense, q.sequence) ==
@@ -141,7 +129,7 @@ TEST_CASE("a narrower text stream runs its own width", "[costmodel][model_math]"
   ModelProfile m = from("qwen-image");
   m.text_hidden = 1536;
   m.text_ffn_hidden = 6144;
-  const auto q = query_for(m, 1, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 1, 1024, 1024);
   const double d = 3072, f = 12288, img = 4096, txt = q.sequence.text_tokens, w = 1536, wf = 6144;
   const double seq = img + txt;
   const double per_block = 2.0 * (4.0 * d * d + 2.0 * d * f) * img + 2.0 * (4.0 * d * w + 2.0 * w * wf) * txt +
@@ -155,7 +143,7 @@ TEST_CASE("two transformers are both held; a step runs one", "[costmodel][model_
   ModelProfile m = from("wan2.1-t2v-14b");
   const ModelProfile one = m;
   m.transformers = 2;
-  const auto q = query_for(m, 1, 832, 480, 81), q1 = query_for(one, 1, 832, 480, 81);
+  const auto q = cpplan::test::make_query(m, 1, 832, 480, 81), q1 = cpplan::test::make_query(one, 1, 832, 480, 81);
   const auto p = cpplan::test::datasheet_prediction(q, config(1, 1));
   const auto p1 = cpplan::test::datasheet_prediction(q1, config(1, 1));
   CHECK(p.memory.transformer_weights == 2.0 * p1.memory.transformer_weights);

@@ -17,17 +17,6 @@ using cpplan::test::config;
 
 namespace {
 
-cpplan::Query query_for(const ModelProfile& m, int gpus, int width, int height, int frames = 1) {
-  cpplan::Query q;
-  q.model = &m;
-  q.hardware = cpplan::test::catalog().find_hardware("h100-sxm");
-  q.gpus = gpus;
-  q.resolution = {width, height};
-  q.frames = frames;
-  q.sequence = cpplan::compute_sequence(m, q.resolution, frames, m.text_tokens).value();
-  return q;
-}
-
 ModelProfile from(const std::string& base) { return *cpplan::test::catalog().find_model(base); }
 
 std::vector<std::string> rules_of(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
@@ -52,7 +41,7 @@ cpplan::ParallelConfig pipefusion(int degree) {
 TEST_CASE("linear attention runs Ulysses and Ring, not the Anything modes nor PipeFusion", "[planner][rules][model_math]") {
   ModelProfile m = from("pixart-sigma");
   m.attention = cpplan::AttentionKind::kLinear;
-  const auto q = query_for(m, 4, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 4, 1024, 1024);
   CHECK(rules_of(q, config(1, 4)).empty());
   CHECK(rules_of(q, config(4, 1)).empty());
   CHECK(rules_of(q, config(2, 2)).empty());
@@ -68,15 +57,15 @@ TEST_CASE("the conv-GLU FFN needs a latent row on every CP rank", "[planner][rul
   m.ffn_kind = cpplan::FfnKind::kConvGlu;
   // 128 x 128 px: 8 x 8 = 64 latent tokens. 8 CP ranks hold 8 tokens each (one row): valid;
   // 16 hold 4, less than a row of 8.
-  CHECK(rules_of(query_for(m, 8, 128, 128), config(2, 4)).empty());
-  CHECK(any_contains(rules_of(query_for(m, 16, 128, 128), config(4, 4)),
+  CHECK(rules_of(cpplan::test::make_query(m, 8, 128, 128), config(2, 4)).empty());
+  CHECK(any_contains(rules_of(cpplan::test::make_query(m, 16, 128, 128), config(4, 4)),
                      "ring_degree x ulysses_degree = 16: leaves a rank fewer than one latent row (8 tokens)"));
 }
 
 TEST_CASE("temporal blocks run Ulysses only", "[planner][rules][model_math]") {
   ModelProfile m = from("wan2.1-t2v-1.3b");
   m.blocks = {BlockGroup{BlockKind::kCross, 15}, BlockGroup{BlockKind::kCross, 15, false, false, true}};
-  const auto q = query_for(m, 4, 832, 480, 81);
+  const auto q = cpplan::test::make_query(m, 4, 832, 480, 81);
   CHECK(rules_of(q, config(1, 4)).empty());
   CHECK(any_contains(rules_of(q, config(2, 2)), "ring_degree = 2: must be 1: temporal blocks attend across frames"));
   CHECK(any_contains(rules_of(q, pipefusion(4)), "PipeFusion's row patches cut the temporal blocks' frames"));
@@ -85,7 +74,7 @@ TEST_CASE("temporal blocks run Ulysses only", "[planner][rules][model_math]") {
 TEST_CASE("long skips refuse PipeFusion only", "[planner][rules][model_math]") {
   ModelProfile m = from("pixart-sigma");
   m.blocks = {BlockGroup{BlockKind::kCross, 15}, BlockGroup{BlockKind::kCross, 13, false, false, false, true}};
-  const auto q = query_for(m, 4, 1024, 1024);
+  const auto q = cpplan::test::make_query(m, 4, 1024, 1024);
   CHECK(rules_of(q, config(2, 2)).empty());
   CHECK(rules_of(q, config(1, 1, 4)).empty());
   CHECK(any_contains(rules_of(q, pipefusion(4)), "long skip connections cross PipeFusion's stages"));

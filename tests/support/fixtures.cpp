@@ -24,20 +24,26 @@ const ProfileCatalog& fitted_catalog() {
   return c;
 }
 
-Query make_query(const std::string& model, int gpus, int width, int height, int frames, const std::string& hardware) {
+Query make_query(const ModelProfile& model, int gpus, int width, int height, int frames, const std::string& hardware) {
   Query q;
-  q.model = catalog().find_model(model);
+  q.model = &model;
   q.hardware = catalog().find_hardware(hardware);
-  if (!q.model || !q.hardware) throw std::runtime_error("unknown test profile " + model + " / " + hardware);
+  if (!q.hardware) throw std::runtime_error("unknown test profile " + hardware);
   q.gpus = gpus;
-  q.resolution = {width > 0 ? width : q.model->default_width, height > 0 ? height : q.model->default_height};
-  q.frames = frames > 0 ? frames : q.model->default_frames;
-  q.steps = q.model->default_steps;
-  auto seq = compute_sequence(*q.model, q.resolution, q.frames, q.model->text_tokens);
+  q.resolution = {width > 0 ? width : model.default_width, height > 0 ? height : model.default_height};
+  q.frames = frames > 0 ? frames : model.default_frames;
+  q.steps = model.default_steps;
+  auto seq = compute_sequence(model, q.resolution, q.frames, model.text_tokens);
   if (!seq) throw std::runtime_error(seq.error().message);
   q.sequence = *seq;
   q.frameworks = catalog().frameworks_for_query().value();
   return q;
+}
+
+Query make_query(const std::string& model, int gpus, int width, int height, int frames, const std::string& hardware) {
+  const ModelProfile* m = catalog().find_model(model);
+  if (!m) throw std::runtime_error("unknown test profile " + model);
+  return make_query(*m, gpus, width, height, frames, hardware);
 }
 
 ParallelConfig config(int ring, int ulysses, int tp, int cfg, int dp, bool ulysses_anything, bool ring_anything) {

@@ -18,6 +18,9 @@ std::string profiles_dir();
 // A query for `model` on `gpus` x `hardware`; width/height/frames <= 0 take the model's defaults.
 Query make_query(const std::string& model, int gpus, int width = 0, int height = 0, int frames = 0,
                  const std::string& hardware = "h100-sxm");
+// The same for a profile the test built (it must outlive the query).
+Query make_query(const ModelProfile& model, int gpus, int width = 0, int height = 0, int frames = 0,
+                 const std::string& hardware = "h100-sxm");
 
 // A parallel config from degrees and anything flags.
 ParallelConfig config(int ring, int ulysses, int tp = 1, int cfg = 1, int dp = 1, bool ulysses_anything = false,
