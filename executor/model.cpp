@@ -176,8 +176,8 @@ at::Tensor Mlp::experts(const at::Tensor& x, Comm& tp) const {
 }
 
 // The FFN of a block of `m`: dense, or its experts (the routed ones, the shared ones, the router).
-Mlp feed_forward(WeightSource& ws, const ModelProfile& m, int64_t f) {
-  const int64_t d = m.hidden();
+// `d` wide in and out, `f` inside (a narrower text stream has its own).
+Mlp feed_forward(WeightSource& ws, const ModelProfile& m, int64_t d, int64_t f) {
   if (m.experts == 0) return mlp(ws, d, f, m.ffn_kind);
   Mlp moe;
   for (int e = 0; e < m.experts; ++e) moe.routed.push_back(mlp(ws, d, f, m.ffn_kind));
@@ -558,10 +558,8 @@ class Mmdit final : public DitModel {
     b.img_attn = attention_weights(ws, d_, hd_, m_.qk_norm);
     b.txt_attn = attention_weights(ws, d_, hd_, m_.qk_norm, tw_);
     if (g.image_self_attention) b.img_attn2 = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.img_mlp = feed_forward(ws, m_, f_);
-    b.txt_mlp = feed_forward(ws, m_, f_);
-    b.img_mlp = mlp(ws, d_, f_, m_.ffn_kind);
-    b.txt_mlp = mlp(ws, tw_, m_.text_ffn(), m_.ffn_kind);
+    b.img_mlp = feed_forward(ws, m_, d_, f_);
+    b.txt_mlp = feed_forward(ws, m_, tw_, m_.text_ffn());
     return b;
   }
   SingleBlock make_single(WeightSource& ws) {
@@ -586,7 +584,7 @@ class Mmdit final : public DitModel {
     b.mod = replicated(ws, 6 * d_, d_);
     if (m_.modulation == Modulation::kExpert) b.txt_mod = replicated(ws, 6 * d_, d_);
     b.attn = attention_weights(ws, d_, hd_, m_.qk_norm);
-    b.mlp = feed_forward(ws, m_, f_);
+    b.mlp = feed_forward(ws, m_, d_, f_);
     return b;
   }
 
@@ -628,7 +626,7 @@ class CrossDit final : public DitModel {
         b.self = attention_weights(ws, d_, hd_, m.qk_norm);
         if (ModelProfile::cross_attends(g)) b.cross = attention_weights(ws, d_, hd_, m.qk_norm);
         if (m.ffn_kind == FfnKind::kConvGlu) b.conv_ffn = conv_glu(ws, d_, m.ffn_hidden);
-        else b.ffn = feed_forward(ws, m, m.ffn_hidden);
+        else b.ffn = feed_forward(ws, m, d_, m.ffn_hidden);
         // Drawn whether held or not: the generator's sequence stays the single-rank model's.
         blocks_.push_back(keep(held.holds(static_cast<int>(blocks_.size())), std::move(b), fs));
       }

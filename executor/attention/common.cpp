@@ -69,7 +69,11 @@ at::Tensor AttentionContext::keys_valid(int first, int count) const {
 }
 
 AttentionContext AttentionContext::image_only() const {
-  AttentionContext c{mesh, cp, image_lengths, image_lengths, 0, {}, {}, patch_kv, linear, grid_rows, grid_cols};
+  AttentionContext c = *this;  // the mesh, the plan, PipeFusion's patches, the model's math and grid
+  c.cp_lengths = image_lengths;
+  c.text_tokens = 0;
+  c.key_valid = {};
+  c.text_valid = at::Tensor();
   return c;
 }
 

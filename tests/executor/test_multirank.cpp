@@ -178,6 +178,8 @@ TEST_CASE("wan22-tiny (two transformers) with CFG, Ulysses, Ring and TP reproduc
           "[executor][multirank][families]") {
   check_plans("wan22-tiny", "128x128",
               {{"--cfg", "2"}, {"--ulysses", "2"}, {"--ring", "2"}, {"--tp", "2"}, {"--cfg", "2", "--ulysses", "2"}}, true);
+}
+
 // SANA's linear self-attention and conv-GLU FFN (cross-attention blocks, text whole): Ulysses
 // all-to-alls as softmax's, Ring and Unified's ring one all-reduce of each rank's state [S | z]
 // per attention layer, the FFN's 3x3 depthwise conv one all-gather of every CP rank's first and
@@ -281,6 +283,8 @@ TEST_CASE("fully sharded weights on hunyuandit-tiny (long skips) and hidream-tin
   // hidream-tiny: double block 2,964,168, single (sequential) block 1,482,084.
   check_fully_sharded("hidream-tiny", "128x128", {{"--ulysses", "2", "--fully-shard", "2"}},
                       {2964168, 1482084, 1482084});
+}
+
 TEST_CASE("fully sharded weights on sana-tiny (conv-GLU FFN) and mochi-tiny (narrower text) reproduce one rank",
           "[executor][multirank][fully_shard]") {
   // As their profiles count the executor's blocks: sana-tiny 18,112 (the conv-GLU's depthwise taps
