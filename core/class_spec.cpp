@@ -163,10 +163,8 @@ void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
   for (const char* key : {"heads", "head_dim", "ffn_hidden", "qk_norm", "patch_spatial", "in_channels"})
     if (auto e = read_expression(r, t, key, true)) d.numbers.emplace(key, std::move(*e));
   for (const char* key : {"patch_temporal", "text_tokens", "experts", "active_experts", "shared_experts",
-                          "text_hidden", "text_ffn_hidden"}) {
-    const bool optional = true;
-    if (auto e = read_expression(r, t, key, !optional)) d.numbers.emplace(key, std::move(*e));
-  }
+                          "text_hidden", "text_ffn_hidden"})  // optional
+    if (auto e = read_expression(r, t, key, false)) d.numbers.emplace(key, std::move(*e));
   r.string("summary", d.summary);
   const toml::array* blocks = t["blocks"].as_array();
   if (!blocks) return r.fail("blocks", "...", "must be an array of tables");
