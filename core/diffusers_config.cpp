@@ -260,6 +260,7 @@ Result<ModelProfile> profile_from_checkpoint(const Checkpoint& c, const ProfileC
   if (auto refused = apply_transformer_2(c, *spec, shape, m)) return *refused;
   m.name = *name;
   m.base = pipeline->base.empty() ? pipeline->name : pipeline->base;
+  m.transformer_class = class_name;
   m.description = fmt::format("{} from {} ({}), pipeline of {}", shape.summary, source, class_name,
                               shape.pipeline.empty() ? spec->source() : pipeline->name);
   m.hf_repo = !c.folder.empty() ? c.folder : hub_id(c.transformer);  // from_pretrained reads a local folder

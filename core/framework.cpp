@@ -9,7 +9,8 @@
 namespace cpplan {
 
 namespace {
-constexpr std::string_view kFrameworkNames[] = {"diffusers", "xdit", "cache-dit"};
+constexpr std::string_view kFrameworkNames[] = {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"};
+static_assert(std::size(kFrameworkNames) == kFrameworkCount);
 constexpr std::string_view kFeatureNames[] = {
     "ulysses",      "ring",         "ulysses_anything",     "ring_anything",         "ring_p2p",
     "tp",           "cfg",          "pipefusion",           "fully_shard",           "data_parallel",
@@ -18,7 +19,14 @@ static_assert(std::size(kFeatureNames) == kFeatureCount);
 }  // namespace
 
 std::string_view to_string(Framework f) { return kFrameworkNames[static_cast<int>(f)]; }
-std::string_view framework_title(Framework f) { return f == Framework::kXdit ? "xDiT" : to_string(f); }
+std::string_view framework_title(Framework f) {
+  switch (f) {
+    case Framework::kXdit: return "xDiT";
+    case Framework::kSglang: return "SGLang Diffusion";
+    case Framework::kVllmOmni: return "vLLM-Omni";
+    default: return to_string(f);
+  }
+}
 std::optional<Framework> framework_from_string(std::string_view name) {
   for (int i = 0; i < kFrameworkCount; ++i)
     if (kFrameworkNames[i] == name) return static_cast<Framework>(i);
@@ -36,6 +44,9 @@ const FrameworkModel* FrameworkProfile::model_for(const ModelProfile& m) const {
     for (const FrameworkModel& entry : models)
       if (!name.empty() && std::find(entry.profiles.begin(), entry.profiles.end(), name) != entry.profiles.end())
         return &entry;
+  if (m.transformer_class.empty()) return nullptr;
+  for (const FrameworkModel& entry : models)
+    if (std::find(entry.classes.begin(), entry.classes.end(), m.transformer_class) != entry.classes.end()) return &entry;
   return nullptr;
 }
 
@@ -96,9 +107,13 @@ void read_conflict(Reader& r, FrameworkProfile& p) {
 }
 
 void read_model(Reader& r, FrameworkProfile& p) {
-  r.only({"profiles", "runner", "script", "features"});
+  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed"});
   FrameworkModel m;
-  r.strings("profiles", m.profiles);
+  r.strings("profiles", m.profiles, false);
+  r.strings("classes", m.classes, false);
+  if (r.ok() && m.profiles.empty() && m.classes.empty())
+    r.fail("profiles", "(missing)", "a model entry names profiles or transformer classes");
+  r.string("unconfirmed", m.unconfirmed, false);
   r.string("runner", m.runner_name, false);
   r.string("script", m.script, false);
   read_features(r, "features", m.features, true);
@@ -116,15 +131,16 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   FrameworkProfile p;
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
-          "family_reason", "conflicts", "missing", "unlisted", "common", "models"});
+          "family_reason", "conflicts", "missing", "unlisted", "common", "models", "unconfirmed"});
   detail::read_name(r, path, p.name);
-  r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit"});
+  r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
   r.string("version", p.version);
   r.string("description", p.description, false);
   r.string("launcher", p.launcher);
-  if (r.ok() && p.launcher != "script" && p.launcher != "runner" && p.launcher != "note")
-    r.fail("launcher", fmt::format("\"{}\"", p.launcher), "must be \"script\", \"runner\" or \"note\"");
+  if (r.ok() && p.launcher != "script" && p.launcher != "runner" && p.launcher != "command" && p.launcher != "note")
+    r.fail("launcher", fmt::format("\"{}\"", p.launcher), "must be \"script\", \"runner\", \"command\" or \"note\"");
+  r.string("unconfirmed", p.unconfirmed, false);
   r.strings("entry_points", p.entry_points);
   if (r.ok() && p.entry_points.empty()) r.fail("entry_points", "[]", "needs at least one");
   r.tables("families", true, [&](Reader& f) { read_family(f, p); });

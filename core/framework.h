@@ -14,12 +14,12 @@
 
 namespace cpplan {
 
-enum class Framework { kDiffusers, kXdit, kCacheDit };
-inline constexpr int kFrameworkCount = 3;
-std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit"
+enum class Framework { kDiffusers, kXdit, kCacheDit, kSglang, kVllmOmni };
+inline constexpr int kFrameworkCount = 5;
+std::string_view to_string(Framework f);  // "diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"
 std::optional<Framework> framework_from_string(std::string_view name);
-// The framework's name as people write it, in titles and headings: "xDiT" for kXdit, to_string's
-// name otherwise. Every front's "# xDiT" heading comes from here.
+// The framework's name as people write it, in titles and headings: "xDiT", "SGLang Diffusion",
+// "vLLM-Omni", to_string's name otherwise. Every front's "# xDiT" heading comes from here.
 std::string_view framework_title(Framework f);
 
 // A parallel feature a plan uses (planner/frameworks.cpp says which) and a framework offers.
@@ -37,13 +37,16 @@ struct FeatureSet {
   void add(Feature f) { bits |= 1u << static_cast<int>(f); }
 };
 
-// One model as a framework serves it: the profiles it covers, how it is launched (the runner's
-// model name, or an example script) and the features it offers.
+// One model as a framework serves it: the profiles it covers, the diffusers transformer classes it
+// covers (a model planned from a config or a folder matches by its class), how it is launched (the
+// runner's model name, or an example script) and the features it offers.
 struct FrameworkModel {
   std::vector<std::string> profiles;
+  std::vector<std::string> classes;  // e.g. "CogVideoXTransformer3DModel"
   std::string runner_name;  // xDiT's runner: `xdit --model NAME`
   std::string script;       // a script that serves it instead, e.g. "examples/pixartsigma_example.py"
   FeatureSet features;
+  std::string unconfirmed;  // non-empty: the reference marks this entry unconfirmed, and why
 };
 
 // Features used together that the framework refuses, and why.
@@ -69,14 +72,16 @@ struct FrameworkProfile {
   std::vector<FamilySupport> families;
   std::string family_reason;               // on a family not listed
   std::vector<std::string> entry_points;   // commands and scripts that exist in this version
-  std::string launcher;                    // "runner": `xdit` ...; "script": diffusers' Python; "note"
+  std::string launcher;                    // "runner": `xdit` ...; "script": a Python script; "command": a CLI; "note"
+  std::string unconfirmed;                 // non-empty: what of this file the reference marks unconfirmed
   std::vector<FeatureConflict> conflicts;
   std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
   std::string unlisted;                    // why a model without an entry runs nothing ("" : `common` only)
   FeatureSet common;                       // offered for every model, listed or not
   std::vector<FrameworkModel> models;
 
-  // The entry of `m` (by its name, else the built-in profile it derives from); null when unlisted.
+  // The entry of `m`: by its name, else the built-in profile it derives from, else its transformer
+  // class (ModelProfile::transformer_class); null when unlisted.
   const FrameworkModel* model_for(const ModelProfile& m) const;
   // The features `m` gets: its entry's and the common ones.
   FeatureSet features_for(const ModelProfile& m) const;

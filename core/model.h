@@ -126,6 +126,7 @@ struct ModelProfile {
   Guidance guidance = Guidance::kNone;
   std::string hf_repo;            // e.g. "black-forest-labs/FLUX.1-dev"
   std::string pipeline_class;     // e.g. "FluxPipeline"
+  std::string transformer_class;  // diffusers' class, e.g. "FluxTransformer2DModel": frameworks match it
   // A derived profile (from a diffusers config): the built-in profile whose pipeline it shares;
   // the framework files match it through this name too. Empty for the built-ins.
   std::string base;

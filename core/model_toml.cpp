@@ -92,6 +92,7 @@ toml::table pipeline_table(const ModelProfile& m) {
                 {"guidance", str(to_string(m.guidance))}};
   if (!m.hf_repo.empty()) p.insert("hf_repo", m.hf_repo);
   if (!m.pipeline_class.empty()) p.insert("pipeline_class", m.pipeline_class);
+  if (!m.transformer_class.empty()) p.insert("transformer_class", m.transformer_class);
   if (!m.base.empty()) p.insert("base", m.base);
   return p;
 }

@@ -131,7 +131,7 @@ void read_parallel(Reader& p, ModelProfile& m) {
 // Reads [pipeline]: the default request (size, frames, steps, guidance) and the runtime names.
 void read_pipeline(Reader& p, ModelProfile& m) {
   p.only({"video", "default_width", "default_height", "default_frames", "default_steps",
-          "guidance", "hf_repo", "pipeline_class", "base"});
+          "guidance", "hf_repo", "pipeline_class", "transformer_class", "base"});
   p.boolean("video", m.video);
   p.integer("default_width", m.default_width, 1, 16384);
   p.integer("default_height", m.default_height, 1, 16384);
@@ -140,6 +140,7 @@ void read_pipeline(Reader& p, ModelProfile& m) {
   p.choice("guidance", m.guidance, {"none", "distilled", "true_cfg"});
   p.string("hf_repo", m.hf_repo, false);
   p.string("pipeline_class", m.pipeline_class, false);
+  p.string("transformer_class", m.transformer_class, false);
   p.string("base", m.base, false);
 }
 

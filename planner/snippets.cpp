@@ -53,6 +53,7 @@ std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport&
   const RankedPlan& top = r.plans.front();
   const auto top_snippets = snippets_for(q, top);
   for (int i = 0; i < kFrameworkCount; ++i) {
+    if (!q.frameworks[i]) continue;  // no file loaded for it: nothing to say
     FrameworkChoice c;
     c.framework = static_cast<Framework>(i);
     c.top_unavailable = top_snippets[i].unavailable;
