@@ -22,6 +22,27 @@ std::string frameworks_text(const planner::FrameworkSet& frameworks) {
   return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
 }
 
+// A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB".
+std::string own_run_text(const planner::FrameworkRun& r) {
+  return fmt::format("{}/{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae),
+                     r.image_ms / 1e3, gib(r.peak_bytes), r.fits ? "" : " NO fit");
+}
+
+// The frameworks of a row; one whose placement differs from the row's shows its own figures
+// ("xdit (replicated/single 9.84 s 41.2 GiB)"); a row no framework runs: "cpplan run only".
+std::string frameworks_text(const session::Row& row) {
+  if (row.cpplan_only()) return "cpplan run only";
+  std::vector<std::string> parts;
+  for (int i = 0; i < planner::kFrameworkCount; ++i) {
+    const auto f = static_cast<planner::Framework>(i);
+    if (!row.frameworks.has(f)) continue;
+    std::string part(to_string(f));
+    if (row.differs(f)) part += fmt::format(" ({})", own_run_text(row.runs[i]));
+    parts.push_back(std::move(part));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 // Static-shape runtimes (XLA on TPU and Neuron): what the warm-up costs before the first image, and
 // that every other size compiles again.
 void print_warmup(std::ostream& out, const Query& q, const std::optional<session::Warmup>& w) {
@@ -49,12 +70,13 @@ std::string_view lever_control(Lever l) {
 // "xDiT: cannot run the top plan: R; the fastest plan it runs: L (V), 12% slower", or the title alone.
 std::string choice_heading(const session::FrameworkChoice& c) {
   std::string heading = c.title;
-  if (c.top_unavailable.empty()) return heading;
+  const std::string own = c.own_placement ? fmt::format(" (its placement: {})", own_run_text(c.run)) : "";
+  if (c.top_unavailable.empty()) return heading + own;
   heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
   if (!c.plan) return heading + "; nor any other plan here";
-  return heading + fmt::format("; the fastest plan it runs: {} ({}), {}", plan_label(c.plan->plan.config),
+  return heading + fmt::format("; the fastest plan it runs: {} ({}), {}{}", plan_label(c.plan->plan.config),
                                display_name(c.plan->plan.variant),
-                               c.gap > 0.005 ? fmt::format("{:.0f}% slower", c.gap * 100) : std::string("as fast"));
+                               c.gap > 0.005 ? fmt::format("{:.0f}% slower", c.gap * 100) : std::string("as fast"), own);
 }
 
 // For each framework (only --framework's when given): the top plan's script, or why it cannot run
@@ -237,11 +259,16 @@ void print_rows(std::ostream& out, const session::Recommendation& rec) {
     fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
                plan_label(p.plan.config), plan_width, row.variant, pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
                gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
-               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(row.frameworks));
+               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(row));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
   if (!all && static_cast<int>(rows.size()) > shown)
     fmt::print(out, "      ... {} more valid plans (--top K or --all)\n", static_cast<int>(rows.size()) - shown);
+  const auto cpplan_only = std::count_if(rows.begin(), rows.begin() + shown, [](const session::Row& r) { return r.cpplan_only(); });
+  if (cpplan_only > 0)
+    fmt::print(out, "      \"cpplan run only\": no framework runs {} ({}), `cpplan run` does{}\n",
+               cpplan_only == 1 ? "that plan" : "those plans", cpplan_only,
+               rec.request.cpplan_plans ? "" : "; ranked after the plans a framework runs (--framework cpplan ranks all by time)");
 }
 
 }  // namespace

@@ -79,6 +79,8 @@ inline constexpr int kVaePlacementCount = 2;
 struct PipelinePlacement {
   TextEncoderPlacement text_encoder = TextEncoderPlacement::kReplicated;
   VaePlacement vae = VaePlacement::kSingle;
+  bool operator==(const PipelinePlacement& o) const { return text_encoder == o.text_encoder && vae == o.vae; }
+  bool operator!=(const PipelinePlacement& o) const { return !(*this == o); }
 };
 
 std::string_view to_string(TextEncoderPlacement p);  // "replicated", "offloaded", "sequential", "sharded"

@@ -330,40 +330,51 @@ int placement_complexity(const PipelineCost& p) {
   return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kParallel ? 1 : 0);
 }
 
-const PlacedPipeline& simplest_within_gain(const std::vector<PlacedPipeline>& fitting, Milliseconds steps_ms) {
+Milliseconds image_ms_with(const Prediction& p, int option, int steps) {
+  return steps * p.step_ms + p.pipeline_options[option].cost.total_ms();
+}
+
+int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity) {
+  const auto in = [&](int i) { return (allowed >> i) & 1u; };
+  const auto fits = [&](int i) { return p.pipeline_options[i].memory.peak() <= capacity; };
+  int smallest = -1;
   Milliseconds fastest = std::numeric_limits<Milliseconds>::infinity();
-  for (const PlacedPipeline& p : fitting) fastest = std::min(fastest, p.cost.total_ms());
-  const Milliseconds budget = fastest + kPlacementGain * (steps_ms + fastest);
-  const PlacedPipeline* best = nullptr;
-  for (const PlacedPipeline& p : fitting)
-    if (p.cost.total_ms() <= budget &&
-        (!best || std::pair(placement_complexity(p.cost), p.cost.total_ms()) <
-                      std::pair(placement_complexity(best->cost), best->cost.total_ms())))
-      best = &p;
-  return *best;
-}
-
-PlacedPipeline choose_placement(const StepContext& ctx, const MemoryBreakdown& denoising, Milliseconds steps_ms) {
-  const Bytes capacity = ctx.hw.profile().memory_bytes();
-  std::vector<PlacedPipeline> fitting;
-  std::optional<PlacedPipeline> smallest;
-  for (PlacedPipeline& placed : placements(ctx, denoising)) {
-    if (!smallest || placed.memory.peak() < smallest->memory.peak()) smallest = placed;
-    if (placed.memory.peak() <= capacity) fitting.push_back(std::move(placed));
+  for (int i = 0; i < p.pipeline_option_count; ++i) {
+    if (!in(i)) continue;
+    if (smallest < 0 || p.pipeline_options[i].memory.peak() < p.pipeline_options[smallest].memory.peak()) smallest = i;
+    if (fits(i)) fastest = std::min(fastest, p.pipeline_options[i].cost.total_ms());
   }
-  if (fitting.empty()) return *smallest;
-  return simplest_within_gain(fitting, steps_ms);
+  if (fastest == std::numeric_limits<Milliseconds>::infinity()) return smallest;  // none fits (or none allowed)
+  const Milliseconds budget = fastest + kPlacementGain * (steps * p.step_ms + fastest);
+  int best = -1;
+  const auto key = [&](int i) {
+    return std::pair(placement_complexity(p.pipeline_options[i].cost), p.pipeline_options[i].cost.total_ms());
+  };
+  for (int i = 0; i < p.pipeline_option_count; ++i)
+    if (in(i) && fits(i) && p.pipeline_options[i].cost.total_ms() <= budget && (best < 0 || key(i) < key(best))) best = i;
+  return best;
 }
 
-void add_placement(Prediction& p, const PlacedPipeline& placed, int steps, Bytes capacity) {
+void use_pipeline(Prediction& p, int option, int steps, Bytes capacity) {
+  const PipelineOption& placed = p.pipeline_options[option];
+  p.pipeline_choice = option;
   p.pipeline = placed.cost;
   p.memory = placed.memory;
   p.text_encode_ms = placed.cost.text_encode_ms;
   p.vae_decode_ms = placed.cost.vae_decode_ms;
-  p.image_ms = steps * p.step_ms + placed.cost.total_ms();
+  p.image_ms = image_ms_with(p, option, steps);
   p.peak_mem_bytes = p.memory.peak();
   p.transformer_peak_bytes = p.memory.transformer_peak();
   p.fits_memory = p.peak_mem_bytes <= capacity;
+  if (p.compile_ms > 0) p.warmup_ms = p.compile_ms + p.image_ms;
+}
+
+// Prices every placement that applies into p.pipeline_options and uses the cost model's choice.
+void place_pipeline(const StepContext& ctx, const MemoryBreakdown& denoising, Prediction& p) {
+  const Bytes capacity = ctx.hw.profile().memory_bytes();
+  p.pipeline_option_count = 0;
+  for (PlacedPipeline& placed : placements(ctx, denoising)) p.pipeline_options[p.pipeline_option_count++] = std::move(placed);
+  use_pipeline(p, choose_pipeline(p, kEveryPipelineOption, ctx.q.steps, capacity), ctx.q.steps, capacity);
 }
 
 // The steps in the order of docs/cost-model.md: the step's terms (block groups, then the rest of
@@ -385,12 +396,9 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
   p.steps_per_sec = steps_per_sec(p.step_ms);
   p.source = source.value_or(Source::kDatasheet);
   if (correction_) calibrate_step(p, correction_, pc);  // after the terms: the correction reads them
-  const PlacedPipeline placed = choose_placement(ctx, denoising, q.steps * p.step_ms);
-  add_placement(p, placed, q.steps, hw_.profile().memory_bytes());
-  if (ctx.runtime.compiles()) {
+  if (ctx.runtime.compiles())
     p.compile_ms = (ctx.runtime.compile_base_s + ctx.runtime.compile_per_block_s * ctx.m.total_blocks()) * 1e3;
-    p.warmup_ms = p.compile_ms + p.image_ms;
-  }
+  place_pipeline(ctx, denoising, p);
   return p;
 }
 

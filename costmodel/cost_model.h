@@ -109,6 +109,14 @@ struct PipelineCost {
   PipelinePlacement placement() const { return {text_encoder, vae}; }
 };
 
+// Once-per-image costs and the memory of the phases for one placement of the text encoders and
+// the VAE.
+struct PipelineOption {
+  PipelineCost cost;
+  MemoryBreakdown memory;
+};
+inline constexpr int kPipelineOptionCount = kTextEncoderPlacementCount * kVaePlacementCount;
+
 // PipeFusion's terms (docs/cost-model.md, "PipeFusion"); stages = 1 for a plan without it. Times
 // are per step of the most loaded stage; p2p_bytes is what that stage's rank sends per step, the
 // mean over the steps.
@@ -167,7 +175,27 @@ struct Prediction {
   bool calibrated = false;
   Milliseconds uncalibrated_step_ms = 0;
   PipeFusionCost pipefusion;        // stages = 1 without PipeFusion
+  // Every placement of the text encoders and the VAE priced for the plan (the query's forced one,
+  // else each that applies); pipeline_choice is the one pipeline, memory and the image terms above
+  // hold. A framework picks among those it offers (choose_pipeline, use_pipeline).
+  std::array<PipelineOption, kPipelineOptionCount> pipeline_options{};
+  int pipeline_option_count = 0;
+  int pipeline_choice = 0;
 };
+
+// A set of pipeline_options, by index: bit i stands for pipeline_options[i].
+using PipelineOptionMask = unsigned;
+inline constexpr PipelineOptionMask kEveryPipelineOption = (1u << kPipelineOptionCount) - 1;
+
+// The cost model's rule over the options of `p` in `allowed`: of those that fit in `capacity`
+// bytes per GPU, the simplest whose image time is within kPlacementGain of the fastest; when none
+// fits, the one needing the least memory. -1 when `allowed` holds none of them.
+int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity);
+// The image time of `p` (over `steps` steps) with option i's placement.
+Milliseconds image_ms_with(const Prediction& p, int option, int steps);
+// Makes option i the placement of `p`: its once-per-image terms, memory, image time, whether it
+// fits in `capacity`, and the warm-up of a compiling runtime.
+void use_pipeline(Prediction& p, int option, int steps, Bytes capacity);
 
 // A fitted correction of the step time from the prediction's terms (costmodel/calibration.h
 // makes one from a stored calibration).

@@ -83,16 +83,4 @@ int placement_complexity(const PipelineCost& p);
 // what the frameworks must set up is worth it only for a real gain, not for a few milliseconds.
 inline constexpr double kPlacementGain = 0.02;
 
-// Of `fitting` (not empty), the least complex within kPlacementGain of the fastest, the faster of
-// equally complex ones. `steps_ms`: the denoising steps of one image.
-const PlacedPipeline& simplest_within_gain(const std::vector<PlacedPipeline>& fitting, Milliseconds steps_ms);
-
-// The placement of a plan among the forced ones or every one that applies: the simplest within
-// gain of those that fit on the GPU; when none fits, the one needing the least memory.
-PlacedPipeline choose_placement(const StepContext& ctx, const MemoryBreakdown& denoising, Milliseconds steps_ms);
-
-// Sets the once-per-image terms and the memory of `placed`: the image time over `steps` steps,
-// the peaks, and whether the pipeline fits in `capacity` bytes per GPU.
-void add_placement(Prediction& p, const PlacedPipeline& placed, int steps, Bytes capacity);
-
 }  // namespace cpplan::costmodel

@@ -62,12 +62,8 @@ HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g);
 // a rank's host time between collectives (the maximum of n Gaussians); 0 for n = 1.
 double slowest_rank_factor(int ranks);
 
-// Once-per-image costs and the memory of the phases for one placement of the text encoders and
-// the VAE (pipeline_cost.cpp).
-struct PlacedPipeline {
-  PipelineCost cost;
-  MemoryBreakdown memory;
-};
+// One placement's once-per-image costs and memory (pipeline_cost.cpp).
+using PlacedPipeline = PipelineOption;
 // Every placement to consider (the query's forced one, else each that applies to the plan), with
 // `denoising`'s memory: the text encoders' terms computed once per encoder placement and the
 // decode's once per VAE placement (the planner prices every plan's placements).

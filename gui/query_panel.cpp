@@ -33,6 +33,7 @@ void fill_frameworks(QComboBox* box) {
   box->addItem(QStringLiteral("any"));
   for (int i = 0; i < planner::kFrameworkCount; ++i)
     box->addItem(qstr(planner::to_string(static_cast<planner::Framework>(i))));
+  box->addItem(QStringLiteral("cpplan"));
   box->setToolTip(QStringLiteral("rank only the plans this framework runs"));
 }
 

@@ -70,6 +70,25 @@ std::string_view FrameworkOffers::unsupported_reason(Framework f, const Query& q
   return {};
 }
 
+bool FrameworkOffers::runs(const Offer& o, const Query& q, FeatureSet used) const {
+  if (!o.fw || !family_reason(*o.fw, q, used).empty()) return false;
+  if (!o.fw->unlisted.empty() && !o.listed) return false;
+  if ((used.bits & ~o.features.bits) != 0) return false;
+  for (const FeatureConflict& c : o.fw->conflicts)
+    if (used.has(c.a) && used.has(c.b)) return false;
+  return true;
+}
+
+costmodel::PipelineOptionMask FrameworkOffers::options_run(Framework f, const Query& q, const Plan& p,
+                                                           const costmodel::Prediction& pr) const {
+  const Offer& o = offers_[static_cast<int>(f)];
+  costmodel::PipelineOptionMask mask = 0;
+  if (!o.fw || !p.valid()) return mask;
+  for (int i = 0; i < pr.pipeline_option_count; ++i)
+    if (runs(o, q, features_of(p, pr.pipeline_options[i].cost.placement()))) mask |= 1u << i;
+  return mask;
+}
+
 FrameworkSet FrameworkOffers::frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) const {
   FrameworkSet s;
   for (int i = 0; i < kFrameworkCount; ++i)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "costmodel/cost_model.h"
 
 namespace cpplan::planner {
 
@@ -41,6 +42,9 @@ class FrameworkOffers {
   explicit FrameworkOffers(const Query& q);
   std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) const;
   FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) const;
+  // The placements of `pr` (its pipeline_options) with which `f` runs the plan.
+  costmodel::PipelineOptionMask options_run(Framework f, const Query& q, const Plan& p,
+                                            const costmodel::Prediction& pr) const;
 
  private:
   struct Offer {
@@ -48,6 +52,8 @@ class FrameworkOffers {
     bool listed = false;                   // the file has an entry for the model
     FeatureSet features;                   // what it offers the model
   };
+  // Whether the offer runs a plan using `used` on the query's device family.
+  bool runs(const Offer& o, const Query& q, FeatureSet used) const;
   std::array<Offer, kFrameworkCount> offers_;
 };
 

@@ -87,8 +87,34 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   return out;
 }
 
+namespace {
+// Each framework's placement of the text encoders and the VAE among the prediction's options (the
+// cost model's rule over those it offers), and the plan's own: the framework's ranked for, else
+// the best some framework offers; a plan no framework runs keeps the cost model's choice.
+void place_for_frameworks(const Query& q, const FrameworkOffers& offers, std::optional<Framework> ranked_for,
+                          Bytes capacity, RankedPlan& rp) {
+  costmodel::Prediction& pr = *rp.predicted;
+  costmodel::PipelineOptionMask any = 0, chosen = 0;
+  for (int f = 0; f < kFrameworkCount; ++f) {
+    const costmodel::PipelineOptionMask mask = offers.options_run(static_cast<Framework>(f), q, rp.plan, pr);
+    if (mask == 0) continue;
+    const int i = costmodel::choose_pipeline(pr, mask, q.steps, capacity);
+    const costmodel::PipelineOption& o = pr.pipeline_options[i];
+    rp.runs[f] = {true, o.cost.placement(), costmodel::image_ms_with(pr, i, q.steps), o.memory.peak(),
+                  o.memory.peak() <= capacity};
+    rp.frameworks.add(static_cast<Framework>(f));
+    any |= mask;
+    if (ranked_for && static_cast<int>(*ranked_for) == f) chosen = mask;
+  }
+  const costmodel::PipelineOptionMask own = ranked_for ? chosen : any;
+  if (own == 0) return;
+  const int i = costmodel::choose_pipeline(pr, own, q.steps, capacity);
+  if (i != pr.pipeline_choice) costmodel::use_pipeline(pr, i, q.steps, capacity);
+}
+}  // namespace
+
 RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
-                             const FrameworkOffers& offers) const {
+                             const FrameworkOffers& offers, std::optional<Framework> framework) const {
   RankedPlan rp;
   rp.plan = make_plan(q, c);
   if (rp.plan.valid()) {
@@ -99,25 +125,26 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topo
     } else {
       rp.predicted = cost_.predict(q, c, rp.plan.variant);
     }
-    rp.frameworks = offers.frameworks_for(q, rp.plan, rp.predicted->pipeline.placement());
+    place_for_frameworks(q, offers, framework, cost_.hardware().profile().memory_bytes(), rp);
   }
   return rp;
 }
 
-RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c) const {
+RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, std::optional<Framework> framework) const {
   const FrameworkOffers offers(q);
-  if (!q.topology) return evaluate(q, c, nullptr, offers);
+  if (!q.topology) return evaluate(q, c, nullptr, offers, framework);
   const topology::Placer placer(q, cost_);
-  return evaluate(q, c, &placer, offers);
+  return evaluate(q, c, &placer, offers, framework);
 }
 
 namespace {
 
-// Ranks `plans`: valid and fitting, valid out of memory, invalid; then step time; ties keep the
-// enumeration order, which prefers fewer ring ranks. Sorts keys, then moves each plan once: a
+// Ranks `plans`: valid and fitting (those some framework runs first, unless `frameworks_first` is
+// off), valid out of memory, invalid; then step time; ties keep the enumeration order, which
+// prefers fewer ring ranks. Sorts keys, then moves each plan once: a
 // RankedPlan is large, and thousands of them (4096 GPUs) would otherwise be copied through a
 // temporary buffer as big as the vector.
-void rank(std::vector<RankedPlan>& plans) {
+void rank(std::vector<RankedPlan>& plans, bool frameworks_first) {
   struct Key {
     int tier;
     double step_ms;
@@ -127,8 +154,11 @@ void rank(std::vector<RankedPlan>& plans) {
   keys.reserve(plans.size());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const RankedPlan& p = plans[i];
-    const int tier = !p.plan.valid() ? 2 : (p.predicted->fits_memory ? 0 : 1);
-    keys.push_back({tier, tier == 2 ? 0.0 : p.predicted->step_ms, i});
+    const int tier = !p.plan.valid()            ? 3
+                     : !p.predicted->fits_memory ? 2
+                     : frameworks_first && p.cpplan_only() ? 1
+                                                           : 0;
+    keys.push_back({tier, tier == 3 ? 0.0 : p.predicted->step_ms, i});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.tier != b.tier) return a.tier < b.tier;
@@ -172,16 +202,16 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));
   };
   for (const ParallelConfig& c : configs) {
-    RankedPlan rp = evaluate(q, c, placer.get(), offers);
+    RankedPlan rp = evaluate(q, c, placer.get(), offers, options.framework);
     // Fully sharded weights are how a plan that does not fit can fit (planner.h, FullyShardPlans).
     const bool valid = rp.plan.valid() && rp.predicted;
     const bool shard = valid && (bounded.fully_shard == FullyShardPlans::kAll ||
                                  (bounded.fully_shard == FullyShardPlans::kWhenOutOfMemory && !rp.predicted->fits_memory));
     add(std::move(rp));
     if (shard)
-      for (const ParallelConfig& f : fully_shard_variants(c)) add(evaluate(q, f, placer.get(), offers));
+      for (const ParallelConfig& f : fully_shard_variants(c)) add(evaluate(q, f, placer.get(), offers, options.framework));
   }
-  rank(report.plans);
+  rank(report.plans, options.framework_plans_first);
   return report;
 }
 
@@ -195,7 +225,8 @@ bool same_computation(const RankedPlan& a, const RankedPlan& b) {
   const bool even_pair = a.plan.variant != b.plan.variant &&
                          cp_rules(a.plan.variant).traits().even_form == cp_rules(b.plan.variant).traits().even_form;
   return even_pair && plain(a.plan.config) == plain(b.plan.config) &&
-         a.predicted->step_ms == b.predicted->step_ms && a.predicted->peak_mem_bytes == b.predicted->peak_mem_bytes;
+         a.predicted->step_ms == b.predicted->step_ms &&
+         a.predicted->transformer_peak_bytes == b.predicted->transformer_peak_bytes;
 }
 
 std::vector<PlanRow> merged_rows(const PlanReport& report) {

@@ -4,6 +4,7 @@
 // them: valid and fitting first, then valid but out of memory, each by predicted step time;
 // invalid plans last, with their reasons.
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -34,13 +35,35 @@ struct PlannerOptions {
   bool single_image_dp = false;
   int max_dp = 0;  // enumerate: 0, no bound; 1, no data parallelism
   FullyShardPlans fully_shard = FullyShardPlans::kWhenOutOfMemory;
+  // The framework the ranking is for (--framework): each plan's prediction takes the text-encoder
+  // and VAE placement it offers. None: the best placement some framework offers (any placement
+  // for a plan only cpplan's executor runs).
+  std::optional<Framework> framework;
+  // Rank the plans some framework runs before those only cpplan's executor runs (off for
+  // --framework cpplan: every valid plan by its time).
+  bool framework_plans_first = true;
+};
+
+// How one framework runs a plan: the placement of the text encoders and the VAE it offers that the
+// cost model's rule picks (costmodel::choose_pipeline), and the image time and memory there.
+struct FrameworkRun {
+  bool runs = false;
+  PipelinePlacement where;
+  Milliseconds image_ms = 0;
+  Bytes peak_bytes = 0;
+  bool fits = false;
 };
 
 struct RankedPlan {
   Plan plan;
   std::optional<costmodel::Prediction> predicted;  // set for valid plans
   FrameworkSet frameworks;                         // external frameworks that can run it
+  std::array<FrameworkRun, kFrameworkCount> runs{}; // per framework (by Framework): how it runs it
   std::optional<topology::Placement> placement;    // valid plans of a query with a topology
+
+  const FrameworkRun& run(Framework f) const { return runs[static_cast<int>(f)]; }
+  // Whether only cpplan's executor runs it (valid, and no framework does).
+  bool cpplan_only() const { return plan.valid() && frameworks.bits == 0; }
 };
 
 struct PlanReport {
@@ -95,13 +118,13 @@ class Planner {
  public:
   explicit Planner(const costmodel::CostModel& cost) : cost_(cost) {}
   // One config: verdict, prediction (when valid), frameworks; with q.topology, the best
-  // placement and the prediction on it.
-  RankedPlan evaluate(const Query& q, const ParallelConfig& c) const;
+  // placement and the prediction on it. `framework`: as PlannerOptions::framework.
+  RankedPlan evaluate(const Query& q, const ParallelConfig& c, std::optional<Framework> framework = std::nullopt) const;
   PlanReport plan(const Query& q, const PlannerOptions& options = {}) const;
 
  private:
   RankedPlan evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
-                      const FrameworkOffers& offers) const;
+                      const FrameworkOffers& offers, std::optional<Framework> framework) const;
 
   const costmodel::CostModel& cost_;
 };

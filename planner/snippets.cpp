@@ -18,33 +18,43 @@ std::string cache_dit_degrees(const ParallelConfig& c) {
 }
 
 constexpr int index(Framework f) { return static_cast<int>(f); }
+
+// The placement a framework's refusal is stated for: the query's forced one, else the text encoders
+// on every GPU and one decoder, which ask nothing of a framework (what it lacks is in the plan).
+PipelinePlacement plain_placement(const Query& q) {
+  return {q.text_encoder.value_or(TextEncoderPlacement::kReplicated), q.vae.value_or(VaePlacement::kSingle)};
+}
 }  // namespace
 
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p) {
   std::array<FrameworkSnippet, kFrameworkCount> out;
   if (!p.plan.valid() || !p.predicted) return out;
-  const PipelinePlacement where = p.predicted->pipeline.placement();
   for (int i = 0; i < kFrameworkCount; ++i)
-    out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan, where);
+    if (!p.runs[i].runs) out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan, plain_placement(q));
+  const auto where = [&p](Framework f) { return p.run(f).where; };
   FrameworkSnippet& diffusers = out[index(Framework::kDiffusers)];
-  if (diffusers.unavailable.empty()) diffusers.text = diffusers_snippet(q, p.plan, where);
+  if (diffusers.unavailable.empty()) diffusers.text = diffusers_snippet(q, p.plan, where(Framework::kDiffusers));
   FrameworkSnippet& cache_dit = out[index(Framework::kCacheDit)];
   if (cache_dit.unavailable.empty())
     cache_dit.text = diffusers.unavailable.empty()
                          ? "runs it too (its own parallelism hooks over the same pipeline)"
                          : fmt::format("runs it ({}{}{}); cpplan prints no cache-dit script yet",
                                        cache_dit_degrees(p.plan.config),
-                                       where.text_encoder == TextEncoderPlacement::kSharded ? ", text encoders sharded" : "",
-                                       where.vae == VaePlacement::kParallel ? ", parallel VAE decode" : "");
+                                       where(Framework::kCacheDit).text_encoder == TextEncoderPlacement::kSharded ? ", text encoders sharded" : "",
+                                       where(Framework::kCacheDit).vae == VaePlacement::kParallel ? ", parallel VAE decode" : "");
   FrameworkSnippet& xdit = out[index(Framework::kXdit)];
-  if (xdit.unavailable.empty()) xdit.text = xdit_command(q, p.plan, where) + "\n";
+  if (xdit.unavailable.empty()) xdit.text = xdit_command(q, p.plan, where(Framework::kXdit)) + "\n";
   return out;
 }
 
 const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f) {
-  for (const RankedPlan& p : r.plans)
-    if (p.plan.valid() && p.frameworks.has(f)) return &p;
-  return nullptr;
+  const RankedPlan* first = nullptr;  // when none fits with the framework's placement
+  for (const RankedPlan& p : r.plans) {
+    if (!p.plan.valid() || !p.frameworks.has(f)) continue;
+    if (p.run(f).fits) return &p;
+    if (!first) first = &p;
+  }
+  return first;
 }
 
 std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport& r) {

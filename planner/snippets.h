@@ -21,7 +21,8 @@ struct FrameworkSnippet {
 // Indexed by Framework; every entry empty for an invalid plan.
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p);
 
-// The fastest valid plan of `r` (ranked fastest first) that `f` runs; null when it runs none.
+// The fastest valid plan of `r` (ranked fastest first) that `f` runs and that fits with the
+// placement it offers (else the fastest it runs); null when it runs none.
 const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f);
 
 // What one framework offers for a ranking: its fastest valid plan (the top plan when it runs that;

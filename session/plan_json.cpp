@@ -101,7 +101,24 @@ void add_framework_configs(json& j, const RankedPlan& rp) {
                                                 : json(nullptr)}};
   }
   if (rp.frameworks.has(planner::Framework::kXdit))
-    j["xdit_args"] = planner::xdit_parallel_args(rp.plan, rp.predicted->pipeline.placement());
+    j["xdit_args"] = planner::xdit_parallel_args(rp.plan, rp.run(planner::Framework::kXdit).where);
+}
+
+// "framework_runs": per framework that runs the plan, the text-encoder and VAE placement it offers
+// and the image time, peak and fit there (the plan's own "predicted" holds the placement ranked).
+json framework_runs_json(const RankedPlan& rp) {
+  json out = json::object();
+  for (int i = 0; i < planner::kFrameworkCount; ++i) {
+    const planner::FrameworkRun& r = rp.runs[i];
+    if (!r.runs) continue;
+    out[std::string(planner::to_string(static_cast<planner::Framework>(i)))] = {
+        {"text_encoder", to_string(r.where.text_encoder)},
+        {"vae", to_string(r.where.vae)},
+        {"image_ms", r.image_ms},
+        {"peak_mem_bytes", r.peak_bytes},
+        {"fits_memory", r.fits}};
+  }
+  return out;
 }
 
 // "snippets": each framework's script or note (null when it cannot run the plan), the text the
@@ -220,6 +237,8 @@ json plan_json(const Query& q, const RankedPlan& rp) {
     j["predicted"] = nullptr;
   }
   j["frameworks"] = rp.frameworks.names();
+  j["cpplan_only"] = rp.cpplan_only();
+  j["framework_runs"] = framework_runs_json(rp);
   add_snippets_json(j, q, rp);
   add_framework_configs(j, rp);
   if (rp.placement) j["placement"] = placement_json(*rp.placement);

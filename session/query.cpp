@@ -230,9 +230,13 @@ planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
 }
 
 std::optional<planner::Framework> framework_choice(const Options& a) {
-  if (a.framework == "any") return std::nullopt;
+  if (a.framework == "any" || a.framework == "cpplan") return std::nullopt;
   const auto f = planner::framework_from_string(a.framework);
-  if (!f) throw InvalidInput{fmt::format("--framework = {}: must be diffusers, xdit, cache-dit or any", a.framework)};
+  if (!f) {
+    std::vector<std::string_view> names;
+    for (int i = 0; i < planner::kFrameworkCount; ++i) names.push_back(planner::to_string(static_cast<planner::Framework>(i)));
+    throw InvalidInput{fmt::format("--framework = {}: must be {}, cpplan or any", a.framework, fmt::join(names, ", "))};
+  }
   return f;
 }
 

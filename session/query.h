@@ -101,7 +101,8 @@ ParallelConfig plan_config(const Options& a);
 // The planner's options for a ranking: the PipeFusion flags and whether to keep invalid plans;
 // throws InvalidInput.
 planner::PlannerOptions planner_options(const Options& a, bool keep_invalid);
-// --framework: the framework the ranking is restricted to, none for "any"; throws InvalidInput.
+// --framework: the framework the ranking is restricted to, none for "any" and for "cpplan" (every
+// valid plan, ranked by its time alone: cpplan's executor runs them all); throws InvalidInput.
 std::optional<planner::Framework> framework_choice(const Options& a);
 // A number flag in (lo, hi]; throws InvalidInput.
 double parse_number(const std::string& flag, const std::string& text, double lo, double hi);

@@ -40,15 +40,25 @@ std::string variant_text(const planner::RankedPlan& p, bool merged) {
   return name.substr(0, name.find(' ')) + "/Anything";  // "Ulysses Anything" -> "Ulysses"
 }
 
+// Each framework's run of the row: from the first of its forms that the framework runs.
+void add_runs(Row& row) {
+  for (int f = 0; f < planner::kFrameworkCount; ++f) {
+    row.runs[f] = row.plan->runs[f];
+    for (const planner::RankedPlan* other : row.same)
+      if (!row.runs[f].runs) row.runs[f] = other->runs[f];
+  }
+}
+
 std::vector<Row> rows_of(const planner::PlanReport& report, bool each_form) {
   std::vector<Row> rows;
   if (each_form) {
     for (const planner::RankedPlan& p : report.plans)
       if (p.plan.valid()) rows.push_back({&p, {}, p.frameworks, variant_text(p, false)});
-    return rows;
+  } else {
+    for (const planner::PlanRow& r : planner::merged_rows(report))
+      rows.push_back({r.plan, r.same, r.frameworks, variant_text(*r.plan, !r.same.empty())});
   }
-  for (const planner::PlanRow& r : planner::merged_rows(report))
-    rows.push_back({r.plan, r.same, r.frameworks, variant_text(*r.plan, !r.same.empty())});
+  for (Row& row : rows) add_runs(row);
   return rows;
 }
 
@@ -65,7 +75,7 @@ Script script_of(Framework f, const planner::RankedPlan& p, const std::string& t
   s.kind = f == Framework::kCacheDit ? Script::Kind::kNote
            : f == Framework::kXdit   ? Script::Kind::kCommand
                                      : Script::Kind::kScript;
-  s.placement = p.predicted->pipeline.placement();
+  s.placement = p.run(f).where;
   s.lines = lines_of(text);
   return s;
 }
@@ -77,6 +87,10 @@ std::vector<FrameworkChoice> framework_choices(const Query& q, const planner::Pl
     f.framework = c.framework;
     f.title = std::string(framework_title(c.framework));
     f.plan = c.plan;
+    if (c.plan) {
+      f.run = c.plan->run(c.framework);
+      f.own_placement = f.run.where != c.plan->predicted->pipeline.placement();
+    }
     f.gap = c.gap;
     f.top_unavailable = c.top_unavailable;
     if (c.plan) f.script = script_of(c.framework, *c.plan, c.snippet);
@@ -148,10 +162,18 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
     r.all = o.all;
     r.explain = o.explain;
     r.framework = framework_choice(o);
+    r.cpplan_plans = o.framework == "cpplan";
     r.planner = planner_options(o, keep_invalid);
+    r.planner.framework = r.framework;
+    r.planner.framework_plans_first = !r.cpplan_plans;
     r.cost = {o.hardware == "local", o.cluster, o.db};
     return r;
   });
+}
+
+bool Row::differs(Framework f) const {
+  const planner::FrameworkRun& r = runs[static_cast<int>(f)];
+  return r.runs && r.where != plan->predicted->pipeline.placement();
 }
 
 const planner::RankedPlan* Recommendation::top() const {

@@ -4,6 +4,7 @@
 // Python module render a Recommendation; none of them computes a prediction, a ranking, a
 // framework choice or a rejection group of its own.
 
+#include <array>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -34,7 +35,10 @@ struct Request {
   bool throughput = false;   // --objective throughput: replicas (planner/fleet.h)
   std::optional<double> slo_ms;
   planner::PlannerOptions planner;
-  std::optional<planner::Framework> framework;  // --framework; none for any
+  std::optional<planner::Framework> framework;  // --framework; none for any and cpplan
+  // --framework cpplan: every valid plan ranked by its time, those only `cpplan run` executes
+  // among them (by default they follow the plans some framework runs).
+  bool cpplan_plans = false;
   CostModelChoice cost;
 };
 
@@ -69,6 +73,12 @@ struct Row {
   std::vector<const planner::RankedPlan*> same;  // the other forms (empty with --all: each form is a row)
   planner::FrameworkSet frameworks;               // those that run it in any of its forms
   std::string variant;                            // "Ulysses Anything", or "Ulysses/Anything" for both forms
+  // Per framework (by Framework), how it runs the row: the run of the first form it runs.
+  std::array<planner::FrameworkRun, planner::kFrameworkCount> runs{};
+  // Whether a framework's placement differs from the row's own (plan->predicted's), so that its
+  // image time and memory are its own.
+  bool differs(Framework f) const;
+  bool cpplan_only() const { return frameworks.bits == 0; }  // only `cpplan run` executes it
 };
 
 // The invalid plans that break one rule first, with the user's lever and the clearest example.
@@ -96,6 +106,8 @@ struct FrameworkChoice {
   Framework framework = Framework::kDiffusers;
   std::string title;                             // "diffusers", "xDiT", "cache-dit"
   const planner::RankedPlan* plan = nullptr;     // null: it runs no valid plan of this query
+  planner::FrameworkRun run;                     // how it runs `plan`: its placement, image time, memory
+  bool own_placement = false;                    // run's placement differs from the plan's ranked one
   double gap = 0;                                // plan's step time over the top plan's, minus one
   std::string top_unavailable;                   // empty when it runs the top plan
   std::optional<Script> script;                  // set with plan

@@ -29,7 +29,8 @@ using cpplan::costmodel::StepRestTerms;
 using cpplan::costmodel::Timed;
 using cpplan::costmodel::add_step_rest;
 using cpplan::costmodel::placement_complexity;
-using cpplan::costmodel::simplest_within_gain;
+using cpplan::costmodel::choose_pipeline;
+using cpplan::costmodel::kEveryPipelineOption;
 using cpplan::costmodel::step_rest;
 using cpplan::costmodel::transformer_weight_bytes;
 using cpplan::test::config;
@@ -61,6 +62,15 @@ PlacedPipeline placed(TextEncoderPlacement te, VaePlacement vae, double total_ms
   p.cost.text_encode_ms = total_ms - 30;
   return p;
 }
+
+// A prediction of one step whose steps take `steps_ms` in all, with `options` priced.
+cpplan::costmodel::Prediction with_options(const std::vector<PlacedPipeline>& options, double steps_ms) {
+  cpplan::costmodel::Prediction p;
+  p.step_ms = steps_ms;
+  for (const PlacedPipeline& o : options) p.pipeline_options[p.pipeline_option_count++] = o;
+  return p;
+}
+constexpr double kRoomy = 1e12;  // bytes per GPU: every option fits
 
 }  // namespace
 
@@ -179,14 +189,38 @@ TEST_CASE("The simplest placement within 2% of the fastest wins, and of equally 
   const std::vector<PlacedPipeline> fitting = {placed(TE::kReplicated, VaePlacement::kSingle, 100),
                                                placed(TE::kSharded, VaePlacement::kParallel, 80),
                                                placed(TE::kOffloaded, VaePlacement::kSingle, 85)};
+  const auto choose = [](const std::vector<PlacedPipeline>& o, double steps_ms, unsigned allowed = kEveryPipelineOption) {
+    return choose_pipeline(with_options(o, steps_ms), allowed, 1, kRoomy);
+  };
   // Steps 1000 ms: budget 80 + 0.02 x (1000 + 80) = 101.6 ms: all three; the replicated is simplest.
-  CHECK(simplest_within_gain(fitting, 1000).cost.text_encoder == TE::kReplicated);
+  CHECK(choose(fitting, 1000) == 0);
   // Steps 400 ms: budget 80 + 0.02 x 480 = 89.6 ms: sharded and offloaded; offloaded is simpler.
-  CHECK(simplest_within_gain(fitting, 400).cost.text_encoder == TE::kOffloaded);
+  CHECK(choose(fitting, 400) == 2);
   // Steps 100 ms: budget 80 + 0.02 x 180 = 83.6 ms: only the fastest.
-  CHECK(simplest_within_gain(fitting, 100).cost.text_encoder == TE::kSharded);
+  CHECK(choose(fitting, 100) == 1);
   // A sequential encoder at 84 ms is as simple as the offloaded one (1) and faster: it wins at 400 ms.
   std::vector<PlacedPipeline> more = fitting;
   more.push_back(placed(TE::kSequential, VaePlacement::kSingle, 84));
-  CHECK(simplest_within_gain(more, 400).cost.text_encoder == TE::kSequential);
+  CHECK(choose(more, 400) == 3);
+  // A framework without the sharded encoder and the parallel decode (options 0 and 2, mask 0b101)
+  // at 100 ms of steps: fastest 85, budget 85 + 0.02 x 185 = 88.7 ms: the offloaded encoder.
+  CHECK(choose(fitting, 100, 0b101u) == 2);
+  // Allowed nothing: no option.
+  CHECK(choose(fitting, 100, 0u) == -1);
+}
+
+TEST_CASE("When no allowed placement fits, the one needing the least memory is chosen",
+          "[costmodel][predict][placement]") {
+  using TE = TextEncoderPlacement;
+  std::vector<PlacedPipeline> o = {placed(TE::kReplicated, VaePlacement::kSingle, 100),
+                                   placed(TE::kOffloaded, VaePlacement::kSingle, 150),
+                                   placed(TE::kSharded, VaePlacement::kSingle, 90)};
+  o[0].memory.text_encoder_weights = 30e9;  // peaks: 30, 10 and 20 GB
+  o[1].memory.text_encode = 10e9;
+  o[2].memory.text_encoder_weights = 20e9;
+  const auto p = with_options(o, 1000);
+  CHECK(choose_pipeline(p, kEveryPipelineOption, 1, 5e9) == 1);  // none fits 5 GB: the 10 GB one
+  CHECK(choose_pipeline(p, 0b101u, 1, 5e9) == 2);                 // without it: the 20 GB one
+  // 25 GB: the offloaded (150 ms) and the sharded (90 ms) fit; budget 90 + 0.02 x 1090 = 111.8 ms.
+  CHECK(choose_pipeline(p, kEveryPipelineOption, 1, 25e9) == 2);
 }
