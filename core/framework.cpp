@@ -40,13 +40,19 @@ std::optional<Feature> feature_from_string(std::string_view name) {
 }
 
 const FrameworkModel* FrameworkProfile::model_for(const ModelProfile& m) const {
-  for (const std::string& name : {m.name, m.base})
-    for (const FrameworkModel& entry : models)
-      if (!name.empty() && std::find(entry.profiles.begin(), entry.profiles.end(), name) != entry.profiles.end())
-        return &entry;
-  if (m.transformer_class.empty()) return nullptr;
+  const auto lists = [](const std::vector<std::string>& names, const std::string& name) {
+    return !name.empty() && std::find(names.begin(), names.end(), name) != names.end();
+  };
   for (const FrameworkModel& entry : models)
-    if (std::find(entry.classes.begin(), entry.classes.end(), m.transformer_class) != entry.classes.end()) return &entry;
+    if (lists(entry.profiles, m.name)) return &entry;
+  // The built-in a derived profile shares its pipeline with names the entry only when that entry
+  // serves the profile's transformer class too: ConsisID runs in CogVideoX's pipeline and Chroma in
+  // FLUX.1-schnell's, but a framework runs a transformer, not a pipeline.
+  for (const FrameworkModel& entry : models)
+    if (lists(entry.profiles, m.base) && (m.transformer_class.empty() || lists(entry.classes, m.transformer_class)))
+      return &entry;
+  for (const FrameworkModel& entry : models)
+    if (lists(entry.classes, m.transformer_class)) return &entry;
   return nullptr;
 }
 

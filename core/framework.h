@@ -80,8 +80,9 @@ struct FrameworkProfile {
   FeatureSet common;                       // offered for every model, listed or not
   std::vector<FrameworkModel> models;
 
-  // The entry of `m`: by its name, else the built-in profile it derives from, else its transformer
-  // class (ModelProfile::transformer_class); null when unlisted.
+  // The entry of `m`, in file order: the first listing its name; else the first listing the built-in
+  // profile it derives from (ModelProfile::base) and, when `m` has one, its transformer class; else
+  // the first listing its transformer class (ModelProfile::transformer_class). Null when unlisted.
   const FrameworkModel* model_for(const ModelProfile& m) const;
   // The features `m` gets: its entry's and the common ones.
   FeatureSet features_for(const ModelProfile& m) const;

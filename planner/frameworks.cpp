@@ -296,13 +296,17 @@ std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlaceme
 
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
+  // The entry matched by profile name or by transformer class (a model from a config): the runner
+  // names its models; an example script takes the checkpoint (a hub id or the user's folder, as the
+  // diffusers script does) and its process count.
   const FrameworkModel* entry = q.frameworks[static_cast<int>(Framework::kXdit)]->model_for(m);
-  // The runner names its models; an example script takes the checkpoint and its process count.
+  const std::string checkpoint = m.hf_repo.empty() ? "<path to " + m.name + ">" : m.hf_repo;
   std::string s = entry && !entry->runner_name.empty()
                       ? fmt::format("xdit --model {}", entry->runner_name)
                       : fmt::format("torchrun --nproc_per_node={} {} --model {}", q.gpus,
-                                    entry ? entry->script : "<xDiT example for " + m.name + ">",
-                                    m.hf_repo.empty() ? m.name : m.hf_repo);
+                                    entry && !entry->script.empty() ? entry->script
+                                                                    : "<xDiT example for " + m.name + ">",
+                                    checkpoint);
   s += fmt::format(" --height {} --width {}", q.resolution.height, q.resolution.width);
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
   s += fmt::format(" --num_inference_steps {} {}", q.steps, fmt::join(xdit_parallel_args(p, where), " "));

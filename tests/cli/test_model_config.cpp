@@ -3,6 +3,7 @@
 // back and is not overwritten.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -154,4 +155,62 @@ TEST_CASE("profile import of a bare config writes what it assumed as comments", 
   REQUIRE(r.code == 0);
   CHECK(r.out.find("\n# assumed: text encoders: the template's (umt5-xxl 5.68B): no pipeline folder") != std::string::npos);
   CHECK(r.out.find("\n# assumed: VAE: the template's wan2.1-vae") != std::string::npos);
+}
+
+// Issue 33's acceptance line, through the real CLI: for a CogVideoX-2B and an SD3-medium config,
+// xDiT is offered for the USP, CFG and (SD3) PipeFusion plans its tables give, and diffusers only
+// where the class has a _cp_plan: neither CogVideoXTransformer3DModel nor SD3Transformer2DModel has
+// one ("Not HunyuanVideo, SD3/SD3.5, CogVideoX, PixArt."), so diffusers runs none of these plans.
+// shared/reference/frameworks.md, xDiT: "CogVideoX, CogVideoX1.5 | yes | yes | no | no | no
+// (cogvideox(_usp) example)", "`cogvideox_usp_example.py` refuses PipeFusion and parallel VAE";
+// "stable-diffusion-3.5-large | ulysses, ring, pipefusion, CFG parallel, fully shard" (the runner,
+// which serves "Stable Diffusion 3"); "No runner model offers tensor parallelism"; the runner's line
+// has no flag for an uneven (anything) split. --vae single: neither decodes in parallel in xDiT.
+TEST_CASE("model config: xDiT and diffusers offer CogVideoX-2B's and SD3-medium's plans as their tables say",
+          "[cli][diffusers][frameworks]") {
+  const auto plans = [](const std::string& folder) {
+    const auto r = run_cli({"--model-config", fixture(folder), "--gpus", "4", "--hardware", "a100-sxm-80g", "--vae",
+                            "single", "--json", "--all"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json report = json::parse(r.out);
+    json valid = json::array();
+    for (const json& p : report["plans"])
+      if (p["valid"] == true) valid.push_back(p);
+    return valid;
+  };
+  const auto offers = [](const json& p, const std::string& framework) {
+    const auto& f = p["frameworks"];
+    return std::find(f.begin(), f.end(), framework) != f.end();
+  };
+  const auto even = [](const json& p) { return p["ulysses_anything"] == false && p["ring_anything"] == false; };
+  // The plans xDiT must offer, by label (even splits only).
+  const auto offered = [&](const json& all, const std::string& label) {
+    for (const json& p : all)
+      if (p["label"] == label && even(p)) return offers(p, "xdit");
+    FAIL("no plan " << label);
+    return false;
+  };
+
+  const json cogvideox = plans("cogvideox-2b");
+  CHECK(offered(cogvideox, "ulysses 2 x cfg 2"));
+  CHECK(offered(cogvideox, "ring 2 x cfg 2"));
+  for (const json& p : cogvideox) {
+    INFO("cogvideox-2b: " << p["label"] << " " << p["frameworks"].dump());
+    CHECK_FALSE(offers(p, "diffusers"));
+    if (p["pipefusion_degree"] > 1 || p["tp_degree"] > 1 || !even(p)) CHECK_FALSE(offers(p, "xdit"));
+  }
+
+  const json sd3 = plans("sd3-medium");
+  for (const std::string label : {"ulysses 4", "ring 4", "ring 2 x ulysses 2", "ulysses 2 x cfg 2", "ring 2 x cfg 2",
+                                  "pipefusion 4 (4 patches)", "ulysses 2 x pipefusion 2 (2 patches)",
+                                  "pipefusion 2 (2 patches) x cfg 2"}) {
+    INFO("sd3-medium: " << label);
+    CHECK(offered(sd3, label));
+  }
+  for (const json& p : sd3) {
+    INFO("sd3-medium: " << p["label"] << " " << p["frameworks"].dump());
+    CHECK_FALSE(offers(p, "diffusers"));
+    if (p["tp_degree"] > 1 || !even(p)) CHECK_FALSE(offers(p, "xdit"));
+  }
 }
