@@ -232,7 +232,7 @@ planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
 std::optional<planner::Framework> framework_choice(const Options& a) {
   if (a.framework == "any") return std::nullopt;
   const auto f = planner::framework_from_string(a.framework);
-  if (!f) throw InvalidInput{fmt::format("--framework = {}: must be diffusers, xdit, cache-dit or any", a.framework)};
+  if (!f) throw InvalidInput{fmt::format("--framework = {}: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any", a.framework)};
   return f;
 }
 

@@ -32,7 +32,7 @@ void add_query_flags(CLI::App& app, Options& o) {
   app.add_flag("--offload-text-encoders", o.offload, "the same as --text-encoder offloaded");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
   app.add_option("--framework", o.framework,
-                 "rank only the plans this framework runs: diffusers | xdit | cache-dit | any (default any)");
+                 "rank only the plans this framework runs: diffusers | xdit | cache-dit | sglang | vllm-omni | any (default any)");
   app.add_option("--framework-version", o.framework_versions,
                  "a framework's older layout (cpplan list frameworks), e.g. xdit-2025; repeatable");
   app.add_option("--topology", o.topology, "place plans on a topology (cpplan list topologies)");
