@@ -406,7 +406,9 @@ std::vector<std::pair<std::string, std::string>> framework_rows(const FrameworkP
     for (int i = 0; i < kFeatureCount; ++i)
       if (f.has(static_cast<Feature>(i))) names.emplace_back(to_string(static_cast<Feature>(i)));
     const std::string launch = !entry ? "" : !entry->runner_name.empty() ? "runner " + entry->runner_name : entry->script;
-    rows.emplace_back(m.name, fmt::format("{}{}", fmt::join(names, " "), launch.empty() ? "" : "  (" + launch + ")"));
+    const std::string unconfirmed = entry && !entry->unconfirmed.empty() ? "  (unconfirmed: " + entry->unconfirmed + ")" : "";
+    rows.emplace_back(m.name, fmt::format("{}{}{}", fmt::join(names, " "), launch.empty() ? "" : "  (" + launch + ")",
+                                          unconfirmed));
   }
   return rows;
 }
@@ -418,6 +420,7 @@ void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
     for (const FamilySupport& s : fw.families) families.push_back(to_string(s.family));
     fmt::print(out, "{} ({}, {}): {}\n  runs on: {}; launched by: {}\n", fw.name, fw.title, fw.version, fw.description,
                fmt::join(families, ", "), fmt::join(fw.entry_points, ", "));
+    if (!fw.unconfirmed.empty()) fmt::print(out, "  unconfirmed: {}\n", fw.unconfirmed);
     for (const auto& [model, features] : framework_rows(fw, c)) fmt::print(out, "  {:<18} {}\n", model, features);
     if (!fw.unlisted.empty()) fmt::print(out, "  {:<18} {}\n", "(other models)", fw.unlisted);
     out << '\n';
@@ -458,6 +461,7 @@ json frameworks_json(const ProfileCatalog& c) {
                    {"version", fw.version},
                    {"families", families},
                    {"entry_points", fw.entry_points},
+                   {"unconfirmed", fw.unconfirmed.empty() ? json(nullptr) : json(fw.unconfirmed)},
                    {"models", models}});
   }
   return all;

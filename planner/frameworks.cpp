@@ -128,11 +128,12 @@ std::string python_arguments(const std::vector<ConfigArgument>& args) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-namespace {
 std::string_view diffusers_backend(AttentionBackend b) {
   constexpr std::string_view n[] = {"flash", "_native_cudnn", "sage", "native"};
   return n[static_cast<int>(b)];
 }
+
+namespace {
 
 std::string config_expression(const Plan& p) {
   const ParallelConfig& c = p.config;
@@ -198,8 +199,8 @@ namespace {
 std::string_view device_name(const Query& q) {
   return q.hardware && q.hardware->family == DeviceFamily::kNeuron ? "neuron" : "cuda";
 }
+}  // namespace
 
-// The lines that put the pipeline on `device` with the text encoders placed as `te`.
 std::string placement_lines(const ModelProfile& m, const std::string& pipeline, const std::string& repo,
                             TextEncoderPlacement te, std::string_view device) {
   std::string s;
@@ -217,6 +218,8 @@ std::string output_lines(const ModelProfile& m, std::string_view indent) {
   return m.video ? fmt::format("{}export_to_video(out.frames[0], \"output.mp4\", fps=16)\n", indent)
                  : fmt::format("{}out.images[0].save(\"output.png\")\n", indent);
 }
+
+namespace {
 
 // diffusers on a TPU (seed document 000): one chip, the pipeline compiled by XLA, warmed up at the
 // query's sizes (the compile), then the timed call.

@@ -69,6 +69,17 @@ std::vector<ConfigArgument> context_parallel_arguments(const ParallelConfig& c);
 std::vector<ConfigArgument> tensor_parallel_arguments(const ParallelConfig& c);
 std::string python_arguments(const std::vector<ConfigArgument>& args);  // "ulysses_degree=4, ulysses_anything=True"
 
+// The lines of a diffusers script that load the pipeline (`pipeline`.from_pretrained(`repo`)) onto
+// `device` ("cuda", "neuron", "tpu") with the text encoders placed as `te`; the prompt arguments of
+// its call (the embeddings when the encoders were freed); the lines that save `out` (images or a
+// video) at `indent`. The diffusers script's pieces, shared with cache-dit's (framework_scripts.h).
+std::string placement_lines(const ModelProfile& m, const std::string& pipeline, const std::string& repo,
+                            TextEncoderPlacement te, std::string_view device);
+std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te);
+std::string output_lines(const ModelProfile& m, std::string_view indent);
+// diffusers' name of an attention backend, as set_attention_backend takes it ("flash", "sage", ...).
+std::string_view diffusers_backend(AttentionBackend b);
+
 // diffusers script for the plan (launch line in its first comment), with the lines that stream
 // (offloaded) or free (sequential) the text encoders; precondition: diffusers can run it.
 std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlacement& where = {});

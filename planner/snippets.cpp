@@ -2,21 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "planner/framework_scripts.h"
+
 namespace cpplan::planner {
 
 namespace {
-// The plan's degrees as cache-dit names them in its ParallelismConfig.
-std::string cache_dit_degrees(const ParallelConfig& c) {
-  std::string s;
-  auto add = [&](const char* name, int degree) {
-    if (degree > 1) s += fmt::format("{}{}={}", s.empty() ? "" : ", ", name, degree);
-  };
-  add("ulysses_size", c.ulysses());
-  add("ring_size", c.ring());
-  add("tp_size", c.tp());
-  return s.empty() ? "one GPU" : s;
-}
-
 constexpr int index(Framework f) { return static_cast<int>(f); }
 
 // The placement a framework's refusal is stated for: the query's forced one, else the text encoders
@@ -30,20 +20,21 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const
   std::array<FrameworkSnippet, kFrameworkCount> out;
   if (!p.plan.valid() || !p.predicted) return out;
   for (int i = 0; i < kFrameworkCount; ++i)
-    if (!p.runs[i].runs) out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan, plain_placement(q));
+    if (!p.runs[i].runs) {
+      out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan, plain_placement(q));
+      if (out[i].unavailable.empty()) out[i].unavailable = "no placement of the text encoders and the VAE it offers applies";
+    }
   const auto where = [&p](Framework f) { return p.run(f).where; };
   FrameworkSnippet& diffusers = out[index(Framework::kDiffusers)];
   if (diffusers.unavailable.empty()) diffusers.text = diffusers_snippet(q, p.plan, where(Framework::kDiffusers));
   FrameworkSnippet& cache_dit = out[index(Framework::kCacheDit)];
-  if (cache_dit.unavailable.empty())
-    cache_dit.text = diffusers.unavailable.empty()
-                         ? "runs it too (its own parallelism hooks over the same pipeline)"
-                         : fmt::format("runs it ({}{}{}); cpplan prints no cache-dit script yet",
-                                       cache_dit_degrees(p.plan.config),
-                                       where(Framework::kCacheDit).text_encoder == TextEncoderPlacement::kSharded ? ", text encoders sharded" : "",
-                                       where(Framework::kCacheDit).vae == VaePlacement::kParallel ? ", parallel VAE decode" : "");
+  if (cache_dit.unavailable.empty()) cache_dit.text = cache_dit_script(q, p.plan, where(Framework::kCacheDit));
   FrameworkSnippet& xdit = out[index(Framework::kXdit)];
   if (xdit.unavailable.empty()) xdit.text = xdit_command(q, p.plan, where(Framework::kXdit)) + "\n";
+  FrameworkSnippet& sglang = out[index(Framework::kSglang)];
+  if (sglang.unavailable.empty()) sglang.text = sglang_command(q, p.plan, where(Framework::kSglang)) + "\n";
+  FrameworkSnippet& vllm_omni = out[index(Framework::kVllmOmni)];
+  if (vllm_omni.unavailable.empty()) vllm_omni.text = vllm_omni_command(q, p.plan, where(Framework::kVllmOmni)) + "\n";
   return out;
 }
 
@@ -80,18 +71,17 @@ std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport&
 std::string framework_snippets(const Query& q, const RankedPlan& p) {
   if (!p.plan.valid() || !p.predicted) return {};
   const auto all = snippets_for(q, p);
-  const auto cannot = [](std::string_view name, const FrameworkSnippet& s) {
-    return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
-  };
-  const FrameworkSnippet& diffusers = all[index(Framework::kDiffusers)];
-  const FrameworkSnippet& cache_dit = all[index(Framework::kCacheDit)];
-  const FrameworkSnippet& xdit = all[index(Framework::kXdit)];
-  const auto title = [](Framework f) { return std::string(framework_title(f)); };
-  std::string out = diffusers.text.empty() ? cannot(title(Framework::kDiffusers), diffusers)
-                                           : "# " + title(Framework::kDiffusers) + "\n" + diffusers.text;
-  out += cache_dit.text.empty() ? cannot(title(Framework::kCacheDit), cache_dit)
-                                : "# " + title(Framework::kCacheDit) + ": " + cache_dit.text + "\n";
-  out += xdit.text.empty() ? cannot(title(Framework::kXdit), xdit) : "# " + title(Framework::kXdit) + "\n" + xdit.text;
+  std::string out;
+  // diffusers first, then cache-dit over the same pipeline, then the others; a framework with no
+  // file loaded says nothing.
+  for (const Framework f : {Framework::kDiffusers, Framework::kCacheDit, Framework::kXdit, Framework::kSglang,
+                            Framework::kVllmOmni}) {
+    if (!q.frameworks[index(f)]) continue;
+    const FrameworkSnippet& s = all[index(f)];
+    const std::string_view title = framework_title(f);
+    out += s.text.empty() ? fmt::format("# {}: cannot run this plan: {}\n", title, s.unavailable)
+                          : fmt::format("# {}\n{}", title, s.text);
+  }
   return out;
 }
 

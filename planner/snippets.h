@@ -12,8 +12,8 @@
 
 namespace cpplan::planner {
 
-// One framework's answer for a plan: `text` (a script, a command, or cache-dit's note that it runs
-// the plan too), else `unavailable`, the reason it cannot run it.
+// One framework's answer for a plan: `text` (a Python script: diffusers, cache-dit; a command line:
+// xDiT, SGLang Diffusion, vLLM-Omni), else `unavailable`, the reason it cannot run it.
 struct FrameworkSnippet {
   std::string text;
   std::string unavailable;
@@ -38,8 +38,9 @@ struct FrameworkChoice {
 // One per framework, for a report with a valid plan (ranked first); empty otherwise.
 std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport& r);
 
-// "# diffusers\n<script>", "# cache-dit: ...", "# xDiT\n<command>" or "# <framework>: cannot run
-// this plan: <reason>" lines, for a valid plan; empty for an invalid one (snippets_for, as text).
+// "# diffusers\n<script>", "# cache-dit\n<script>", "# xDiT\n<command>", "# SGLang Diffusion\n
+// <command>", "# vLLM-Omni\n<command>" or "# <framework>: cannot run this plan: <reason>", for each
+// framework with a file loaded, for a valid plan; empty for an invalid one (snippets_for, as text).
 std::string framework_snippets(const Query& q, const RankedPlan& p);
 
 }  // namespace cpplan::planner

@@ -127,6 +127,24 @@ class Frameworks(unittest.TestCase):
         self.assertEqual(str(e.exception), best.frameworks_unavailable["xdit"])
         self.assertEqual(e.exception.framework, "xdit")
 
+    def test_sglang_and_vllm_omni_args_of_a_qwen_image_plan_carry_its_degrees(self):
+        # qwen-image at 1024x1024 on 4 GPUs, plan ulysses 2 x ring 2: SGLang Diffusion's flags and
+        # vLLM-Omni's (its table: "Qwen-Image family ...: all five").
+        plans = cpplan.plan(model="qwen-image", gpus=4, width=1024, height=1024, hardware="h100-sxm", all=True)
+        p = next(p for p in plans if p.label == "ring 2 x ulysses 2" and p.valid
+                 and p.text_encoder == "replicated" and p.vae == "single")
+        self.assertEqual(p.sglang_args(), ["--num-gpus", "4", "--ulysses-degree", "2", "--ring-degree", "2"])
+        self.assertEqual(p.vllm_omni_args(), ["--usp", "2", "--ring", "2", "--cfg-parallel-size", "1",
+                                              "--tensor-parallel-size", "1"])
+
+    def test_vllm_omni_args_of_a_plan_it_cannot_run_raise_its_reason(self):
+        # FLUX.1-dev: vLLM-Omni's table gives it "CFG, TP, HSDP", no sequence parallelism.
+        best = cpplan.plan(gpus=4, width=1024, height=1024, hardware="h100-sxm")[0]
+        with self.assertRaises(cpplan.UnsupportedPlan) as e:
+            best.vllm_omni_args()
+        self.assertEqual(e.exception.framework, "vllm-omni")
+        self.assertEqual(str(e.exception), "vLLM-Omni offers no sequence parallelism for this model")
+
     def test_a_plan_diffusers_refuses_raises_diffusers_reason(self):
         plans = cpplan.plan(gpus=8, width=1024, height=1024, hardware="h100-sxm")
         refused = [p for p in plans if "diffusers" in (p.frameworks_unavailable or {})]
@@ -149,7 +167,7 @@ class Frameworks(unittest.TestCase):
         self.assertTrue(all("diffusers" in p.frameworks for p in plans))
         with self.assertRaises(cpplan.InvalidInput) as e:
             cpplan.plan(gpus=4, framework="deepspeed")
-        self.assertEqual(str(e.exception), "--framework = deepspeed: must be diffusers, xdit, cache-dit or any")
+        self.assertEqual(str(e.exception), "--framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any")
 
     def test_the_clis_notes_are_warnings(self):
         import shutil

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "costmodel/cost_model.h"
+#include "planner/framework_scripts.h"
 #include "planner/snippets.h"
 #include "session/planning.h"
 #include "session/recommend.h"
@@ -82,11 +83,14 @@ json query_json(const Query& q) {
 namespace {
 // "diffusers_config": the class of diffusers' parallel config (null without parallelism), its
 // keyword arguments as [name, value] pairs in the order the CLI's script writes them (dict(pairs)
-// in Python) and the expression itself; null when diffusers cannot run the plan. "xdit_args":
-// xDiT's parallel flags, null when xDiT cannot run it.
+// in Python) and the expression itself; null when diffusers cannot run the plan. "xdit_args",
+// "sglang_args", "vllm_omni_args": the parallel flags of xDiT, SGLang Diffusion and vLLM-Omni, each
+// null when that framework cannot run it.
 void add_framework_configs(json& j, const RankedPlan& rp) {
   j["diffusers_config"] = nullptr;
   j["xdit_args"] = nullptr;
+  j["sglang_args"] = nullptr;
+  j["vllm_omni_args"] = nullptr;
   if (!rp.plan.valid() || !rp.predicted) return;
   const ParallelConfig& c = rp.plan.config;
   if (rp.frameworks.has(planner::Framework::kDiffusers)) {
@@ -102,6 +106,10 @@ void add_framework_configs(json& j, const RankedPlan& rp) {
   }
   if (rp.frameworks.has(planner::Framework::kXdit))
     j["xdit_args"] = planner::xdit_parallel_args(rp.plan, rp.run(planner::Framework::kXdit).where);
+  if (rp.frameworks.has(planner::Framework::kSglang))
+    j["sglang_args"] = planner::sglang_parallel_args(rp.plan, rp.run(planner::Framework::kSglang).where);
+  if (rp.frameworks.has(planner::Framework::kVllmOmni))
+    j["vllm_omni_args"] = planner::vllm_omni_parallel_args(rp.plan, rp.run(planner::Framework::kVllmOmni).where);
 }
 
 // "framework_runs": per framework that runs the plan, the text-encoder and VAE placement it offers
@@ -121,7 +129,7 @@ json framework_runs_json(const RankedPlan& rp) {
   return out;
 }
 
-// "snippets": each framework's script or note (null when it cannot run the plan), the text the
+// "snippets": each framework's script or command (null when it cannot run the plan), the text the
 // CLI and the GUI show; "frameworks_unavailable": why, for those that cannot. Both null for an
 // invalid plan.
 void add_snippets_json(json& j, const Query& q, const RankedPlan& rp) {

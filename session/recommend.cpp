@@ -72,9 +72,8 @@ std::vector<Rejection> rejections_of(const planner::PlanReport& report) {
 Script script_of(Framework f, const planner::RankedPlan& p, const std::string& text) {
   Script s;
   s.framework = f;
-  s.kind = f == Framework::kCacheDit ? Script::Kind::kNote
-           : f == Framework::kXdit   ? Script::Kind::kCommand
-                                     : Script::Kind::kScript;
+  // Python scripts: diffusers, cache-dit; command lines: xDiT, SGLang Diffusion, vLLM-Omni.
+  s.kind = f == Framework::kDiffusers || f == Framework::kCacheDit ? Script::Kind::kScript : Script::Kind::kCommand;
   s.placement = p.run(f).where;
   s.lines = lines_of(text);
   return s;
@@ -187,7 +186,6 @@ std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::opt
   const planner::FrameworkSnippet s = planner::snippets_for(q, p)[static_cast<int>(*framework)];
   const std::string_view name = framework_title(*framework);
   if (s.text.empty()) return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
-  if (*framework == Framework::kCacheDit) return fmt::format("# {}: {}\n", name, s.text);
   return fmt::format("# {}\n{}", name, s.text);
 }
 

@@ -90,8 +90,8 @@ struct Rejection {
   int more_rules = 0;  // the example's other broken rules
 };
 
-// A framework's script for a plan as lines: a diffusers script, an xDiT command, or a one-line
-// note (cache-dit: it runs the plan over the same pipeline).
+// A framework's script for a plan as lines: a Python script (diffusers, cache-dit) or a command
+// line (xDiT, SGLang Diffusion, vLLM-Omni; kNote: a one-line note, which no framework gives now).
 struct Script {
   enum class Kind { kScript, kCommand, kNote };
   Framework framework = Framework::kDiffusers;
@@ -104,7 +104,7 @@ struct Script {
 // fastest plan with the gap, or nothing it can run.
 struct FrameworkChoice {
   Framework framework = Framework::kDiffusers;
-  std::string title;                             // "diffusers", "xDiT", "cache-dit"
+  std::string title;                             // "diffusers", "xDiT", "cache-dit", "SGLang Diffusion", "vLLM-Omni"
   const planner::RankedPlan* plan = nullptr;     // null: it runs no valid plan of this query
   planner::FrameworkRun run;                     // how it runs `plan`: its placement, image time, memory
   bool own_placement = false;                    // run's placement differs from the plan's ranked one
@@ -152,9 +152,9 @@ struct CheckResult : PlannedQuery {
 };
 Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine);
 
-// Every framework's answer for one valid plan, as the GUI's plan detail shows it: "# diffusers\n
-// <script>", "# cache-dit: <note>", "# xDiT\n<command>" or "# <framework>: cannot run this plan:
-// <reason>"; with `framework`, only its part; empty for an invalid plan.
+// Every framework's answer for one valid plan, as the GUI's plan detail shows it: "# <title>\n
+// <script or command>" or "# <title>: cannot run this plan: <reason>"; with `framework`, only its
+// part; empty for an invalid plan.
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework = std::nullopt);
 
 // What priced a group's collective, in words: the query's cost model's HardwareModel::collective_source.

@@ -89,6 +89,23 @@ class Plan:
             raise self._unsupported("xdit")
         return list(args)
 
+    def sglang_args(self):
+        """SGLang Diffusion's parallel flags for the plan (["--num-gpus", "4", "--ulysses-degree", "4",
+        ...]; its per-model support is unconfirmed); raises UnsupportedPlan with its reason when
+        SGLang Diffusion cannot run it."""
+        args = self.json.get("sglang_args")
+        if args is None:
+            raise self._unsupported("sglang")
+        return list(args)
+
+    def vllm_omni_args(self):
+        """vLLM-Omni's parallel flags of `vllm serve REPO --omni` for the plan (["--usp", "4",
+        "--ring", "1", ...]); raises UnsupportedPlan with its reason when vLLM-Omni cannot run it."""
+        args = self.json.get("vllm_omni_args")
+        if args is None:
+            raise self._unsupported("vllm-omni")
+        return list(args)
+
     def _diffusers(self):
         config = self.json.get("diffusers_config")
         if config is None:
@@ -179,7 +196,8 @@ def plan(model=None, model_config=None, gpus=None, width=None, height=None, fram
                   as --frames, --steps, --batch, --hardware, --runtime, --topology, --nodes,
                   --text-encoder, --cluster, --db
     top           at most this many plans
-    framework     only the plans this framework runs: "diffusers", "xdit" or "cache-dit" (--framework)
+    framework     only the plans this framework runs: "diffusers", "xdit", "cache-dit", "sglang" or
+                  "vllm-omni" (--framework)
     profiles      an extra profile directory, or a list of them (--profiles)
 
     Raises InvalidInput (a ValueError) with the CLI's one-line message on bad input.

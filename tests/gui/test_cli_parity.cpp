@@ -135,9 +135,9 @@ std::vector<std::string> shown_column(cpplan::gui::MainWindow& w, int column) {
 }
 
 // The plan detail's snippets of the top plan (planner::framework_snippets) in the CLI's text, which
-// heads each framework's part (in its own order) "diffusers:" with the script indented below,
-// "cache-dit: <note>", or for a framework that cannot run the top plan "xDiT: cannot run the top
-// plan: <reason>; the fastest plan it runs: ..." where the detail says "cannot run this plan".
+// heads each framework's part (in its own order) "diffusers:" with the script indented below, or
+// for a framework that cannot run the top plan "xDiT: cannot run the top plan: <reason>; the
+// fastest plan it runs: ..." where the detail says "cannot run this plan".
 bool snippets_in(const std::string& snippets, const std::string& cli) {
   std::istringstream lines(snippets);
   std::size_t from = 0;  // in the current framework's part of `cli`
@@ -145,7 +145,7 @@ bool snippets_in(const std::string& snippets, const std::string& cli) {
     if (line.empty()) continue;
     std::string wanted = "  " + line;  // a script line
     bool heading = false;
-    for (const char* name : {"diffusers", "cache-dit", "xDiT"})
+    for (const char* name : {"diffusers", "cache-dit", "xDiT", "SGLang Diffusion", "vLLM-Omni"})
       if (line.rfind(std::string("# ") + name, 0) == 0) heading = true;
     if (heading) {
       const std::string cannot = ": cannot run this plan: ";

@@ -255,7 +255,7 @@ TEST_CASE("The snippet pane follows the framework selector", "[gui][window][fram
   QComboBox* framework = w.query_panel()->framework_box();
   QStringList items;
   for (int i = 0; i < framework->count(); ++i) items << framework->itemText(i);
-  CHECK(items.join('|') == "any|diffusers|xdit|cache-dit");
+  CHECK(items.join('|') == "any|diffusers|xdit|cache-dit|sglang|vllm-omni");
   CHECK(framework->toolTip() == "rank only the plans this framework runs");
   CHECK(framework->currentText() == "any");
 
@@ -284,7 +284,8 @@ TEST_CASE("The snippet pane follows the framework selector", "[gui][window][fram
   REQUIRE(w.selected_plan() == 0);
   const QString any = w.plan_detail()->snippet_text();
   CHECK(any.toStdString() == cpplan::planner::framework_snippets(*w.result()->query, w.plan_model()->plan(0)));
-  for (const char* part : {"# diffusers", "# cache-dit", "# xDiT"}) CHECK(any.contains(part));
+  for (const char* part : {"# diffusers", "# cache-dit", "# xDiT", "# SGLang Diffusion", "# vLLM-Omni"})
+    CHECK(any.contains(part));
 
   // One framework and a plan it cannot run: only its "cannot run" line (a table restricted to that
   // framework lists no such valid plan; plan_snippets answers for any plan).
@@ -293,9 +294,9 @@ TEST_CASE("The snippet pane follows the framework selector", "[gui][window][fram
   CHECK(xdit.rfind("# xDiT: cannot run this plan: ", 0) == 0);
   CHECK(std::count(xdit.begin(), xdit.end(), '\n') == 1);
 
-  // cache-dit: its one-line note.
+  // cache-dit: its script under its heading.
   choose(w, framework, QStringLiteral("cache-dit"));
-  CHECK(w.plan_detail()->snippet_text().startsWith("# cache-dit: "));
+  CHECK(w.plan_detail()->snippet_text().startsWith("# cache-dit\n# torchrun --nproc_per_node="));
   CHECK(!w.plan_detail()->snippet_text().contains("# diffusers"));
 }
 

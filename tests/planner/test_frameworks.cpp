@@ -40,10 +40,13 @@ TEST_CASE("Framework names", "[planner][frameworks]") {
   CHECK(s.names() == Names{"diffusers", "cache-dit"});
 }
 
-TEST_CASE("Every framework runs plain Ulysses on FLUX.1-dev", "[planner][frameworks]") {
+// SGLang Diffusion offers its flags' features to every model (its per-model support is unconfirmed:
+// profiles/frameworks/sglang.toml); vLLM-Omni's table gives FLUX.1-dev "CFG, TP, HSDP", no SP.
+TEST_CASE("Every framework but vLLM-Omni runs plain Ulysses on FLUX.1-dev", "[planner][frameworks]") {
   const auto q = make_query("flux.1-dev", 4);
   const auto p = valid_plan(q, config(1, 4));
-  CHECK(frameworks_for(q, p).names() == Names{"diffusers", "xdit", "cache-dit"});
+  CHECK(frameworks_for(q, p).names() == Names{"diffusers", "xdit", "cache-dit", "sglang"});
+  CHECK(unsupported_reason(Framework::kVllmOmni, q, p) == "vLLM-Omni offers no sequence parallelism for this model");
   CHECK(unsupported_reason(Framework::kDiffusers, q, p).empty());
   CHECK(unsupported_reason(Framework::kXdit, q, p).empty());
   CHECK(unsupported_reason(Framework::kCacheDit, q, p).empty());
@@ -55,13 +58,14 @@ TEST_CASE("diffusers refuses CP and TP together but cache-dit runs the hybrid", 
   CHECK(unsupported_reason(Framework::kDiffusers, q, p) == "diffusers refuses context and tensor parallelism together");
   CHECK(unsupported_reason(Framework::kCacheDit, q, p).empty());
   CHECK(unsupported_reason(Framework::kXdit, q, p) == "xDiT does not offer tensor parallelism for this pipeline");
-  CHECK(frameworks_for(q, p).names() == Names{"cache-dit"});
+  CHECK(frameworks_for(q, p).names() == Names{"cache-dit", "sglang"});
   // TP alone is fine for diffusers.
   const auto tp = valid_plan(q, config(1, 1, 4));
   CHECK(unsupported_reason(Framework::kDiffusers, q, tp).empty());
 }
 
-TEST_CASE("Only xDiT runs CFG parallelism, for the models its runner offers it", "[planner][frameworks][cfg]") {
+TEST_CASE("Of the first three only xDiT runs CFG parallelism, for the models its runner offers it",
+          "[planner][frameworks][cfg]") {
   // profiles/frameworks/xdit.toml (shared/reference/frameworks.md): SD3.5-Large has CFG parallel,
   // Wan2.1-T2V-14B does not (the I2V-720P model does).
   const auto sd = make_query("sd3.5-large", 4);
@@ -69,12 +73,12 @@ TEST_CASE("Only xDiT runs CFG parallelism, for the models its runner offers it",
   CHECK(unsupported_reason(Framework::kDiffusers, sd, p) == "diffusers has no context-parallel plan for this transformer");
   CHECK(unsupported_reason(Framework::kCacheDit, sd, p) == "cache-dit has no context-parallel plan for this transformer");
   CHECK(unsupported_reason(Framework::kXdit, sd, p).empty());
-  CHECK(frameworks_for(sd, p).names() == Names{"xdit"});
+  CHECK(frameworks_for(sd, p).names() == Names{"xdit", "sglang"});  // vLLM-Omni: "SD3.5: CFG, TP", no SP
   const auto wan = make_query("wan2.1-t2v-14b", 4);
   const auto w = valid_plan(wan, config(1, 2, 1, 2));
   CHECK(unsupported_reason(Framework::kDiffusers, wan, w) == "diffusers has no CFG parallelism");
   CHECK(unsupported_reason(Framework::kXdit, wan, w) == "xDiT offers no CFG parallelism for this model");
-  CHECK(frameworks_for(wan, w).names().empty());
+  CHECK(frameworks_for(wan, w).names() == Names{"sglang"});  // vLLM-Omni's table lists Wan2.2, not Wan2.1
 }
 
 TEST_CASE("xDiT refuses the anything modes and models it has no pipeline for", "[planner][frameworks][xdit]") {
@@ -94,7 +98,8 @@ TEST_CASE("xDiT refuses the anything modes and models it has no pipeline for", "
   CHECK(unsupported_reason(Framework::kXdit, ltx, p) == "xDiT has no pipeline for this model");
   CHECK(frameworks_for(ltx, p).names() == Names{"diffusers"});
   const auto flux2 = make_query("flux.2-dev", 4);
-  CHECK(frameworks_for(flux2, valid_plan(flux2, config(1, 4))).names() == Names{"diffusers", "xdit", "cache-dit"});
+  CHECK(frameworks_for(flux2, valid_plan(flux2, config(1, 4))).names() ==
+        Names{"diffusers", "xdit", "cache-dit", "sglang"});
 }
 
 TEST_CASE("Only xDiT runs Ring with p2p K/V rotation", "[planner][frameworks][ring]") {
@@ -107,14 +112,15 @@ TEST_CASE("Only xDiT runs Ring with p2p K/V rotation", "[planner][frameworks][ri
   CHECK(frameworks_for(q, p).names() == Names{"xdit"});
 }
 
-TEST_CASE("Models without a diffusers CP plan run CP only in xDiT", "[planner][frameworks]") {
+TEST_CASE("Models without a diffusers CP plan run CP only in xDiT (and, unconfirmed, SGLang Diffusion)",
+          "[planner][frameworks]") {
   const auto q = make_query("sd3.5-large", 2);
   const auto p = valid_plan(q, config(1, 2));
   CHECK(unsupported_reason(Framework::kDiffusers, q, p) ==
         "diffusers has no context-parallel plan for this transformer");
   CHECK(unsupported_reason(Framework::kCacheDit, q, p) ==
         "cache-dit has no context-parallel plan for this transformer");
-  CHECK(frameworks_for(q, p).names() == Names{"xdit"});
+  CHECK(frameworks_for(q, p).names() == Names{"xdit", "sglang"});
 }
 
 TEST_CASE("No framework runs an invalid plan", "[planner][frameworks]") {

@@ -56,7 +56,7 @@ TEST_CASE("A bad request is one line naming the field, its value and the rule, n
   CHECK(refusal(o) == "--slo-ms = 500: needs --objective throughput (a latency target of replicas)");
   o = flux("4", "1008x1008");
   o.framework = "foo";
-  CHECK(refusal(o) == "--framework = foo: must be diffusers, xdit, cache-dit or any");
+  CHECK(refusal(o) == "--framework = foo: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any");
   o = flux("4", "1008x1008");
   o.model = "no-such-model";
   const std::string model_error = refusal(o);
@@ -135,7 +135,14 @@ TEST_CASE("Each framework's choice holds its plan, its gap and its script as lin
   CHECK(rec->frameworks[0].title == "diffusers");
   CHECK(rec->frameworks[1].title == "xDiT");
   CHECK(rec->frameworks[2].title == "cache-dit");
-  CHECK(rec->frameworks[2].script->kind == cpplan::session::Script::Kind::kNote);
+  CHECK(rec->frameworks[3].title == "SGLang Diffusion");
+  CHECK(rec->frameworks[4].title == "vLLM-Omni");
+  // Python scripts for diffusers and cache-dit, command lines for the others.
+  using Kind = cpplan::session::Script::Kind;
+  const Kind kinds[] = {Kind::kScript, Kind::kCommand, Kind::kScript, Kind::kCommand, Kind::kCommand};
+  for (int i = 0; i < cpplan::kFrameworkCount; ++i)
+    if (rec->frameworks[i].script) CHECK(rec->frameworks[i].script->kind == kinds[i]);
+  CHECK(rec->frameworks[2].script);  // cache-dit runs FLUX.1-dev's Ulysses: a script, no longer a note
   CHECK(rec->forward_flops > 0);
 }
 
