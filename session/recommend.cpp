@@ -138,7 +138,10 @@ void plan_fleet(Recommendation& rec) {
     throw InvalidInput{"--objective = throughput: with --topology or --nodes is not done (replicas are planned "
                        "without placement); leave the topology out"};
   const planner::Planner planner(rec.model->cost());
-  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner);  // replicas keep no invalid plan
+  planner::ReplicaPlans plans;  // default: the plans some framework runs
+  plans.framework = r.framework;
+  // plans.any_valid: every valid plan (--framework cpplan), to be set from the Request's flag for it
+  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, plans);  // replicas keep no invalid plan
 }
 
 template <class F>

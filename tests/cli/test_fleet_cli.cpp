@@ -79,7 +79,7 @@ TEST_CASE("throughput JSON: each row is a replica's plan with replicas, GPUs, im
   for (const auto& p : j["plans"]) {
     const int replicas = p["replicas"], k = p["gpus_per_replica"];
     INFO(p["label"].get<std::string>() << " on " << k << " GPUs");
-    CHECK(replicas == 16 / k);
+    CHECK(replicas == (k <= 8 ? 2 * (8 / k) : 1));  // two H100 nodes of 8: no replica of 8 or less across them
     CHECK(p["dp_degree"] == 1);
     const double image_ms = p["predicted"]["image_ms"];
     CHECK(p["images_per_hour"].get<double>() == Approx(replicas * 3.6e6 / image_ms));
@@ -149,4 +149,28 @@ TEST_CASE("throughput with a topology is refused in one line as not done", "[cli
   CHECK(r.err ==
         "cpplan: --objective = throughput: with --topology or --nodes is not done (replicas are planned without "
         "placement); leave the topology out\n");
+}
+
+TEST_CASE("throughput with --framework diffusers on 11 GPUs: every replica is a plan diffusers runs, none with CFG",
+          "[cli][fleet][frameworks]") {
+  const std::vector<std::string> args = {"--gpus",       "11",         "--model",     "wan2.1-t2v-14b", "--hardware",
+                                         "h100-sxm",     "--objective", "throughput", "--slo-ms",      "110000",
+                                         "--framework", "diffusers",  "--all"};
+  const auto r = run_cli(with(args, {"--json"}));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    INFO(p["label"].get<std::string>());
+    CHECK(p["cfg_degree"] == 1);
+    const auto& fw = p["frameworks"];
+    CHECK(std::find(fw.begin(), fw.end(), "diffusers") != fw.end());
+    const int k = p["gpus_per_replica"];
+    CHECK(p["replicas"] == (k <= 8 ? 8 / k + 3 / k : 1));  // nodes of 8 and 3 GPUs
+  }
+  if (!j["mixed"].is_null())
+    for (const auto& part : j["mixed"]) CHECK(part["label"].get<std::string>().find("cfg") == std::string::npos);
+  const auto text = run_cli(args);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, !Catch::Contains(" x cfg 2"));
 }
