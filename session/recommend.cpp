@@ -140,7 +140,7 @@ void plan_fleet(Recommendation& rec) {
   const planner::Planner planner(rec.model->cost());
   planner::ReplicaPlans plans;  // default: the plans some framework runs
   plans.framework = r.framework;
-  // plans.any_valid: every valid plan (--framework cpplan), to be set from the Request's flag for it
+  plans.any_valid = r.cpplan_plans;  // --framework cpplan: every valid plan
   rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, plans);  // replicas keep no invalid plan
 }
 
