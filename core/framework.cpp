@@ -47,9 +47,12 @@ const FrameworkModel* FrameworkProfile::model_for(const ModelProfile& m) const {
     if (lists(entry.profiles, m.name)) return &entry;
   // The built-in a derived profile shares its pipeline with names the entry only when that entry
   // serves the profile's transformer class too: ConsisID runs in CogVideoX's pipeline and Chroma in
-  // FLUX.1-schnell's, but a framework runs a transformer, not a pipeline.
+  // FLUX.1-schnell's, but a framework runs a transformer, not a pipeline. An entry naming no class
+  // (one class, two rows of the framework's table: vLLM-Omni's FLUX.1-dev and FLUX.1-Kontext)
+  // serves a config of its profile's own checkpoint.
   for (const FrameworkModel& entry : models)
-    if (lists(entry.profiles, m.base) && (m.transformer_class.empty() || lists(entry.classes, m.transformer_class)))
+    if (lists(entry.profiles, m.base) &&
+        (m.transformer_class.empty() || entry.classes.empty() || lists(entry.classes, m.transformer_class)))
       return &entry;
   for (const FrameworkModel& entry : models)
     if (lists(entry.classes, m.transformer_class)) return &entry;

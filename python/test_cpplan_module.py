@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import warnings
 
 import cpplan
 
@@ -167,7 +168,23 @@ class Frameworks(unittest.TestCase):
         self.assertTrue(all("diffusers" in p.frameworks for p in plans))
         with self.assertRaises(cpplan.InvalidInput) as e:
             cpplan.plan(gpus=4, framework="deepspeed")
-        self.assertEqual(str(e.exception), "--framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any")
+        self.assertEqual(str(e.exception), "--framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni, cpplan or any")
+
+    def test_xdit_runs_cogvideox_with_the_vae_on_one_gpu(self):
+        # xDiT's cogvideox_usp_example.py runs ulysses 2 x cfg 2 and refuses the parallel VAE
+        # (shared/reference/frameworks.md): the plan is xDiT's with the VAE on one GPU.
+        plans = cpplan.plan(model="cogvideox-5b", gpus=4, hardware="l40", framework="xdit")
+        self.assertEqual(plans[0].label, "ulysses 2 x cfg 2")
+        self.assertEqual(plans[0].vae, "single")
+        self.assertIn("--use_cfg_parallel", plans[0].xdit_args())
+        # A CogVideoX-2b transformer config (THUDM/CogVideoX-2b, tests/data/diffusers) gets xDiT too.
+        here = os.path.dirname(os.path.abspath(__file__))
+        config = os.path.join(here, "..", "tests", "data", "diffusers", "cogvideox-2b", "config.json")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the template's encoders and VAE: no pipeline folder
+            derived = cpplan.plan(model_config=config, gpus=4, hardware="l40", framework="xdit")
+        self.assertTrue(derived)
+        self.assertTrue(all("xdit" in p.frameworks for p in derived))
 
     def test_the_clis_notes_are_warnings(self):
         import shutil

@@ -46,10 +46,12 @@ struct FakeNvidiaSmi {
 
 TEST_CASE("qwen-image on 4 GPUs: diffusers' best plan follows the table, 2% slower", "[cli][frameworks]") {
   const std::string out = out_of(kQwen);
-  // The top plan (ulysses 2 x cfg 2) runs nowhere; ulysses 4 (Ulysses Anything) runs on diffusers.
-  CHECK_THAT(out, Catch::Contains("   1  ulysses 2 x cfg 2 "));
-  CHECK_THAT(out, Catch::Contains("diffusers: cannot run the top plan: diffusers has no CFG parallelism; the fastest "
-                                  "plan it runs: ulysses 4 (Ulysses Anything), 2% slower:\n"));
+  // The fastest plan (ulysses 2 x cfg 2, 2% faster) runs in no framework: ulysses 4 (Ulysses
+  // Anything), which diffusers runs, ranks first, and ulysses 2 x cfg 2 follows the plans some
+  // framework runs, labelled as only `cpplan run` executes it.
+  CHECK_THAT(out, Catch::Contains("   1  ulysses 4 "));
+  CHECK_THAT(out, Catch::Matches("(.|\n)*\n +[5-9]  ulysses 2 x cfg 2 [^\n]*cpplan run only\n(.|\n)*"));
+  CHECK_THAT(out, Catch::Contains("diffusers:\n"));
   CHECK_THAT(out, Catch::Contains("  pipe.transformer.enable_parallelism(config=ContextParallelConfig(ulysses_degree=4, "
                                   "ulysses_anything=True))\n"));
   // xDiT's runner serves Qwen-Image ("Qwen-Image-2512 ... | ulysses, ring, fully shard"), but 6889 image
@@ -64,6 +66,16 @@ TEST_CASE("qwen-image on 4 GPUs: diffusers' best plan follows the table, 2% slow
   CHECK(j["best_by_framework"] == json::parse(R"({"diffusers": "ulysses 4", "cache-dit": "ulysses 4", "xdit": null,
                                                   "sglang": "tp 2 x cfg 2", "vllm-omni": "tp 2 x cfg 2"})"));
   CHECK(j["framework"] == "any");
+}
+
+TEST_CASE("framework cpplan: every valid plan by its time, ulysses 2 x cfg 2 first", "[cli][frameworks]") {
+  auto args = kQwen;
+  args.insert(args.end(), {"--framework", "cpplan"});
+  const std::string out = out_of(args);
+  // 245.08 ms per step against ulysses 4's 250.11: the time alone orders them here.
+  CHECK_THAT(out, Catch::Matches("(.|\n)*\n   1  ulysses 2 x cfg 2 [^\n]*cpplan run only\n   2  ulysses 4 (.|\n)*"));
+  CHECK_THAT(out, Catch::Contains("\"cpplan run only\": no framework runs those plans (6), `cpplan run` does\n"));
+  CHECK_THAT(out, !Catch::Contains("left out"));  // nothing is hidden
 }
 
 TEST_CASE("framework diffusers: ranks the plans diffusers runs, ulysses 4 first", "[cli][frameworks]") {
@@ -81,7 +93,7 @@ TEST_CASE("framework diffusers: ranks the plans diffusers runs, ulysses 4 first"
   for (const json& p : j["plans"]) CHECK(p["frameworks"].dump().find("diffusers") != std::string::npos);
   const auto bad = run_cli({"--gpus", "4", "--framework", "deepspeed"});
   CHECK(bad.code == 3);
-  CHECK(bad.err == "cpplan: --framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any\n");
+  CHECK(bad.err == "cpplan: --framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni, cpplan or any\n");
 }
 
 TEST_CASE("one image lists no data-parallel plan; a batch of 4 does", "[cli][frameworks]") {

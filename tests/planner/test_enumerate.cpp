@@ -210,7 +210,9 @@ TEST_CASE("Plans that do not fit are followed by their fully-sharded variants, w
     const auto it = std::find_if(r.plans.begin(), r.plans.end(), [&](const RankedPlan& x) { return x.plan.config == twin; });
     REQUIRE(it != r.plans.end());
     CHECK_FALSE(it->predicted->fits_memory);
-    CHECK(p.predicted->peak_mem_bytes < it->predicted->peak_mem_bytes);
+    // The denoising loop's memory: the whole pipeline's peak also holds the text encoders as the
+    // frameworks running each place them (xDiT, which shards fully, keeps them on every GPU).
+    CHECK(p.predicted->transformer_peak_bytes < it->predicted->transformer_peak_bytes);
     CHECK(p.predicted->step_ms >= it->predicted->step_ms);
     if (p.predicted->fits_memory) ++fitting_sharded;
   }

@@ -56,7 +56,7 @@ TEST_CASE("A bad request is one line naming the field, its value and the rule, n
   CHECK(refusal(o) == "--slo-ms = 500: needs --objective throughput (a latency target of replicas)");
   o = flux("4", "1008x1008");
   o.framework = "foo";
-  CHECK(refusal(o) == "--framework = foo: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any");
+  CHECK(refusal(o) == "--framework = foo: must be diffusers, xdit, cache-dit, sglang, vllm-omni, cpplan or any");
   o = flux("4", "1008x1008");
   o.model = "no-such-model";
   const std::string model_error = refusal(o);
