@@ -22,26 +22,7 @@ std::string frameworks_text(const planner::FrameworkSet& frameworks) {
   return names.empty() ? "-" : fmt::format("{}", fmt::join(names, ", "));
 }
 
-// A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB".
-std::string own_run_text(const planner::FrameworkRun& r) {
-  return fmt::format("{}/{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae),
-                     r.image_ms / 1e3, gib(r.peak_bytes), r.fits ? "" : " NO fit");
-}
 
-// The frameworks of a row; one whose placement differs from the row's shows its own figures
-// ("xdit (replicated/single 9.84 s 41.2 GiB)"); a row no framework runs: "cpplan run only".
-std::string frameworks_text(const session::Row& row) {
-  if (row.cpplan_only()) return "cpplan run only";
-  std::vector<std::string> parts;
-  for (int i = 0; i < planner::kFrameworkCount; ++i) {
-    const auto f = static_cast<planner::Framework>(i);
-    if (!row.frameworks.has(f)) continue;
-    std::string part(to_string(f));
-    if (row.differs(f)) part += fmt::format(" ({})", own_run_text(row.runs[i]));
-    parts.push_back(std::move(part));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 // Static-shape runtimes (XLA on TPU and Neuron): what the warm-up costs before the first image, and
 // that every other size compiles again.
@@ -70,7 +51,7 @@ std::string_view lever_control(Lever l) {
 // "xDiT: cannot run the top plan: R; the fastest plan it runs: L (V), 12% slower", or the title alone.
 std::string choice_heading(const session::FrameworkChoice& c) {
   std::string heading = c.title;
-  const std::string own = c.own_placement ? fmt::format(" (its placement: {})", own_run_text(c.run)) : "";
+  const std::string own = c.own_placement ? fmt::format(" (its placement: {})", session::own_run_text(c.run)) : "";
   if (c.top_unavailable.empty()) return heading + own;
   heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
   if (!c.plan) return heading + "; nor any other plan here";
@@ -259,7 +240,7 @@ void print_rows(std::ostream& out, const session::Recommendation& rec) {
     fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
                plan_label(p.plan.config), plan_width, row.variant, pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
                gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
-               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", frameworks_text(row));
+               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", session::frameworks_text(row));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
   if (!all && static_cast<int>(rows.size()) > shown)

@@ -325,7 +325,10 @@ void MainWindow::on_selection() {
     return;
   }
   const planner::RankedPlan& p = plans_->plan(index);
-  detail_->set_plan(&*result_->query, &p, result_->report.framework);
+  // The ranking whole (the table holds the plans moved out of result_->report): a framework that
+  // cannot run `p` names its fastest plan there.
+  const planner::PlanReport* ranking = result_->recommendation ? &result_->recommendation->report : nullptr;
+  detail_->set_plan(&*result_->query, &p, result_->report.framework, ranking);
   const QString label = QString::fromStdString(plan_label(p.plan.config));
   if (p.plan.valid())
     run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path(),

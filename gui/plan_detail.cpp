@@ -117,7 +117,8 @@ PlanDetail::PlanDetail(QWidget* parent)
   set_plan(nullptr, nullptr);
 }
 
-void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::optional<planner::Framework> framework) {
+void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::optional<planner::Framework> framework,
+                          const planner::PlanReport* report) {
   show_placement(q, p);
   if (!q || !p) return show_no_figures(QStringLiteral("No plan selected."), 0);
   const std::string label = plan_label(p->plan.config);
@@ -141,7 +142,7 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::opt
       gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));
   breakdown_->set_prediction(&pr);
   memory_->set_prediction(&pr, gpu_gib);
-  snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p, framework)));
+  snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p, framework, report)));
   copy_->setEnabled(true);
   run_->setEnabled(true);
 }

@@ -42,8 +42,10 @@ class PlanDetail : public QWidget {
   // `p` null: nothing selected. `q` must outlive the next call. `framework`: the one the ranking
   // is restricted to (planner::PlanReport::framework), whose snippet alone is shown; none: every
   // framework's.
+  // `report`: the ranking `p` belongs to: a framework that cannot run `p` shows its own fastest plan
+  // there and that plan's script.
   void set_plan(const Query* q, const planner::RankedPlan* p,
-                std::optional<planner::Framework> framework = std::nullopt);
+                std::optional<planner::Framework> framework = std::nullopt, const planner::PlanReport* report = nullptr);
 
   QString summary_text() const;
   QString snippet_text() const;

@@ -39,8 +39,7 @@ void add_rows(QTreeWidgetItem* section, const session::Recommendation& rec) {
     const auto& pr = *row.plan->predicted;
     child(section, {QString::number(++rank), qs(plan_label(row.plan->plan.config)), qs(row.variant),
                     QStringLiteral("%1 ms/step").arg(pr.step_ms, 0, 'f', 2),
-                    row.frameworks.bits == 0 ? QStringLiteral("-")
-                                             : qs(fmt::format("{}", fmt::join(row.frameworks.names(), ", ")))});
+                    qs(session::frameworks_text(row))});
   }
 }
 

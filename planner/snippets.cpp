@@ -68,20 +68,30 @@ std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport&
   return out;
 }
 
-std::string framework_snippets(const Query& q, const RankedPlan& p) {
+std::string framework_answer(const Query& q, const RankedPlan& p, Framework f, const FrameworkSnippet& s,
+                             const PlanReport* report) {
+  const std::string_view title = framework_title(f);
+  if (!s.text.empty()) return fmt::format("# {}\n{}", title, s.text);
+  std::string out = fmt::format("# {}: cannot run this plan: {}", title, s.unavailable);
+  const RankedPlan* best = report ? fastest_plan_for(*report, f) : nullptr;
+  if (!best) return out + (report ? "; nor any other plan here\n" : "\n");
+  const double gap = best->predicted->step_ms / p.predicted->step_ms - 1;
+  out += fmt::format("; the fastest plan it runs: {} ({}), {}\n", plan_label(best->plan.config), display_name(best->plan.variant),
+                     gap > 0.005    ? fmt::format("{:.0f}% slower", gap * 100)
+                     : gap < -0.005 ? fmt::format("{:.0f}% faster", -gap * 100)
+                                    : std::string("as fast"));
+  return out + snippets_for(q, *best)[index(f)].text;
+}
+
+std::string framework_snippets(const Query& q, const RankedPlan& p, const PlanReport* report) {
   if (!p.plan.valid() || !p.predicted) return {};
   const auto all = snippets_for(q, p);
   std::string out;
   // diffusers first, then cache-dit over the same pipeline, then the others; a framework with no
   // file loaded says nothing.
   for (const Framework f : {Framework::kDiffusers, Framework::kCacheDit, Framework::kXdit, Framework::kSglang,
-                            Framework::kVllmOmni}) {
-    if (!q.frameworks[index(f)]) continue;
-    const FrameworkSnippet& s = all[index(f)];
-    const std::string_view title = framework_title(f);
-    out += s.text.empty() ? fmt::format("# {}: cannot run this plan: {}\n", title, s.unavailable)
-                          : fmt::format("# {}\n{}", title, s.text);
-  }
+                            Framework::kVllmOmni})
+    if (q.frameworks[index(f)]) out += framework_answer(q, p, f, all[index(f)], report);
   return out;
 }
 

@@ -38,9 +38,13 @@ struct FrameworkChoice {
 // One per framework, for a report with a valid plan (ranked first); empty otherwise.
 std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport& r);
 
-// "# diffusers\n<script>", "# cache-dit\n<script>", "# xDiT\n<command>", "# SGLang Diffusion\n
-// <command>", "# vLLM-Omni\n<command>" or "# <framework>: cannot run this plan: <reason>", for each
-// framework with a file loaded, for a valid plan; empty for an invalid one (snippets_for, as text).
-std::string framework_snippets(const Query& q, const RankedPlan& p);
+// One framework's answer for a valid plan `p` as text: "# <framework>\n<script>", or "# <framework>:
+// cannot run this plan: <reason>" and, with the ranking `report` it belongs to, "; the fastest
+// plan it runs: L (V), 12% slower" and that plan's script (as the CLI's answers for the top plan).
+std::string framework_answer(const Query& q, const RankedPlan& p, Framework f, const FrameworkSnippet& s,
+                             const PlanReport* report = nullptr);
+// Every framework's answer (framework_answer) for a valid plan, diffusers first; empty for an
+// invalid one.
+std::string framework_snippets(const Query& q, const RankedPlan& p, const PlanReport* report = nullptr);
 
 }  // namespace cpplan::planner

@@ -293,7 +293,9 @@ json recommendation_json(const Recommendation& rec) {
     rows.push_back({{"label", plan_label(row.plan->plan.config)},
                     {"variant", row.variant},
                     {"same", same},
-                    {"frameworks", row.frameworks.names()}});
+                    {"frameworks", row.frameworks.names()},
+                    {"frameworks_text", frameworks_text(row)},
+                    {"cpplan_only", row.cpplan_only()}});
   }
   json rejected = json::array();
   for (const Rejection& g : rec.rejections)

@@ -173,6 +173,24 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
   });
 }
 
+std::string own_run_text(const planner::FrameworkRun& r) {
+  return fmt::format("{}/{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae),
+                     r.image_ms / 1e3, r.peak_bytes / kGiB, r.fits ? "" : " NO fit");
+}
+
+std::string frameworks_text(const Row& row) {
+  if (row.cpplan_only()) return "cpplan run only";
+  std::vector<std::string> parts;
+  for (int i = 0; i < planner::kFrameworkCount; ++i) {
+    const auto f = static_cast<Framework>(i);
+    if (!row.frameworks.has(f)) continue;
+    std::string part(to_string(f));
+    if (row.differs(f)) part += fmt::format(" ({})", own_run_text(row.runs[i]));
+    parts.push_back(std::move(part));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 bool Row::differs(Framework f) const {
   const planner::FrameworkRun& r = runs[static_cast<int>(f)];
   return r.runs && r.where != plan->predicted->pipeline.placement();
@@ -183,13 +201,12 @@ const planner::RankedPlan* Recommendation::top() const {
   return &report.plans.front();
 }
 
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework) {
-  if (!framework) return planner::framework_snippets(q, p);
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework,
+                          const planner::PlanReport* report) {
+  if (!framework) return planner::framework_snippets(q, p, report);
   if (!p.plan.valid() || !p.predicted) return {};
   const planner::FrameworkSnippet s = planner::snippets_for(q, p)[static_cast<int>(*framework)];
-  const std::string_view name = framework_title(*framework);
-  if (s.text.empty()) return fmt::format("# {}: cannot run this plan: {}\n", name, s.unavailable);
-  return fmt::format("# {}\n{}", name, s.text);
+  return planner::framework_answer(q, p, *framework, s, report);
 }
 
 CollectiveSource collective_source(const PlannedQuery& pq) {

@@ -81,6 +81,14 @@ struct Row {
   bool cpplan_only() const { return frameworks.bits == 0; }  // only `cpplan run` executes it
 };
 
+// A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB" (", NO fit" when the
+// pipeline does not fit with it).
+std::string own_run_text(const planner::FrameworkRun& r);
+// A row's frameworks as every front shows them: the names, with a framework's own placement and
+// figures where they differ from the row's ("xdit (replicated/single 9.84 s 41.2 GiB)"); "cpplan
+// run only" for a row no framework runs.
+std::string frameworks_text(const Row& row);
+
 // The invalid plans that break one rule first, with the user's lever and the clearest example.
 struct Rejection {
   std::string rule;  // Violation::rule, e.g. "must divide image tokens = 3969"
@@ -155,7 +163,10 @@ Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& 
 // Every framework's answer for one valid plan, as the GUI's plan detail shows it: "# <title>\n
 // <script or command>" or "# <title>: cannot run this plan: <reason>"; with `framework`, only its
 // part; empty for an invalid plan.
-std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework = std::nullopt);
+// With the ranking `report` the plan belongs to, a framework that cannot run it names its own fastest
+// plan there, with the gap and that plan's script (as the CLI's answers for the top plan).
+std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework = std::nullopt,
+                          const planner::PlanReport* report = nullptr);
 
 // What priced a group's collective, in words: the query's cost model's HardwareModel::collective_source.
 CollectiveSource collective_source(const PlannedQuery& pq);

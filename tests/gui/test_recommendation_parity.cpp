@@ -133,12 +133,10 @@ std::vector<Choice> cli_choices(const std::vector<std::string>& lines, const std
       continue;
     }
     Choice c;
-    c.title = line.substr(0, line.find(':'));
+    c.title = line.substr(0, std::min(line.find(':'), line.find(" (its placement: ")));
     std::smatch m;
     if (std::regex_search(line, m, kFastest)) c.plan = m[1];
     else if (line.find("; nor any other plan here") == std::string::npos) c.plan = top_label;
-    // cache-dit's note is its one line: what follows "<heading>: "
-    if (c.title == "cache-dit" && !c.plan.empty()) c.lines.push_back(line.substr(line.rfind(": ") + 2));
     out.push_back(std::move(c));
   }
   return out;
@@ -211,9 +209,7 @@ Shown python_shown(const Query& q) {
   const json j = json::parse(command_output(command));
   Shown s;
   for (const json& r : j.at("rows")) {
-    std::string frameworks;
-    for (const json& f : r.at("frameworks")) frameworks += (frameworks.empty() ? "" : ", ") + f.get<std::string>();
-    s.rows.push_back({r.at("label"), r.at("variant"), frameworks.empty() ? "-" : frameworks});
+    s.rows.push_back({r.at("label"), r.at("variant"), r.at("frameworks_text")});
   }
   for (const json& g : j.at("rejected")) s.rejected.push_back({g.at("count"), g.at("rule"), g.at("example")});
   for (const json& c : j.at("choices")) {

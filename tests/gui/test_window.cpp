@@ -78,7 +78,7 @@ TEST_CASE("A query fills the table with the valid plans and details the top one"
   CHECK(w.query_panel()->facts_text().contains("24 heads"));
 
   const auto& top = w.plan_model()->plan(0);
-  const std::string expected = cpplan::gui::plan_snippets(*r.query, top);
+  const std::string expected = cpplan::gui::plan_snippets(*r.query, top, std::nullopt, &r.recommendation->report);
   CHECK(w.plan_detail()->snippet_text().toStdString() == expected);
   CHECK(w.plan_detail()->snippet_text().contains("ContextParallelConfig(ulysses_degree=4"));
   CHECK(w.plan_detail()->snippet_text().contains("# xDiT: cannot run this plan"));
@@ -255,7 +255,7 @@ TEST_CASE("The snippet pane follows the framework selector", "[gui][window][fram
   QComboBox* framework = w.query_panel()->framework_box();
   QStringList items;
   for (int i = 0; i < framework->count(); ++i) items << framework->itemText(i);
-  CHECK(items.join('|') == "any|diffusers|xdit|cache-dit|sglang|vllm-omni");
+  CHECK(items.join('|') == "any|diffusers|xdit|cache-dit|sglang|vllm-omni|cpplan");
   CHECK(framework->toolTip() == "rank only the plans this framework runs");
   CHECK(framework->currentText() == "any");
 
@@ -283,7 +283,8 @@ TEST_CASE("The snippet pane follows the framework selector", "[gui][window][fram
   CHECK(!w.status_text().contains("left out"));
   REQUIRE(w.selected_plan() == 0);
   const QString any = w.plan_detail()->snippet_text();
-  CHECK(any.toStdString() == cpplan::planner::framework_snippets(*w.result()->query, w.plan_model()->plan(0)));
+  CHECK(any.toStdString() ==
+        cpplan::planner::framework_snippets(*w.result()->query, w.plan_model()->plan(0), &w.result()->recommendation->report));
   for (const char* part : {"# diffusers", "# cache-dit", "# xDiT", "# SGLang Diffusion", "# vLLM-Omni"})
     CHECK(any.contains(part));
 
