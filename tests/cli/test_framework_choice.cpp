@@ -68,6 +68,18 @@ TEST_CASE("qwen-image on 4 GPUs: diffusers' best plan follows the table, 2% slow
   CHECK(j["framework"] == "any");
 }
 
+TEST_CASE("cogvideox-5b on 4 x L40: xDiT's command for ulysses 2 x cfg 2, the VAE on one GPU", "[cli][frameworks]") {
+  // xDiT's examples/cogvideox_usp_example.py runs USP and CFG parallel and refuses the parallel VAE
+  // (shared/reference/frameworks.md); the plan's own placement decodes in parallel (SGLang's --vae-sp).
+  const std::string out = out_of({"--model", "cogvideox-5b", "--gpus", "4", "--hardware", "l40"});
+  CHECK_THAT(out, Catch::Contains("   1  ulysses 2 x cfg 2 "));
+  CHECK_THAT(out, Catch::Contains("\nxDiT (its placement: replicated/single "));
+  CHECK_THAT(out, Catch::Contains("  torchrun --nproc_per_node=4 examples/cogvideox_usp_example.py --model THUDM/CogVideoX-5b "
+                                  "--height 480 --width 720 --num_frames 49 --num_inference_steps 50 --ulysses_degree 2 "
+                                  "--ring_degree 1 --use_cfg_parallel --prompt"));
+  CHECK_THAT(out, !Catch::Contains("xDiT: cannot run"));
+}
+
 TEST_CASE("framework cpplan: every valid plan by its time, ulysses 2 x cfg 2 first", "[cli][frameworks]") {
   auto args = kQwen;
   args.insert(args.end(), {"--framework", "cpplan"});
