@@ -269,9 +269,12 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
   if (!top) return;
   const auto& pr = *top->predicted;
   fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} steps + {:.2f} VAE decode + "
-             "{:.2f} pipeline; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}\n",
+             "{:.2f} pipeline{}; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}\n",
              plan_label(top->plan.config), display_name(top->plan.variant), step_text(pr), pr.image_ms / 1e3,
              pr.text_encode_ms / 1e3, q.steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
+             pr.pipeline.transformer_load_ms > 0
+                 ? fmt::format(" + {:.2f} loading the transformers", pr.pipeline.transformer_load_ms / 1e3)
+                 : "",
              to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
              pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
   print_warmup(out, q, rec.warmup);

@@ -34,6 +34,9 @@ struct Query {
   // Forced placements; unset: the planner picks, per plan, the fastest that fits.
   std::optional<TextEncoderPlacement> text_encoder;
   std::optional<VaePlacement> vae;
+  // A pipeline of two transformers (Wan2.2 A14B) keeps the one not denoising in host memory and
+  // loads each before its steps (--offload-idle-transformer); off: both on every GPU.
+  bool offload_idle_transformer = false;
   // With --topology: the node's devices and links, replicated over `nodes` nodes; the planner
   // then places every plan's axes on devices (planner/topology/). nullptr: today's layout rule.
   const Topology* topology = nullptr;

@@ -312,9 +312,11 @@ MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
   const ModelProfile& m = ctx.m;
   const double d = m.hidden(), b = m.bytes_per_activation;
   MemoryBreakdown mem;
-  // A pipeline of two transformers (Wan2.2 A14B's noise experts) holds both; a step runs one.
+  // A pipeline of two transformers (Wan2.2 A14B's noise experts) holds both, unless the idle one
+  // waits in host memory; a step runs one.
+  const int held = ctx.q.offload_idle_transformer ? 1 : m.transformers;
   mem.transformer_weights =
-      m.transformers *
+      held *
       (ctx.axes.f > 1 ? fully_sharded_weight_bytes(m, ctx.axes.f) : transformer_weight_bytes(m, ctx.axes.t));
   mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
   const bool joint = m.text_handling == TextHandling::kJoint;

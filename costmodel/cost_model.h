@@ -105,7 +105,10 @@ struct PipelineCost {
   Milliseconds vae_decode_ms = 0;
   Milliseconds vae_comm_ms = 0;      // of which: the parallel decode's halo exchange and gather
   Milliseconds host_ms = 0;          // the pipeline's own host work per image (runtime image_ms)
-  Milliseconds total_ms() const { return text_encode_ms + vae_decode_ms + host_ms; }
+  // Two transformers, the idle one offloaded: each is loaded over the host link once per image
+  // (the first for its steps, the second at the boundary timestep).
+  Milliseconds transformer_load_ms = 0;
+  Milliseconds total_ms() const { return text_encode_ms + vae_decode_ms + host_ms + transformer_load_ms; }
   PipelinePlacement placement() const { return {text_encoder, vae}; }
 };
 

@@ -167,6 +167,14 @@ EncodingTerms encoding_terms(const StepContext& ctx, TextEncoderPlacement te) {
   return out;
 }
 
+// An offloaded idle transformer: this GPU's share of each transformer's weights (what denoising
+// holds of one) over the host link, twice per image.
+Milliseconds transformer_load_ms(const StepContext& ctx, const MemoryBreakdown& denoising) {
+  if (!ctx.q.offload_idle_transformer || ctx.m.transformers < 2) return 0;
+  const auto& link = ctx.hw.profile().host_link;
+  return ctx.m.transformers * transfer_ms(denoising.transformer_weights, link.bandwidth_gbps * link.efficiency);
+}
+
 PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, const EncodingTerms& e, VaePlacement vae,
                               const DecodeTerms& d, const MemoryBreakdown& denoising) {
   PlacedPipeline out;
@@ -183,6 +191,7 @@ PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, c
   out.cost.vae_comm_ms = d.comm_ms;
   out.memory.vae_decode = d.live;
   out.cost.host_ms = ctx.runtime.image_ms;
+  out.cost.transformer_load_ms = transformer_load_ms(ctx, denoising);
   return out;
 }
 

@@ -126,6 +126,10 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
     throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
   q.backend = *backend;
   resolve_runtime_and_placement(a, catalog, q);
+  if (a.offload_idle_transformer && q.model->transformers < 2)
+    throw InvalidInput{fmt::format("--offload-idle-transformer: {} has one transformer: nothing is idle to offload",
+                                   q.model->name)};
+  q.offload_idle_transformer = a.offload_idle_transformer;
   auto frameworks = catalog.frameworks_for_query(a.framework_versions);
   if (!frameworks) throw InvalidInput{frameworks.error().message};
   q.frameworks = *frameworks;

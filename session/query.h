@@ -28,6 +28,7 @@ struct Options {
   std::string text_encoder;  // empty: the planner picks per plan
   std::string vae;           // empty: the planner picks per plan
   bool offload = false;      // --offload-text-encoders: --text-encoder offloaded
+  bool offload_idle_transformer = false;  // --offload-idle-transformer (two-transformer pipelines)
   std::vector<std::string> profiles;
   // topology-aware placement
   std::string topology, topology_file, nodes;

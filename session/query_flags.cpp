@@ -30,6 +30,8 @@ void add_query_flags(CLI::App& app, Options& o) {
                  "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
   app.add_option("--vae", o.vae, "single | parallel (default: the fastest that fits, per plan)");
   app.add_flag("--offload-text-encoders", o.offload, "the same as --text-encoder offloaded");
+  app.add_flag("--offload-idle-transformer", o.offload_idle_transformer,
+               "two-transformer pipelines (Wan2.2 A14B): keep the one not denoising in host memory, loading each per image");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
   app.add_option("--framework", o.framework,
                  "rank only the plans this framework runs: diffusers | xdit | cache-dit | sglang | vllm-omni | any "

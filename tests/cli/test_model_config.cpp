@@ -149,6 +149,31 @@ TEST_CASE("model config: a Wan2.2 A14B pipeline folder plans, stating what it to
   CHECK(r.err.find("text encoders: the template's") == std::string::npos);
 }
 
+TEST_CASE("model config: --offload-idle-transformer holds one of Wan2.2 A14B's transformers; one-transformer models refuse it",
+          "[cli][diffusers]") {
+  const std::string folder =
+      (fs::path(CPPLAN_TEST_PROFILES).parent_path() / "tests" / "data" / "diffusers" / "pipelines" / "wan2.2-t2v-a14b")
+          .string();
+  const std::vector<std::string> query = {"--model-config", folder, "--gpus", "8", "--hardware", "h100-sxm", "--json"};
+  auto offload = query;
+  offload.push_back("--offload-idle-transformer");
+  const auto held = run_cli(query), off = run_cli(offload);
+  REQUIRE(held.code == 0);
+  REQUIRE(off.code == 0);
+  const json h = json::parse(held.out)["plans"][0], o = json::parse(off.out)["plans"][0];
+  CHECK(json::parse(off.out)["offload_idle_transformer"] == true);
+  // The same plan holds half the transformer weights and pays two loads per image.
+  CHECK(h["label"] == o["label"]);
+  CHECK(o["predicted"]["memory"]["transformer_weights"].get<double>() ==
+        Approx(h["predicted"]["memory"]["transformer_weights"].get<double>() / 2));
+  CHECK(h["predicted"]["pipeline"]["transformer_load_ms"] == 0);
+  CHECK(o["predicted"]["pipeline"]["transformer_load_ms"].get<double>() > 0);
+  const auto one = run_cli({"--model", "wan2.1-t2v-14b", "--gpus", "8", "--offload-idle-transformer"});
+  CHECK(one.code == 3);
+  CHECK(one.err == "cpplan: --offload-idle-transformer: wan2.1-t2v-14b has one transformer: nothing is idle to offload\n");
+  CHECK(one.out.empty());
+}
+
 TEST_CASE("profile import of a bare config writes what it assumed as comments", "[cli][diffusers]") {
   const auto r = run_cli({"profile", "import", fixture("wan2.1-t2v-14b")});
   INFO(r.err);

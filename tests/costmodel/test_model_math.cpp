@@ -149,3 +149,26 @@ TEST_CASE("two transformers are both held; a step runs one", "[costmodel][model_
   CHECK(p.memory.transformer_weights == 2.0 * p1.memory.transformer_weights);
   CHECK(p.step_flops == p1.step_flops);
 }
+
+TEST_CASE("an offloaded idle transformer halves the weights held and loads each transformer once per image",
+          "[costmodel][model_math]") {
+  // Wan2.2 A14B's shape: two Wan2.1-14B transformers, on one H100 (host link: PCIe Gen5 x16,
+  // 64 GB/s at 0.8 efficiency, profiles/hardware/h100-sxm.toml).
+  ModelProfile m = from("wan2.1-t2v-14b");
+  m.transformers = 2;
+  auto held = cpplan::test::make_query(m, 1, 832, 480, 81);
+  auto offloaded = held;
+  offloaded.offload_idle_transformer = true;
+  const auto both = cpplan::test::datasheet_prediction(held, config(1, 1));
+  const auto one = cpplan::test::datasheet_prediction(offloaded, config(1, 1));
+  // Held: both transformers' weights; offloaded: one's, params x 2 bytes (bf16, no TP).
+  CHECK(one.memory.transformer_weights == Approx(m.params * 2));
+  CHECK(both.memory.transformer_weights == Approx(2 * m.params * 2));
+  // Each of the two loads per image moves params x 2 bytes at 64 x 0.8 = 51.2 GB/s.
+  const double load_ms = m.params * 2 / 51.2e9 * 1e3;
+  CHECK(both.pipeline.transformer_load_ms == 0);
+  CHECK(one.pipeline.transformer_load_ms == Approx(2 * load_ms));
+  CHECK(one.image_ms - both.image_ms == Approx(2 * load_ms));
+  CHECK(one.step_ms == both.step_ms);
+  CHECK(one.peak_mem_bytes < both.peak_mem_bytes);
+}
