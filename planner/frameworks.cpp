@@ -265,9 +265,12 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
   s += device == "cuda" ? "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n"
                         : "\ndist.init_process_group()\nrank = dist.get_rank()\n";
   s += placement_lines(m, pipeline, repo, where.text_encoder, device);
-  if (device == "cuda")
-    s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
-  if (!config.empty()) s += fmt::format("pipe.transformer.enable_parallelism(config={})\n", config);
+  // A pipeline of two transformers (Wan2.2 A14B: transformer and transformer_2) sets up both.
+  for (const std::string_view t : {"transformer", "transformer_2"}) {
+    if (t == "transformer_2" && m.transformers < 2) break;
+    if (device == "cuda") s += fmt::format("pipe.{}.set_attention_backend(\"{}\")\n", t, diffusers_backend(q.backend));
+    if (!config.empty()) s += fmt::format("pipe.{}.enable_parallelism(config={})\n", t, config);
+  }
   const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
   s += fmt::format(
       "out = pipe({}, height={}, width={}{}, num_inference_steps={},\n"

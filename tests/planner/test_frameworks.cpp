@@ -269,3 +269,15 @@ TEST_CASE("Every xDiT line names an entry point of its framework file, for every
     }
   }
 }
+
+TEST_CASE("diffusers' script sets up both transformers of a two-transformer pipeline", "[planner][frameworks]") {
+  // Wan2.2 A14B's pipeline holds `transformer` and `transformer_2` (the low-noise expert): each must
+  // get the attention backend and the parallel config, or the second runs on one GPU.
+  const auto wan22 = make_query("wan22-tiny", 2);
+  const std::string s = cpplan::planner::diffusers_snippet(wan22, valid_plan(wan22, config(1, 2)));
+  CHECK_THAT(s, Catch::Contains("pipe.transformer.enable_parallelism(config=ContextParallelConfig(ulysses_degree=2))\n"));
+  CHECK_THAT(s, Catch::Contains("pipe.transformer_2.enable_parallelism(config=ContextParallelConfig(ulysses_degree=2))\n"));
+  CHECK_THAT(s, Catch::Contains("pipe.transformer_2.set_attention_backend(\"flash\")\n"));
+  const auto wan = make_query("wan-tiny", 2);
+  CHECK_THAT(cpplan::planner::diffusers_snippet(wan, valid_plan(wan, config(1, 2))), !Catch::Contains("transformer_2"));
+}
