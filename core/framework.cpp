@@ -115,14 +115,49 @@ void read_conflict(Reader& r, FrameworkProfile& p) {
   p.conflicts.push_back(std::move(c));
 }
 
+// [models] max_degree = { tp = 2, ... }: a degree of 2 or more per feature that has one.
+void read_max_degrees(Reader r, const toml::table& t, const std::string& title, FrameworkModel& m) {
+  constexpr Feature kWithDegree[] = {Feature::kUlysses, Feature::kRing, Feature::kTp, Feature::kCfg,
+                                     Feature::kPipeFusion, Feature::kFullyShard, Feature::kDataParallel};
+  for (const auto& [key, value] : t) {
+    const auto f = feature_from_string(key.str());
+    if (!f || std::find(std::begin(kWithDegree), std::end(kWithDegree), *f) == std::end(kWithDegree))
+      return r.fail(key.str(), "...", "not a feature with a degree (ulysses, ring, tp, cfg, pipefusion, fully_shard, data_parallel)");
+    int max = 0;
+    r.integer(key.str(), max, 2, 1 << 20);
+    m.max_degrees.push_back({*f, max, fmt::format("{} runs {} only up to degree {} for this model", title, key.str(), max)});
+  }
+}
+
+// [[backend_rules]] feature = "ring", backends = ["flash", "sage"], reason = "...".
+void read_backend_rule(Reader& r, FrameworkProfile& p) {
+  r.only({"feature", "backends", "reason"});
+  BackendRule rule;
+  std::string feature;
+  r.string("feature", feature);
+  const auto f = feature_from_string(feature);
+  if (r.ok() && !f) return r.fail("feature", fmt::format("\"{}\"", feature), "unknown feature");
+  if (f) rule.feature = *f;
+  std::vector<std::string> names;
+  r.strings("backends", names);
+  for (const std::string& n : names) {
+    const auto b = attention_backend_from_string(n);
+    if (r.ok() && !b) return r.fail("backends", fmt::format("\"{}\"", n), "must be flash, cudnn, sage or native");
+    if (b) rule.backends.push_back(*b);
+  }
+  r.string("reason", rule.reason);
+  p.backend_rules.push_back(std::move(rule));
+}
+
 void read_model(Reader& r, FrameworkProfile& p) {
-  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed"});
+  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed", "max_degree"});
   FrameworkModel m;
   r.strings("profiles", m.profiles, false);
   r.strings("classes", m.classes, false);
   if (r.ok() && m.profiles.empty() && m.classes.empty())
     r.fail("profiles", "(missing)", "a model entry names profiles or transformer classes");
   r.string("unconfirmed", m.unconfirmed, false);
+  if (const auto* t = r.table("max_degree", false); t && r.ok()) read_max_degrees(r.sub(*t, "max_degree"), *t, p.title, m);
   r.string("runner", m.runner_name, false);
   r.string("script", m.script, false);
   read_features(r, "features", m.features, true);
@@ -140,7 +175,8 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   FrameworkProfile p;
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
-          "family_reason", "conflicts", "missing", "unlisted", "common", "models", "unconfirmed"});
+          "family_reason", "conflicts", "backend_rules", "missing", "unlisted", "common", "models",
+          "unconfirmed"});
   detail::read_name(r, path, p.name);
   r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
@@ -155,6 +191,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   r.tables("families", true, [&](Reader& f) { read_family(f, p); });
   r.string("family_reason", p.family_reason);
   r.tables("conflicts", false, [&](Reader& c) { read_conflict(c, p); });
+  r.tables("backend_rules", false, [&](Reader& b) { read_backend_rule(b, p); });
   if (const auto* t = r.table("missing"); t && r.ok()) {
     Reader m = r.sub(*t, "missing");
     for (int i = 0; i < kFeatureCount; ++i) m.string(kFeatureNames[i], p.missing[i]);

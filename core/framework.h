@@ -3,6 +3,7 @@
 // file per framework and version (schema: docs/profiles.md, "Framework profile"). The planner's
 // frameworks column, its "cannot run" verdicts and the launch lines come from these files.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 
 #include "core/hardware.h"
 #include "core/model.h"
+#include "core/parallel_config.h"
 #include "core/result.h"
 
 namespace cpplan {
@@ -37,6 +39,13 @@ struct FeatureSet {
   void add(Feature f) { bits |= 1u << static_cast<int>(f); }
 };
 
+// A feature a framework runs for a model only up to some degree, and the refusal above it.
+struct DegreeLimit {
+  Feature feature = Feature::kTp;
+  int max = 0;
+  std::string reason;  // "vLLM-Omni runs tp only up to degree 2 for this model"
+};
+
 // One model as a framework serves it: the profiles it covers, the diffusers transformer classes it
 // covers (a model planned from a config or a folder matches by its class), how it is launched (the
 // runner's model name, or an example script) and the features it offers.
@@ -47,6 +56,17 @@ struct FrameworkModel {
   std::string script;       // a script that serves it instead, e.g. "examples/pixartsigma_example.py"
   FeatureSet features;
   std::string unconfirmed;  // non-empty: the reference marks this entry unconfirmed, and why
+  // The largest degrees of features it runs for this model (vLLM-Omni's Z-Image: TP 2 only); only
+  // the features with a degree (ulysses, ring, tp, cfg, pipefusion, fully_shard, data_parallel).
+  std::vector<DegreeLimit> max_degrees;
+};
+
+// A feature the framework runs only with some attention backends (SGLang Diffusion's Ring: fa or
+// sage).
+struct BackendRule {
+  Feature feature = Feature::kRing;
+  std::vector<AttentionBackend> backends;
+  std::string reason;
 };
 
 // Features used together that the framework refuses, and why.
@@ -75,6 +95,7 @@ struct FrameworkProfile {
   std::string launcher;                    // "runner": `xdit` ...; "script": a Python script; "command": a CLI; "note"
   std::string unconfirmed;                 // non-empty: what of this file the reference marks unconfirmed
   std::vector<FeatureConflict> conflicts;
+  std::vector<BackendRule> backend_rules;
   std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
   std::string unlisted;                    // why a model without an entry runs nothing ("" : `common` only)
   FeatureSet common;                       // offered for every model, listed or not

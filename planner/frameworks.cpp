@@ -1,5 +1,6 @@
 #include "planner/frameworks.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace cpplan::planner {
@@ -50,9 +51,36 @@ FrameworkOffers::FrameworkOffers(const Query& q) {
     Offer& o = offers_[i];
     o.fw = q.frameworks[i];
     if (!o.fw || !q.model) continue;
-    o.listed = o.fw->model_for(*q.model) != nullptr;
+    o.entry = o.fw->model_for(*q.model);
+    o.listed = o.entry != nullptr;
     o.features = o.fw->features_for(*q.model);
   }
+}
+
+namespace {
+// The plan's degree of a feature that has one (0 for the others).
+int degree_of(Feature f, const ParallelConfig& c) {
+  switch (f) {
+    case Feature::kUlysses: return c.ulysses();
+    case Feature::kRing: return c.ring();
+    case Feature::kTp: return c.tp();
+    case Feature::kCfg: return c.cfg_degree;
+    case Feature::kPipeFusion: return c.pp();
+    case Feature::kFullyShard: return c.fs();
+    case Feature::kDataParallel: return c.dp_degree;
+    default: return 0;
+  }
+}
+}  // namespace
+
+std::string_view FrameworkOffers::limit_reason(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const {
+  if (o.entry)
+    for (const DegreeLimit& l : o.entry->max_degrees)
+      if (degree_of(l.feature, p.config) > l.max) return l.reason;
+  for (const BackendRule& r : o.fw->backend_rules)
+    if (used.has(r.feature) && std::find(r.backends.begin(), r.backends.end(), q.backend) == r.backends.end())
+      return r.reason;
+  return {};
 }
 
 std::string_view FrameworkOffers::unsupported_reason(Framework f, const Query& q, const Plan& p,
@@ -65,15 +93,17 @@ std::string_view FrameworkOffers::unsupported_reason(Framework f, const Query& q
   if (!o.fw->unlisted.empty() && !o.listed) return o.fw->unlisted;
   for (int i = 0; i < kFeatureCount; ++i)
     if (used.has(static_cast<Feature>(i)) && !o.features.has(static_cast<Feature>(i))) return o.fw->missing[i];
+  if (auto why = limit_reason(o, q, p, used); !why.empty()) return why;
   for (const FeatureConflict& c : o.fw->conflicts)
     if (used.has(c.a) && used.has(c.b)) return c.reason;
   return {};
 }
 
-bool FrameworkOffers::runs(const Offer& o, const Query& q, FeatureSet used) const {
+bool FrameworkOffers::runs(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const {
   if (!o.fw || !family_reason(*o.fw, q, used).empty()) return false;
   if (!o.fw->unlisted.empty() && !o.listed) return false;
   if ((used.bits & ~o.features.bits) != 0) return false;
+  if (!limit_reason(o, q, p, used).empty()) return false;
   for (const FeatureConflict& c : o.fw->conflicts)
     if (used.has(c.a) && used.has(c.b)) return false;
   return true;
@@ -85,7 +115,7 @@ costmodel::PipelineOptionMask FrameworkOffers::options_run(Framework f, const Qu
   costmodel::PipelineOptionMask mask = 0;
   if (!o.fw || !p.valid()) return mask;
   for (int i = 0; i < pr.pipeline_option_count; ++i)
-    if (runs(o, q, features_of(p, pr.pipeline_options[i].cost.placement()))) mask |= 1u << i;
+    if (runs(o, q, p, features_of(p, pr.pipeline_options[i].cost.placement()))) mask |= 1u << i;
   return mask;
 }
 

@@ -51,9 +51,12 @@ class FrameworkOffers {
     const FrameworkProfile* fw = nullptr;  // null: no file loaded for the framework
     bool listed = false;                   // the file has an entry for the model
     FeatureSet features;                   // what it offers the model
+    const FrameworkModel* entry = nullptr;  // the file's entry for the model (its degree limits)
   };
-  // Whether the offer runs a plan using `used` on the query's device family.
-  bool runs(const Offer& o, const Query& q, FeatureSet used) const;
+  // Whether the offer runs plan `p` using `used` on the query's device family.
+  bool runs(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
+  // Why the offer's degree limits or attention-backend rules refuse `p`; empty when none does.
+  std::string_view limit_reason(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
   std::array<Offer, kFrameworkCount> offers_;
 };
 

@@ -4,6 +4,9 @@
 // frameworks.md says nothing, the cell is kUnstated and is not checked.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -227,4 +230,61 @@ TEST_CASE("vLLM-Omni refuses HSDP with data parallelism, as frameworks.md says",
   };
   CHECK(conflicts(Feature::kFullyShard, Feature::kTp));
   CHECK(conflicts(Feature::kFullyShard, Feature::kDataParallel));
+}
+
+TEST_CASE("vLLM-Omni runs Z-Image's TP at degree 2 only", "[planner][frameworks][vllm-omni]") {
+  // frameworks.md: "Z-Image: SP, TP (2 only), HSDP, VAE".
+  const ModelProfile* z = as_class("qwen-image", "z-image-like", "ZImageTransformer2DModel");
+  const auto q2 = cpplan::test::make_query(*z, 2, 1024, 1024), q4 = cpplan::test::make_query(*z, 4, 1024, 1024);
+  const auto tp2 = make_plan(q2, config(1, 1, 2)), tp4 = make_plan(q4, config(1, 1, 4));
+  REQUIRE(tp2.valid());
+  REQUIRE(tp4.valid());
+  CHECK(unsupported_reason(cpplan::Framework::kVllmOmni, q2, tp2).empty());
+  CHECK(unsupported_reason(cpplan::Framework::kVllmOmni, q4, tp4) == "vLLM-Omni runs tp only up to degree 2 for this model");
+  // Qwen-Image ("Qwen-Image family ...: all five") has no such limit.
+  const auto qwen = cpplan::test::make_query("qwen-image", 4, 1024, 1024);
+  CHECK(unsupported_reason(cpplan::Framework::kVllmOmni, qwen, make_plan(qwen, config(1, 1, 4))).empty());
+}
+
+TEST_CASE("SGLang Diffusion runs Ring only with the fa or sage attention backend", "[planner][frameworks][sglang]") {
+  // frameworks.md: "ring needs the fa or sage attention backend" (cpplan's flash and sage).
+  auto q = cpplan::test::make_query("flux.1-dev", 2, 1024, 1024);
+  const auto ring = make_plan(q, config(2, 1)), ulysses = make_plan(q, config(1, 2));
+  REQUIRE(ring.valid());
+  for (const auto backend : {cpplan::AttentionBackend::kFlash, cpplan::AttentionBackend::kSage}) {
+    q.backend = backend;
+    CHECK(unsupported_reason(cpplan::Framework::kSglang, q, ring).empty());
+  }
+  q.backend = cpplan::AttentionBackend::kCudnn;
+  REQUIRE(make_plan(q, config(2, 1)).valid());
+  CHECK(unsupported_reason(cpplan::Framework::kSglang, q, make_plan(q, config(2, 1))) ==
+        "SGLang Diffusion's Ring needs the fa or sage attention backend");
+  CHECK(unsupported_reason(cpplan::Framework::kSglang, q, make_plan(q, config(1, 2))).empty());  // Ulysses: any backend
+}
+
+TEST_CASE("A framework file's backend rule and degree limit are checked field by field", "[planner][frameworks]") {
+  const auto text = [](const std::string& name) {
+    std::ifstream in(cpplan::test::profiles_dir() + "/frameworks/" + name + ".toml");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto replaced = [](std::string s, const std::string& from, const std::string& to) {
+    const auto at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  const auto error = [](const std::string& toml) {
+    const std::string name = toml.find("name = \"sglang\"") != std::string::npos ? "sglang.toml" : "vllm-omni.toml";
+    const auto r = cpplan::parse_framework_profile(toml, name);
+    REQUIRE_FALSE(r);
+    return r.error().message;
+  };
+  const std::string sglang = text("sglang"), vllm = text("vllm-omni");
+  REQUIRE(cpplan::parse_framework_profile(sglang, "sglang.toml"));
+  REQUIRE(cpplan::parse_framework_profile(vllm, "vllm-omni.toml"));
+  CHECK_THAT(error(replaced(sglang, "backends = [\"flash\", \"sage\"]", "backends = [\"flash\", \"xformers\"]")),
+             Catch::Contains("backends = \"xformers\": must be flash, cudnn, sage or native"));
+  CHECK_THAT(error(replaced(vllm, "max_degree = { tp = 2 }", "max_degree = { parallel_vae = 2 }")),
+             Catch::Contains("parallel_vae = ...: not a feature with a degree"));
+  CHECK_THAT(error(replaced(vllm, "max_degree = { tp = 2 }", "max_degree = { tp = 1 }")),
+             Catch::Contains("tp = 1: must be between 2 and"));
 }
