@@ -83,14 +83,7 @@ std::string cache_dit_script(const Query& q, const Plan& p, const PipelinePlacem
     s += fmt::format("# parallelism without caching: no cache config, so every step is computed\n"
                      "cache_dit.enable_cache(pipe, parallelism_config={})\n",
                      config);
-  const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
-  s += fmt::format(
-      "out = pipe({}, height={}, width={}{}, num_inference_steps={},\n"
-      "           generator=torch.Generator().manual_seed(0))  # same seed on every rank\n",
-      prompt_arguments(m, where.text_encoder), q.resolution.height, q.resolution.width, frames, q.steps);
-  s += "if rank == 0:\n" + output_lines(m, "    ");
-  s += "dist.destroy_process_group()\n";
-  return s;
+  return s + generate_lines(q, where.text_encoder);
 }
 
 std::vector<std::string> sglang_parallel_args(const Plan& p, const PipelinePlacement& where) {

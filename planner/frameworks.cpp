@@ -301,14 +301,18 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
     if (device == "cuda") s += fmt::format("pipe.{}.set_attention_backend(\"{}\")\n", t, diffusers_backend(q.backend));
     if (!config.empty()) s += fmt::format("pipe.{}.enable_parallelism(config={})\n", t, config);
   }
+  return s + generate_lines(q, where.text_encoder);
+}
+
+std::string generate_lines(const Query& q, TextEncoderPlacement te) {
+  const ModelProfile& m = *q.model;
   const std::string frames = m.video ? fmt::format(", num_frames={}", q.frames) : "";
-  s += fmt::format(
+  std::string s = fmt::format(
       "out = pipe({}, height={}, width={}{}, num_inference_steps={},\n"
       "           generator=torch.Generator().manual_seed(0))  # same seed on every rank\n",
-      prompt_arguments(m, where.text_encoder), q.resolution.height, q.resolution.width, frames, q.steps);
+      prompt_arguments(m, te), q.resolution.height, q.resolution.width, frames, q.steps);
   s += "if rank == 0:\n" + output_lines(m, "    ");
-  s += "dist.destroy_process_group()\n";
-  return s;
+  return s + "dist.destroy_process_group()\n";
 }
 
 std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlacement& where) {

@@ -80,6 +80,9 @@ std::string placement_lines(const ModelProfile& m, const std::string& pipeline, 
                             TextEncoderPlacement te, std::string_view device);
 std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te);
 std::string output_lines(const ModelProfile& m, std::string_view indent);
+// A distributed script's end: the pipeline called with the query's prompt, size, frames and steps
+// (the same seed on every rank), rank 0 saving the output, the process group destroyed.
+std::string generate_lines(const Query& q, TextEncoderPlacement te);
 // diffusers' name of an attention backend, as set_attention_backend takes it ("flash", "sage", ...).
 std::string_view diffusers_backend(AttentionBackend b);
 

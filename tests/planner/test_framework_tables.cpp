@@ -19,6 +19,7 @@
 #include "core/diffusers_config.h"
 #include "planner/frameworks.h"
 #include "planner/validate.h"
+#include "tests/planner/framework_table.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::FrameworkProfile;
@@ -30,45 +31,8 @@ using cpplan::test::config;
 
 namespace {
 
-enum class Verdict {
-  kRuns,      // the framework runs the plan
-  kRefused,   // it cannot
-  kUnstated,  // frameworks.md says nothing: not checked
-  kInvalid,   // the plan is invalid for the model (e.g. CFG on a guidance-distilled model)
-};
-// Table shorthand.
-constexpr Verdict kRun = Verdict::kRuns, kRef = Verdict::kRefused, kSil = Verdict::kUnstated,
-                  kInv = Verdict::kInvalid;
+using namespace cpplan::test;  // Verdict, kRun ..., Cells, PlanKind, plan_kinds
 
-// One plan kind: a column of the tables.
-struct PlanKind {
-  const char* name;
-  int gpus;
-  int batch;
-  ParallelConfig config;
-};
-
-constexpr int kPlanKinds = 10;
-using Cells = std::array<Verdict, kPlanKinds>;
-
-std::array<PlanKind, kPlanKinds> plan_kinds() {
-  ParallelConfig pipefusion;
-  pipefusion.pipefusion = {2, 2, 1};
-  ParallelConfig fully_shard = config(1, 2);
-  fully_shard.fs_degree = 2;
-  return {{
-      {"ulysses 2", 2, 1, config(1, 2)},
-      {"ring 2", 2, 1, config(2, 1)},
-      {"ulysses 2 x ring 2", 4, 1, config(2, 2)},
-      {"ulysses 3 anything (uneven split)", 3, 1, config(1, 3, 1, 1, 1, true)},
-      {"tp 2", 2, 1, config(1, 1, 2)},
-      {"ulysses 2 x tp 2", 4, 1, config(1, 2, 2)},
-      {"cfg 2", 2, 1, config(1, 1, 1, 2)},
-      {"pipefusion 2 (2 patches)", 2, 1, pipefusion},
-      {"ulysses 2 x fs 2", 2, 1, fully_shard},
-      {"dp 2, batch 2", 2, 2, config(1, 1, 1, 1, 2)},
-  }};
-}
 
 // A row's model: a built-in profile's name, "config:NAME" (tests/data/diffusers/NAME/config.json) or
 // "class:NAME" (a config of class NAME with the constructor's defaults); loaded once.
@@ -94,50 +58,11 @@ struct Row {
   Cells cells;        // in plan_kinds() order
 };
 
-// The lines of the file a refusal may quote: a missing feature, a conflict, an unlisted model, a
-// device family.
-bool is_line_of(const FrameworkProfile& fw, std::string_view reason) {
-  std::vector<std::string_view> lines(std::begin(fw.missing), std::end(fw.missing));
-  for (const auto& c : fw.conflicts) lines.push_back(c.reason);
-  for (const auto& f : fw.families) lines.push_back(f.reason);
-  lines.push_back(fw.unlisted);
-  lines.push_back(fw.family_reason);
-  return std::find(lines.begin(), lines.end(), reason) != lines.end();
-}
-
-// Checks every stated cell of `rows` against the verdict of framework file `file` (selected as
-// --framework-version selects it), naming the cell that differs.
+// The rows as the shared check takes them (tests/planner/framework_table.h).
 void check_table(const std::string& file, const std::vector<Row>& rows) {
-  const FrameworkProfile* fw = catalog().find_framework(file);
-  REQUIRE(fw);
-  const auto frameworks = catalog().frameworks_for_query({file});
-  REQUIRE(frameworks);
-  const auto kinds = plan_kinds();
-  for (const Row& row : rows) {
-    for (int i = 0; i < kPlanKinds; ++i) {
-      const PlanKind& kind = kinds[i];
-      const Verdict expected = row.cells[i];
-      auto q = cpplan::test::make_query(model_of(row.model), kind.gpus, row.width, row.height);
-      q.batch = kind.batch;
-      q.frameworks = *frameworks;
-      const cpplan::Plan p = make_plan(q, kind.config);
-      const std::string_view reason = unsupported_reason(fw->framework, q, p);
-      INFO(file << " | " << row.model << " | " << kind.name << " (" << cpplan::plan_label(kind.config) << ")");
-      INFO("plan: " << (p.reasons().empty() ? std::string("valid") : p.reasons().front()));
-      INFO("verdict: " << (reason.empty() ? std::string_view("runs") : reason));
-      if (expected == Verdict::kInvalid) {
-        CHECK_FALSE(p.valid());
-        continue;
-      }
-      CHECK(p.valid());  // else the table picked a plan the model cannot have
-      if (expected == Verdict::kUnstated || !p.valid()) continue;
-      CHECK(reason.empty() == (expected == Verdict::kRuns));
-      if (expected == Verdict::kRefused && !reason.empty()) {
-        CHECK(is_line_of(*fw, reason));
-        CHECK_THAT(std::string(reason), Catch::Contains(fw->title));
-      }
-    }
-  }
+  std::vector<cpplan::test::TableRow> table;
+  for (const Row& r : rows) table.push_back({&model_of(r.model), r.model, r.width, r.height, r.cells});
+  cpplan::test::check_table(file, table);
 }
 
 // Every model profile the file lists has a row, and so does at least one it does not list.

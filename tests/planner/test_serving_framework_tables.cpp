@@ -16,6 +16,7 @@
 
 #include "planner/frameworks.h"
 #include "planner/validate.h"
+#include "tests/planner/framework_table.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::Feature;
@@ -29,38 +30,8 @@ using cpplan::test::config;
 
 namespace {
 
-enum class Verdict { kRuns, kRefused, kUnstated, kInvalid };
-constexpr Verdict kRun = Verdict::kRuns, kRef = Verdict::kRefused, kSil = Verdict::kUnstated,
-                  kInv = Verdict::kInvalid;
+using namespace cpplan::test;  // Verdict, kRun ..., Cells, PlanKind, plan_kinds
 
-struct PlanKind {
-  const char* name;
-  int gpus;
-  int batch;
-  ParallelConfig config;
-};
-
-constexpr int kPlanKinds = 10;
-using Cells = std::array<Verdict, kPlanKinds>;
-
-std::array<PlanKind, kPlanKinds> plan_kinds() {
-  ParallelConfig pipefusion;
-  pipefusion.pipefusion = {2, 2, 1};
-  ParallelConfig fully_shard = config(1, 2);
-  fully_shard.fs_degree = 2;
-  return {{
-      {"ulysses 2", 2, 1, config(1, 2)},
-      {"ring 2", 2, 1, config(2, 1)},
-      {"ulysses 2 x ring 2", 4, 1, config(2, 2)},
-      {"ulysses 3 anything (uneven split)", 3, 1, config(1, 3, 1, 1, 1, true)},
-      {"tp 2", 2, 1, config(1, 1, 2)},
-      {"ulysses 2 x tp 2", 4, 1, config(1, 2, 2)},
-      {"cfg 2", 2, 1, config(1, 1, 1, 2)},
-      {"pipefusion 2 (2 patches)", 2, 1, pipefusion},
-      {"ulysses 2 x fs 2", 2, 1, fully_shard},
-      {"dp 2, batch 2", 2, 2, config(1, 1, 1, 1, 2)},
-  }};
-}
 
 struct Row {
   const ModelProfile* model;
@@ -86,45 +57,11 @@ const ModelProfile* as_class(const char* from, const char* name, const char* cls
   return made.back().get();
 }
 
-bool is_line_of(const FrameworkProfile& fw, std::string_view reason) {
-  std::vector<std::string_view> lines(std::begin(fw.missing), std::end(fw.missing));
-  for (const auto& c : fw.conflicts) lines.push_back(c.reason);
-  lines.push_back(fw.unlisted);
-  lines.push_back(fw.family_reason);
-  return std::find(lines.begin(), lines.end(), reason) != lines.end();
-}
-
+// The rows as the shared check takes them (tests/planner/framework_table.h).
 void check_table(const std::string& file, const std::vector<Row>& rows) {
-  const FrameworkProfile* fw = catalog().find_framework(file);
-  REQUIRE(fw);
-  const auto frameworks = catalog().frameworks_for_query({file});
-  REQUIRE(frameworks);
-  const auto kinds = plan_kinds();
-  for (const Row& row : rows) {
-    for (int i = 0; i < kPlanKinds; ++i) {
-      const PlanKind& kind = kinds[i];
-      const Verdict expected = row.cells[i];
-      auto q = cpplan::test::make_query(*row.model, kind.gpus, row.width, row.height);
-      q.batch = kind.batch;
-      q.frameworks = *frameworks;
-      const cpplan::Plan p = make_plan(q, kind.config);
-      const std::string_view reason = unsupported_reason(fw->framework, q, p);
-      INFO(file << " | " << row.model->name << " | " << kind.name << " (" << cpplan::plan_label(kind.config) << ")");
-      INFO("plan: " << (p.reasons().empty() ? std::string("valid") : p.reasons().front()));
-      INFO("verdict: " << (reason.empty() ? std::string_view("runs") : reason));
-      if (expected == Verdict::kInvalid) {
-        CHECK_FALSE(p.valid());
-        continue;
-      }
-      CHECK(p.valid());
-      if (expected == Verdict::kUnstated || !p.valid()) continue;
-      CHECK(reason.empty() == (expected == Verdict::kRuns));
-      if (expected == Verdict::kRefused && !reason.empty()) {
-        CHECK(is_line_of(*fw, reason));
-        CHECK_THAT(std::string(reason), Catch::Contains(fw->title));
-      }
-    }
-  }
+  std::vector<cpplan::test::TableRow> table;
+  for (const Row& r : rows) table.push_back({r.model, r.model->name, r.width, r.height, r.cells});
+  cpplan::test::check_table(file, table);
 }
 
 // Invalid whatever the framework (as tests/planner/test_framework_tables.cpp): cfg 2 on the
