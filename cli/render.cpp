@@ -168,9 +168,12 @@ void print_fleet(std::ostream& out, const session::Recommendation& rec) {
   fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(rec));
   int usable = 0;
   for (const planner::FleetRow& row : f.rows) usable += row.usable();
-  fmt::print(out, "throughput: {} GPUs as replicas of one image at a time{}; {} replica sizes with a valid plan{}, {} "
+  const std::string admitted = f.plans.framework ? fmt::format("a plan {} runs", framework_title(*f.plans.framework))
+                               : f.plans.any_valid ? std::string("a valid plan")
+                                                   : std::string("a plan some framework runs");
+  fmt::print(out, "throughput: {} GPUs as replicas of one image at a time{}; {} replica sizes with {}{}, {} "
                   "{}\n\n",
-             f.gpus, f.slo_ms ? fmt::format(", SLO {:.2f} s per image", *f.slo_ms / 1e3) : "", f.rows.size(),
+             f.gpus, f.slo_ms ? fmt::format(", SLO {:.2f} s per image", *f.slo_ms / 1e3) : "", f.rows.size(), admitted,
              f.all_sizes ? "" : " (divisors and powers of two only)", usable,
              f.slo_ms ? "meet the SLO and fit" : "fit");
   std::size_t width = 20;
