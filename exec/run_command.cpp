@@ -32,6 +32,7 @@
 #include "executor/npy.h"
 #include "executor/rendezvous.h"
 #include "executor/runner.h"
+#include "planner/framework_runs.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
 #include "session/calibration.h"
@@ -269,7 +270,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
     planner::RankedPlan ranked;
     ranked.plan = p.plan;
     ranked.predicted = datasheet;
-    ranked.frameworks = planner::frameworks_for(q, p.plan, datasheet.pipeline.placement());
+    planner::place_for_frameworks(q, q.hardware->memory_bytes(), ranked);
     json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, ranked)}, {"measured", rep.measured},
            {"predicted", rep.predicted}, {"comm_bytes_predicted", datasheet.comm_bytes}, {"db", rep.db_path}};
     if (!rep.error.empty()) j["error"] = rep.error;

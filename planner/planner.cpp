@@ -6,6 +6,7 @@
 
 #include "core/pipefusion.h"
 #include "planner/cp_rules.h"
+#include "planner/framework_runs.h"
 #include "planner/validate.h"
 
 namespace cpplan::planner {
@@ -87,10 +88,6 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   return out;
 }
 
-namespace {
-// Each framework's placement of the text encoders and the VAE among the prediction's options (the
-// cost model's rule over those it offers), and the plan's own: the framework's ranked for, else
-// the best some framework offers; a plan no framework runs keeps the cost model's choice.
 void place_for_frameworks(const Query& q, const FrameworkOffers& offers, std::optional<Framework> ranked_for,
                           Bytes capacity, RankedPlan& rp) {
   costmodel::Prediction& pr = *rp.predicted;
@@ -111,7 +108,10 @@ void place_for_frameworks(const Query& q, const FrameworkOffers& offers, std::op
   const int i = costmodel::choose_pipeline(pr, own, q.steps, capacity);
   if (i != pr.pipeline_choice) costmodel::use_pipeline(pr, i, q.steps, capacity);
 }
-}  // namespace
+
+void place_for_frameworks(const Query& q, Bytes capacity, RankedPlan& rp) {
+  place_for_frameworks(q, FrameworkOffers(q), std::nullopt, capacity, rp);
+}
 
 RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
                              const FrameworkOffers& offers, std::optional<Framework> framework) const {
