@@ -43,6 +43,7 @@ QueryInput query_input(const session::Options& q, const planner::PlannerOptions&
   in.runtime = q.runtime.empty() ? "diffusers" : q.runtime;
   in.framework = q.framework;
   if (q.offload) in.text_encoder = TextEncoderPlacement::kOffloaded;
+  in.offload_idle_transformer = q.offload_idle_transformer;
   if (!q.text_encoder.empty()) {
     TextEncoderPlacement te{};
     if (text_encoder_placement_from_string(q.text_encoder, te)) in.text_encoder = te;

@@ -36,6 +36,7 @@ struct FleetRequest {
   std::optional<Query> query;  // empty: `error` says why
   std::string error;
   bool allow_anything = true;
+  planner::ReplicaPlans plans;  // which plans replicas come from: the query's --framework
 };
 
 // planner::plan_fleet of the request (no topology: refused as not done), latency target slo_ms.

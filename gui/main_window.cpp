@@ -251,7 +251,9 @@ void MainWindow::apply_plan(PlanResult r) {
   r.report.plans.clear();
   result_ = std::move(r);
   const PlanResult& res = *result_;
-  fleet_->set_request({res.catalog, res.model, res.query, res.error, res.input.allow_anything});
+  const planner::ReplicaPlans replicas =
+      res.recommendation ? session::replica_plans(res.recommendation->request) : planner::ReplicaPlans{};
+  fleet_->set_request({res.catalog, res.model, res.query, res.error, res.input.allow_anything, replicas});
   recommendation_->set_recommendation(res.recommendation.get(), QString::fromStdString(res.error));
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);

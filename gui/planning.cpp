@@ -33,6 +33,7 @@ session::Options options_of(const QueryInput& in) {
   o.all = in.all_plans;
   if (in.text_encoder) o.text_encoder = std::string(to_string(*in.text_encoder));
   if (in.vae) o.vae = std::string(to_string(*in.vae));
+  o.offload_idle_transformer = in.offload_idle_transformer;
   if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
   o.pipefusion_warmup = std::to_string(in.pipefusion_warmup_steps);
   return o;

@@ -58,6 +58,8 @@ struct QueryInput {
   // fastest that fits.
   std::optional<TextEncoderPlacement> text_encoder;
   std::optional<VaePlacement> vae;
+  // cpplan --offload-idle-transformer: a two-transformer pipeline keeps the idle one in host memory.
+  bool offload_idle_transformer = false;
   // hardware "local": this machine's probes and latest calibration in this store (cpplan --db;
   // the default path when empty), as cpplan --hardware local plans; `cluster`: the collectives of
   // that cluster's nccl-tests imports there (cpplan --cluster).

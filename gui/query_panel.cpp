@@ -97,7 +97,8 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       config_open_(new QPushButton(QStringLiteral("Model config..."))),
       config_clear_(new QPushButton(QStringLiteral("Clear"))),
       config_error_(new QLabel),
-      all_plans_(new QCheckBox(QStringLiteral("list every plan (cpplan --all)"))) {
+      all_plans_(new QCheckBox(QStringLiteral("list every plan (cpplan --all)"))),
+      offload_transformer_(new QCheckBox(QStringLiteral("offload the idle transformer (cpplan --offload-idle-transformer)"))) {
   for (const ModelProfile& m : catalog_->models()) {
     model_->addItem(QString::fromStdString(m.name));
     model_->setItemData(model_->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
@@ -175,6 +176,9 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("VAE"), vae_);
   form->addRow(anything_);
   form->addRow(all_plans_);
+  offload_transformer_->setToolTip(QStringLiteral("a pipeline of two transformers (Wan2.2 A14B) keeps the one not "
+                                                  "denoising in host memory and loads each once per image"));
+  form->addRow(offload_transformer_);
   auto* box = new QGroupBox(QStringLiteral("Query"));
   box->setLayout(form);
   auto* layout = new QVBoxLayout(this);
@@ -202,7 +206,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
   for (QComboBox* c : versions_)
     if (c) connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
-  for (QCheckBox* c : {anything_, all_plans_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
+  for (QCheckBox* c : {anything_, all_plans_, offload_transformer_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
 
   const int flux = model_->findText(QStringLiteral("flux.1-dev"));
   const int h100 = hardware_->findText(QStringLiteral("h100-sxm"));
@@ -316,6 +320,8 @@ void QueryPanel::apply_model_defaults() {
   frames_->setValue(m->default_frames);
   frames_->setEnabled(m->video);
   steps_->setValue(m->default_steps);
+  offload_transformer_->setEnabled(m->transformers > 1);  // nothing is idle in a one-transformer pipeline
+  if (m->transformers < 2) offload_transformer_->setChecked(false);
   quiet_ = was_quiet;
 }
 
@@ -355,6 +361,7 @@ QueryInput QueryPanel::input() const {
     if (box && !box->currentData().toString().isEmpty())
       in.framework_versions.push_back(box->currentData().toString().toStdString());
   in.all_plans = all_plans_->isChecked();
+  in.offload_idle_transformer = offload_transformer_->isChecked();
   return in;
 }
 
@@ -392,6 +399,7 @@ void QueryPanel::set_input(const QueryInput& in) {
     box->setCurrentIndex(chosen);
   }
   all_plans_->setChecked(in.all_plans);
+  offload_transformer_->setChecked(in.offload_idle_transformer);
   quiet_ = false;
   emit_changed();
 }

@@ -54,6 +54,7 @@ class QueryPanel : public QWidget {
   // catalog has only its default file.
   QComboBox* framework_version_box(Framework f) { return versions_[static_cast<int>(f)]; }
   QCheckBox* all_plans_box() { return all_plans_; }
+  QCheckBox* offload_transformer_box() { return offload_transformer_; }
 
   // Plans the diffusers config at `path` (a transformer config.json or a pipeline folder) instead
   // of the model combo's profile, with its default size and steps; "" goes back to the combo. A
@@ -100,6 +101,7 @@ class QueryPanel : public QWidget {
   QLabel* config_error_;
   std::array<QComboBox*, kFrameworkCount> versions_{};  // null: the framework has one file
   QCheckBox* all_plans_;
+  QCheckBox* offload_transformer_;  // enabled for a pipeline of two transformers only
   // The model config in use ("" none), and the catalog holding its profile, named config_model_.
   std::string config_path_;
   CatalogPtr config_catalog_;

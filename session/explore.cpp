@@ -88,11 +88,11 @@ Heatmap heatmap(const ProfileCatalog& catalog, const Options& base, const std::v
 }
 
 Result<planner::FleetReport> fleet(const Query& q, const costmodel::CostModel& cost, std::optional<double> slo_ms,
-                                   bool allow_anything) {
+                                   bool allow_anything, const planner::ReplicaPlans& plans) {
   if (q.topology) return Error{"with a topology: not done (replicas are planned without placement)"};
   planner::PlannerOptions options;
   options.allow_anything = allow_anything;
-  return planner::plan_fleet(planner::Planner(cost), q, slo_ms, options);
+  return planner::plan_fleet(planner::Planner(cost), q, slo_ms, options, plans);
 }
 
 }  // namespace cpplan::session

@@ -47,7 +47,8 @@ Heatmap heatmap(const ProfileCatalog& catalog, const Options& base, const std::v
 
 // The replica splits of query `q` priced by `cost` (planner::plan_fleet), latency target slo_ms;
 // refused with a topology (replicas are planned without placement).
+// `plans`: which plans replicas come from (session::replica_plans of the request).
 Result<planner::FleetReport> fleet(const Query& q, const costmodel::CostModel& cost, std::optional<double> slo_ms,
-                                   bool allow_anything);
+                                   bool allow_anything, const planner::ReplicaPlans& plans = {});
 
 }  // namespace cpplan::session

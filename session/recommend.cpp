@@ -138,10 +138,7 @@ void plan_fleet(Recommendation& rec) {
     throw InvalidInput{"--objective = throughput: with --topology or --nodes is not done (replicas are planned "
                        "without placement); leave the topology out"};
   const planner::Planner planner(rec.model->cost());
-  planner::ReplicaPlans plans;  // default: the plans some framework runs
-  plans.framework = r.framework;
-  plans.any_valid = r.cpplan_plans;  // --framework cpplan: every valid plan
-  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, plans);  // replicas keep no invalid plan
+  rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, replica_plans(r));  // replicas keep no invalid plan
 }
 
 template <class F>
@@ -189,6 +186,13 @@ std::string frameworks_text(const Row& row) {
     parts.push_back(std::move(part));
   }
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+planner::ReplicaPlans replica_plans(const Request& r) {
+  planner::ReplicaPlans plans;  // default: the plans some framework runs
+  plans.framework = r.framework;
+  plans.any_valid = r.cpplan_plans;  // --framework cpplan: every valid plan
+  return plans;
 }
 
 bool Row::differs(Framework f) const {

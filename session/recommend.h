@@ -81,6 +81,9 @@ struct Row {
   bool cpplan_only() const { return frameworks.bits == 0; }  // only `cpplan run` executes it
 };
 
+// The plans a throughput fleet's replicas come from, as --framework asks (planner::ReplicaPlans).
+planner::ReplicaPlans replica_plans(const Request& r);
+
 // A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB" (", NO fit" when the
 // pipeline does not fit with it).
 std::string own_run_text(const planner::FrameworkRun& r);

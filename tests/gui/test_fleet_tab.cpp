@@ -108,3 +108,33 @@ TEST_CASE("The Fleet tab says why a query with a topology has no fleet", "[gui][
   CHECK_FALSE(r.report.has_value());
   CHECK(r.error == "with a topology: not done (replicas are planned without placement)");
 }
+
+TEST_CASE("The Fleet tab builds replicas from the plans the query's framework runs, as cpplan --framework does",
+          "[gui][fleet][frameworks]") {
+  gui_app();
+  cpplan::test::TempDir dir;
+  MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  REQUIRE(w.show_tab("fleet"));
+  // Wan2.1-14B on 11 GPUs with diffusers: diffusers has no CFG parallelism and refuses context and
+  // tensor parallelism together (shared/reference/frameworks.md), so no replica uses either.
+  QueryInput in;
+  in.model = "wan2.1-t2v-14b";
+  in.gpus = 11;
+  in.framework = "diffusers";
+  w.set_query(in);
+  while (w.planning()) REQUIRE(wait_for(&w, &MainWindow::plans_shown));
+  while (w.fleet()->busy()) REQUIRE(wait_for(w.fleet(), &FleetPanel::fleet_shown));
+  REQUIRE(w.fleet()->result().has_value());
+  REQUIRE(w.fleet()->result()->report.has_value());
+  const auto& fleet = *w.fleet()->result()->report;
+  REQUIRE(fleet.plans.framework.has_value());
+  CHECK(*fleet.plans.framework == cpplan::Framework::kDiffusers);
+  REQUIRE_FALSE(fleet.rows.empty());
+  for (const auto& row : fleet.rows) {
+    const auto& c = row.replica.plan.config;
+    INFO(cpplan::plan_label(c));
+    CHECK(row.replica.frameworks.has(cpplan::Framework::kDiffusers));
+    CHECK(c.cfg_degree == 1);
+    CHECK_FALSE((c.tp() > 1 && c.context_parallel_config.degree() > 1));
+  }
+}

@@ -359,3 +359,39 @@ TEST_CASE("The query panel's model config, framework versions and every-plan box
   panel.framework_version_box(cpplan::Framework::kXdit)->setCurrentIndex(0);
   CHECK(last->framework_versions.empty());
 }
+
+TEST_CASE("The idle-transformer offload reaches the query from cpplan-gui's flag and the panel, as the CLI's",
+          "[gui][query][panel]") {
+  const auto ok = parse({"--model", "wan22-tiny", "--offload-idle-transformer"});
+  REQUIRE(ok.exit_code == -1);
+  CHECK(ok.options.input.offload_idle_transformer);
+  CHECK_FALSE(parse({}).options.input.offload_idle_transformer);
+  QueryInput two;
+  two.model = "wan22-tiny";
+  two.offload_idle_transformer = true;
+  const auto q = cpplan::gui::make_query(*shared_catalog(), two);
+  REQUIRE(q);
+  CHECK(q->offload_idle_transformer);
+  // A one-transformer model: the CLI's one line.
+  QueryInput one;
+  one.offload_idle_transformer = true;
+  CHECK(error_of(one) == "--offload-idle-transformer: flux.1-dev has one transformer: nothing is idle to offload");
+
+  // The panel's box: enabled for a pipeline of two transformers, off and disabled for one.
+  cpplan::test::gui_app();
+  cpplan::gui::QueryPanel panel(shared_catalog());
+  std::optional<QueryInput> last;
+  QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [&](const QueryInput& in) { last = in; });
+  CHECK_FALSE(panel.offload_transformer_box()->isEnabled());  // flux.1-dev
+  QueryInput in;
+  in.model = "wan22-tiny";
+  panel.set_input(in);
+  CHECK(panel.offload_transformer_box()->isEnabled());
+  panel.offload_transformer_box()->setChecked(true);
+  REQUIRE(last);
+  CHECK(last->offload_idle_transformer);
+  in.model = "flux.1-dev";
+  panel.set_input(in);
+  CHECK_FALSE(panel.offload_transformer_box()->isEnabled());
+  CHECK_FALSE(last->offload_idle_transformer);
+}
