@@ -88,25 +88,19 @@ std::string_view FrameworkOffers::unsupported_reason(Framework f, const Query& q
   if (!p.valid()) return "the plan is invalid";
   const Offer& o = offers_[static_cast<int>(f)];
   if (!o.fw) return "no framework file is loaded for it";
-  const FeatureSet used = features_of(p, where);
+  return refusal(o, q, p, features_of(p, where));
+}
+
+std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const {
   if (auto why = family_reason(*o.fw, q, used); !why.empty()) return why;
   if (!o.fw->unlisted.empty() && !o.listed) return o.fw->unlisted;
-  for (int i = 0; i < kFeatureCount; ++i)
-    if (used.has(static_cast<Feature>(i)) && !o.features.has(static_cast<Feature>(i))) return o.fw->missing[i];
+  if (const unsigned lacking = used.bits & ~o.features.bits; lacking != 0)
+    for (int i = 0; i < kFeatureCount; ++i)
+      if (lacking & (1u << i)) return o.fw->missing[i];
   if (auto why = limit_reason(o, q, p, used); !why.empty()) return why;
   for (const FeatureConflict& c : o.fw->conflicts)
     if (used.has(c.a) && used.has(c.b)) return c.reason;
   return {};
-}
-
-bool FrameworkOffers::runs(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const {
-  if (!o.fw || !family_reason(*o.fw, q, used).empty()) return false;
-  if (!o.fw->unlisted.empty() && !o.listed) return false;
-  if ((used.bits & ~o.features.bits) != 0) return false;
-  if (!limit_reason(o, q, p, used).empty()) return false;
-  for (const FeatureConflict& c : o.fw->conflicts)
-    if (used.has(c.a) && used.has(c.b)) return false;
-  return true;
 }
 
 costmodel::PipelineOptionMask FrameworkOffers::options_run(Framework f, const Query& q, const Plan& p,
@@ -115,7 +109,7 @@ costmodel::PipelineOptionMask FrameworkOffers::options_run(Framework f, const Qu
   costmodel::PipelineOptionMask mask = 0;
   if (!o.fw || !p.valid()) return mask;
   for (int i = 0; i < pr.pipeline_option_count; ++i)
-    if (runs(o, q, p, features_of(p, pr.pipeline_options[i].cost.placement()))) mask |= 1u << i;
+    if (refusal(o, q, p, features_of(p, pr.pipeline_options[i].cost.placement())).empty()) mask |= 1u << i;
   return mask;
 }
 

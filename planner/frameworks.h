@@ -53,8 +53,10 @@ class FrameworkOffers {
     FeatureSet features;                   // what it offers the model
     const FrameworkModel* entry = nullptr;  // the file's entry for the model (its degree limits)
   };
-  // Whether the offer runs plan `p` using `used` on the query's device family.
-  bool runs(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
+  // Why the offer (with a file) cannot run valid plan `p` using `used`: the device family, the
+  // model's entry, the features it lacks (in Feature order), its limits, the features it refuses
+  // together; empty when it runs it.
+  std::string_view refusal(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
   // Why the offer's degree limits or attention-backend rules refuse `p`; empty when none does.
   std::string_view limit_reason(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
   std::array<Offer, kFrameworkCount> offers_;
