@@ -90,7 +90,7 @@ TEST_CASE("check exits 0 for a valid plan and 3 for an invalid one", "[cli][chec
 TEST_CASE("list prints every profile", "[cli][list]") {
   const auto models = run_cli({"list", "models", "--json"});
   REQUIRE(models.code == 0);
-  CHECK(nlohmann::json::parse(models.out).size() == 26);
+  CHECK(nlohmann::json::parse(models.out).size() == 27);
   const auto hw = run_cli({"list", "hardware"});
   REQUIRE(hw.code == 0);
   CHECK_THAT(hw.out, Catch::Contains("h200-sxm"));

@@ -124,6 +124,24 @@ TEST_CASE("a DiT-style Transformer2DModel (ada_norm_zero) plans as sequential bl
   CHECK(m->params == Approx(675e6 + 27 * (1624320.0 + 1153152.0)).epsilon(0.03));
 }
 
+TEST_CASE("the built-in pixart-alpha is its config's import, with alpha's 120 text tokens", "[diffusers]") {
+  // profiles/models/pixart-alpha.toml is written from the same config (the profile the xDiT
+  // published set is fitted with): its transformer must be what the import derives.
+  const auto m = imported("pixart-alpha");
+  const cpplan::ModelProfile* b = catalog().find_model("pixart-alpha");
+  REQUIRE(b != nullptr);
+  CHECK(b->heads == m.heads);
+  CHECK(b->head_dim == m.head_dim);
+  REQUIRE(b->blocks.size() == m.blocks.size());
+  CHECK(b->blocks[0].kind == m.blocks[0].kind);
+  CHECK(b->blocks[0].count == m.blocks[0].count);
+  CHECK(b->ffn_hidden == m.ffn_hidden);
+  CHECK(b->modulation == m.modulation);
+  CHECK(b->in_channels == m.in_channels);
+  CHECK(b->params == m.params);
+  CHECK(b->text_tokens == 120);  // PixArtAlphaPipeline's max_sequence_length
+}
+
 TEST_CASE("HunyuanDiT v1.2 imports with its long-skip blocks at 1.5B", "[diffusers]") {
   // Tencent-Hunyuan/HunyuanDiT-v1.2-Diffusers: 40 blocks of 16 x 88 heads; blocks after 40 // 2 = 20
   // (19 of them) take the long skip; 1.5B parameters (the HunyuanDiT model card: "DiT-g/2, 1.5B").

@@ -43,13 +43,13 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("All 26 built-in models and 20 hardware profiles load", "[core][profiles]") {
+TEST_CASE("All 27 built-in models and 20 hardware profiles load", "[core][profiles]") {
   const auto models = catalog().model_names();
   const auto hardware = catalog().hardware_names();
-  CHECK(models.size() == 26);
+  CHECK(models.size() == 27);
   CHECK(hardware.size() == 20);  // with the TPU and Neuron profiles (planning only)
   for (const char* name : {"cogvideox-5b", "flux-tiny", "flux.1-dev", "flux.1-schnell", "flux.2-dev", "hunyuanvideo",
-                           "ltx-video-2b", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
+                           "ltx-video-2b", "pixart-alpha", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
                            "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b", "flux2-tiny", "qwen-tiny",
                            "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "latte-tiny", "hunyuandit-tiny", "hidream-tiny",
                            "wan22-tiny", "sana-tiny", "mochi-tiny"}) {
@@ -326,7 +326,7 @@ TEST_CASE("A later directory's profile replaces an earlier one of the same name"
   auto c = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-override").string()});
   INFO((c.ok() ? std::string() : c.error().message));
   REQUIRE(c.ok());
-  CHECK(c->models().size() == 26);  // replaced, not added
+  CHECK(c->models().size() == 27);  // replaced, not added
   CHECK(c->hardware_profiles().size() == 20);
   const auto* flux = c->find_model("flux.1-dev");
   REQUIRE(flux);

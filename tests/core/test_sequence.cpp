@@ -132,7 +132,7 @@ TEST_CASE("Video models at their default size: latent frames x latent pixels", "
 }
 
 TEST_CASE("Every built-in model's default size is one it can denoise", "[core][sequence]") {
-  REQUIRE(catalog().models().size() == 26);
+  REQUIRE(catalog().models().size() == 27);
   for (const auto& m : catalog().models()) {
     INFO(m.name);
     auto s = cpplan::compute_sequence(m, {m.default_width, m.default_height}, m.default_frames, m.text_tokens);
