@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
@@ -17,11 +18,15 @@ using nlohmann::json;
 void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
   calibrate.add_option("--import", c.import,
                        "fit the runtime and hardware defaults to end-to-end timings: JSON, CSV or the recorder's JSON "
-                       "lines (docs/calibration.md)");
+                       "lines (docs/calibration.md); repeatable: one fit of every file's rows");
   calibrate.add_option("-o,--output", c.output, "with --import: write the fit as a profile file (profiles/fits/NAME.toml)");
   calibrate.add_option("--name", c.name, "with --import: the fit's name (default: the output file's stem)");
   calibrate.add_option("--runtime", c.runtime, "with --import: the runtime of rows that name none");
   calibrate.add_option("--runtime-for", c.runtime_for, "with --import: SOURCE=RUNTIME, the runtime of a source's rows; repeatable");
+  calibrate.add_option("--model-for", c.model_for,
+                       "with --import: SOURCE=MODEL, the model profile of a source's rows (over their \"model\"); repeatable");
+  calibrate.add_option("--topology-for", c.topology_for,
+                       "with --import: BOX=TOPOLOGY, the topology profile of the rows whose \"box\" is BOX; repeatable");
   calibrate.add_option("--folds", c.folds, "k of the k-fold cross-validation (default 5)");
   calibrate.add_flag("--pipeline-runs", c.pipeline_runs,
                      "fit the runtime and hardware defaults to the database's runs recorded by python/cpplan_record.py "
@@ -40,6 +45,9 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"hardware", c.hardware},
                     {"runtime", c.row.runtime},
                     {"gpus", c.row.gpus},
+                    {"box", c.row.box.empty() ? json(nullptr) : json(c.row.box)},
+                    {"topology", c.row.topology.empty() ? json(nullptr) : json(c.row.topology)},
+                    {"pipefusion_degree", c.row.config.pp()},
                     {"resolution", fmt::format("{}x{}", c.row.width, c.row.height)},
                     {"plan", plan_label(c.row.config)},
                     {"per_image", c.per_image},
@@ -69,6 +77,7 @@ json report_json(const planner::RuntimeCalibration& r, const std::string& output
           {"memory_within_10", r.memory_within_10},
           {"memory_mape", r.memory_mape},
           {"memory_outside_10", r.memory_outside_10},
+          {"disagreements", r.disagreements},
           {"fit", to_toml(r.fit)},
           {"output", output.empty() ? json(nullptr) : json(output)}};
 }
@@ -98,6 +107,7 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
     fmt::print(out, "peak memory: MAPE {:.1f}%; {} of {} within 10%\n", 100 * r.memory_mape, r.memory_within_10,
                r.memory_rows);
   for (const auto& m : r.memory_outside_10) fmt::print(out, "  outside 10%: {}\n", m);
+  for (const auto& d : r.disagreements) fmt::print(out, "cannot settle: {}\n", d);
   fmt::print(out, "fitted values:\n");
   for (const auto& [name, v] : r.fit.runtimes)
     if (!v.ulysses)
@@ -145,8 +155,14 @@ int fit_and_report(const std::vector<costmodel::TimingRow>& rows, const session:
 }  // namespace
 
 int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
-  const session::RuntimeFitRequest request = fit_request(c, a, exe, c.import);  // a bad -o or --folds first
-  const auto rows = session::import_timings(c.import, c.runtime, c.runtime_for);
+  const std::string files = fmt::format("{}", fmt::join(c.import, ", "));
+  const session::RuntimeFitRequest request = fit_request(c, a, exe, files);  // a bad -o or --folds first
+  const session::TimingMappings mappings{c.runtime, c.runtime_for, c.model_for, c.topology_for};
+  std::vector<costmodel::TimingRow> rows;
+  for (const std::string& file : c.import) {
+    auto more = session::import_timings(file, mappings);
+    rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
   return fit_and_report(rows, request, c, out);
 }
 

@@ -16,11 +16,13 @@
 namespace cpplan::cli {
 
 struct CalibrateArgs {
-  std::string import;                    // --import FILE (.json, .csv or .jsonl)
+  std::vector<std::string> import;       // --import FILE (.json, .csv or .jsonl); repeatable: one fit of all
   std::string output;                    // -o FILE.toml
   std::string name;                      // --name (default: the output's stem, else "fit")
   std::string runtime;                   // --runtime: for rows without one
   std::vector<std::string> runtime_for;  // --runtime-for SOURCE=RUNTIME
+  std::vector<std::string> model_for;    // --model-for SOURCE=MODEL
+  std::vector<std::string> topology_for; // --topology-for BOX=TOPOLOGY
   std::string folds = "5";
   bool json = false;
   bool pipeline_runs = false;            // --pipeline-runs: the database's runs of source "pipeline"

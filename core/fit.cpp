@@ -14,7 +14,7 @@ namespace {
 
 using detail::Reader;
 
-constexpr double kMaxMultiplier = 100;
+constexpr double kMaxMultiplier = kMaxFitMultiplier;
 // A fitted efficiency stays a fraction of the datasheet peak; memory-bound work may beat DRAM
 // bandwidth (activations resident in L2), so it is not capped.
 constexpr double kPeakCap = 0.95;

@@ -24,6 +24,9 @@ struct RuntimeFitValues {
 
 // Multipliers of the efficiencies of every hardware profile of one architecture (1: unchanged;
 // 1.3: kernels of that kind run 1.3x faster than the profile's efficiency says).
+// The largest efficiency multiplier (architectures, links) a fit file may hold; a fit keeps to it.
+inline constexpr double kMaxFitMultiplier = 100;
+
 struct ArchitectureFitValues {
   double gemm = 1, attention = 1, memory = 1, conv = 1;
 };

@@ -68,8 +68,8 @@ double objective(const std::vector<FitObservation>& obs, const std::vector<std::
   return s;
 }
 
-// min sum ((a_i theta + fixed_i) / m_i - 1)^2 + lambda |theta - 1|^2, theta >= lower: NNLS on
-// theta - lower.
+// min sum ((a_i theta + fixed_i) / m_i - 1)^2 + lambda |theta - 1|^2, lower <= theta <= upper:
+// NNLS on theta - lower; a parameter past its upper bound is pinned there and the rest re-solved.
 std::vector<double> solve(const std::vector<Linear>& rows, const std::vector<double>& measured,
                           const std::vector<FitParameter>& params, double lambda) {
   const auto n = static_cast<Eigen::Index>(params.size());
@@ -88,7 +88,25 @@ std::vector<double> solve(const std::vector<Linear>& rows, const std::vector<dou
     a(m + j, j) = std::sqrt(lambda);
     b[m + j] = std::sqrt(lambda);
   }
-  const Eigen::VectorXd x = nnls(a, b - a * lower) + lower;
+  std::vector<bool> pinned(params.size(), false);
+  Eigen::VectorXd x = lower;
+  for (Eigen::Index round = 0; round <= n; ++round) {
+    Eigen::VectorXd fixed = Eigen::VectorXd::Zero(n);  // pinned parameters at their upper bound
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (pinned[static_cast<std::size_t>(j)]) fixed[j] = params[static_cast<std::size_t>(j)].upper - lower[j];
+    Eigen::MatrixXd free_a = a;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (pinned[static_cast<std::size_t>(j)]) free_a.col(j).setZero();
+    Eigen::VectorXd dx = nnls(free_a, b - a * lower - a * fixed);
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (pinned[static_cast<std::size_t>(j)]) dx[j] = fixed[j];
+    x = dx + lower;
+    bool more = false;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (x[j] > params[static_cast<std::size_t>(j)].upper) pinned[static_cast<std::size_t>(j)] = more = true;
+    if (!more) break;
+  }
+  for (Eigen::Index j = 0; j < n; ++j) x[j] = std::min(x[j], params[static_cast<std::size_t>(j)].upper);
   return {x.data(), x.data() + x.size()};
 }
 
@@ -174,11 +192,8 @@ RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, 
   r.theta = fit(obs, all, params, r.lambda);
   for (const auto& o : obs) r.fitted_ms.push_back(predict_fitted(o, r.theta));
   // Nested: each outer fold chooses its lambda on its own training rows.
-  r.held_out_ms.assign(obs.size(), 0);
-  for (int f = 0; f < r.folds; ++f) {
-    const auto theta = fit_cv(obs, fold_rows(all, r.folds, f, false), params, r.folds);
-    for (std::size_t i : fold_rows(all, r.folds, f, true)) r.held_out_ms[i] = predict_fitted(obs[i], theta);
-  }
+  for (int f = 0; f < r.folds; ++f)
+    r.held_out.push_back({"", fold_rows(all, r.folds, f, true), fit_cv(obs, fold_rows(all, r.folds, f, false), params, r.folds)});
   // Leave one value of each group key out.
   std::map<std::string, std::vector<std::size_t>> members;
   for (std::size_t i = 0; i < obs.size(); ++i)
@@ -190,9 +205,25 @@ RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, 
     for (std::size_t i : all)
       if (std::find(test.begin(), test.end(), i) == test.end()) train.push_back(i);
     if (train.size() < 2) continue;
-    r.held_out_groups.emplace_back(group, mape_of(obs, test, fit_cv(obs, train, params, r.folds)));
+    r.held_out.push_back({group, test, fit_cv(obs, train, params, r.folds)});
   }
   return r;
+}
+
+std::vector<double> linear_held_out_ms(const std::vector<FitObservation>& obs, const RuntimeFitResult& r) {
+  std::vector<double> out(obs.size(), 0);
+  for (const HeldOutFit& h : r.held_out)
+    if (h.group.empty())
+      for (std::size_t i : h.test) out[i] = predict_fitted(obs[i], h.theta);
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> linear_held_out_groups(const std::vector<FitObservation>& obs,
+                                                                   const RuntimeFitResult& r) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const HeldOutFit& h : r.held_out)
+    if (!h.group.empty()) out.emplace_back(h.group, mape_of(obs, h.test, h.theta));
+  return out;
 }
 
 }  // namespace cpplan::costmodel

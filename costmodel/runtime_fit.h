@@ -9,6 +9,7 @@
 // linear in theta: non-negative least squares on relative error with a ridge toward the priors
 // (strength chosen by cross-validation), alternated with re-deciding the sides until they settle.
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,20 +36,28 @@ struct FitObservation {
 struct FitParameter {
   std::string name;    // e.g. "runtime.diffusers.host", "architecture.ada.gemm"
   double lower = 0;    // theta stays at or above it (an efficiency cannot pass the peak)
+  double upper = std::numeric_limits<double>::infinity();  // and at or below it (what the profiles accept)
 };
 
 // ms predicted for `o` with multipliers `theta`.
 double predict_fitted(const FitObservation& o, const std::vector<double>& theta);
 
+// A fit that did not see `test`: the observations it predicts, with the multipliers fitted to the rest.
+struct HeldOutFit {
+  std::string group;              // "hardware=l20" for a group left out; "" for a cross-validation fold
+  std::vector<std::size_t> test;  // indices of the observations left out
+  std::vector<double> theta;
+};
+
 struct RuntimeFitResult {
   std::vector<double> theta;       // fitted on every observation
   double lambda = 0;               // ridge strength chosen by cross-validation
   std::vector<double> fitted_ms;   // in-sample
-  std::vector<double> held_out_ms; // nested k-fold: each from a fit (and lambda) that did not see it
   int folds = 0;
-  // Per group value (as in FitObservation::groups): the MAPE of its observations predicted by a
-  // fit of all the others.
-  std::vector<std::pair<std::string, double>> held_out_groups;
+  // The nested k-fold fits (each with the lambda chosen on its own training rows), then one per
+  // group value (as in FitObservation::groups) fitted to all the other observations. The caller
+  // predicts their held-out observations with the real cost model.
+  std::vector<HeldOutFit> held_out;
 };
 
 // Fits `observations` (at least 2). Every group prefix in `group_keys` ("hardware", "source")
@@ -56,5 +65,11 @@ struct RuntimeFitResult {
 RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& observations,
                                         const std::vector<FitParameter>& parameters, int folds,
                                         const std::vector<std::string>& group_keys);
+
+// The linear model's predictions of the observations held out by r.held_out's folds (index as
+// `observations`), and its MAPE of each left-out group: the stand-in the fit itself works with.
+std::vector<double> linear_held_out_ms(const std::vector<FitObservation>& observations, const RuntimeFitResult& r);
+std::vector<std::pair<std::string, double>> linear_held_out_groups(const std::vector<FitObservation>& observations,
+                                                                   const RuntimeFitResult& r);
 
 }  // namespace cpplan::costmodel

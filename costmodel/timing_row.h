@@ -21,6 +21,8 @@ struct TimingRow {
   int steps = 0;          // 0: not given (a per-step figure)
   int batch = 1;
   int text_tokens = 0;    // 0: the model's
+  std::string box;        // the machine in words, as the source describes it ("" : not given)
+  std::string topology;   // a topology profile the row ran on ("" : the hardware's own node)
   ParallelConfig config;
   AttentionBackend backend = AttentionBackend::kFlash;
   std::optional<TextEncoderPlacement> text_encoder;  // unset: replicated, as the frameworks load pipelines

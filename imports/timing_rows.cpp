@@ -21,8 +21,11 @@ const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {
       "source", "model", "hardware", "gpu_name", "runtime", "gpus", "resolution", "width", "height", "frames",
       "steps", "batch", "text_tokens", "ring_degree", "ulysses_degree", "tp_degree", "cfg_degree", "dp_degree",
-      "fs_degree", "ulysses_anything", "ring_anything", "attention_backend", "text_encoder", "vae", "ms_per_step", "step_ms",
-      "seconds_per_image", "image_ms", "peak_memory_gb", "peak_mem_bytes"};
+      "fs_degree", "ulysses_anything", "ring_anything", "pipefusion_degree", "pipefusion_patches",
+      "pipefusion_warmup_steps", "attention_backend", "text_encoder", "vae", "ms_per_step", "step_ms",
+      "seconds_per_image", "image_ms", "peak_memory_gb", "peak_mem_bytes", "topology", "box",
+      // what a row says about itself, for people: read, not used
+      "bar", "figure", "notes"};
   return k;
 }
 
@@ -113,6 +116,21 @@ Result<bool> read_size(const Fields& f, TimingRow& row) {
   return true;
 }
 
+// PipeFusion's degree P, patches M (xDiT's default: P) and synchronous warm-up steps W (absent or
+// null: xDiT's default).
+Result<bool> read_pipefusion(const Fields& f, PipeFusionConfig& pf) {
+  auto degree = f.integer("pipefusion_degree", 1, 1 << 17, 1);
+  if (!degree) return degree.error();
+  auto patches = f.integer("pipefusion_patches", 1, 1 << 16, *degree);
+  if (!patches) return patches.error();
+  auto warmup = f.integer("pipefusion_warmup_steps", 0, 100000, kXditWarmupSteps);
+  if (!warmup) return warmup.error();
+  pf.degree = *degree;
+  pf.patches = *degree > 1 ? *patches : 1;
+  pf.warmup_steps = *degree > 1 ? *warmup : 0;
+  return true;
+}
+
 Result<bool> read_plan(const Fields& f, TimingRow& row) {
   ParallelConfig& c = row.config;
   ContextParallelConfig& cp = c.context_parallel_config;
@@ -123,6 +141,7 @@ Result<bool> read_plan(const Fields& f, TimingRow& row) {
     if (!d) return d.error();
     *out = *d;
   }
+  if (auto r = read_pipefusion(f, c.pipefusion); !r) return r.error();
   auto ua = f.flag("ulysses_anything"), ra = f.flag("ring_anything");
   if (!ua) return ua.error();
   if (!ra) return ra.error();
@@ -188,6 +207,23 @@ Result<bool> read_timings(const Fields& f, TimingRow& row) {
   return true;
 }
 
+// The box the row ran on: "topology" names a topology profile; "box" describes it in words and
+// --topology-for BOX=TOPOLOGY names its profile. Neither: the hardware profile's own node.
+Result<bool> read_topology(const Fields& f, const TimingImportOptions& o, TimingRow& row) {
+  if (f.has("box")) {
+    auto box = f.text("box");
+    if (!box) return box.error();
+    row.box = *box;
+    if (auto t = o.topology_for_box.find(*box); t != o.topology_for_box.end()) row.topology = t->second;
+  }
+  if (f.has("topology")) {
+    auto t = f.text("topology");
+    if (!t) return t.error();
+    row.topology = *t;
+  }
+  return true;
+}
+
 Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, const TimingImportOptions& o,
                            const std::string& file_source) {
   TimingRow row;
@@ -198,9 +234,14 @@ Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, c
     if (!t) return t.error();
     row.source = *t;
   }
-  auto model = f.text("model");
-  if (!model) return model.error();
-  row.model = *model;
+  if (auto m = o.model_for_source.find(row.source); m != o.model_for_source.end()) {
+    row.model = m->second;
+  } else {
+    auto model = f.text("model");
+    if (!model) return model.error();
+    row.model = *model;
+  }
+  if (auto r = read_topology(f, o, row); !r) return r.error();
   if (!f.has("hardware") && !f.has("gpu_name"))
     return f.fail("hardware", "(missing)", "is required (a hardware profile, or gpu_name)");
   const bool named = f.has("hardware");

@@ -21,6 +21,8 @@ using costmodel::TimingRow;
 struct TimingImportOptions {
   std::string default_runtime;                           // for rows without one ("" : an error)
   std::map<std::string, std::string> runtime_for_source; // --runtime-for SOURCE=RUNTIME
+  std::map<std::string, std::string> model_for_source;   // --model-for SOURCE=MODEL (over the rows' "model")
+  std::map<std::string, std::string> topology_for_box;   // --topology-for BOX=TOPOLOGY (the rows' "box")
 };
 
 // Parses `text` (the content of `path`; its extension .json, .jsonl or .csv picks the format, and

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
 
 #include "core/text.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/runtime_fit.h"
+#include "planner/topology/placement.h"
 #include "planner/validate.h"
 
 namespace cpplan::planner {
@@ -25,6 +27,9 @@ using costmodel::TimingRow;
 constexpr double kPeakCap = 0.95;
 // Measurements this far apart must come out in the same order.
 constexpr double kOrderGap = 0.05;
+// A row the fit and the fits that did not see it both miss by more than this, on the same side, is
+// reported as not reconciled with the others.
+constexpr double kUnreconciled = 0.25;
 
 // One row resolved against a catalog: the query (pointing into `catalog`) and its plan.
 struct Resolved {
@@ -69,6 +74,13 @@ Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
   const ModelProfile& m = **model;
   Resolved r;
   Query& q = r.query;
+  if (!row.topology.empty()) {
+    auto topo = named(row, "topology", row.topology, c.find_topology(row.topology), c.topology_names());
+    if (!topo) return topo.error();
+    if ((*topo)->gpus < row.gpus)
+      return row_error(row, "gpus", std::to_string(row.gpus), fmt::format("more than topology {}'s {} GPUs", row.topology, (*topo)->gpus));
+    q.topology = *topo;
+  }
   q.model = &m;
   q.hardware = *hw;
   q.runtime = *rt;
@@ -92,17 +104,20 @@ Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
   return r;
 }
 
+// The row's prediction: on its topology, the best placement of the plan's axes on the box's GPUs.
 costmodel::Prediction predict(const Resolved& r) {
   const costmodel::DatasheetModel hw(*r.query.hardware);
-  return costmodel::CostModel(hw).predict(r.query, r.plan.config, r.plan.variant);
+  const costmodel::CostModel cost(hw);
+  if (r.query.topology) return topology::Placer(r.query, cost).place(r.plan).predicted;
+  return cost.predict(r.query, r.plan.config, r.plan.variant);
 }
 
 // The fit's parameters, created as observations name them.
 class Parameters {
  public:
-  int operator()(const std::string& name, double lower = 0) {
+  int operator()(const std::string& name, double lower = 0, double upper = std::numeric_limits<double>::infinity()) {
     auto [it, added] = index_.try_emplace(name, static_cast<int>(list_.size()));
-    if (added) list_.push_back({name, lower});
+    if (added) list_.push_back({name, lower, upper});
     else list_[static_cast<std::size_t>(it->second)].lower = std::max(list_[static_cast<std::size_t>(it->second)].lower, lower);
     return it->second;
   }
@@ -112,6 +127,11 @@ class Parameters {
     return it == index_.end() ? 1.0 : t[static_cast<std::size_t>(it->second)];
   }
   bool has(const std::string& name) const { return index_.count(name) > 0; }
+  // An efficiency's divisor theta: its multiplier 1 / theta stays within what a fit file may hold
+  // (core/fit.h), and theta at or above `lower` (an efficiency cannot pass the peak).
+  int efficiency(const std::string& name, double lower) {
+    return (*this)(name, std::max(lower, 1.0 / kMaxFitMultiplier), kMaxFitMultiplier);
+  }
 
  private:
   std::vector<FitParameter> list_;
@@ -125,14 +145,14 @@ FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parame
   const std::string run = "runtime." + rt.name + ".";
   const std::string arch = hw.architecture.empty() ? "" : "architecture." + hw.architecture + ".";
   auto device = [&](const std::string& what, double lower) {
-    return arch.empty() ? costmodel::kFixed : params(arch + what, lower);
+    return arch.empty() ? costmodel::kFixed : params.efficiency(arch + what, lower);
   };
   const double peak_eff = *std::max_element(std::begin(hw.attention_efficiency), std::end(hw.attention_efficiency));
   const int gemm = device("gemm", hw.gemm_efficiency / kPeakCap);
   const int attention = device("attention", peak_eff / kPeakCap);
   const int memory = device("memory", 0);
   const int conv = device("conv", hw.conv_efficiency / kPeakCap);
-  const int comm = params("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
+  const int comm = params.efficiency("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
   const double us = rt.us_per_op * 1e-3, coll = rt.collective_us * 1e-3;
   FitObservation o;
   auto block = [&](const costmodel::BlockCost& b, bool rest) {
@@ -202,22 +222,129 @@ double mape(const std::vector<CalibratedRow>& rows, double CalibratedRow::*field
 
 std::string row_label(const CalibratedRow& r) {
   const TimingRow& t = r.row;
-  return fmt::format("{} {} {}x{} {} GPUs {}", t.source, r.hardware, t.width, t.height, t.gpus, plan_label(t.config));
+  return fmt::format("{} {}{} {}x{} {} GPUs {}", t.source, r.hardware, t.box.empty() ? "" : " (" + t.box + ")", t.width,
+                     t.height, t.gpus, plan_label(t.config));
 }
 
-// Pairs of the same source, GPU kind, resolution and unit whose measurements differ by over 5%.
+// Two rows of one source, box (or GPU kind), size, steps and unit: their order is comparable.
+bool comparable(const CalibratedRow& a, const CalibratedRow& b) {
+  return a.row.source == b.row.source && a.hardware == b.hardware && a.row.box == b.row.box &&
+         a.row.width == b.row.width && a.row.height == b.row.height && a.per_image == b.per_image &&
+         a.row.steps == b.row.steps;
+}
+
+// Pairs of the same source, box, GPU kind, resolution and unit whose measurements differ by over 5%.
 void check_order(RuntimeCalibration& c) {
   for (std::size_t i = 0; i < c.rows.size(); ++i)
     for (std::size_t j = i + 1; j < c.rows.size(); ++j) {
       const CalibratedRow &a = c.rows[i], &b = c.rows[j];
-      if (a.row.source != b.row.source || a.hardware != b.hardware || a.row.width != b.row.width ||
-          a.row.height != b.row.height || a.per_image != b.per_image || a.row.steps != b.row.steps)
-        continue;
+      if (!comparable(a, b)) continue;
       if (std::abs(a.measured_ms - b.measured_ms) <= kOrderGap * std::min(a.measured_ms, b.measured_ms)) continue;
       ++c.pairs;
       if ((a.measured_ms < b.measured_ms) == (a.fitted_ms < b.fitted_ms)) ++c.pairs_ordered;
       else c.misordered.push_back(fmt::format("{} vs {}", row_label(a), row_label(b)));
     }
+}
+
+// What the published points cannot settle. Two timings of one configuration (same source, model,
+// GPU kind, runtime, size, steps and plan: a single GPU on two boxes, say) more than twice the
+// reading error apart; and rows that both the fit and the fits that did not see them miss by over
+// kUnreconciled: no setting of the model's terms reconciles them with the other rows.
+void check_agreement(RuntimeCalibration& c, double reading_error) {
+  for (std::size_t i = 0; i < c.rows.size(); ++i)
+    for (std::size_t j = i + 1; j < c.rows.size(); ++j) {
+      const CalibratedRow &a = c.rows[i], &b = c.rows[j];
+      const bool same = a.row.source == b.row.source && a.row.model == b.row.model && a.hardware == b.hardware &&
+                        a.row.runtime == b.row.runtime && a.row.width == b.row.width && a.row.height == b.row.height &&
+                        a.row.steps == b.row.steps && a.per_image == b.per_image && a.row.config == b.row.config &&
+                        (a.row.box == b.row.box || a.row.gpus == 1);
+      const double gap = std::abs(a.measured_ms / b.measured_ms - 1);
+      if (same && gap > 2 * reading_error)
+        c.disagreements.push_back(fmt::format("{} and {}: one configuration measured {:.0f}% apart", row_label(a),
+                                              row_label(b), 100 * gap));
+    }
+  for (const CalibratedRow& r : c.rows) {
+    const double fitted = r.fitted_ms / r.measured_ms - 1, held = r.held_out_ms / r.measured_ms - 1;
+    if (std::abs(fitted) > kUnreconciled && std::abs(held) > kUnreconciled && (fitted > 0) == (held > 0))
+      c.disagreements.push_back(fmt::format("{}: measured {:.3g} {}, fitted {:+.0f}%, held out {:+.0f}%: not reconciled "
+                                            "with the other rows", row_label(r), r.measured_ms * (r.per_image ? 1e-3 : 1),
+                                            r.per_image ? "s" : "ms", 100 * fitted, 100 * held));
+  }
+}
+
+// Copies of the priors with one fit applied, made once per profile: what a query would see.
+class FittedProfiles {
+ public:
+  explicit FittedProfiles(const RuntimeFit& fit) : fit_(fit) {}
+  costmodel::Prediction predict(const Resolved& r) {
+    Resolved fitted = r;
+    auto [h, new_h] = hardware_.try_emplace(r.query.hardware->name, *r.query.hardware);
+    if (new_h) apply_fit(fit_, h->second);
+    auto [rt, new_rt] = runtimes_.try_emplace(r.query.runtime->name, *r.query.runtime);
+    if (new_rt) apply_fit(fit_, rt->second);
+    fitted.query.hardware = &h->second;
+    fitted.query.runtime = &rt->second;
+    return cpplan::planner::predict(fitted);
+  }
+
+ private:
+  const RuntimeFit& fit_;
+  std::map<std::string, HardwareProfile> hardware_;
+  std::map<std::string, RuntimeProfile> runtimes_;
+};
+
+double time_of(const Resolved& r, const costmodel::Prediction& p) { return r.per_image ? p.image_ms : p.step_ms; }
+
+// Each held-out fit through the real cost model: the nested folds' rows into held_out_ms, and each
+// left-out group's MAPE.
+void predict_held_out(const std::vector<Resolved>& resolved, const costmodel::RuntimeFitResult& r,
+                      const Parameters& params, const ProfileCatalog& priors, RuntimeCalibration& out) {
+  for (const costmodel::HeldOutFit& h : r.held_out) {
+    const RuntimeFit fit = fit_of(params, h.theta, priors);
+    FittedProfiles fitted(fit);
+    double error = 0;
+    for (std::size_t i : h.test) {
+      const double ms = time_of(resolved[i], fitted.predict(resolved[i]));
+      if (h.group.empty()) out.rows[i].held_out_ms = ms;
+      error += std::abs(ms / resolved[i].measured_ms - 1);
+    }
+    if (!h.group.empty()) out.held_out.emplace_back(h.group, error / static_cast<double>(h.test.size()));
+  }
+}
+
+// The fitted predictions' peak memory against the rows that measured theirs.
+void check_memory(const std::vector<TimingRow>& rows, std::size_t i, const costmodel::Prediction& p,
+                  RuntimeCalibration& out) {
+  if (!rows[i].peak_mem_bytes) return;
+  CalibratedRow& c = out.rows[i];
+  c.predicted_mem_bytes = p.peak_mem_bytes;
+  ++out.memory_rows;
+  const double error = std::abs(p.peak_mem_bytes / *rows[i].peak_mem_bytes - 1);
+  out.memory_mape += error;
+  if (error <= 0.10) ++out.memory_within_10;
+  else
+    out.memory_outside_10.push_back(fmt::format("{}: measured {:.2f} GiB, predicted {:.2f} GiB", row_label(c),
+                                                *rows[i].peak_mem_bytes / kGiB, p.peak_mem_bytes / kGiB));
+}
+
+// The groups a row is left out with: its GPU kind, its source, its box (when named) and its size.
+std::vector<std::string> groups_of(const Resolved& r, const TimingRow& row) {
+  std::vector<std::string> g = {"hardware=" + r.query.hardware->name, "source=" + row.source,
+                                fmt::format("resolution={}x{}", row.width, row.height)};
+  if (!row.box.empty()) g.push_back("box=" + row.box);
+  return g;
+}
+
+void fill_provenance(const RuntimeCalibration& out, const costmodel::RuntimeFitResult& r, const RuntimeCalibrationOptions& o,
+                     std::size_t rows, FitProvenance& pv) {
+  pv.source = o.source;
+  pv.rows = static_cast<int>(rows);
+  pv.fitted_at = now_utc();
+  pv.mape = out.fitted_mape;
+  pv.cv_mape = out.cv_mape;
+  pv.folds = r.folds;
+  pv.shrinkage = r.lambda;
+  for (const auto& [group, e] : out.held_out) pv.held_out[group] = e;
 }
 
 }  // namespace
@@ -237,64 +364,37 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const costmodel::Prediction p = predict(resolved[i]);
     FitObservation o = observe(resolved[i], p, params);
-    o.groups = {"hardware=" + resolved[i].query.hardware->name, "source=" + rows[i].source};
+    o.groups = groups_of(resolved[i], rows[i]);
     observations.push_back(std::move(o));
     CalibratedRow c;
     c.row = rows[i];
     c.hardware = resolved[i].query.hardware->name;
     c.per_image = resolved[i].per_image;
     c.measured_ms = resolved[i].measured_ms;
-    c.prior_ms = c.per_image ? p.image_ms : p.step_ms;
+    c.prior_ms = time_of(resolved[i], p);
     out.rows.push_back(std::move(c));
   }
   const costmodel::RuntimeFitResult r =
-      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source"});
+      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source", "box", "resolution"});
   out.fit = fit_of(params, r.theta, priors);
   out.fit.name = options.name;
   out.fit.description = options.description;
 
   // The fit applied to copies of the priors, through the real cost model: what ships.
-  std::map<std::string, HardwareProfile> hardware;
-  std::map<std::string, RuntimeProfile> runtimes;
+  FittedProfiles fitted(out.fit);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    Resolved fitted = resolved[i];
-    auto [h, new_h] = hardware.try_emplace(fitted.query.hardware->name, *fitted.query.hardware);
-    if (new_h) apply_fit(out.fit, h->second);
-    auto [rt, new_rt] = runtimes.try_emplace(fitted.query.runtime->name, *fitted.query.runtime);
-    if (new_rt) apply_fit(out.fit, rt->second);
-    fitted.query.hardware = &h->second;
-    fitted.query.runtime = &rt->second;
-    const costmodel::Prediction p = predict(fitted);
-    CalibratedRow& c = out.rows[i];
-    c.fitted_ms = c.per_image ? p.image_ms : p.step_ms;
-    c.held_out_ms = r.held_out_ms[i];
-    if (rows[i].peak_mem_bytes) {
-      c.predicted_mem_bytes = p.peak_mem_bytes;
-      ++out.memory_rows;
-      const double error = std::abs(p.peak_mem_bytes / *rows[i].peak_mem_bytes - 1);
-      out.memory_mape += error;
-      if (error <= 0.10) ++out.memory_within_10;
-      else
-        out.memory_outside_10.push_back(fmt::format("{}: measured {:.2f} GiB, predicted {:.2f} GiB", row_label(c),
-                                                    *rows[i].peak_mem_bytes / kGiB, p.peak_mem_bytes / kGiB));
-    }
+    const costmodel::Prediction p = fitted.predict(resolved[i]);
+    out.rows[i].fitted_ms = time_of(resolved[i], p);
+    check_memory(rows, i, p, out);
   }
   if (out.memory_rows > 0) out.memory_mape /= out.memory_rows;
+  predict_held_out(resolved, r, params, priors, out);
   out.prior_mape = mape(out.rows, &CalibratedRow::prior_ms);
   out.fitted_mape = mape(out.rows, &CalibratedRow::fitted_ms);
   out.cv_mape = mape(out.rows, &CalibratedRow::held_out_ms);
-  out.held_out = r.held_out_groups;
   check_order(out);
-
-  FitProvenance& pv = out.fit.provenance;
-  pv.source = options.source;
-  pv.rows = static_cast<int>(rows.size());
-  pv.fitted_at = now_utc();
-  pv.mape = out.fitted_mape;
-  pv.cv_mape = out.cv_mape;
-  pv.folds = r.folds;
-  pv.shrinkage = r.lambda;
-  for (const auto& [group, e] : r.held_out_groups) pv.held_out[group] = e;
+  check_agreement(out, options.reading_error);
+  fill_provenance(out, r, options, rows.size(), out.fit.provenance);
   return out;
 }
 

@@ -31,14 +31,17 @@ struct RuntimeCalibration {
   RuntimeFit fit;
   std::vector<CalibratedRow> rows;
   double prior_mape = 0, fitted_mape = 0, cv_mape = 0;
-  std::vector<std::pair<std::string, double>> held_out;  // "hardware=l20" -> MAPE
-  // Pairs of the same source, GPU kind and resolution whose measurements differ by over 5%:
+  std::vector<std::pair<std::string, double>> held_out;  // "hardware=l20" -> MAPE of a fit without them
+  // Pairs of the same source, box, GPU kind and resolution whose measurements differ by over 5%:
   // how many the fitted model orders right, and the ones it does not.
   int pairs = 0, pairs_ordered = 0;
   std::vector<std::string> misordered;
   int memory_rows = 0, memory_within_10 = 0;
   double memory_mape = 0;  // over the rows with a measured peak, fraction
   std::vector<std::string> memory_outside_10;
+  // What the points cannot settle (planner/runtime_calibration.cpp, check_agreement): one
+  // configuration measured twice beyond the reading error, rows no fit reconciles with the rest.
+  std::vector<std::string> disagreements;
 };
 
 struct RuntimeCalibrationOptions {
@@ -46,6 +49,7 @@ struct RuntimeCalibrationOptions {
   std::string description;
   std::string source;          // the timings' file, for the provenance
   int folds = 5;
+  double reading_error = 0.02;  // how far apart two readings of one figure may be (charts: about 2%)
 };
 
 // `priors`: a catalog loaded without fits (ProfileCatalog::load with apply_fits = false). Every

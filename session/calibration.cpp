@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -113,6 +114,23 @@ void complete_fit_request(RuntimeFitRequest& request) {
   check_output(request.output, request.name);
 }
 
+namespace {
+
+// "dir/a.json, dir/b.json" -> "a.json, b.json": the files a fit was made from, without their folders.
+std::string file_names(const std::string& sources) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= sources.size()) {
+    const std::size_t end = std::min(sources.find(", ", start), sources.size());
+    if (!out.empty()) out += ", ";
+    out += fs::path(sources.substr(start, end - start)).filename().string();
+    start = end + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
 planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>& rows, RuntimeFitRequest request) {
   complete_fit_request(request);
   // The fit starts from the priors: the profiles without any fit applied.
@@ -120,7 +138,7 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
   if (!priors) throw InvalidInput{priors.error().message};
   planner::RuntimeCalibrationOptions o;
   o.name = request.name;
-  o.description = fmt::format("runtime and hardware defaults fitted to {}", fs::path(request.source).filename().string());
+  o.description = fmt::format("runtime and hardware defaults fitted to {}", file_names(request.source));
   o.source = request.source;
   o.folds = request.folds;
   auto calibrated = planner::calibrate_runtimes(*priors, rows, o);
@@ -135,16 +153,27 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
   return result;
 }
 
-std::vector<costmodel::TimingRow> import_timings(const std::string& path, const std::string& runtime,
-                                                 const std::vector<std::string>& runtime_for) {
-  imports::TimingImportOptions o;
-  o.default_runtime = runtime;
-  for (const std::string& m : runtime_for) {
+namespace {
+
+// KEY=VALUE pairs of a repeatable option into `out`; InvalidInput names the option and the rule.
+void read_pairs(const std::vector<std::string>& pairs, const char* option, const char* form,
+                std::map<std::string, std::string>& out) {
+  for (const std::string& m : pairs) {
     const auto eq = m.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
-      throw InvalidInput{fmt::format("--runtime-for = {}: must be SOURCE=RUNTIME", m)};
-    o.runtime_for_source[m.substr(0, eq)] = m.substr(eq + 1);
+      throw InvalidInput{fmt::format("{} = {}: must be {}", option, m, form)};
+    out[m.substr(0, eq)] = m.substr(eq + 1);
   }
+}
+
+}  // namespace
+
+std::vector<costmodel::TimingRow> import_timings(const std::string& path, const TimingMappings& mappings) {
+  imports::TimingImportOptions o;
+  o.default_runtime = mappings.runtime;
+  read_pairs(mappings.runtime_for, "--runtime-for", "SOURCE=RUNTIME", o.runtime_for_source);
+  read_pairs(mappings.model_for, "--model-for", "SOURCE=MODEL", o.model_for_source);
+  read_pairs(mappings.topology_for, "--topology-for", "BOX=TOPOLOGY", o.topology_for_box);
   auto rows = imports::parse_timing_rows(read_file(path), path, o);
   if (!rows) throw InvalidInput{rows.error().message};
   return std::move(rows).value();

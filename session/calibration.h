@@ -42,10 +42,15 @@ void complete_fit_request(RuntimeFitRequest& request);
 // on a bad output name or rows the fit cannot use.
 planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>& rows, RuntimeFitRequest request);
 
-// The rows of an imported timings file (.json, .csv or .jsonl): `runtime` for rows that name none,
-// `runtime_for` SOURCE=RUNTIME pairs. InvalidInput names the file, row, field and rule.
-std::vector<costmodel::TimingRow> import_timings(const std::string& path, const std::string& runtime,
-                                                 const std::vector<std::string>& runtime_for);
+// How imported rows name what the file does not: `runtime` for rows that name none, and
+// KEY=VALUE pairs (--runtime-for SOURCE=RUNTIME, --model-for SOURCE=MODEL, --topology-for BOX=TOPOLOGY).
+struct TimingMappings {
+  std::string runtime;
+  std::vector<std::string> runtime_for, model_for, topology_for;
+};
+// The rows of an imported timings file (.json, .csv or .jsonl). InvalidInput names the file, row,
+// field and rule.
+std::vector<costmodel::TimingRow> import_timings(const std::string& path, const TimingMappings& mappings);
 // The pipeline runs (cpplan import-runs) of the store at `db` as timing rows; InvalidInput when
 // it is missing or holds fewer than 2.
 std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path);

@@ -142,11 +142,12 @@ TEST_CASE("the fit recovers a known theta from timings bound on either side of t
 
   // In sample and held out, every timing within a few %.
   REQUIRE(r.fitted_ms.size() == obs.size());
-  REQUIRE(r.held_out_ms.size() == obs.size());
+  const std::vector<double> held_out = linear_held_out_ms(obs, r);
+  REQUIRE(held_out.size() == obs.size());
   for (std::size_t i = 0; i < obs.size(); ++i) {
     INFO("observation " << i + 1);
     CHECK(r.fitted_ms[i] == Approx(obs[i].measured_ms).epsilon(0.03));
-    CHECK(r.held_out_ms[i] == Approx(obs[i].measured_ms).epsilon(0.05));
+    CHECK(held_out[i] == Approx(obs[i].measured_ms).epsilon(0.05));
   }
 
   // Both sides of the max are used at the fitted theta, as at the truth: observation 1's block
@@ -175,7 +176,7 @@ TEST_CASE("a multiplier whose optimum is below its lower bound ends at the bound
   CHECK(bound.fitted_ms[0] == Approx(8));  // 10 x 0.8
   CHECK(bound.fitted_ms[1] == Approx(3.2));
   CHECK(bound.folds == 2);                 // at most one fold per observation
-  CHECK(bound.held_out_groups.empty());    // no group key asked for
+  CHECK(linear_held_out_groups({a, b}, bound).empty());  // no group key asked for
 
   // With the bound at 0.2 the optimum is free. Each 2-fold training set is one of the timings,
   // whose held-out error grows with lambda, so cross-validation picks the smallest, 0.001:
@@ -183,6 +184,26 @@ TEST_CASE("a multiplier whose optimum is below its lower bound ends at the bound
   const RuntimeFitResult free = fit_runtime_parameters({a, b}, {{"host", 0.2}}, 5, {});
   CHECK(free.lambda == 0.001);
   CHECK(free.theta[0] == Approx(4.001 / 8.001).epsilon(1e-6));
+}
+
+TEST_CASE("a multiplier whose optimum is above its upper bound ends at the bound, the others refitted",
+          "[costmodel][runtime_fit]") {
+  // Parameter 0 alone explains a (10 ms measured 50: theta 5); b = 10 theta0 + 10 theta1 measured
+  // 40. With theta0 <= 2 it pins at 2 and theta1 takes the rest of b: (40 - 20) / 10 = 2 (a is then
+  // 20 against 50; theta1 does not enter a, so a cannot pull it). Five copies of each: every 5-fold
+  // training set holds four of each, where theta1 = (1 + 2 lambda) / (0.5 + 2 lambda) (the ridge
+  // pulling toward 1); a's error does not depend on lambda and b's is least at the smallest, 0.001.
+  // On all ten: theta1 = (1.25 + 2 lambda) / (0.625 + 2 lambda) = 1.997, within 2% of 2.
+  FitObservation a, b;
+  a.blocks = {FitBlock{{{0, 10}}, {}, {}, true}};
+  a.measured_ms = 50;
+  b.blocks = {FitBlock{{{0, 10}, {1, 10}}, {}, {}, true}};
+  b.measured_ms = 40;
+  const std::vector<FitObservation> obs = {a, a, a, a, a, b, b, b, b, b};
+  const RuntimeFitResult r = fit_runtime_parameters(obs, {{"p0", 0, 2}, {"p1", 0}}, 5, {});
+  REQUIRE(r.theta.size() == 2);
+  CHECK(r.theta[0] == Approx(2));
+  CHECK(r.theta[1] == Approx(2).epsilon(0.02));
 }
 
 TEST_CASE("each group value gets the error of a fit that did not see it", "[costmodel][runtime_fit]") {
@@ -198,7 +219,8 @@ TEST_CASE("each group value gets the error of a fit that did not see it", "[cost
   const std::vector<FitObservation> obs = {host_only(10, 20, {"site=1", "other=z"}), host_only(5, 10, {"site=1"}),
                                            host_only(4, 4, {"site=2"}), host_only(6, 6, {"site=2"})};
   const RuntimeFitResult r = fit_runtime_parameters(obs, {{"host", 0}}, 5, {"site"});
-  std::map<std::string, double> held(r.held_out_groups.begin(), r.held_out_groups.end());
+  const auto groups = linear_held_out_groups(obs, r);
+  std::map<std::string, double> held(groups.begin(), groups.end());
   REQUIRE(held.size() == 2);  // "other=z" is not a key asked for
   REQUIRE(held.count("site=1") == 1);
   REQUIRE(held.count("site=2") == 1);
@@ -215,8 +237,10 @@ TEST_CASE("each group value gets the error of a fit that did not see it", "[cost
 
 TEST_CASE("the synthetic timings report a held-out error for every hardware and source value",
           "[costmodel][runtime_fit]") {
-  const RuntimeFitResult r = fit_runtime_parameters(synthetic(), three_parameters(), 5, {"hardware", "source"});
-  std::map<std::string, double> held(r.held_out_groups.begin(), r.held_out_groups.end());
+  const auto obs = synthetic();
+  const RuntimeFitResult r = fit_runtime_parameters(obs, three_parameters(), 5, {"hardware", "source"});
+  const auto groups = linear_held_out_groups(obs, r);
+  std::map<std::string, double> held(groups.begin(), groups.end());
   CHECK(held.size() == 4);  // hardware=a, hardware=b, source=x, source=y; not batch=1
   for (const char* g : {"hardware=a", "hardware=b", "source=x", "source=y"}) {
     INFO(g);

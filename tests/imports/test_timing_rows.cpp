@@ -458,3 +458,52 @@ TEST_CASE("fs_degree reads xDiT's fully sharded weights without counting it in t
   const TimingFile zero("z.json", published(point_with("fs_degree", "0")));
   CHECK_THAT(zero.error(), Catch::StartsWith(zero.path() + ": points[0]: fs_degree = 0: must be above 0"));
 }
+
+TEST_CASE("a PipeFusion row reads its degree, patches and warm-up, xDiT's defaults where absent or null",
+          "[imports][timing_rows]") {
+  // Two points as published-xdit-pixart.json writes them: warm-up 2 stated, then null (xDiT's
+  // default, 1) with the patch count not stated (xDiT's default: one patch per stage).
+  const std::string stated =
+      R"({"model": "flux.1-dev", "hardware": "l20", "runtime": "xdit", "gpus": 8, "resolution": "1024x1024",
+          "pipefusion_degree": 8, "pipefusion_warmup_steps": 2, "pipefusion_patches": 16, "seconds_per_image": 1.35, "steps": 20})";
+  const std::string unstated =
+      R"({"model": "flux.1-dev", "hardware": "l20", "runtime": "xdit", "gpus": 4, "resolution": "1024x1024",
+          "pipefusion_degree": 4, "pipefusion_warmup_steps": null, "seconds_per_image": 0.87, "steps": 20})";
+  const TimingFile file("pf.json", "{\"points\": [" + stated + ", " + unstated + "]}");
+  auto rows = file.parse();
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].config.pipefusion == cpplan::PipeFusionConfig{8, 16, 2});
+  CHECK((*rows)[1].config.pipefusion == cpplan::PipeFusionConfig{4, 4, cpplan::kXditWarmupSteps});
+  CHECK((*rows)[1].config.pipefusion.warmup_steps == 1);
+}
+
+TEST_CASE("a row's box names its topology through --topology-for and --model-for names a source's model",
+          "[imports][timing_rows]") {
+  const std::string box = point_with("box", "\"4 x A100 on PCIe\"");
+  const std::string described = point_with("model", "\"PixArt-alpha XL-2-1024-MS (Transformer2DModel)\"");
+  const TimingFile file("b.json", "{\"points\": [" + box + ", " + described + "]}");
+  TimingImportOptions o;
+  o.topology_for_box["4 x A100 on PCIe"] = "4x-a100-pcie";
+  o.model_for_source["b.json"] = "pixart-alpha";
+  auto rows = file.parse(o);
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  CHECK((*rows)[0].box == "4 x A100 on PCIe");
+  CHECK((*rows)[0].topology == "4x-a100-pcie");
+  CHECK((*rows)[0].model == "pixart-alpha");  // the source is the file's name: every row of it
+  CHECK((*rows)[1].model == "pixart-alpha");
+  CHECK((*rows)[1].box.empty());
+  CHECK((*rows)[1].topology.empty());
+  // Without the mappings the row keeps what it says.
+  auto plain = file.parse();
+  REQUIRE(plain.ok());
+  CHECK((*plain)[0].topology.empty());
+  CHECK((*plain)[1].model == "PixArt-alpha XL-2-1024-MS (Transformer2DModel)");
+}
+
+TEST_CASE("a warm-up below 0 is an error naming the field", "[imports][timing_rows][errors]") {
+  const TimingFile file("w.json", published(point_with("pipefusion_warmup_steps", "-1")));
+  CHECK(file.error() == file.path() + ": points[0]: pipefusion_warmup_steps = -1: must be above -1 and at most 100000");
+}
