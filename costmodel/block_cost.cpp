@@ -48,6 +48,7 @@ class BlockBuilder {
     const Timed t = ctx_.hw.gemm(fl, k * n * ctx_.m.bytes_per_param + nb() * rows * (k + n) * b(), nb() * rows);
     bc().flops += fl;
     bc().gemm_ms += t.ms;
+    if (t.bandwidth_bound) bc().gemm_traffic_ms += t.ms;
     note_source(bc().sources.gemm, t.source);
   }
 
@@ -277,7 +278,7 @@ class BlockBuilder {
       if (term) note_source(all, *term);
     c.source = all.value_or(Source::kDatasheet);
     const double n = g_.count;
-    for (Milliseconds* x : {&c.flops, &c.gemm_ms, &c.attention_ms, &c.memory_ms, &c.host_ms, &c.comm_ms, &c.sync_ms,
+    for (Milliseconds* x : {&c.flops, &c.gemm_ms, &c.gemm_traffic_ms, &c.attention_ms, &c.memory_ms, &c.host_ms, &c.comm_ms, &c.sync_ms,
                             &c.collective_calls, &c.ops, &c.ulysses_ops, &c.ring_ops, &c.ring_iteration_ops})
       *x *= n;
     for (int i = 0; i < kCommAxisCount; ++i) out_.axis_comm_ms[i] = axis_ms_[i] * n;

@@ -53,6 +53,7 @@ struct BlockCost {
   int count = 0;
   Flops flops = 0;              // local FLOPs (GEMMs + attention)
   Milliseconds gemm_ms = 0;
+  Milliseconds gemm_traffic_ms = 0;  // of gemm_ms: GEMMs the memory traffic bounds (the roofline's other side)
   Milliseconds attention_ms = 0;
   Milliseconds memory_ms = 0;   // memory-bound elementwise work, layout copies and LSE merges
   Milliseconds host_ms = 0;     // host time to dispatch the blocks' ops and collectives (the runtime)

@@ -36,7 +36,7 @@ Timed DatasheetModel::gemm(Flops flops, Bytes bytes, double rows) const {
   const double eff = saturating(hw_.gemm_efficiency, rows, hw_.gemm_half_rows);
   const Milliseconds math = compute_ms(flops, hw_.bf16_tflops * eff);
   const Milliseconds traffic = transfer_ms(bytes, hw_.memory_bandwidth_gbps * hw_.memory_efficiency);
-  return {std::max(math, traffic), Source::kDatasheet};
+  return {std::max(math, traffic), Source::kDatasheet, traffic > math};
 }
 
 Timed DatasheetModel::attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const {

@@ -37,6 +37,7 @@ struct CommGroup {
 struct Timed {
   Milliseconds ms = 0;
   Source source = Source::kDatasheet;
+  bool bandwidth_bound = false;  // the roofline's memory side set ms (a GEMM too small for its weights)
 };
 
 class HardwareModel {

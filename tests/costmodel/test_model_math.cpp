@@ -172,3 +172,30 @@ TEST_CASE("an offloaded idle transformer halves the weights held and loads each 
   CHECK(one.step_ms == both.step_ms);
   CHECK(one.peak_mem_bytes < both.peak_mem_bytes);
 }
+
+TEST_CASE("a GEMM says which side of the roofline set its time", "[costmodel][roofline]") {
+  // 100 TFLOP/s at full efficiency, 1000 GB/s at full efficiency, no small-GEMM penalty
+  // (half rows 0): 1 GFLOP takes 1e9 / 1e14 s = 0.01 ms; 1 MB takes 0.001 ms and 100 MB 0.1 ms.
+  cpplan::HardwareProfile hw;
+  hw.name = "roofline";
+  hw.bf16_tflops = 100;
+  hw.memory_bandwidth_gbps = 1000;
+  hw.gemm_efficiency = 1;
+  hw.gemm_half_rows = 0;
+  hw.memory_efficiency = 1;
+  const cpplan::costmodel::DatasheetModel model(hw);
+  const auto math = model.gemm(1e9, 1e6, 1024);
+  CHECK(math.ms == Approx(0.01));
+  CHECK_FALSE(math.bandwidth_bound);
+  const auto traffic = model.gemm(1e9, 1e8, 1024);
+  CHECK(traffic.ms == Approx(0.1));
+  CHECK(traffic.bandwidth_bound);
+  // A GPU with a tenth of the compute and the same bandwidth (an H20 beside an H100): 1 GFLOP
+  // is 0.1 ms of math, so 50 MB (0.05 ms) that bound the first GPU's GEMM hide under it here.
+  CHECK(model.gemm(1e9, 5e7, 1024).bandwidth_bound);
+  hw.bf16_tflops = 10;
+  const cpplan::costmodel::DatasheetModel slow(hw);
+  const auto same = slow.gemm(1e9, 5e7, 1024);
+  CHECK(same.ms == Approx(0.1));
+  CHECK_FALSE(same.bandwidth_bound);
+}
