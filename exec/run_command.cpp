@@ -86,7 +86,9 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (!a.plan.empty()) {
     const costmodel::DatasheetModel hw(*ctx.query.hardware);
     const costmodel::CostModel cost(hw);
-    const auto report = planner::Planner(cost).plan(ctx.query, {.allow_anything = true, .keep_invalid = false});
+    planner::PlannerOptions options;
+    options.keep_invalid = false;
+    const auto report = planner::Planner(cost).plan(ctx.query, options);
     if (report.plans.empty()) throw InvalidInput{fmt::format("--plan = best: no valid plan for {} ranks", ctx.query.gpus)};
     config = report.plans.front().plan.config;
   }
