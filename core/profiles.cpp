@@ -244,7 +244,7 @@ NodeLayout read_node(Reader& n, const HardwareProfile& h) {
   n.number("switch_uplink_gbps", node.switch_uplink_gbps, 0, 1e6, node.gpus_per_switch > 1, true);
   n.number("socket_gbps", node.socket_gbps, 0, 1e6, node.sockets > 1, true);
   n.number("host_memory_gbps", node.host_memory_gbps, 0, 1e6, h.link_kind == LinkKind::kPcieHost, true);
-  n.integer("nics", node.nics, 1, 64);
+  n.integer("nics", node.nics, 1, 64, false);
   n.number("nic_gbps", node.nic_gbps, 0, 1e6, true, true);
   // One figure, two views: the network per GPU is what the node's NICs carry, shared by its GPUs.
   const double nics_gbps = node.nics * node.nic_gbps, per_gpu = h.network.bandwidth_gbps * h.gpus_per_node;
