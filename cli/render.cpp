@@ -243,7 +243,8 @@ void print_rows(std::ostream& out, const session::Recommendation& rec) {
     fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
                plan_label(p.plan.config), plan_width, row.variant, pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
                gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
-               p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "", session::frameworks_text(row));
+               q.topology && p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "",
+               session::frameworks_text(row));
   }
   if (shown == 0) fmt::print(out, "      (no valid plan)\n");
   if (!all && static_cast<int>(rows.size()) > shown)

@@ -2,6 +2,7 @@
 // One accelerator kind and the node it sits in: datasheet peaks and the achievable fractions
 // of them before anything is measured. Loaded from profiles/hardware/*.toml.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,20 @@ struct Link {
   double efficiency = 0.8;     // achievable busbw / bandwidth
 };
 
+// The PCIe server these GPUs usually sit in ([node] of a hardware profile): how its
+// gpus_per_node GPUs hang off PCIe switches and CPU sockets, and its NICs. Without --topology the
+// planner builds this node (core/node_topology.h) and prices every group by the links it crosses.
+// Peer-to-peer follows the link kind: pcie (P2P works) or pcie_host (staged through host memory).
+struct NodeLayout {
+  int sockets = 1;                 // CPU sockets; each holds gpus_per_node / sockets GPUs
+  int gpus_per_switch = 1;         // GPUs under one PCIe switch; 1 (the default): each GPU on its own root port
+  GBps switch_uplink_gbps = 0;     // a switch's link to its CPU (or to host memory without P2P), per direction
+  GBps socket_gbps = 0;            // between two sockets, per direction (peer-to-peer across UPI / xGMI)
+  GBps host_memory_gbps = 0;       // without P2P: a socket's host memory, per direction
+  int nics = 1;                    // NICs of the node (Ethernet), spread over the switches, else the sockets
+  GBps nic_gbps = 0;               // one NIC's port speed, per direction (100 GbE = 12.5)
+};
+
 struct HardwareProfile {
   std::string name;
   std::string description;
@@ -47,6 +62,7 @@ struct HardwareProfile {
   Link network;                    // per GPU between nodes
   Link host_link;                  // GPU to host memory (PCIe): offloaded weights stream over it
   int gpus_per_node = 8;
+  std::optional<NodeLayout> node;  // the usual server of a PCIe GPU; none: the two links above
 
   // Achievable fractions of peak on large shapes; small shapes fall off (see costmodel).
   double gemm_efficiency = 0.7;

@@ -222,13 +222,46 @@ Result<ModelProfile> parse_model_profile(std::string_view text, const std::strin
 }
 
 namespace {
+// [node]: the usual PCIe server of the GPU (docs/profiles.md). Needs [interconnect] and [network]
+// read: the layout must divide its GPUs, and its NICs must give the network's bandwidth per GPU.
+NodeLayout read_node(Reader& n, const HardwareProfile& h) {
+  NodeLayout node;
+  n.only({"sockets", "gpus_per_switch", "switch_uplink_gbps", "socket_gbps", "host_memory_gbps", "nics", "nic_gbps"});
+  if (h.link_kind != LinkKind::kPcie && h.link_kind != LinkKind::kPcieHost) {
+    n.fail("sockets", "...", fmt::format("a [node] describes a PCIe server: interconnect.kind = \"{}\" must be pcie or pcie_host",
+                                         to_string(h.link_kind)));
+    return node;
+  }
+  n.integer("sockets", node.sockets, 1, 8);
+  if (n.ok() && h.gpus_per_node % node.sockets != 0)
+    n.fail("sockets", std::to_string(node.sockets),
+           fmt::format("must divide interconnect.gpus_per_node = {}", h.gpus_per_node));
+  const int per_socket = h.gpus_per_node / node.sockets;
+  n.integer("gpus_per_switch", node.gpus_per_switch, 1, 1024, false);
+  if (n.ok() && per_socket % node.gpus_per_switch != 0)
+    n.fail("gpus_per_switch", std::to_string(node.gpus_per_switch),
+           fmt::format("must divide the GPUs of a socket = {}", per_socket));
+  n.number("switch_uplink_gbps", node.switch_uplink_gbps, 0, 1e6, node.gpus_per_switch > 1, true);
+  n.number("socket_gbps", node.socket_gbps, 0, 1e6, node.sockets > 1, true);
+  n.number("host_memory_gbps", node.host_memory_gbps, 0, 1e6, h.link_kind == LinkKind::kPcieHost, true);
+  n.integer("nics", node.nics, 1, 64, false);
+  n.number("nic_gbps", node.nic_gbps, 0, 1e6, true, true);
+  // One figure, two views: the network per GPU is what the node's NICs carry, shared by its GPUs.
+  const double nics_gbps = node.nics * node.nic_gbps, per_gpu = h.network.bandwidth_gbps * h.gpus_per_node;
+  if (n.ok() && std::abs(nics_gbps - per_gpu) > 1e-9 * per_gpu)
+    n.fail("nic_gbps", fmt::format("{}", node.nic_gbps),
+           fmt::format("nics x nic_gbps = {:g} must equal network.bandwidth_gbps x interconnect.gpus_per_node = {:g}",
+                       nics_gbps, per_gpu));
+  return node;
+}
+
 Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::string& path) {
   std::string error;
   Reader r(root, path, "", &error);
   HardwareProfile h;
   h.source = path;
   r.only({"name", "description", "architecture", "family", "match", "compute", "memory", "interconnect", "network",
-          "host", "efficiency"});
+          "node", "host", "efficiency"});
   read_name(r, path, h.name);
   r.string("description", h.description, false);
   r.string("architecture", h.architecture, false);
@@ -274,6 +307,11 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
     Reader l = r.sub(*t, "network");
     l.only({"bandwidth_gbps", "latency_us", "efficiency"});
     read_link(l, h.network);
+  }
+  if (const auto* t = r.table("node", false); t && r.ok()) {
+    Reader n = r.sub(*t, "node");
+    h.node = read_node(n, h);
+    if (!n.ok()) h.node.reset();
   }
   // The host link defaults to PCIe Gen4 x16 (32 GB/s per direction) at 0.8 of it.
   h.host_link = {32, 10, 0.8};

@@ -33,6 +33,36 @@ int Topology::nic_count() const {
                                         [](const TopoDevice& d) { return d.kind == DeviceKind::kNic; }));
 }
 
+int Topology::switch_of(int gpu) const {
+  for (const TopoLink& l : links) {
+    if (l.type != LinkType::kPcie || (l.from != gpu && l.to != gpu)) continue;
+    const int other = l.from == gpu ? l.to : l.from;
+    if (devices[other].kind == DeviceKind::kPcieSwitch) return other;
+  }
+  return -1;
+}
+
+int Topology::socket_of(int gpu) const {
+  // Breadth first from the GPU through switches and memory, never through another GPU, NIC or CPU.
+  std::vector<int> frontier{gpu};
+  std::vector<bool> seen(devices.size(), false);
+  seen[gpu] = true;
+  while (!frontier.empty()) {
+    std::vector<int> next;
+    for (int v : frontier)
+      for (const TopoLink& l : links) {
+        if ((l.type != LinkType::kPcie && l.type != LinkType::kMemory) || (l.from != v && l.to != v)) continue;
+        const int w = l.from == v ? l.to : l.from;
+        if (seen[w]) continue;
+        seen[w] = true;
+        if (devices[w].kind == DeviceKind::kCpu) return w;
+        if (devices[w].kind == DeviceKind::kPcieSwitch || devices[w].kind == DeviceKind::kMemory) next.push_back(w);
+      }
+    frontier = std::move(next);
+  }
+  return -1;
+}
+
 namespace {
 
 // "pcie12" -> {"pcie", 12}; a name without a trailing number -> {name, -1}.

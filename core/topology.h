@@ -75,6 +75,10 @@ struct Topology {
 
   int find(std::string_view device) const;  // index in devices, -1 when absent
   int nic_count() const;
+  // Where GPU `gpu` hangs (device indices, -1 when none): the PCIe switch it links to, and the CPU
+  // socket reached from it over PCIe and memory links (through its switches). For --explain's spans.
+  int switch_of(int gpu) const;
+  int socket_of(int gpu) const;
 };
 
 // Parses and validates one file (docs/topology.md). Errors name the file, the dotted field, its

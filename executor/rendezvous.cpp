@@ -11,6 +11,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -111,36 +113,91 @@ std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> resolve(const std::string& ho
   return {list, &freeaddrinfo};
 }
 
+// ---------------------------------------------------------------------------------- listening
+// A socket of `family` bound to `addr` and listening; -1 with errno set when it cannot be.
+// `dual_stack`: an IPv6 wildcard that takes IPv4 connections too.
+int listen_on(int family, const sockaddr* addr, socklen_t len, bool dual_stack) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int one = 1, zero = 0;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (dual_stack) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (::bind(fd, addr, len) == 0 && ::listen(fd, 128) == 0) return fd;
+  const int e = errno;
+  ::close(fd);
+  errno = e;
+  return -1;
+}
+
+// Every address of this host on `port`: the IPv6 wildcard taking IPv4 too, else the IPv4 one.
+int listen_anywhere(int port) {
+  sockaddr_in6 v6{};
+  v6.sin6_family = AF_INET6;
+  v6.sin6_addr = in6addr_any;
+  v6.sin6_port = htons(static_cast<uint16_t>(port));
+  const int fd = listen_on(AF_INET6, reinterpret_cast<const sockaddr*>(&v6), sizeof v6, true);
+  if (fd >= 0 || errno == EADDRINUSE) return fd;
+  sockaddr_in v4{};
+  v4.sin_family = AF_INET;
+  v4.sin_addr.s_addr = htonl(INADDR_ANY);
+  v4.sin_port = htons(static_cast<uint16_t>(port));
+  return listen_on(AF_INET, reinterpret_cast<const sockaddr*>(&v4), sizeof v4, false);
+}
+
+// Whether one of `list`'s addresses is this host's: a socket binds to it (on any free port).
+bool names_this_host(const addrinfo* list) {
+  for (const addrinfo* a = list; a; a = a->ai_next) {
+    sockaddr_storage probe{};
+    std::memcpy(&probe, a->ai_addr, a->ai_addrlen);
+    if (probe.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&probe)->sin_port = 0;
+    else if (probe.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&probe)->sin6_port = 0;
+    const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&probe), a->ai_addrlen) == 0;
+    ::close(fd);
+    if (ok) return true;
+  }
+  return false;
+}
+
+// Where rank 0 listens for MASTER_ADDR = `host`: a local run's address (rendezvous.h,
+// serves_loopback_only) on loopback alone; any other, once it names this host, on every address
+// of the host, so that ranks that resolve the name to another of its addresses reach it (a host
+// name that is 127.0.1.1 in this host's /etc/hosts and its network address to the others). One
+// line when it cannot: a name that does not resolve, an address of another host, a taken port.
+int listen_for(const std::string& host, int port) {
+  auto list = resolve(host, port, false);
+  const auto fail = [&](int e) -> std::runtime_error {
+    const std::string where = host + ":" + std::to_string(port);
+    if (e == EADDRINUSE)
+      return std::runtime_error("rendezvous: MASTER_PORT = " + std::to_string(port) + ": address " + where +
+                                " is already in use");
+    if (e == EADDRNOTAVAIL)
+      return std::runtime_error("rendezvous: MASTER_ADDR = " + host +
+                                ": not an address of this host (rank 0 serves the rendezvous there)");
+    return std::runtime_error("rendezvous: cannot listen on " + where + ": " + errno_text(e));
+  };
+  if (!serves_loopback_only(host)) {
+    if (!names_this_host(list.get())) throw fail(EADDRNOTAVAIL);
+    const int fd = listen_anywhere(port);
+    if (fd < 0) throw fail(errno);
+    return fd;
+  }
+  int last = EADDRNOTAVAIL;
+  for (addrinfo* a = list.get(); a; a = a->ai_next) {
+    const int fd = listen_on(a->ai_family, a->ai_addr, a->ai_addrlen, false);
+    if (fd >= 0) return fd;
+    last = errno;
+  }
+  throw fail(last);
+}
+
 // ---------------------------------------------------------------------------------- server
 // The key-value store of the run, on rank 0: a thread per connected rank, requests answered in
 // order; `get` and `wait` block on the server until the keys exist or the caller's deadline.
 class Server {
  public:
-  Server(const std::string& host, int port) {
-    auto list = resolve(host, port, false);
-    int last = 0;
-    for (addrinfo* a = list.get(); a; a = a->ai_next) {
-      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) { last = errno; continue; }
-      const int one = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
-        listen_fd_ = fd;
-        break;
-      }
-      last = errno;
-      ::close(fd);
-    }
-    if (listen_fd_ < 0) {
-      if (last == EADDRINUSE)
-        throw std::runtime_error("rendezvous: MASTER_PORT = " + std::to_string(port) + ": address " + host +
-                                 ":" + std::to_string(port) + " is already in use");
-      if (last == EADDRNOTAVAIL)
-        throw std::runtime_error("rendezvous: MASTER_ADDR = " + host +
-                                 ": not an address of this host (rank 0 serves the rendezvous there)");
-      throw std::runtime_error("rendezvous: cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                               errno_text(last));
-    }
+  Server(const std::string& host, int port) : listen_fd_(listen_for(host, port)) {
     acceptor_ = std::thread([this] { accept_loop(); });
   }
 
@@ -466,6 +523,68 @@ class StoreClient : public c10d::Store {
 
 }  // namespace
 
+bool serves_loopback_only(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host == "localhost";
+}
+
+namespace {
+
+std::string numeric_host(const sockaddr* a, socklen_t len) {
+  char text[NI_MAXHOST] = {};
+  if (getnameinfo(a, len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) != 0) return {};
+  return text;
+}
+
+// The local address of the interface that routes to `host` (a connected UDP socket sends
+// nothing); "" when it does not resolve or has no route.
+std::string route_to(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* list = nullptr;
+  if (getaddrinfo(host.c_str(), "9", &hints, &list) != 0) return {};
+  std::string out;
+  for (addrinfo* a = list; a && out.empty(); a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 && getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0)
+      out = numeric_host(reinterpret_cast<sockaddr*>(&local), len);
+    ::close(fd);
+  }
+  freeaddrinfo(list);
+  return out;
+}
+
+// The first address of an interface that is up and not loopback, IPv4 before IPv6 (link-local
+// IPv6 needs a scope the peers do not know); "" when there is none.
+std::string first_network_address() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  std::string v4, v6;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
+    if (i->ifa_addr->sa_family == AF_INET && v4.empty())
+      v4 = numeric_host(i->ifa_addr, sizeof(sockaddr_in));
+    else if (i->ifa_addr->sa_family == AF_INET6 && v6.empty() &&
+             !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr))
+      v6 = numeric_host(i->ifa_addr, sizeof(sockaddr_in6));
+  }
+  freeifaddrs(list);
+  return !v4.empty() ? v4 : v6;
+}
+
+}  // namespace
+
+std::string reachable_address(const std::string& master) {
+  if (is_loopback(master)) return "127.0.0.1";
+  const std::string route = route_to(master);
+  if (!route.empty() && !is_loopback(route)) return route;
+  const std::string network = first_network_address();
+  return network.empty() ? "127.0.0.1" : network;
+}
+
 bool is_loopback(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
   in_addr a{};
@@ -601,12 +720,11 @@ Group gloo_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string
   options->timeout = timeout;
   const char* master = std::getenv("MASTER_ADDR");
   const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-  if (!master || !*master || is_loopback(master))
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  else if (ifname && *ifname)
+  if (ifname && *ifname && master && *master && !is_loopback(master))
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
-  else
-    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  else  // not the host name's address: on Debian it is 127.0.1.1, which the other nodes cannot reach
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
+        reachable_address(master && *master ? master : "127.0.0.1")));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(name, store), rank, size,
                                                      options);
 #endif

@@ -2,11 +2,15 @@
 // The rendezvous of a run's ranks and the Gloo groups built on it: a key-value store behind the
 // c10d::Store interface the process groups use, of one of two kinds.
 //
-// - cpplan's own: rank 0 serves it on MASTER_ADDR:MASTER_PORT and listens on that address only:
-//   127.0.0.1 for local runs, the address a cluster launcher named otherwise. LibTorch 1.13's
-//   TCPStore cannot do this (its server listens on every address of the host), which is why
-//   cpplan has its own; the Gloo transport listens on loopback too for local runs. The other
-//   ranks connect to it, retrying until the timeout.
+// - cpplan's own: rank 0 serves it on MASTER_PORT. For a local run (MASTER_ADDR 127.0.0.1, ::1
+//   or localhost, the default) it listens on that loopback address only, as LibTorch 1.13's
+//   TCPStore cannot (its server listens on every address of the host), which is why cpplan has
+//   its own; the Gloo transport listens on loopback too. For any other MASTER_ADDR, once it names
+//   this host, it listens on every address of the host: the other nodes may resolve the name to
+//   another address than this host does (a host name that /etc/hosts maps to 127.0.1.1 here and
+//   DNS to the network address there), and Gloo listens on the address of the interface that
+//   routes to MASTER_ADDR, never on a loopback address the others cannot reach. The other ranks
+//   connect, retrying until the timeout.
 // - torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE=True): torchrun's agent already serves a
 //   c10d TCPStore there, so every rank is a client of it (LibTorch's TCPStore client) under the
 //   prefix /worker/attempt_<restarts>, as PyTorch's env:// rendezvous is.
@@ -46,10 +50,19 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& r);
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback(const std::string& host);
+// True for a local run's MASTER_ADDR: 127.0.0.1, ::1 and "localhost" (rank 0 then listens there
+// only). Any other (a host name, another loopback address such as 127.0.1.1) may be known to the
+// other nodes by another address of this host.
+bool serves_loopback_only(const std::string& host);
+// The address this host's Gloo transport listens on and advertises for MASTER_ADDR = `master`:
+// 127.0.0.1 for a loopback address; else the local address of the interface that routes to
+// `master`, or, when that is loopback (`master` names this host and resolves to 127.x here), the
+// first non-loopback interface's (IPv4 first), as NCCL picks one; 127.0.0.1 when there is none.
+std::string reachable_address(const std::string& master);
 
 // A Gloo group of `size` ranks named `name` on `store`. Its transport listens on loopback when
-// MASTER_ADDR is loopback (or unset), on GLOO_SOCKET_IFNAME's interface when set, else on the
-// address this host's name resolves to.
+// MASTER_ADDR is loopback (or unset), on GLOO_SOCKET_IFNAME's interface when set, else on
+// reachable_address(MASTER_ADDR).
 Group gloo_group(const c10::intrusive_ptr<c10d::Store>& store, const std::string& name, int rank, int size,
                  std::chrono::milliseconds timeout);
 

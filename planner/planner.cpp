@@ -4,6 +4,7 @@
 #include <limits>
 #include <memory>
 
+#include "core/node_topology.h"
 #include "core/pipefusion.h"
 #include "planner/cp_rules.h"
 #include "planner/framework_runs.h"
@@ -118,8 +119,9 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topo
   RankedPlan rp;
   rp.plan = make_plan(q, c);
   if (rp.plan.valid()) {
-    if (placer) {
-      topology::PlacementResult placed = placer->place(rp.plan);
+    if (placer) {  // the best placement on the query's topology; the default layout on the hardware's node
+      topology::PlacementResult placed =
+          q.topology ? placer->place(rp.plan) : placer->evaluate(rp.plan, topology::kDefaultAxisOrder);
       rp.predicted = placed.predicted;
       rp.placement = std::move(placed.placement);
     } else {
@@ -130,11 +132,15 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topo
   return rp;
 }
 
+std::unique_ptr<topology::Placer> placer_for(const Query& q, const costmodel::CostModel& cost) {
+  if (q.topology) return std::make_unique<topology::Placer>(q, cost);
+  if (q.hardware && q.hardware->node) return std::make_unique<topology::Placer>(q, node_topology(*q.hardware), cost);
+  return nullptr;
+}
+
 RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, std::optional<Framework> framework) const {
-  const FrameworkOffers offers(q);
-  if (!q.topology) return evaluate(q, c, nullptr, offers, framework);
-  const topology::Placer placer(q, cost_);
-  return evaluate(q, c, &placer, offers, framework);
+  const auto placer = placer_for(q, cost_);
+  return evaluate(q, c, placer.get(), FrameworkOffers(q), framework);
 }
 
 namespace {
@@ -193,8 +199,7 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
   const auto configs = enumerate(q.gpus, unsharded);
   report.plans.reserve(configs.size());
   // One placer for the whole query: its caches serve every plan.
-  std::unique_ptr<topology::Placer> placer;
-  if (q.topology) placer = std::make_unique<topology::Placer>(q, cost_);
+  const auto placer = placer_for(q, cost_);
   const FrameworkOffers offers(q);
   auto add = [&](RankedPlan rp) {
     if (rp.plan.valid()) ++report.valid_count;

@@ -5,6 +5,7 @@
 // invalid plans last, with their reasons.
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -59,7 +60,9 @@ struct RankedPlan {
   std::optional<costmodel::Prediction> predicted;  // set for valid plans
   FrameworkSet frameworks;                         // external frameworks that can run it
   std::array<FrameworkRun, kFrameworkCount> runs{}; // per framework (by Framework): how it runs it
-  std::optional<topology::Placement> placement;    // valid plans of a query with a topology
+  // Valid plans of a query with a topology (the best placement), or on hardware whose profile
+  // describes its node (the frameworks' default layout on that node, core/node_topology.h).
+  std::optional<topology::Placement> placement;
 
   const FrameworkRun& run(Framework f) const { return runs[static_cast<int>(f)]; }
   // Whether only cpplan's executor runs it (valid, and no framework does).
@@ -114,11 +117,16 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options = 
 // `c` has TP or PipeFusion (exclusive with fully sharded weights) or is already fully sharded.
 std::vector<ParallelConfig> fully_shard_variants(const ParallelConfig& c);
 
+// What prices a query's groups: a Placer on its topology, else on its hardware's node ([node] of
+// a PCIe GPU's profile); nullptr for neither (the hardware profile's two links).
+std::unique_ptr<topology::Placer> placer_for(const Query& q, const costmodel::CostModel& cost);
+
 class Planner {
  public:
   explicit Planner(const costmodel::CostModel& cost) : cost_(cost) {}
   // One config: verdict, prediction (when valid), frameworks; with q.topology, the best
-  // placement and the prediction on it. `framework`: as PlannerOptions::framework.
+  // placement and the prediction on it; on a PCIe GPU with a [node], the default layout priced
+  // on that node. `framework`: as PlannerOptions::framework.
   RankedPlan evaluate(const Query& q, const ParallelConfig& c, std::optional<Framework> framework = std::nullopt) const;
   PlanReport plan(const Query& q, const PlannerOptions& options = {}) const;
 

@@ -30,6 +30,22 @@ std::optional<CommAxis> comm_axis(MeshAxis a) {
   return std::nullopt;
 }
 
+// What the groups' bandwidths come from: the query's topology, the hardware's usual node (its
+// profile's [node]), or the hardware profile's two links.
+std::string groups_on(const Query& q, const RankedPlan& rp) {
+  const HardwareProfile& hw = *q.hardware;
+  if (!rp.placement) return fmt::format("groups on {}'s links (no --topology)", hw.name);
+  if (q.topology)
+    return fmt::format("groups placed on {}{}", q.topology->name, q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "");
+  const int nodes = (q.gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
+  const NodeLayout& n = *hw.node;
+  return fmt::format("groups in the default layout on {}'s usual node{} ({} GPUs, {} socket{}, {}; the profile's [node], "
+                     "no --topology)",
+                     hw.name, nodes > 1 ? fmt::format(" x {}", std::max(nodes, q.nodes)) : "", hw.gpus_per_node,
+                     n.sockets, n.sockets == 1 ? "" : "s",
+                     n.gpus_per_switch > 1 ? fmt::format("{} per PCIe switch", n.gpus_per_switch) : "root ports");
+}
+
 std::string comma_list(const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
 // Mesh dimensions outermost first, as torch's init_device_mesh lays ranks out (last = contiguous).
@@ -46,9 +62,7 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
       rp.placement ? rp.placement->layout : costmodel::default_layout(rp.plan.config, hw);
   e.plan = plan_label(rp.plan.config);
   e.variant = std::string(display_name(rp.plan.variant));
-  e.groups_on = rp.placement ? fmt::format("groups placed on {}{}", q.topology->name,
-                                           q.nodes > 1 ? fmt::format(" x {} nodes", q.nodes) : "")
-                             : fmt::format("groups on {}'s links (no --topology)", hw.name);
+  e.groups_on = groups_on(q, rp);
   // Which inputs a fit of end-to-end timings changed (profiles/fits/).
   const std::string hw_fit = hw.fitted_by.empty() ? "as in its profile" : "scaled by the fit " + hw.fitted_by;
   const std::string rt_fit = !q.runtime                    ? ""
@@ -69,7 +83,7 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
     if (rp.placement) {
       const auto& l = rp.placement->links[i];
       row.raw_gbps = l.raw_gbps, row.busbw_gbps = g.busbw_gbps, row.latency_us = g.latency_us;
-      row.nodes = l.span_nodes, row.bottleneck = l.bottleneck;
+      row.nodes = l.span_nodes, row.span = l.span, row.bottleneck = l.bottleneck;
       row.efficiency = row.raw_gbps > 0 ? row.busbw_gbps / row.raw_gbps : 0;
     } else {
       const Link& link = g.crosses_nodes() ? hw.network : hw.intra_node;
@@ -100,12 +114,13 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
 }
 
 void print_explain_groups(std::ostream& out, const Explain& e) {
-  fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",
+  fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<10} {:>9} {:>5} {:>11} {:>9} {:>10}\n", "group", "ranks", "groups",
              "collective", "spans", "raw GB/s", "eff", "busbw GB/s", "alpha us", "ms/step");
   for (const ExplainRow& r : e.groups) {
-    fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<8} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n",
-               costmodel::to_string(r.axis), r.ranks, r.groups, r.collective,
-               r.nodes > 1 ? fmt::format("{}{} nodes", r.nodes_at_least ? ">=" : "", r.nodes) : std::string("1 node"),
+    const std::string nodes =
+        r.nodes > 1 ? fmt::format("{}{} nodes", r.nodes_at_least ? ">=" : "", r.nodes) : std::string("1 node");
+    fmt::print(out, "  {:<8} {:>6} {:>7}  {:<11} {:<10} {:>9.1f} {:>5.2f} {:>11.1f} {:>9.1f} {:>10.3f}\n",
+               costmodel::to_string(r.axis), r.ranks, r.groups, r.collective, r.span.empty() ? nodes : r.span,
                r.raw_gbps, r.efficiency, r.busbw_gbps, r.latency_us, r.ms_per_step);
     if (!r.bottleneck.empty()) fmt::print(out, "           bottleneck: {}\n", r.bottleneck);
     if (!r.priced_by.empty()) fmt::print(out, "           priced by: {}\n", r.priced_by);

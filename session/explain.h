@@ -26,6 +26,7 @@ struct ExplainRow {
   std::string collective;        // its main collective, e.g. "all_to_all"
   int nodes = 1;                 // nodes one group spans
   bool nodes_at_least = false;   // without placement: the fewest it could span (">=2 nodes")
+  std::string span;              // placed: "1 switch", "2 sockets", "2 nodes"; "" without placement
   double raw_gbps = 0;           // the link's raw bandwidth per GPU
   double efficiency = 0;         // effective / raw
   double busbw_gbps = 0;         // effective bus bandwidth
@@ -47,7 +48,9 @@ struct ExplainPipeFusion {
 struct Explain {
   std::string plan;       // plan_label
   std::string variant;    // display_name of the CP variant
-  std::string groups_on;  // "groups placed on dgx-h100 x 2 nodes" | "groups on h100-sxm's links (no --topology)"
+  // "groups placed on dgx-h100 x 2 nodes" | "groups in the default layout on l20's usual node ..." |
+  // "groups on h100-sxm's links (no --topology)"
+  std::string groups_on;
   std::string inputs;     // which inputs a fit changed: "h100-sxm efficiencies as in its profile; runtime ..."
   std::vector<ExplainRow> groups;
   // Cost terms per step: the block terms summed, and the prediction they come from (its blocks,

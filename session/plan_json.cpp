@@ -251,7 +251,7 @@ json plan_json(const Query& q, const RankedPlan& rp) {
   j["framework_runs"] = framework_runs_json(rp);
   add_snippets_json(j, q, rp);
   add_framework_configs(j, rp);
-  if (rp.placement) j["placement"] = placement_json(*rp.placement);
+  if (rp.placement && q.topology) j["placement"] = placement_json(*rp.placement);  // not the hardware's node
   return j;
 }
 

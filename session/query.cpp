@@ -47,11 +47,28 @@ const Topology* resolve_topology(const Options& a, const ProfileCatalog& catalog
   }
   nodes = 1;
   if (a.nodes.empty()) return topo;
-  if (!topo) throw InvalidInput{fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
-  nodes = parse_int("--nodes", a.nodes, 1, kMaxGpus / topo->gpus);
+  nodes = parse_int("--nodes", a.nodes, 1, kMaxGpus / (topo ? topo->gpus : 1));
+  if (!topo) return topo;  // nodes of the hardware profile's: resolve_nodes
   if (nodes > 1 && !topo->has_network)
     throw InvalidInput{fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topo->name)};
   return topo;
+}
+// Without a topology, --nodes N is N of the nodes the hardware profile describes ([node]: its
+// gpus_per_node GPUs each, joined by its Ethernet): --gpus defaults to N x gpus_per_node and must
+// equal it.
+void resolve_nodes(const Options& a, Query& q) {
+  if (q.topology || a.nodes.empty()) return;
+  if (!q.hardware || !q.hardware->node)
+    throw InvalidInput{fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
+  const HardwareProfile& hw = *q.hardware;
+  const long long gpus = 1LL * q.nodes * hw.gpus_per_node;
+  if (gpus > kMaxGpus)
+    throw InvalidInput{fmt::format("--nodes = {}: {} x {}'s {} GPUs per node is more than {}", a.nodes, q.nodes, hw.name,
+                                   hw.gpus_per_node, kMaxGpus)};
+  if (a.gpus.empty()) q.gpus = static_cast<int>(gpus);
+  else if (q.gpus != gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs per node = {} (or leave --gpus out)",
+                                   a.gpus, hw.name, hw.gpus_per_node, gpus)};
 }
 // --runtime, --text-encoder (or --offload-text-encoders) and --vae.
 void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catalog, Query& q) {
@@ -91,14 +108,19 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   framework_choice(a);  // checked with the other flags, before any note is printed
   q.topology = resolve_topology(a, catalog, r, q.nodes);
   // nvidia-smi is asked once, and only when a flag is left to it (no shell for a planning query).
-  const bool ask_gpu = (a.gpus.empty() && !q.topology) || (a.hardware.empty() && !q.topology);
+  // --nodes without a topology counts the hardware's nodes: the GPUs follow from its profile.
+  const bool gpus_from_nodes = a.gpus.empty() && !q.topology && !a.nodes.empty();
+  const bool ask_gpu = (a.gpus.empty() && !q.topology && !gpus_from_nodes) || (a.hardware.empty() && !q.topology);
   const auto gpu = ask_gpu ? query_nvidia_smi() : std::nullopt;
-  if (a.gpus.empty() && !q.topology && !gpu)
+  if (a.gpus.empty() && !q.topology && !gpus_from_nodes && !gpu)
     throw InvalidInput{"--gpus: required (the number of GPUs; nvidia-smi lists none here), e.g. cpplan --gpus 4 --res 1024x1024"};
-  if (a.gpus.empty() && !q.topology)
+  if (a.gpus.empty() && !q.topology && !gpus_from_nodes)
     fmt::print(err, "note: planning for the {} GPU{} nvidia-smi lists ({}); set --gpus for another count\n", gpu->count,
                gpu->count == 1 ? "" : "s", gpu->name);
-  q.gpus = !a.gpus.empty() ? parse_int("--gpus", a.gpus, 1, kMaxGpus) : q.topology ? q.nodes * q.topology->gpus : gpu->count;
+  q.gpus = !a.gpus.empty()   ? parse_int("--gpus", a.gpus, 1, kMaxGpus)
+           : q.topology      ? q.nodes * q.topology->gpus
+           : gpus_from_nodes ? 0  // resolve_nodes, once the hardware is known
+                             : gpu->count;
   if (q.topology && q.nodes > 1 && q.gpus != q.nodes * q.topology->gpus)
     throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", a.gpus,
                                    q.topology->name, q.topology->gpus, q.nodes * q.topology->gpus)};
@@ -159,6 +181,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                      : std::string("no local GPU found by nvidia-smi"));
     }
   }
+  resolve_nodes(a, q);
   // TPU and Neuron chips run PyTorch/XLA programs: their default runtime compiles.
   if (a.runtime.empty() && q.hardware && q.hardware->family != DeviceFamily::kCuda) {
     auto xla = catalog.runtime("xla");

@@ -40,7 +40,7 @@ void add_query_flags(CLI::App& app, Options& o) {
                  "a framework's older layout (cpplan list frameworks), e.g. xdit-2025; repeatable");
   app.add_option("--topology", o.topology, "place plans on a topology (cpplan list topologies)");
   app.add_option("--topology-file", o.topology_file, "place plans on the topology of a TOML file (docs/topology.md)");
-  app.add_option("--nodes", o.nodes, "nodes of the topology, joined by its network (default 1)");
+  app.add_option("--nodes", o.nodes, "nodes of the topology (or of a PCIe GPU's [node]), joined by its network (default 1)");
   app.add_option("--num-pipeline-patch", o.pipeline_patches,
                  "PipeFusion patches M (default: check and run P; recommend and cpplan-gui P, 2P and 4P)");
   app.add_option("--pipefusion-warmup-steps", o.pipefusion_warmup,

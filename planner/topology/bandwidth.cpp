@@ -25,6 +25,16 @@ std::string describe_set(const TopologyGraph& g, const std::vector<int>& vertice
   return fmt::format("{{{}}} ({} GPUs)", fmt::join(names, ", "), vertices.size());
 }
 
+// The links of a minimum cut: " over cpu0 -> cpu1", " over n0.nic0 -> switch, n0.nic1 -> switch".
+std::string describe_links(const TopologyGraph& g, const std::vector<int>& edges) {
+  if (edges.empty()) return "";
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < edges.size() && i < 3; ++i)
+    names.push_back(fmt::format("{} -> {}", g.vertex_name(g.edges()[edges[i]].from), g.vertex_name(g.edges()[edges[i]].to)));
+  if (edges.size() > 3) names.push_back(fmt::format("... ({} links)", edges.size()));
+  return fmt::format(" over {}", fmt::join(names, ", "));
+}
+
 struct RingResult {
   GroupBandwidth bw;
   bool valid = false;
@@ -189,12 +199,13 @@ GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<st
       std::vector<int> rest;
       for (int v : members)
         if (!in_cut[v]) rest.push_back(v);
-      const GBps flow = g.max_flow(cut, rest, threshold);
+      std::vector<int> links;
+      const GBps flow = g.max_flow(cut, rest, threshold, &links);
       const GBps bound = (n - 1) * flow / pairs;
       if (bound < out.busbw_gbps) {
         out.busbw_gbps = bound;
-        out.bottleneck = fmt::format("cut {}: max-flow {:g} GB/s out for {:g} pair{} of ranks", describe_set(g, cut),
-                                     flow, pairs, pairs == 1 ? "" : "s");
+        out.bottleneck = fmt::format("cut {}: max-flow {:g} GB/s out{} for {:g} pair{} of ranks", describe_set(g, cut),
+                                     flow, describe_links(g, links), pairs, pairs == 1 ? "" : "s");
       }
     }
     for (int v : cut) in_cut[v] = 0;

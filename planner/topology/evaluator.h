@@ -24,6 +24,7 @@ struct AxisBandwidth {
   Microseconds latency_us = 0;
   bool crosses_nodes = false;
   int span_nodes = 1;           // nodes one group touches
+  std::string span;             // the widest group's reach: "1 switch", "2 sockets", "2 nodes" (Placer)
   std::string bottleneck;
 };
 

@@ -190,8 +190,9 @@ std::vector<int> TopologyGraph::route_edges(int source, int target) const {
   return path;
 }
 
-GBps TopologyGraph::max_flow(const std::vector<int>& sources, const std::vector<int>& sinks,
-                             GBps min_capacity_gbps) const {
+GBps TopologyGraph::max_flow(const std::vector<int>& sources, const std::vector<int>& sinks, GBps min_capacity_gbps,
+                             std::vector<int>* cut_edges) const {
+  if (cut_edges) cut_edges->clear();
   if (sources.empty() || sinks.empty()) return 0;
   const long long kInfinite = 1LL << 50;
   const int s = vertex_count(), sink = vertex_count() + 1;
@@ -207,11 +208,33 @@ GBps TopologyGraph::max_flow(const std::vector<int>& sources, const std::vector<
     reverse[r] = e;
   };
   const double threshold = min_capacity_gbps * (1 - 1e-9);
-  for (const DirectedEdge& e : edges_)
-    if (e.capacity_gbps >= threshold) add(e.from, e.to, std::llround(e.capacity_gbps * 1e3));  // MB/s
+  std::vector<int> used;  // the edges_ in the flow graph
+  for (std::size_t i = 0; i < edges_.size(); ++i)
+    if (edges_[i].capacity_gbps >= threshold) {
+      add(edges_[i].from, edges_[i].to, std::llround(edges_[i].capacity_gbps * 1e3));  // MB/s
+      used.push_back(static_cast<int>(i));
+    }
   for (int v : sources) add(s, v, kInfinite);
   for (int v : sinks) add(v, sink, kInfinite);
   const long long flow = boost::push_relabel_max_flow(fg, s, sink);
+  if (cut_edges) {
+    // The minimum cut: the vertices the residual graph still reaches from the source, and the
+    // edges leaving them (each full).
+    const auto residual = boost::get(boost::edge_residual_capacity, fg);
+    std::vector<char> reached(vertex_count() + 2, 0);
+    std::vector<int> stack{s};
+    reached[s] = 1;
+    while (!stack.empty()) {
+      const int v = stack.back();
+      stack.pop_back();
+      for (auto [e, end] = boost::out_edges(v, fg); e != end; ++e) {
+        const int w = static_cast<int>(boost::target(*e, fg));
+        if (residual[*e] > 0 && !reached[w]) reached[w] = 1, stack.push_back(w);
+      }
+    }
+    for (int i : used)
+      if (reached[edges_[i].from] && !reached[edges_[i].to]) cut_edges->push_back(i);
+  }
   return static_cast<double>(flow) / 1e3;
 }
 

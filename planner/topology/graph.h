@@ -53,7 +53,9 @@ class TopologyGraph {
   std::vector<int> route_edges(int source, int target) const;
   // Max flow from every vertex of `sources` to every vertex of `sinks` (disjoint) using only the
   // edges of capacity >= min_capacity_gbps. Capacities are rounded to MB/s (exact integers).
-  GBps max_flow(const std::vector<int>& sources, const std::vector<int>& sinks, GBps min_capacity_gbps) const;
+  // `cut_edges`, when given: the edges (indices into edges()) of a minimum cut, the links that bind.
+  GBps max_flow(const std::vector<int>& sources, const std::vector<int>& sinks, GBps min_capacity_gbps,
+                std::vector<int>* cut_edges = nullptr) const;
 
  private:
   struct RouteTree;

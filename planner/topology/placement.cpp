@@ -145,15 +145,30 @@ std::vector<std::vector<int>> Placement::groups(const std::vector<MeshAxis>& axe
 Placer::~Placer() = default;
 
 Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOptions options)
-    : query_(q), cost_(cost), options_(options) {
-  const Topology& t = *q.topology;
-  per_node_ = q.nodes > 1 ? t.gpus : std::min(q.gpus, t.gpus);
-  evaluator_ = std::make_unique<GroupEvaluator>(t, q.nodes, *q.hardware, options.reduce);
+    : query_(q), nodes_(q.nodes), cost_(cost), options_(options) {
+  init(*q.topology);
+}
+
+Placer::Placer(const Query& q, Topology node, const costmodel::CostModel& cost, PlacementOptions options)
+    : query_(q), own_node_(std::move(node)), cost_(cost), options_(options) {
+  nodes_ = std::max(q.nodes, (q.gpus + own_node_->gpus - 1) / own_node_->gpus);
+  init(*own_node_);
+}
+
+void Placer::init(const Topology& t) {
+  const Query& q = query_;
+  per_node_ = nodes_ > 1 ? t.gpus : std::min(q.gpus, t.gpus);
+  evaluator_ = std::make_unique<GroupEvaluator>(t, nodes_, *q.hardware, options_.reduce);
   const TopologyGraph& one = evaluator_->instance(1);
+  const bool pcie_tree = t.torus.dims.empty() && std::none_of(t.devices.begin(), t.devices.end(), [](const TopoDevice& d) {
+                           return d.kind == DeviceKind::kNvSwitch;
+                         });
+  for (int gpu = 0; pcie_tree && gpu < t.gpus; ++gpu)
+    switch_of_.push_back(t.switch_of(gpu)), socket_of_.push_back(t.socket_of(gpu));
 
   // Device orders: every arrangement (tests), else identity, hierarchical and spread.
   std::vector<std::vector<int>> candidates;
-  if (options.all_device_orders) {
+  if (options_.all_device_orders) {
     std::vector<int> perm(t.gpus);
     for (int i = 0; i < t.gpus; ++i) perm[i] = i;
     do candidates.emplace_back(perm.begin(), perm.begin() + per_node_);
@@ -178,7 +193,7 @@ Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOption
       if (e.from == one.gpu_vertex(0, gpu)) out += e.capacity_gbps;
     injection = std::max(injection, out);
   }
-  const TopologyGraph& near = evaluator_->instance(std::min(q.nodes, 2));
+  const TopologyGraph& near = evaluator_->instance(std::min(nodes_, 2));
   Microseconds alpha = std::numeric_limits<double>::infinity();
   for (int a = 0; a < near.nodes() * t.gpus; ++a)
     for (int b = 0; b < near.nodes() * t.gpus; ++b)
@@ -191,7 +206,7 @@ Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOption
   // all of a node's GPUs send off the node at once, so none gets more than the node's network
   // egress / its GPUs (a cut), nor pays less alpha than the closest pair on two nodes.
   optimistic_remote_ = optimistic_;
-  if (q.nodes > 1) {
+  if (nodes_ > 1) {
     std::vector<int> here, there;
     for (int gpu = 0; gpu < t.gpus; ++gpu) here.push_back(near.gpu_vertex(0, gpu)), there.push_back(near.gpu_vertex(1, gpu));
     optimistic_remote_.busbw_gbps = near.max_flow(here, there, 0) / t.gpus * q.hardware->network.efficiency;
@@ -203,6 +218,32 @@ Placer::Placer(const Query& q, const costmodel::CostModel& cost, PlacementOption
   }
 }
 
+AxisBandwidth Placer::measure(Pattern pattern, const std::vector<std::vector<int>>& groups, const Placement& p) const {
+  AxisBandwidth bw = evaluator_->evaluate(pattern, groups, p.device_order, per_node_);
+  bw.span = span_of(groups, p);
+  return bw;
+}
+
+std::string Placer::span_of(const std::vector<std::vector<int>>& groups, const Placement& p) const {
+  const int nodes = nodes_spanned(p, groups);
+  if (nodes > 1) return fmt::format("{} nodes", nodes);
+  // Inside a node, on a PCIe tree: the most sockets, else the most switches, one group reaches.
+  std::size_t sockets = 0, switches = 0;
+  for (const auto& g : groups) {
+    std::set<int> socket, sw;
+    for (int r : g) {
+      const int gpu = p.gpu_of(r);
+      if (gpu < static_cast<int>(socket_of_.size()) && socket_of_[gpu] >= 0) socket.insert(socket_of_[gpu]);
+      if (gpu < static_cast<int>(switch_of_.size()) && switch_of_[gpu] >= 0) sw.insert(switch_of_[gpu]);
+    }
+    sockets = std::max(sockets, socket.size()), switches = std::max(switches, sw.size());
+  }
+  if (sockets > 1) return fmt::format("{} sockets", sockets);
+  if (switches > 1) return fmt::format("{} switches", switches);
+  if (switches == 1) return "1 switch";
+  return sockets == 1 ? "1 socket" : "1 node";
+}
+
 // The fully-shard groups do not depend on the axis order, only on the device order: always known.
 void Placer::fs_layout(const Placement& p, int device_index, CommGroup& g, AxisBandwidth* link) const {
   g.ranks = p.fs_degree;
@@ -210,8 +251,7 @@ void Placer::fs_layout(const Placement& p, int device_index, CommGroup& g, AxisB
   if (p.fs_degree <= 1) return;
   const std::vector<long long> key{static_cast<long long>(Pattern::kRing), device_index, p.ranks(), -p.fs_degree};
   auto it = axis_cache_.find(key);
-  if (it == axis_cache_.end())
-    it = axis_cache_.emplace(key, evaluator_->evaluate(Pattern::kRing, p.fs_groups(), p.device_order, per_node_)).first;
+  if (it == axis_cache_.end()) it = axis_cache_.emplace(key, measure(Pattern::kRing, p.fs_groups(), p)).first;
   const AxisBandwidth& bw = it->second;
   g.nodes = bw.span_nodes;
   g.busbw_gbps = bw.busbw_gbps;
@@ -242,7 +282,7 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
     if (degree <= 1) continue;
     if (!known[i]) {
       // The remote bound holds for one axis's groups; the CP group may keep its Ulysses part inside.
-      const bool remote = placed_ranks >= per_node_ && query_.nodes > 1 && mesh.size() == 1;
+      const bool remote = placed_ranks >= per_node_ && nodes_ > 1 && mesh.size() == 1;
       const CommGroup& bound = remote ? optimistic_remote_ : optimistic_;
       g.busbw_gbps = bound.busbw_gbps;
       g.latency_us = bound.latency_us;
@@ -256,8 +296,7 @@ CommLayout Placer::layout_for(const Placement& p, const std::array<bool, kCommAx
     std::vector<long long> key{static_cast<long long>(pattern), device_index, p.ranks()};
     for (MeshAxis m : mesh) key.push_back(1LL * p.degree[index(m)] * (1LL << 32) + stride[index(m)]);
     auto it = axis_cache_.find(key);
-    if (it == axis_cache_.end())
-      it = axis_cache_.emplace(key, evaluator_->evaluate(pattern, p.groups(mesh), p.device_order, per_node_)).first;
+    if (it == axis_cache_.end()) it = axis_cache_.emplace(key, measure(pattern, p.groups(mesh), p)).first;
     const AxisBandwidth& bw = it->second;
     g.nodes = bw.span_nodes;
     g.busbw_gbps = bw.busbw_gbps;

@@ -9,6 +9,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,9 @@ class Placer {
   // Precondition: q.topology set; q.gpus is q.nodes x the node's GPUs, or at most the node's GPUs
   // with q.nodes == 1 (cli::build_query checks both).
   Placer(const Query& q, const costmodel::CostModel& cost, PlacementOptions options = {});
+  // On `node` instead (the hardware's usual node, core/node_topology.h), replicated over q.nodes,
+  // or over as many nodes as q.gpus fills (the last one partly).
+  Placer(const Query& q, Topology node, const costmodel::CostModel& cost, PlacementOptions options = {});
   ~Placer();
   // The best placement of a valid plan: least step time; ties keep the earlier candidate (the
   // default axis order and the identity device order come first).
@@ -87,8 +91,14 @@ class Placer {
 
   // The fully-shard group's bandwidth (consecutive ranks on the device order), into `g` and `link`.
   void fs_layout(const Placement& p, int device_index, costmodel::CommGroup& g, AxisBandwidth* link) const;
+  void init(const Topology& t);
+  // The evaluator's bandwidth of `groups` with their span.
+  AxisBandwidth measure(Pattern pattern, const std::vector<std::vector<int>>& groups, const Placement& p) const;
+  std::string span_of(const std::vector<std::vector<int>>& groups, const Placement& p) const;
 
   const Query& query_;
+  std::optional<Topology> own_node_;  // the hardware's node, when the query names no topology
+  int nodes_ = 1;
   const costmodel::CostModel& cost_;
   PlacementOptions options_;
   int per_node_;
@@ -96,6 +106,9 @@ class Placer {
   std::vector<std::vector<int>> device_orders_;
   costmodel::CommGroup optimistic_;         // no group can do better: the bound for unplaced axes
   costmodel::CommGroup optimistic_remote_;  // ... once the axes inside fill whole nodes (groups span nodes)
+  // Per GPU of a node: its PCIe switch and socket (device indices, -1: none), for the spans; empty
+  // on NVLink and torus nodes, whose groups' traffic does not follow the PCIe tree.
+  std::vector<int> switch_of_, socket_of_;
   mutable std::map<std::vector<long long>, AxisBandwidth> axis_cache_;
 };
 

@@ -114,7 +114,7 @@ TEST_CASE("the --explain flag prints each group's bandwidth and the cost terms",
   REQUIRE(fit);
   const double eff = 0.75 * fit->links.at("pcie");
   CHECK_THAT(line_starting(r.out.substr(r.out.find("explain:")), "  ulysses "),
-             Catch::Matches(fmt::format("  ulysses +4 +2  all_to_all  1 node +32\\.0 +{:.2f} +{:.1f} .*", eff, 32 * eff)));
+             Catch::Matches(fmt::format("  ulysses +4 +2  all_to_all  1 switch +32\\.0 +{:.2f} +{:.1f} .*", eff, 32 * eff)));
   CHECK_THAT(r.out, Catch::Contains("bottleneck: cut gpu0"));
   CHECK_THAT(r.out, Catch::Contains("cost terms per step (runtime diffusers): GPU"));
   // Without a topology --explain uses the hardware profile's links.
@@ -147,11 +147,11 @@ TEST_CASE("list topologies shows the built-ins", "[cli][topology]") {
   const auto r = run_cli({"list", "topologies"});
   REQUIRE(r.code == 0);
   for (const char* n : {"dgx-h100", "hgx-h200", "dgx-a100", "8x-l40s-pcie", "8x-l20-pcie", "4x-rtx4090-pcie",
-                        "tpu-v5e-4x4", "tpu-v6e-4x4"})
+                        "4x-a100-pcie", "tpu-v5e-4x4", "tpu-v6e-4x4"})
     CHECK_THAT(r.out, Catch::Contains(n));
   const auto j = run_cli({"list", "topologies", "--json"});
   REQUIRE(j.code == 0);
-  CHECK(json::parse(j.out).size() == 8);
+  CHECK(json::parse(j.out).size() == 9);
 }
 
 TEST_CASE("topo import prints a topology that the planner loads", "[cli][topology][import]") {
@@ -248,4 +248,32 @@ TEST_CASE("a fully-sharded plan's placement lists its groups of consecutive rank
   const auto text = run_cli(args);
   REQUIRE(text.code == 0);
   CHECK_THAT(line_starting(text.out, "  fs "), Catch::Contains("[0-3] [4-7]") && Catch::Contains("all_gather"));
+}
+
+TEST_CASE("without --topology, --explain on a PCIe GPU names each group's span and the link that bounds it",
+          "[cli][topology][explain][node]") {
+  // xDiT's setting: 16 x L40 in two nodes of 8 (the l40 profile's [node]), joined by 2 x 100 GbE.
+  const auto r = run_cli({"check", "--gpus", "16", "--hardware", "l40", "--model", "flux.1-dev", "--ulysses", "8",
+                          "--ring", "2", "--explain"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("groups in the default layout on l40's usual node x 2 (8 GPUs, 2 sockets, 4 per "
+                                    "PCIe switch; the profile's [node], no --topology)"));
+  const std::string table = r.out.substr(r.out.find("explain:"));
+  // Ulysses inside a node over both sockets; Ring across the nodes at a quarter of a NIC each
+  // (12.5 / 4 = 3.1 GB/s raw, x 0.7 = 2.2), 20 us apart (tests/planner/test_node_pricing.cpp).
+  CHECK_THAT(line_starting(table, "  ulysses "), Catch::Matches("  ulysses +8 +2  all_to_all  2 sockets +17\\.5 .* 20\\.0 .*"));
+  CHECK_THAT(line_starting(table, "  ring "), Catch::Matches("  ring +2 +8  all_gather  2 nodes +3\\.1 +0\\.70 +2\\.2 +20\\.0 .*"));
+  CHECK_THAT(table, Catch::Contains("bottleneck: cut {gpu0, gpu1, gpu2, gpu3} (4 GPUs): max-flow 40 GB/s out over cpu0 -> cpu1"));
+  CHECK_THAT(table, Catch::Contains("bottleneck: n0.nic0 -> switch: 12.5 GB/s shared by 4 hops"));
+  // No placement block: the plan runs in the frameworks' own rank order.
+  CHECK_THAT(r.out, !Catch::Contains("placement on"));
+}
+
+TEST_CASE("without --topology, --nodes counts the nodes of a PCIe GPU's profile", "[cli][topology][node]") {
+  const auto r = run_cli({"--nodes", "2", "--hardware", "l40", "--model", "flux.1-dev", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(json::parse(r.out)["gpus"] == 16);
+  expect_invalid({"--nodes", "2", "--gpus", "12", "--hardware", "l40"},
+                 "--gpus = 12: must equal --nodes x l40's 8 GPUs per node = 16 (or leave --gpus out)");
 }

@@ -51,9 +51,9 @@ Topology import(const std::string& fixture, const std::string& hardware = "h100-
 
 TEST_CASE("every built-in topology loads and names a hardware profile of the catalog", "[core][topology]") {
   const auto names = test::catalog().topology_names();
-  CHECK(names.size() == 8);
+  CHECK(names.size() == 9);
   for (const char* n : {"dgx-h100", "hgx-h200", "dgx-a100", "8x-l40s-pcie", "8x-l20-pcie", "4x-rtx4090-pcie",
-                        "tpu-v5e-4x4", "tpu-v6e-4x4"}) {
+                        "4x-a100-pcie", "tpu-v5e-4x4", "tpu-v6e-4x4"}) {
     INFO(n);
     const Topology* t = test::catalog().find_topology(n);
     REQUIRE(t != nullptr);
@@ -62,6 +62,27 @@ TEST_CASE("every built-in topology loads and names a hardware profile of the cat
   CHECK(test::catalog().find_topology("dgx-h100")->hardware == "h100-sxm");
   CHECK(test::catalog().find_topology("hgx-h200")->hardware == "h200-sxm");
   CHECK(test::catalog().find_topology("dgx-a100")->hardware == "a100-sxm-80g");
+}
+
+TEST_CASE("xDiT's PCIe boxes: 4 A100s under one switch; 8 L20s on two sockets of one switch each",
+          "[core][topology]") {
+  const Topology& a100 = *test::catalog().find_topology("4x-a100-pcie");
+  CHECK(a100.gpus == 4);
+  CHECK(a100.hardware == "a100-sxm-80g");
+  CHECK(count_kind(a100, DeviceKind::kNvSwitch) == 0);  // no NVLink
+  CHECK(count_kind(a100, DeviceKind::kPcieSwitch) == 1);
+  for (int g = 0; g < 4; ++g) CHECK(a100.switch_of(g) == a100.find("pcie0"));
+  CHECK(a100.devices[a100.find("pcie0")].p2p);
+  const Topology& l20 = *test::catalog().find_topology("8x-l20-pcie");
+  CHECK(l20.gpus == 8);
+  CHECK(count_kind(l20, DeviceKind::kCpu) == 2);
+  CHECK(count_kind(l20, DeviceKind::kPcieSwitch) == 2);
+  for (int g = 0; g < 8; ++g) {
+    CHECK(l20.switch_of(g) == l20.find(g < 4 ? "pcie0" : "pcie1"));
+    CHECK(l20.socket_of(g) == l20.find(g < 4 ? "cpu0" : "cpu1"));
+  }
+  CHECK(linked(l20, "cpu0", "cpu1"));
+  CHECK(l20.nic_count() == 2);
 }
 
 TEST_CASE("dgx-h100 is 8 GPUs on one NVSwitch with a PCIe switch and a 400 Gb/s NIC per GPU", "[core][topology]") {

@@ -1,9 +1,14 @@
 // The rendezvous store: the c10d::Store semantics the Gloo groups rely on, bounded waits, and
-// where it listens: loopback for local runs, only the address asked for otherwise.
+// where it listens: loopback for local runs; every address of the host for any other MASTER_ADDR
+// that names it, so that ranks knowing the host by another address (a host name that is
+// 127.0.1.1 here) reach it. Real sockets throughout: threads, and two cpplan processes.
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,9 +46,10 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-Rendezvous endpoint(int port, int rank, int world, std::chrono::milliseconds timeout = 5s) {
+Rendezvous endpoint(int port, int rank, int world, std::chrono::milliseconds timeout = 5s,
+                    const std::string& master_addr = "127.0.0.1") {
   Rendezvous r;
-  r.master_addr = "127.0.0.1";
+  r.master_addr = master_addr;
   r.master_port = port;
   r.rank = rank;
   r.world_size = world;
@@ -82,6 +88,63 @@ std::vector<Socket> own_sockets() {
     }
   }
   return out;
+}
+
+// The addresses `host` resolves to here, numeric; empty when it does not resolve.
+std::vector<std::string> resolved(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  std::vector<std::string> out;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &list) != 0) return out;
+  for (addrinfo* a = list; a; a = a->ai_next) {
+    char text[NI_MAXHOST] = {};
+    if (getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) out.push_back(text);
+  }
+  freeaddrinfo(list);
+  return out;
+}
+
+// Rank 0 serves at `served`, rank 1 connects through `reached` (another address of this host):
+// a key goes each way.
+void check_reached(const std::string& served, const std::string& reached) {
+  const int port = free_port();
+  auto server = connect_store(endpoint(port, 0, 2, 5s, served));
+  auto client = connect_store(endpoint(port, 1, 2, 5s, reached));
+  client->set("from-1", bytes("a"));
+  server->set("from-0", bytes("b"));
+  CHECK(server->get("from-1") == bytes("a"));
+  CHECK(client->get("from-0") == bytes("b"));
+}
+
+// One `cpplan run` rank as its own process with the rendezvous variables, its stdout and stderr
+// in files of its own (run_process's are per test process, and these run at once).
+struct Rank {
+  pid_t pid = -1;
+  std::string out, err;
+};
+
+Rank start_rank(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& stem) {
+  Rank r{-1, stem + ".out", stem + ".err"};
+  std::fflush(nullptr);
+  r.pid = fork();
+  if (r.pid == 0) {
+    dup2(open(r.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
+    dup2(open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return r;
+}
+
+int wait_rank(const Rank& r) {
+  int status = 0;
+  waitpid(r.pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace
@@ -181,4 +244,89 @@ TEST_CASE("bad rendezvous variables are one line naming the variable", "[executo
   ::unsetenv("WORLD_SIZE");
   ::unsetenv("RANK");
   ::unsetenv("MASTER_PORT");
+}
+
+TEST_CASE("rank 0 at one loopback address is reached by a rank that knows the host by another",
+          "[executor][rendezvous][multinode]") {
+  // 127.0.0.2 stands for the address a host name resolves to on rank 0's host, 127.0.0.1 for the
+  // one the other ranks reach it at: rank 0 must listen on both (every address of the host).
+  check_reached("127.0.0.2", "127.0.0.1");
+  // Debian's /etc/hosts maps the host name to 127.0.1.1: the same, with that very address.
+  check_reached("127.0.1.1", "127.0.0.1");
+  check_reached("127.0.1.1", "127.0.0.2");
+}
+
+TEST_CASE("rank 0 at a host name that resolves to loopback here is reached through another address",
+          "[executor][rendezvous][multinode]") {
+  char name[256] = {};
+  REQUIRE(gethostname(name, sizeof name - 1) == 0);
+  const auto addresses = resolved(name);
+  const bool all_loopback = !addresses.empty() && std::all_of(addresses.begin(), addresses.end(), [](const auto& a) {
+    return cpplan::executor::is_loopback(a);
+  });
+  if (!all_loopback) {
+    WARN("host name " << name << " does not resolve to loopback addresses only here: nothing to check");
+    return;
+  }
+  // The name's own address would be 127.0.0.1 or 127.0.1.1; 127.0.0.3 is another of the host's.
+  INFO("host name " << name << " resolves to " << addresses.front());
+  check_reached(name, "127.0.0.3");
+  // Gloo listens where the other nodes reach this host, not on the name's loopback address.
+  const std::string gloo = cpplan::executor::reachable_address(name);
+  INFO("Gloo's address " << gloo);
+  const bool not_the_names = std::find(addresses.begin(), addresses.end(), gloo) == addresses.end();
+  CHECK((not_the_names || gloo == "127.0.0.1"));
+}
+
+TEST_CASE("Gloo listens on loopback for a loopback MASTER_ADDR and where the route to a remote one leaves",
+          "[executor][rendezvous][multinode]") {
+  CHECK(cpplan::executor::reachable_address("127.0.0.1") == "127.0.0.1");
+  CHECK(cpplan::executor::reachable_address("127.0.1.1") == "127.0.0.1");
+  // TEST-NET-1, no host's: the interface that routes there (not loopback), when there is a route.
+  const std::string remote = cpplan::executor::reachable_address("192.0.2.1");
+  INFO(remote);
+  CHECK_FALSE(remote.empty());
+  CHECK((remote == "127.0.0.1" || !cpplan::executor::is_loopback(remote)));
+}
+
+TEST_CASE("two cpplan run processes meet though rank 0 is at 127.0.0.2 and rank 1 asks for 127.0.0.1",
+          "[executor][rendezvous][multinode]") {
+  const int port = free_port();
+  const std::string dir = (fs::temp_directory_path() / ("cpplan-rdzv-" + std::to_string(getpid()))).string();
+  fs::create_directories(dir);
+  const std::vector<std::string> args{CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
+                                      "--ring", "2", "--db", dir + "/runs.db", "--timeout", "30"};
+  auto env = [&](int rank, const std::string& master) {
+    return std::vector<std::string>{"RANK=" + std::to_string(rank), "WORLD_SIZE=2", "MASTER_ADDR=" + master,
+                                    "MASTER_PORT=" + std::to_string(port)};
+  };
+  const Rank r0 = start_rank(args, env(0, "127.0.0.2"), dir + "/rank0");
+  const Rank r1 = start_rank(args, env(1, "127.0.0.1"), dir + "/rank1");
+  const int c1 = wait_rank(r1), c0 = wait_rank(r0);
+  INFO("rank 0: " << cpplan::test::slurp(r0.err) << "rank 1: " << cpplan::test::slurp(r1.err));
+  CHECK(c0 == 0);
+  CHECK(c1 == 0);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST_CASE("bad rendezvous addresses stay one line: no such name, a taken port", "[executor][rendezvous]") {
+  Rendezvous r = endpoint(free_port(), 0, 2, 1s, "no-such-host.invalid");
+  CHECK_THROWS_WITH(connect_store(r), Catch::StartsWith("rendezvous: MASTER_ADDR = no-such-host.invalid: does not resolve ("));
+  // A port another socket listens on, for both kinds of rank 0.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(fd, 1) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const int port = ntohs(addr.sin_port);
+  const std::string p = std::to_string(port);
+  CHECK_THROWS_WITH(connect_store(endpoint(port, 0, 2, 1s, "127.0.0.1")),
+                    "rendezvous: MASTER_PORT = " + p + ": address 127.0.0.1:" + p + " is already in use");
+  CHECK_THROWS_WITH(connect_store(endpoint(port, 0, 2, 1s, "127.0.0.2")),
+                    "rendezvous: MASTER_PORT = " + p + ": address 127.0.0.2:" + p + " is already in use");
+  close(fd);
 }

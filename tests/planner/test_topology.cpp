@@ -109,7 +109,8 @@ TEST_CASE("all-to-all is bounded by the tightest cut: (n - 1) x flow / split pai
   // 3 x 32 / 4 = 24 GB/s per rank.
   const auto all = all_to_all_bandwidth(g, vertices(g, {{0, 1, 2, 3}}), 4, false);
   CHECK(all.busbw_gbps == Approx(24));
-  CHECK_THAT(all.bottleneck, Catch::Contains("max-flow 32 GB/s out for 4 pairs"));
+  // The binding link is the switch's uplink, the edge of the minimum cut.
+  CHECK_THAT(all.bottleneck, Catch::Contains("max-flow 32 GB/s out over sw0 -> cpu for 4 pairs"));
   // Two crossing pairs at once: the switch cut carries 2 pairs, 1 x 32 / 2 = 16.
   CHECK(all_to_all_bandwidth(g, vertices(g, {{0, 2}, {1, 3}}), 2, false).busbw_gbps == Approx(16));
   // Two pairs inside the switches: only the GPU links bound them.
