@@ -223,6 +223,12 @@ void apply_fit(const RuntimeFit& fit, HardwareProfile& hw) {
     hw.memory_efficiency *= v.memory;
     applied = true;
   }
+  const bool gpu_fabric = hw.link_kind == LinkKind::kNvSwitch || hw.link_kind == LinkKind::kPcie ||
+                          hw.link_kind == LinkKind::kPcieHost;  // a GPU, whose peers can meet over PCIe
+  if (const auto l = fit.links.find("pcie"); l != fit.links.end() && gpu_fabric) {
+    hw.pcie_efficiency = std::min(1.0, hw.pcie_efficiency * l->second);
+    applied = true;
+  }
   if (const auto l = fit.links.find(std::string(to_string(hw.link_kind))); l != fit.links.end()) {
     hw.intra_node.efficiency = std::min(1.0, hw.intra_node.efficiency * l->second);
     applied = true;

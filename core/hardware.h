@@ -61,6 +61,10 @@ struct HardwareProfile {
   Link intra_node;                 // GPU to GPU inside a node
   Link network;                    // per GPU between nodes
   Link host_link;                  // GPU to host memory (PCIe): offloaded weights stream over it
+  // Achievable busbw / bandwidth of PCIe peer links between GPUs, when a topology (a PCIe box, or
+  // the profile's [node]) places groups on them: the interconnect's efficiency for a PCIe GPU, the
+  // host link's for a GPU whose own fabric is NVLink (an SXM part in a PCIe-only box).
+  double pcie_efficiency = 0.8;
   int gpus_per_node = 8;
   std::optional<NodeLayout> node;  // the usual server of a PCIe GPU; none: the two links above
 

@@ -321,6 +321,8 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
     l.number("bandwidth_gbps", h.host_link.bandwidth_gbps, 0, 1e6, true, true);
     l.number("efficiency", h.host_link.efficiency, 0, 1, false, true);
   }
+  const bool pcie_native = h.link_kind == LinkKind::kPcie || h.link_kind == LinkKind::kPcieHost;
+  h.pcie_efficiency = pcie_native ? h.intra_node.efficiency : h.host_link.efficiency;
   if (const auto* t = r.table("efficiency"); t && r.ok()) {
     Reader e = r.sub(*t, "efficiency");
     e.only({"gemm", "gemm_half_rows", "attention", "attention_half_tokens", "conv", "memory",

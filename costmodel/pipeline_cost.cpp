@@ -28,7 +28,8 @@ constexpr double kHaloChannels = 256;
 
 CommGroup replica_group(const StepContext& ctx, int n) {
   const HardwareProfile& hw = ctx.hw.profile();
-  return {n, 1, n > hw.gpus_per_node};
+  const int per_node = std::max(1, hw.gpus_per_node);
+  return {n, 1, (n + per_node - 1) / per_node};  // the nodes the group spans
 }
 
 double prompts(const StepContext& ctx) {

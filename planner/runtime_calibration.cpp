@@ -9,6 +9,7 @@
 #include "core/text.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/runtime_fit.h"
+#include "planner/planner.h"
 #include "planner/topology/placement.h"
 #include "planner/validate.h"
 
@@ -104,11 +105,13 @@ Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
   return r;
 }
 
-// The row's prediction: on its topology, the best placement of the plan's axes on the box's GPUs.
+// The row's prediction: on its box's topology (else its hardware's usual node, for a PCIe GPU),
+// the frameworks' default rank order priced by the links its groups use.
 costmodel::Prediction predict(const Resolved& r) {
   const costmodel::DatasheetModel hw(*r.query.hardware);
   const costmodel::CostModel cost(hw);
-  if (r.query.topology) return topology::Placer(r.query, cost).place(r.plan).predicted;
+  if (const auto placer = placer_for(r.query, cost))
+    return placer->evaluate(r.plan, topology::kDefaultAxisOrder).predicted;
   return cost.predict(r.query, r.plan.config, r.plan.variant);
 }
 
@@ -152,7 +155,10 @@ FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parame
   const int attention = device("attention", peak_eff / kPeakCap);
   const int memory = device("memory", 0);
   const int conv = device("conv", hw.conv_efficiency / kPeakCap);
-  const int comm = params.efficiency("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
+  // The links the groups use: an NVLink GPU in a PCIe-only box communicates as PCIe.
+  const bool on_pcie = r.query.topology && topology::nvlink_gpu_on_pcie(*r.query.topology, hw);
+  const int comm = on_pcie ? params.efficiency("link.pcie.comm", hw.pcie_efficiency)
+                           : params.efficiency("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
   const double us = rt.us_per_op * 1e-3, coll = rt.collective_us * 1e-3;
   FitObservation o;
   auto block = [&](const costmodel::BlockCost& b, bool rest) {

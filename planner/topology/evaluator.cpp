@@ -29,7 +29,17 @@ bool visits_nodes_alike(const std::vector<std::pair<int, int>>& members, int lab
 }  // namespace
 
 GroupEvaluator::GroupEvaluator(const Topology& node, int nodes, const HardwareProfile& hw, bool reduce)
-    : node_(node), nodes_(nodes), hw_(hw), reduce_(reduce) {}
+    : node_(node), nodes_(nodes), hw_(hw), reduce_(reduce), intra_efficiency_(intra_node_efficiency(node, hw)) {}
+
+bool nvlink_gpu_on_pcie(const Topology& node, const HardwareProfile& hw) {
+  const bool nvlink_box = std::any_of(node.links.begin(), node.links.end(),
+                                      [](const TopoLink& l) { return l.type == LinkType::kNvLink; });
+  return hw.link_kind == LinkKind::kNvSwitch && !nvlink_box;
+}
+
+double intra_node_efficiency(const Topology& node, const HardwareProfile& hw) {
+  return nvlink_gpu_on_pcie(node, hw) ? hw.pcie_efficiency : hw.intra_node.efficiency;
+}
 
 GroupEvaluator::~GroupEvaluator() = default;
 
@@ -68,7 +78,7 @@ AxisBandwidth GroupEvaluator::component(Pattern p, const std::vector<Placed>& gr
   out.raw_gbps = bw.busbw_gbps;
   out.span_nodes = span;
   out.crosses_nodes = span > 1;  // the network's efficiency once a group leaves its node
-  out.busbw_gbps = bw.busbw_gbps * (out.crosses_nodes ? hw_.network.efficiency : hw_.intra_node.efficiency);
+  out.busbw_gbps = bw.busbw_gbps * (out.crosses_nodes ? hw_.network.efficiency : intra_efficiency_);
   out.latency_us = bw.latency_us;
   out.bottleneck = bw.bottleneck;
   return out;

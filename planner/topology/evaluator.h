@@ -28,6 +28,13 @@ struct AxisBandwidth {
   std::string bottleneck;
 };
 
+// The efficiency of the links inside one node of `node`: the hardware's interconnect efficiency,
+// or its PCIe efficiency when its fabric is NVLink and the node has no NVLink (an SXM part in a
+// PCIe-only box prices its groups as PCIe). Mixed nodes keep the interconnect's.
+double intra_node_efficiency(const Topology& node, const HardwareProfile& hw);
+// An NVLink GPU in a node without NVLink links (what intra_node_efficiency prices as PCIe).
+bool nvlink_gpu_on_pcie(const Topology& node, const HardwareProfile& hw);
+
 class GroupEvaluator {
  public:
   // `reduce` = false evaluates every group set on the whole cluster at once (tests: the reference
@@ -56,6 +63,7 @@ class GroupEvaluator {
   int nodes_;
   const HardwareProfile& hw_;
   bool reduce_;
+  double intra_efficiency_;  // intra_node_efficiency(node_, hw_)
   mutable std::map<int, std::unique_ptr<TopologyGraph>> instances_;
   mutable std::map<std::vector<int>, AxisBandwidth> cache_;
 };

@@ -200,7 +200,8 @@ void Placer::init(const Topology& t) {
       if (a != b) alpha = std::min(alpha, near.route(near.gpu_vertex(a / t.gpus, a % t.gpus),
                                                      near.gpu_vertex(b / t.gpus, b % t.gpus)).latency_us);
   if (!(alpha < std::numeric_limits<double>::infinity())) alpha = 0;
-  optimistic_.busbw_gbps = injection * std::max(q.hardware->intra_node.efficiency, q.hardware->network.efficiency);
+  optimistic_.busbw_gbps =
+      injection * std::max({q.hardware->intra_node.efficiency, q.hardware->network.efficiency, q.hardware->pcie_efficiency});
   optimistic_.latency_us = alpha;
   // Once the axes inside an axis hold a whole node's ranks, its groups have one member per node:
   // all of a node's GPUs send off the node at once, so none gets more than the node's network

@@ -4,8 +4,10 @@
 // derived by hand from the profiles (no fit applied: test::catalog()).
 #include <catch2/catch.hpp>
 
+#include "core/fit.h"
 #include "core/node_topology.h"
 #include "planner/planner.h"
+#include "planner/topology/evaluator.h"
 #include "planner/topology/placement.h"
 #include "planner/validate.h"
 #include "tests/support/fixtures.h"
@@ -149,4 +151,33 @@ TEST_CASE("hardware without a [node] keeps the profile's two links", "[planner][
   const costmodel::DatasheetModel hw(*q.hardware);
   const RankedPlan rp = Planner(costmodel::CostModel(hw)).evaluate(q, test::config(2, 8));
   CHECK_FALSE(rp.placement);
+}
+
+TEST_CASE("an NVLink GPU in a PCIe-only box is priced at its PCIe efficiency, which a fit's pcie link scales",
+          "[planner][topology]") {
+  // a100-sxm-80g: NVLink interconnect at 0.65 ([interconnect] efficiency), host link at 0.8
+  // ([host] efficiency). dgx-a100 has NVLink links: 0.65; 4x-a100-pcie has none: 0.8.
+  const HardwareProfile& a100 = *test::catalog().find_hardware("a100-sxm-80g");
+  const Topology& dgx = *test::catalog().find_topology("dgx-a100");
+  const Topology& pcie = *test::catalog().find_topology("4x-a100-pcie");
+  CHECK(a100.pcie_efficiency == Approx(0.8));
+  CHECK_FALSE(nvlink_gpu_on_pcie(dgx, a100));
+  CHECK(nvlink_gpu_on_pcie(pcie, a100));
+  CHECK(intra_node_efficiency(dgx, a100) == Approx(0.65));
+  CHECK(intra_node_efficiency(pcie, a100) == Approx(0.8));
+  // A PCIe GPU's own interconnect is PCIe: l20's [interconnect] efficiency is its PCIe one.
+  const HardwareProfile& l20 = *test::catalog().find_hardware("l20");
+  CHECK(l20.pcie_efficiency == l20.intra_node.efficiency);
+  // A fit's [links] pcie = 0.5 halves the PCIe efficiency of both, and l20's interconnect too;
+  // the A100's NVLink efficiency stays.
+  RuntimeFit fit;
+  fit.name = "half-pcie";
+  fit.links["pcie"] = 0.5;
+  HardwareProfile a = a100, l = l20;
+  apply_fit(fit, a);
+  apply_fit(fit, l);
+  CHECK(a.pcie_efficiency == Approx(0.4));
+  CHECK(a.intra_node.efficiency == Approx(0.65));
+  CHECK(l.pcie_efficiency == Approx(l20.intra_node.efficiency * 0.5));
+  CHECK(l.intra_node.efficiency == Approx(l20.intra_node.efficiency * 0.5));
 }
