@@ -86,8 +86,8 @@ StageTerms stage_terms(const StepContext& ctx, const std::vector<BlockGroup>& st
   return out;
 }
 
-Query patch_query(const Query& q, int patches) {
-  const long long largest = patches < 1 ? q.sequence.image_tokens : patch_token_span(q, patches).largest;
+Query patch_query(const Query& q, int patches, int sp) {
+  const long long largest = patches < 1 ? q.sequence.image_tokens : patch_token_span(q, patches, sp).largest;
   Query out = q;
   out.sequence.attention_tokens = q.sequence.attention_tokens - q.sequence.image_tokens + largest;
   out.sequence.image_tokens = largest;
@@ -246,7 +246,7 @@ MemoryBreakdown pipefusion_memory(const StepContext& ctx, const StepContext& pat
 }  // namespace
 
 MemoryBreakdown add_pipefusion_step(const StepContext& ctx, Prediction& p, std::optional<Source>& source) {
-  const Query patch_q = patch_query(ctx.q, ctx.config.pipefusion.patches);
+  const Query patch_q = patch_query(ctx.q, ctx.config.pipefusion.patches, ctx.axes.r * ctx.axes.u);
   StepContext patch(patch_q, ctx.config, ctx.variant, ctx.hw, ctx.runtime, &ctx.groups);
   attend_full_sequence(patch, ctx);
   StagePasses passes;

@@ -26,9 +26,9 @@ struct StageTerms {
 };
 StageTerms stage_terms(const StepContext& ctx, const std::vector<BlockGroup>& stage);
 
-// The query of one patch: the largest patch of patch_token_span(q, patches) in image tokens, the text whole
-// (xDiT passes the encoder states with every patch).
-Query patch_query(const Query& q, int patches);
+// The query of one patch: the largest patch of xDiT's split (patch_token_span(q, patches, sp)) in
+// image tokens, the text whole (xDiT passes the encoder states with every patch).
+Query patch_query(const Query& q, int patches, int sp);
 // Makes a context built on a patch query attend like a patch: every attention call's keys are
 // those of the full sequence (the stage's K/V buffer), `full` being the whole sequence's context.
 void attend_full_sequence(StepContext& patch, const StepContext& full);

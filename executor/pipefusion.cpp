@@ -66,13 +66,14 @@ struct Patch {
   int64_t tokens = 0;
 };
 
-// xDiT's patches: whole latent rows (core/pipefusion's patch_rows), the same rows of every latent
-// frame (tokens lie frame, row, column). One patch of every row is the whole image.
-std::vector<Patch> cut_patches(int64_t frames, int64_t rows, int64_t cols, int patches, const at::Device& device) {
+// xDiT's patches (core/pipefusion's xdit_patch_split, no sequence parallelism inside a stage):
+// whole latent rows, the same rows of every latent frame (tokens lie frame, row, column). One
+// patch of every row is the whole image.
+std::vector<Patch> cut_patches(const ModelProfile& m, int64_t frames, int64_t rows, int64_t cols, int patches,
+                               const at::Device& device) {
   std::vector<Patch> out;
   int64_t first = 0;
-  for (const long long rows_here : patch_rows(rows, patches)) {
-    const int64_t n = rows_here;
+  for (const int64_t n : patch_rows(xdit_patch_split(rows * m.patch_spatial, m.patch_spatial, 1, patches))) {
     std::vector<at::Tensor> parts;
     for (int64_t f = 0; f < frames; ++f)
       parts.push_back(at::arange((f * rows + first) * cols, (f * rows + first + n) * cols, at::kLong));
@@ -142,8 +143,8 @@ PipeFusionStage::PipeFusionStage(const RunSpec& spec, Mesh& mesh, const DitModel
   const int64_t g = m.pixel_granularity();
   const int64_t rows = spec.resolution.height / g, cols = spec.resolution.width / g;
   const int64_t frames = shard.image_tokens / (rows * cols);
-  patches_ = cut_patches(frames, rows, cols, spec.config.pipefusion.patches, spec.device.device);
-  whole_ = cut_patches(frames, rows, cols, 1, spec.device.device);
+  patches_ = cut_patches(m, frames, rows, cols, spec.config.pipefusion.patches, spec.device.device);
+  whole_ = cut_patches(m, frames, rows, cols, 1, spec.device.device);
 }
 
 ForwardInputs PipeFusionStage::inputs(const Patch& p, const at::Tensor& x, double sigma) const {

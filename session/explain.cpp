@@ -90,7 +90,7 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
     const costmodel::PipeFusionCost& c = pr.pipefusion;
     ExplainPipeFusion pf;
     pf.cost = c;
-    pf.largest_patch_tokens = patch_token_span(q, c.patches).largest;
+    pf.largest_patch_tokens = patch_token_span(q, c.patches, rp.plan.config.ring() * rp.plan.config.ulysses()).largest;
     pf.joint_text_tokens = q.model->text_handling == TextHandling::kJoint ? q.sequence.text_tokens : 0;
     pf.stage_split = stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), c.stages));
     pf.configured_warmup_steps = rp.plan.config.pipefusion.warmup_steps;
