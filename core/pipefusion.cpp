@@ -83,11 +83,4 @@ PatchSpan patch_token_span(const Query& q, int patches, int sp) {
   return {r.largest * per_row, r.smallest * per_row};
 }
 
-// ceil(blocks / stages) per stage leaves (stages x ceil - blocks) / ceil stages empty, rounded down.
-int empty_stages(int blocks, int stages) {
-  if (stages < 1) return 0;
-  const int per_stage = (blocks + stages - 1) / stages;
-  return per_stage > 0 ? static_cast<int>((1LL * stages * per_stage - blocks) / per_stage) : stages;
-}
-
 }  // namespace cpplan

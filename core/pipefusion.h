@@ -12,7 +12,7 @@ namespace cpplan {
 
 // Blocks of each of `stages` contiguous stages of `blocks` blocks, as xDiT's default split:
 // ceil(blocks / stages) per stage, the last stage the rest (empty entries where that leaves
-// nothing: the planner refuses such a split).
+// nothing: xDiT runs such a stage with no block between the forward's ends).
 std::vector<int> pipefusion_stage_blocks(int blocks, int stages);
 // "15+15+15+12".
 std::string stage_split_text(const std::vector<int>& stage_blocks);
@@ -65,7 +65,5 @@ struct PatchSpan {
 };
 PatchSpan patch_row_span(const XditPatchSplit& s);
 PatchSpan patch_token_span(const Query& q, int patches, int sp);
-// Stages of xDiT's split of `blocks` that get no block (planner: every stage needs one).
-int empty_stages(int blocks, int stages);
 
 }  // namespace cpplan

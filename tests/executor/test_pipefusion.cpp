@@ -139,6 +139,19 @@ TEST_CASE("PipeFusion runs xDiT's uneven patches", "[executor][multirank][pipefu
   CHECK(measured == hand_bytes(m, 128, 1));
 }
 
+TEST_CASE("PipeFusion runs a last stage without blocks", "[executor][multirank][pipefusion]") {
+  // flux-tiny's 4 blocks on 3 stages: ceil(4 / 3) = 2 per stage, 2 + 2 + 0: the last stage only
+  // projects out (xDiT's split leaves it no block and runs it).
+  const cpplan::ModelProfile m = profile("flux-tiny");
+  const Run& single = reference("flux-tiny");
+  const Run r = run("flux-tiny", pipefusion(3, 3, 4));
+  const double error = relative_error(r.latents, single.latents);
+  std::printf("flux-tiny 128x128 pipefusion 3 (2+2+0 blocks), M 3, W 4: relative difference %.3g from one rank\n",
+              error);
+  CHECK(error <= 1e-4);
+  CHECK(r.result["measured"]["bytes_sent"] == hand_bytes(m, 128, 1));
+}
+
 TEST_CASE("PipeFusion combines with CFG (sd35-tiny, image-only attention), cross-attention video and data parallelism",
           "[executor][multirank][pipefusion]") {
   SECTION("sd35-tiny, pipefusion 2 x cfg 2, W = 4") {

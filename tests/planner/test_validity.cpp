@@ -354,12 +354,12 @@ TEST_CASE("PipeFusion: every broken rule is reported with its field, value and r
                 "combine with it"});
 }
 
-TEST_CASE("PipeFusion: xDiT's stage split must leave every stage a block", "[planner][validate][pipefusion]") {
-  // flux-tiny has 2 double + 2 single = 4 blocks: 3 stages of ceil(4 / 3) = 2 are 2 + 2 + 0.
+TEST_CASE("PipeFusion: xDiT's stage split may leave the last stages without a block", "[planner][validate][pipefusion]") {
+  // flux-tiny has 2 double + 2 single = 4 blocks: 3 stages of ceil(4 / 3) = 2 are 2 + 2 + 0. xDiT
+  // runs the empty stage (no block between the forward's ends: the output layer, the scheduler).
+  // 3 patches of the 16-high latent: ceil(16 / 3) = 6, patches of 3, 3 and 2 token rows.
   const auto q = make_query("flux-tiny", 3, 128, 128);
-  CHECK(reasons(q, with_pipefusion(config(1, 1), 3, 3, 1)) ==
-        Reasons{"pipefusion_degree = 3: xDiT's split of flux-tiny's 4 blocks into stages of ceil(4 / 3) = 2 leaves 1 "
-                "stage without a block"});
+  CHECK(reasons(q, with_pipefusion(config(1, 1), 3, 3, 1)).empty());
   CHECK(reasons(make_query("flux-tiny", 4, 128, 128), with_pipefusion(config(1, 1), 4, 4, 1)).empty());  // 1+1+1+1
 }
 
