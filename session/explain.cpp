@@ -121,9 +121,10 @@ void print_pipefusion(std::ostream& out, const ExplainPipeFusion& pf, int steps)
   const costmodel::PipeFusionCost& c = pf.cost;
   const int pipelined = steps - c.warmup_steps;
   fmt::print(out, "pipefusion: {} stages (blocks {}; the pace set by a stage of {} blocks), {} patches of up to {} image "
-                  "tokens{}, {} warm-up of {} steps\n",
+                  "tokens{}, {} warm-up step{} of {}\n",
              c.stages, pf.stage_split, c.stage_blocks, c.patches, pf.largest_patch_tokens,
-             pf.joint_text_tokens > 0 ? fmt::format(" + {} text", pf.joint_text_tokens) : "", c.warmup_steps, steps);
+             pf.joint_text_tokens > 0 ? fmt::format(" + {} text", pf.joint_text_tokens) : "", c.warmup_steps,
+             c.warmup_steps == 1 ? "" : "s", steps);
   fmt::print(out, "  warm-up: {} x {:.2f} ms = {:.2f} ms per image, the full sequence through the {} stages in turn with "
                   "{} x {:.3f} ms sends\n",
              c.warmup_steps, c.warmup_step_ms, c.warmup_ms, c.stages, c.stages - 1, c.p2p_full_ms);
