@@ -295,11 +295,12 @@ std::string span_text(const PatchSpan& s) {
 // The stage split of the blocks and the patch split of the latent.
 void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c) {
   const PipeFusionConfig& pf = c.pipefusion;
+  const int sp = c.ring() * c.ulysses();
   fmt::print(out, "pipefusion: {} stages of {} blocks ({} in all); {} patches of {} latent rows ({} image tokens); "
                   "{} warm-up step{} of {} synchronous\n",
              pf.degree, stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), pf.degree)),
-             q.model->total_blocks(), pf.patches, span_text(patch_row_span(latent_rows(q), pf.patches)),
-             span_text(patch_token_span(q, pf.patches)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
+             q.model->total_blocks(), pf.patches, span_text(patch_row_span(xdit_patch_split(q, pf.patches, sp))),
+             span_text(patch_token_span(q, pf.patches, sp)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
 }
 
 void print_check(std::ostream& out, const session::CheckResult& c) {

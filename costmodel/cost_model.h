@@ -121,28 +121,47 @@ struct PipelineOption {
 };
 inline constexpr int kPipelineOptionCount = kTextEncoderPlacementCount * kVaePlacementCount;
 
-// PipeFusion's terms (docs/cost-model.md, "PipeFusion"); stages = 1 for a plan without it. Times
-// are per step of the most loaded stage; p2p_bytes is what that stage's rank sends per step, the
-// mean over the steps.
+// PipeFusion's terms (docs/cost-model.md, "PipeFusion"), on the most loaded stage; stages = 1 for a
+// plan without it. An image's denoising is
+//   warmup_ms + pipelined_slots x slot_ms + fill_drain_ms + pipelined_rest_ms   (= S x step_ms
+// before a calibration): the parts a fit maps to its parameters. Each field says its unit and
+// whether it is per patch, per step or per image.
 struct PipeFusionCost {
-  int stages = 1;                     // P
-  int patches = 1;                    // M
-  int warmup_steps = 0;               // W (at most the query's steps)
-  int stage_blocks = 0;               // blocks of the stage that sets the pace
-  Milliseconds warmup_step_ms = 0;    // the full sequence through the P stages in turn
-  Milliseconds pipelined_step_ms = 0; // M patches pipelined over the P stages
-  Milliseconds stage_patch_ms = 0;    // the pacing stage's blocks on one patch
-  Milliseconds p2p_patch_ms = 0;      // one patch's hidden states to the next stage
-  Milliseconds p2p_full_ms = 0;       // the full sequence's hidden states (warm-up)
-  Milliseconds return_ms = 0;         // the last stage's velocity back to stage 0, per pipelined step
-  Milliseconds bubble_ms = 0;         // fill and drain of the pipelined step
-  Bytes p2p_bytes = 0;                // point-to-point bytes sent per step (mean over the steps)
+  int stages = 1;                      // P
+  int patches = 1;                     // M (xDiT's split runs exactly M for a valid plan)
+  int warmup_steps = 0;                // W (at most the query's steps)
+  int stage_blocks = 0;                // blocks of the stage that sets the pace
+  // Warm-up steps: the full sequence through the P stages in turn.
+  Milliseconds warmup_step_ms = 0;     // ms per warm-up step
+  Milliseconds warmup_ms = 0;          // ms per image: W x warmup_step_ms
+  // The pipelined phase: the patches of S - W steps flowing without a break.
+  double pipelined_slots = 0;          // patch slots per image: (S - W) x M
+  Milliseconds slot_ms = 0;            // ms per slot: a step's cycle / M (pacing stage, link or round trip)
+  Milliseconds round_trip_ms = 0;      // ms per patch: through the P stages and back to stage 0
+  Milliseconds fill_drain_ms = 0;      // ms per image: the pipe filling and draining, once
+  Milliseconds pipelined_rest_ms = 0;  // ms per image: (S - W) x the step's GPU work outside the blocks
+  Milliseconds pipelined_ms = 0;       // ms per image: slots x slot + fill_drain + rest
+  Milliseconds pipelined_step_ms = 0;  // ms per pipelined step: pipelined_ms / (S - W)
+  // One patch on the pacing stage (the host issues the stage's kernels for every patch).
+  Milliseconds stage_patch_ms = 0;       // ms per patch: max(GPU, host) + waits (both for a synchronous runtime)
+  Milliseconds stage_patch_gpu_ms = 0;   // ms per patch: its blocks' kernels and collectives
+  Milliseconds stage_patch_host_ms = 0;  // ms per patch: the host's, blocks and patch_host_extra_ms
+  Milliseconds patch_host_extra_ms = 0;  // ms per patch: of which outside the blocks (the forward's other ops, the sends)
+  Milliseconds patch_host_ms = 0;        // ms per image: pipelined_slots x stage_patch_host_ms
+  // Point to point between consecutive stages.
+  Milliseconds p2p_patch_ms = 0;       // ms per patch: its image hidden states to the next stage
+  Milliseconds p2p_text_ms = 0;        // ms per step: the joint text's, once (with patch 0); 0 without joint text
+  Milliseconds p2p_full_ms = 0;        // ms per warm-up step: the full sequence's (image and text)
+  Milliseconds return_ms = 0;          // ms per patch: the last stage's updated patch back to stage 0
+  Milliseconds p2p_ms = 0;             // ms per image: a sending stage's link, W x full + (S - W) x (M x patch + text)
+  Bytes p2p_bytes = 0;                 // bytes per step: what a sending stage's rank sends (every step alike)
+  bool host_bound_patch() const { return stage_patch_host_ms > stage_patch_gpu_ms; }
   bool active() const { return stages > 1; }
 };
 
 struct Prediction {
   Milliseconds step_ms = 0;       // one denoising step (all passes of the batch); PipeFusion: the
-                                  // mean of its warm-up and pipelined steps
+                                  // image's denoising (warm-up and pipelined phase) over its steps
   Milliseconds compute_ms = 0;    // GPU kernels: GEMM + attention + memory-bound
   Milliseconds comm_ms = 0;       // collectives on the GPU
   Milliseconds host_ms = 0;       // the host's dispatch time per step (blocks and the rest of the step)

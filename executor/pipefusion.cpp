@@ -66,13 +66,14 @@ struct Patch {
   int64_t tokens = 0;
 };
 
-// xDiT's patches: whole latent rows (core/pipefusion's patch_rows), the same rows of every latent
-// frame (tokens lie frame, row, column). One patch of every row is the whole image.
-std::vector<Patch> cut_patches(int64_t frames, int64_t rows, int64_t cols, int patches, const at::Device& device) {
+// xDiT's patches (core/pipefusion's xdit_patch_split, no sequence parallelism inside a stage):
+// whole latent rows, the same rows of every latent frame (tokens lie frame, row, column). One
+// patch of every row is the whole image.
+std::vector<Patch> cut_patches(const ModelProfile& m, int64_t frames, int64_t rows, int64_t cols, int patches,
+                               const at::Device& device) {
   std::vector<Patch> out;
   int64_t first = 0;
-  for (const long long rows_here : patch_rows(rows, patches)) {
-    const int64_t n = rows_here;
+  for (const int64_t n : patch_rows(xdit_patch_split(rows * m.patch_spatial, m.patch_spatial, 1, patches))) {
     std::vector<at::Tensor> parts;
     for (int64_t f = 0; f < frames; ++f)
       parts.push_back(at::arange((f * rows + first) * cols, (f * rows + first + n) * cols, at::kLong));
@@ -108,8 +109,13 @@ class PipeFusionStage {
  private:
   ForwardInputs inputs(const Patch& p, const at::Tensor& x, double sigma) const;
   // The stage's blocks on patch `p`: its hidden states from stage s - 1 (stage 0 embeds them), to
-  // stage s + 1; the last stage sends the patch's velocity to stage 0.
-  void pass(const Patch& p, const ForwardInputs& in, int tag);
+  // stage s + 1; the last stage sends the patch's velocity to stage 0. The joint text's states
+  // travel with the patch only `with_text` (a whole-sequence pass, or patch 0 of a pipelined
+  // step): xDiT sends them once per step, and a stage runs the other patches with those it got.
+  void pass(const Patch& p, const ForwardInputs& in, int tag, bool with_text);
+  // Patch p's hidden states from stage s - 1: [text; image], the text received with patch 0 when
+  // it did not come along.
+  at::Tensor receive(const Patch& p, int tag, bool with_text);
   // The velocity of the flow from this pipeline's prediction (fp32): under true CFG both passes
   // combined with the guidance scale (one all-gather over the CFG group, or the batched halves).
   at::Tensor guided(const at::Tensor& v);
@@ -122,6 +128,7 @@ class PipeFusionStage {
   int64_t per_replica_ = 0, samples_ = 0, joint_text_ = 0;
   bool true_cfg_ = false, batched_cfg_ = false;
   at::Tensor text_, text_valid_;
+  at::Tensor text_states_;  // the joint text's hidden states received with this step's patch 0
   std::vector<Patch> patches_, whole_;
 };
 
@@ -142,8 +149,8 @@ PipeFusionStage::PipeFusionStage(const RunSpec& spec, Mesh& mesh, const DitModel
   const int64_t g = m.pixel_granularity();
   const int64_t rows = spec.resolution.height / g, cols = spec.resolution.width / g;
   const int64_t frames = shard.image_tokens / (rows * cols);
-  patches_ = cut_patches(frames, rows, cols, spec.config.pipefusion.patches, spec.device.device);
-  whole_ = cut_patches(frames, rows, cols, 1, spec.device.device);
+  patches_ = cut_patches(m, frames, rows, cols, spec.config.pipefusion.patches, spec.device.device);
+  whole_ = cut_patches(m, frames, rows, cols, 1, spec.device.device);
 }
 
 ForwardInputs PipeFusionStage::inputs(const Patch& p, const at::Tensor& x, double sigma) const {
@@ -160,23 +167,31 @@ ForwardInputs PipeFusionStage::inputs(const Patch& p, const at::Tensor& x, doubl
   return in;
 }
 
-void PipeFusionStage::pass(const Patch& p, const ForwardInputs& in, int tag) {
+at::Tensor PipeFusionStage::receive(const Patch& p, int tag, bool with_text) {
+  Comm& pp = mesh_.pp();
+  const int64_t text = with_text ? joint_text_ : 0;
+  at::Tensor h = at::empty({samples_, text + p.tokens, spec_.model->hidden()}, spec_.device.options());
+  Comm::Pending arriving = pp.recv(h, pp.rank() - 1, tag);
+  pp.wait(arriving);
+  if (joint_text_ == 0) return h;
+  if (with_text) {
+    text_states_ = h.narrow(1, 0, joint_text_).clone();
+    return h;
+  }
+  return at::cat({text_states_, h}, 1);
+}
+
+void PipeFusionStage::pass(const Patch& p, const ForwardInputs& in, int tag, bool with_text) {
   Comm& pp = mesh_.pp();
   const int stage = pp.rank(), last = pp.size() - 1;
-  at::Tensor h;
-  if (stage == 0) {
-    h = model_->embed(in);
-  } else {
-    h = at::empty({samples_, joint_text_ + p.tokens, spec_.model->hidden()}, spec_.device.options());
-    Comm::Pending arriving = pp.recv(h, stage - 1, tag);
-    pp.wait(arriving);
-  }
+  at::Tensor h = stage == 0 ? model_->embed(in) : receive(p, tag, with_text);
   kv_.begin_forward(p.index, shard_.image_tokens, joint_text_, text_valid_);
   AttentionContext ctx = shard_.attention;
   ctx.patch_kv = &kv_;
   h = model_->run_blocks(h, in, ctx);
-  if (stage < last) pp.send(h, stage + 1, tag);
-  else pp.send(model_->project_out(h, in).contiguous(), 0, tag);
+  if (stage == last) pp.send(model_->project_out(h, in).contiguous(), 0, tag);
+  else if (with_text || joint_text_ == 0) pp.send(h, stage + 1, tag);
+  else pp.send(h.narrow(1, joint_text_, p.tokens).contiguous(), stage + 1, tag);
 }
 
 at::Tensor PipeFusionStage::guided(const at::Tensor& v) {
@@ -202,7 +217,7 @@ void PipeFusionStage::step(at::Tensor& x, double sigma, double next, bool whole,
   std::vector<Comm::Pending> arriving;
   for (std::size_t i = 0; i < patches.size(); ++i) {
     const int tag = static_cast<int>(i);
-    pass(patches[i], inputs(patches[i], x, sigma), tag);
+    pass(patches[i], inputs(patches[i], x, sigma), tag, whole || i == 0);
     if (!first) continue;
     // Posted right after the patch leaves: the last stage's send of it can never wait for
     // stage 0, which goes on with the next patch (no deadlock with blocking sends).

@@ -3,8 +3,9 @@
 // rank is one stage of one pipeline and holds its stage's blocks (core/pipefusion's split). Stage 0
 // embeds and owns the latents, the last stage projects out and sends the velocity back to stage 0.
 // The first W steps run the whole sequence through the stages; later steps send the M patches of
-// whole latent rows one after another, each block attending a patch's queries against its buffer
-// of the full sequence's K/V (fresh for this step's patches so far, the previous step's for the rest).
+// xDiT's split (whole latent rows) one after another, each block attending a patch's queries
+// against its buffer of the full sequence's K/V (fresh for this step's patches so far, the previous
+// step's for the rest); a joint model's text states travel once per step, with patch 0.
 
 #include <ATen/ATen.h>
 

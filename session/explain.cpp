@@ -104,7 +104,7 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
     const costmodel::PipeFusionCost& c = pr.pipefusion;
     ExplainPipeFusion pf;
     pf.cost = c;
-    pf.largest_patch_tokens = patch_token_span(q, c.patches).largest;
+    pf.largest_patch_tokens = patch_token_span(q, c.patches, rp.plan.config.ring() * rp.plan.config.ulysses()).largest;
     pf.joint_text_tokens = q.model->text_handling == TextHandling::kJoint ? q.sequence.text_tokens : 0;
     pf.stage_split = stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), c.stages));
     pf.configured_warmup_steps = rp.plan.config.pipefusion.warmup_steps;
@@ -129,31 +129,37 @@ void print_explain_groups(std::ostream& out, const Explain& e) {
 
 namespace {
 
-// PipeFusion's terms: the stages and patches, the warm-up and the pipelined step with its bubble,
-// and the point-to-point sends (docs/cost-model.md, "PipeFusion").
+// PipeFusion's terms: the stages and patches, the warm-up, the per-patch host work, the patch
+// slot, the pipelined phase with its fill and drain once per image, and the point-to-point sends
+// (docs/cost-model.md, "PipeFusion").
 void print_pipefusion(std::ostream& out, const ExplainPipeFusion& pf, int steps) {
   const costmodel::PipeFusionCost& c = pf.cost;
-  const Milliseconds slot = std::max(c.stage_patch_ms, c.p2p_patch_ms);
-  const Milliseconds rest = c.pipelined_step_ms - c.stages * c.stage_patch_ms - (c.stages - 1) * c.p2p_patch_ms -
-                            (c.patches - 1) * slot;
-  fmt::print(out, "pipefusion: {} stages (blocks {}; the pace set by a stage of {} blocks), {} patches of up to {} image "
-                  "tokens{}, {} warm-up of {} steps\n",
-             c.stages, pf.stage_split, c.stage_blocks, c.patches, pf.largest_patch_tokens,
-             pf.joint_text_tokens > 0 ? fmt::format(" + {} text", pf.joint_text_tokens) : "", c.warmup_steps, steps);
-  fmt::print(out, "  warm-up step {:.2f} ms: the full sequence through the {} stages in turn, {} x {:.3f} ms sends of "
-                  "its hidden states\n",
-             c.warmup_step_ms, c.stages, c.stages - 1, c.p2p_full_ms);
-  fmt::print(out, "  pipelined step {:.2f} ms = {} x stage {:.3f} + {} x p2p {:.3f} + {} x max(stage, p2p) {:.3f} + rest "
-                  "{:.3f} (velocity back to stage 0 {:.3f}); bubble {:.2f} ms ({:.0f}%)\n",
-             c.pipelined_step_ms, c.stages, c.stage_patch_ms, c.stages - 1, c.p2p_patch_ms, c.patches - 1, slot, rest,
-             c.return_ms, c.bubble_ms, c.pipelined_step_ms > 0 ? 100.0 * c.bubble_ms / c.pipelined_step_ms : 0.0);
-  fmt::print(out, "  point-to-point: {:.3f} ms per patch, {:.3f} ms per pipelined step ({} patches), {:.1f} MiB sent per "
-                  "step by a stage (mean of the steps)\n",
-             c.p2p_patch_ms, c.patches * c.p2p_patch_ms, c.patches, c.p2p_bytes / kMiB);
   const int pipelined = steps - c.warmup_steps;
-  fmt::print(out, "  step = ({} x {:.2f} + {} x {:.2f}) / {} = {:.2f} ms{}\n", c.warmup_steps, c.warmup_step_ms,
-             pipelined, c.pipelined_step_ms, steps,
-             steps > 0 ? (c.warmup_steps * c.warmup_step_ms + pipelined * c.pipelined_step_ms) / steps : 0.0,
+  fmt::print(out, "pipefusion: {} stages (blocks {}; the pace set by a stage of {} blocks), {} patches of up to {} image "
+                  "tokens{}, {} warm-up step{} of {}\n",
+             c.stages, pf.stage_split, c.stage_blocks, c.patches, pf.largest_patch_tokens,
+             pf.joint_text_tokens > 0 ? fmt::format(" + {} text", pf.joint_text_tokens) : "", c.warmup_steps,
+             c.warmup_steps == 1 ? "" : "s", steps);
+  fmt::print(out, "  warm-up: {} x {:.2f} ms = {:.2f} ms per image, the full sequence through the {} stages in turn with "
+                  "{} x {:.3f} ms sends\n",
+             c.warmup_steps, c.warmup_step_ms, c.warmup_ms, c.stages, c.stages - 1, c.p2p_full_ms);
+  fmt::print(out, "  per-patch host: {:.3f} ms to issue a patch on the pacing stage ({:.3f} of it outside the blocks: the "
+                  "forward's other ops and the sends) against {:.3f} ms on its GPU: {}-bound; {:.1f} ms per image\n",
+             c.stage_patch_host_ms, c.patch_host_extra_ms, c.stage_patch_gpu_ms, c.host_bound_patch() ? "host" : "GPU",
+             c.patch_host_ms);
+  fmt::print(out, "  patch slot {:.3f} ms = max(stage {:.3f}, link {:.3f}, round trip to stage 0 {:.3f} / {} patches)\n",
+             c.slot_ms, c.stage_patch_ms, c.p2p_patch_ms + (c.patches > 0 ? c.p2p_text_ms / c.patches : 0.0),
+             c.round_trip_ms, c.patches);
+  fmt::print(out, "  pipelined: {} steps x {} patches = {:.0f} slots x {:.3f} ms + fill/drain {:.2f} ms (once per image) + "
+                  "rest {:.2f} ms = {:.2f} ms per image ({:.2f} ms per step)\n",
+             pipelined, c.patches, c.pipelined_slots, c.slot_ms, c.fill_drain_ms, c.pipelined_rest_ms, c.pipelined_ms,
+             c.pipelined_step_ms);
+  fmt::print(out, "  point-to-point: {:.3f} ms per patch{}, {:.1f} MiB sent per step by a stage; {:.1f} ms per image\n",
+             c.p2p_patch_ms,
+             c.p2p_text_ms > 0 ? fmt::format(" + the text {:.3f} ms once per step (with patch 0)", c.p2p_text_ms) : "",
+             c.p2p_bytes / kMiB, c.p2p_ms);
+  fmt::print(out, "  step = (warm-up {:.2f} + pipelined {:.2f}) / {} = {:.2f} ms{}\n", c.warmup_ms, c.pipelined_ms, steps,
+             steps > 0 ? (c.warmup_ms + c.pipelined_ms) / steps : 0.0,
              pf.configured_warmup_steps < steps ? "; the pipelined steps attend to stale K/V (an approximation)" : "");
 }
 

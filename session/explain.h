@@ -40,7 +40,7 @@ struct ExplainRow {
 struct ExplainPipeFusion {
   costmodel::PipeFusionCost cost;
   long long largest_patch_tokens = 0;  // image tokens of the largest patch
-  int joint_text_tokens = 0;           // text tokens riding with every patch (joint attention); 0: none
+  int joint_text_tokens = 0;           // text tokens every patch attends with (joint attention); 0: none
   std::string stage_split;             // blocks per stage, e.g. "19+19+19+19"
   int configured_warmup_steps = 0;     // the plan's warm-up steps (stale K/V when below the steps)
 };

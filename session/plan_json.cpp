@@ -23,10 +23,11 @@ json source_json(const std::optional<costmodel::Source>& s) {
 
 // PipeFusion's terms of a prediction (only for plans with P > 1).
 json pipefusion_json(const costmodel::PipeFusionCost& c) {
-  return {{"stage_blocks", c.stage_blocks},         {"warmup_step_ms", c.warmup_step_ms},
+  return {{"stage_blocks", c.stage_blocks},           {"warmup_step_ms", c.warmup_step_ms},
           {"pipelined_step_ms", c.pipelined_step_ms}, {"stage_patch_ms", c.stage_patch_ms},
-          {"p2p_patch_ms", c.p2p_patch_ms},           {"bubble_ms", c.bubble_ms},
-          {"p2p_bytes", c.p2p_bytes}};
+          {"p2p_patch_ms", c.p2p_patch_ms},           {"fill_drain_ms", c.fill_drain_ms},
+          {"slot_ms", c.slot_ms},                     {"pipelined_slots", c.pipelined_slots},
+          {"stage_patch_host_ms", c.stage_patch_host_ms}, {"p2p_bytes", c.p2p_bytes}};
 }
 }  // namespace
 

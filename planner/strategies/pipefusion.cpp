@@ -1,6 +1,8 @@
-// PipeFusion (pipefusion_degree P > 1, num_pipeline_patch M, warmup_steps W): at most a stage per
-// block; M >= P, M <= the latent rows; every patch's tokens split
-// evenly over the CP group; W <= steps; no tensor parallelism, no anything modes (xDiT's even splits).
+// PipeFusion (pipefusion_degree P > 1, num_pipeline_patch M, warmup_steps W): M >= P, M <= the
+// latent rows; xDiT's patch split (core/pipefusion.h) runs M patches, without error and with equal
+// sequence-parallel shares; W <= steps; no tensor parallelism, no anything modes (xDiT's even
+// splits). xDiT's stage split may leave the last stages without a block (ceil(L / P) per stage):
+// xDiT runs them (an empty block list between the forward's ends), so they are no violation.
 #include <fmt/format.h>
 
 #include "core/pipefusion.h"
@@ -19,15 +21,32 @@ void unused_pipefusion(const PipeFusionConfig& pf, std::vector<Violation>& out) 
                    "needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)", Lever::kDegree});
 }
 
-// xDiT gives each stage ceil(blocks / P) blocks in order (its _split_transformer_blocks); the last
-// stages can be left with none, and then only pass the hidden states on (the PixArt-alpha runs of
-// xDiT's published set use 8 stages for 28 blocks: 4 x 7 + 0). More stages than blocks is refused.
-void stage_split(const Query& q, int p, std::vector<Violation>& out) {
-  const int blocks = q.model->total_blocks();
-  if (p <= blocks) return;
-  out.push_back({"pipefusion_degree", std::to_string(p),
-                 fmt::format("must be at most {}'s {} blocks (a stage per block at most)", q.model->name, blocks),
-                 Lever::kDegree});
+// Why xDiT would not run the split as asked (its two errors, a changed count, unequal
+// sequence-parallel shares), in the units of its code (latent pixels, H = height / VAE factor);
+// "" when it would.
+std::string xdit_split_rule(const XditPatchSplit& s) {
+  const std::string grid = fmt::format("patch size x sequence-parallel degree ({} x {})", s.patch_size, s.sp);
+  switch (s.error) {
+    case XditSplitError::kHeightOverSp:
+      return fmt::format("xDiT refuses it: the {}-high latent is not divisible by the sequence-parallel degree {}",
+                         s.height, s.sp);
+    case XditSplitError::kLastPatch:
+      return fmt::format("xDiT refuses it: the last patch of the {}-high latent, {} - {} x {} = {}, is not a multiple "
+                         "of {}",
+                         s.height, s.height, s.patches - 1, s.patch_height, s.height - (s.patches - 1) * s.patch_height,
+                         grid);
+    case XditSplitError::kNone: break;
+  }
+  if (s.changes_count())
+    return fmt::format("xDiT would run {}: it cuts the {}-high latent into patches of ceil({} / {}) = {} rounded up to "
+                       "a multiple of {}, {} high, and ceil({} / {}) = {} of them",
+                       s.patches, s.height, s.height, s.requested, s.unrounded, grid, s.patch_height, s.height,
+                       s.patch_height, s.patches);
+  if (s.unequal_sp_shares())
+    return fmt::format("xDiT cuts the latent into patches of {} token rows and a last of {}, and its sequence-parallel "
+                       "split then gives the {} ranks of a patch unequal rows (it needs equal patches)",
+                       s.rows, s.last_rows, s.sp);
+  return {};
 }
 
 void patches(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
@@ -43,16 +62,16 @@ void patches(const Query& q, const ParallelConfig& c, std::vector<Violation>& ou
                    Lever::kDegree});
     return;
   }
-  const int cp = c.ring() * c.ulysses();
-  if (cp <= 1 || m < 1) return;
-  const PatchSpan span = patch_token_span(q, m);
-  const long long sizes[] = {span.largest, span.smallest};
-  for (int i = 0; i < (span.largest != span.smallest ? 2 : 1); ++i)
-    if (sizes[i] % cp != 0)
-      out.push_back({"num_pipeline_patch", fmt::format("{} with ring_degree x ulysses_degree = {}", m, cp),
-                     fmt::format("a patch of {} image tokens must split evenly over the context-parallel group",
-                                 sizes[i]),
-                     Lever::kResolution});
+  if (m < 1) return;
+  const int sp = c.ring() * c.ulysses();
+  const XditPatchSplit split = xdit_patch_split(q, m, sp);
+  const std::string rule = xdit_split_rule(split);
+  if (rule.empty()) return;
+  // Another M fixes a changed count or unequal shares; xDiT's errors need another height or degree.
+  const Lever lever = split.error == XditSplitError::kNone ? Lever::kDegree : Lever::kResolution;
+  out.push_back({"num_pipeline_patch",
+                 sp > 1 ? fmt::format("{} with ring_degree x ulysses_degree = {}", m, sp) : std::to_string(m), rule,
+                 lever});
 }
 
 }  // namespace
@@ -60,7 +79,6 @@ void patches(const Query& q, const ParallelConfig& c, std::vector<Violation>& ou
 void validate_pipefusion(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
   const PipeFusionConfig& pf = c.pipefusion;
   if (pf.degree == 1) return unused_pipefusion(pf, out);
-  stage_split(q, pf.degree, out);
   patches(q, c, out);
   if (pf.warmup_steps > q.steps)
     out.push_back({"pipefusion_warmup_steps", std::to_string(pf.warmup_steps),

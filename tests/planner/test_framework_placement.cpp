@@ -127,9 +127,10 @@ TEST_CASE("diffusers runs FLUX.2-dev's tp 8 on 8 x L20 with its text encoder str
 
 TEST_CASE("Plans only cpplan runs rank after those a framework runs, unless --framework cpplan",
           "[planner][frameworks][placement]") {
-  // Qwen-Image at 1328x1328 on 4 GPUs: 6889 image tokens split 4 ways only unevenly; ulysses 2 x
-  // cfg 2 (Ulysses Anything) is the fastest, and no framework runs it (diffusers and cache-dit have
-  // no CFG parallelism; xDiT, SGLang Diffusion and vLLM-Omni no anything mode).
+  // Qwen-Image at 1328x1328 on 4 GPUs: 6889 image tokens split 4 ways only unevenly; pipefusion 2 x
+  // cfg 2 is the fastest (its pipe fills and drains once per image), and no framework runs it (xDiT
+  // has no PipeFusion for Qwen-Image; diffusers and cache-dit have neither PipeFusion nor CFG
+  // parallelism).
   const auto q = make_query("qwen-image", 4, 1328, 1328);
   const PlanReport ranked = plan(q);
   cpplan::planner::PlannerOptions by_time;
@@ -137,7 +138,7 @@ TEST_CASE("Plans only cpplan runs rank after those a framework runs, unless --fr
   const PlanReport every = plan(q, by_time);
   REQUIRE(every.plans.front().plan.valid());
   CHECK(every.plans.front().cpplan_only());
-  CHECK(cpplan::plan_label(every.plans.front().plan.config) == "ulysses 2 x cfg 2");
+  CHECK(cpplan::plan_label(every.plans.front().plan.config) == "pipefusion 2 (2 patches) x cfg 2");
   CHECK_FALSE(ranked.plans.front().cpplan_only());
   // In the default ranking every fitting plan some framework runs comes before every one it does not.
   bool seen_cpplan_only = false;

@@ -354,24 +354,42 @@ TEST_CASE("PipeFusion: every broken rule is reported with its field, value and r
                 "combine with it"});
 }
 
-TEST_CASE("PipeFusion: xDiT's stage split may leave stages empty, not more stages than blocks", "[planner][validate][pipefusion]") {
-  // flux-tiny has 2 double + 2 single = 4 blocks: 3 stages of ceil(4 / 3) = 2 are 2 + 2 + 0, which
-  // xDiT runs (the last stage passes the hidden states on); 5 stages would be more than the blocks.
+TEST_CASE("PipeFusion: xDiT's stage split may leave the last stages without a block", "[planner][validate][pipefusion]") {
+  // flux-tiny has 2 double + 2 single = 4 blocks: 3 stages of ceil(4 / 3) = 2 are 2 + 2 + 0. xDiT
+  // runs the empty stage (no block between the forward's ends: the output layer, the scheduler).
+  // 3 patches of the 16-high latent: ceil(16 / 3) = 6, patches of 3, 3 and 2 token rows.
   const auto q = make_query("flux-tiny", 3, 128, 128);
   CHECK(reasons(q, with_pipefusion(config(1, 1), 3, 3, 1)).empty());
   CHECK(reasons(make_query("flux-tiny", 4, 128, 128), with_pipefusion(config(1, 1), 4, 4, 1)).empty());  // 1+1+1+1
-  CHECK(reasons(make_query("flux-tiny", 5, 128, 128), with_pipefusion(config(1, 1), 5, 5, 1)) ==
-        Reasons{"pipefusion_degree = 5: must be at most flux-tiny's 4 blocks (a stage per block at most)"});
 }
 
-TEST_CASE("PipeFusion: each patch's tokens split evenly over the context-parallel group", "[planner][validate][pipefusion]") {
-  // 1008 wide, 1024 high: 63 columns x 64 rows = 4032 tokens (even, so ulysses 2 splits the image);
-  // 64 patches are single rows of 63 tokens, which ulysses 2 cannot split; 2 patches of 32 rows can.
+TEST_CASE("PipeFusion: xDiT must run the patches as asked", "[planner][validate][pipefusion]") {
+  // 1008 wide, 1024 high: a 128-high latent (64 token rows of 63 tokens). Ulysses 2 rounds a
+  // patch to a multiple of 2 x 2 latent pixels: 2 patches of 64 are fine; 64 patches of ceil(128 /
+  // 64) = 2 become 4 high, 32 of them.
   const auto q = make_query("flux.1-dev", 4, 1008, 1024);
   CHECK(reasons(q, with_pipefusion(config(1, 2), 2, 2, 1)).empty());
   CHECK(reasons(q, with_pipefusion(config(1, 2), 2, 64, 1)) ==
-        Reasons{"num_pipeline_patch = 64 with ring_degree x ulysses_degree = 2: a patch of 63 image tokens must split "
-                "evenly over the context-parallel group"});
+        Reasons{"num_pipeline_patch = 64 with ring_degree x ulysses_degree = 2: xDiT would run 32: it cuts the "
+                "128-high latent into patches of ceil(128 / 64) = 2 rounded up to a multiple of patch size x "
+                "sequence-parallel degree (2 x 2), 4 high, and ceil(128 / 4) = 32 of them"});
+  // Without sequence parallelism: 9 patches of ceil(128 / 9) = 15 round up to 16: 8.
+  const auto flux = make_query("flux.1-dev", 2, 1024, 1024);
+  CHECK(reasons(flux, with_pipefusion(config(1, 1), 2, 9, 1)) ==
+        Reasons{"num_pipeline_patch = 9: xDiT would run 8: it cuts the 128-high latent into patches of ceil(128 / 9) = "
+                "15 rounded up to a multiple of patch size x sequence-parallel degree (2 x 1), 16 high, and ceil(128 / "
+                "16) = 8 of them"});
+  // Uneven patches (22, 22, 20 token rows) under ulysses 2: its shares of a patch differ.
+  CHECK(reasons(make_query("flux.1-dev", 4, 1024, 1024), with_pipefusion(config(1, 2), 2, 3, 1)) ==
+        Reasons{"num_pipeline_patch = 3 with ring_degree x ulysses_degree = 2: xDiT cuts the latent into patches of 22 "
+                "token rows and a last of 20, and its sequence-parallel split then gives the 2 ranks of a patch "
+                "unequal rows (it needs equal patches)"});
+  // 992 high under ulysses 4: a 124-high latent; patches of ceil(124 / 4) = 31, rounded to 32, leave
+  // a last of 28, not a multiple of 2 x 4.
+  CHECK(reasons(make_query("flux.1-dev", 8, 1024, 992), with_pipefusion(config(1, 4), 2, 4, 1)) ==
+        Reasons{"num_pipeline_patch = 4 with ring_degree x ulysses_degree = 4: xDiT refuses it: the last patch of the "
+                "124-high latent, 124 - 3 x 32 = 28, is not a multiple of patch size x sequence-parallel degree (2 x "
+                "4)"});
 }
 
 TEST_CASE("PipeFusion: patches and warm-up steps need stages; degrees below their floor", "[planner][validate][pipefusion]") {
