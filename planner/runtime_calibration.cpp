@@ -141,6 +141,46 @@ class Parameters {
   std::map<std::string, int> index_;
 };
 
+double sum(const Terms& terms) {
+  double s = 0;
+  for (const auto& [j, v] : terms) s += v;
+  return s;
+}
+
+void scale(Terms& terms, double k) {
+  for (auto& [j, v] : terms) v *= k;
+}
+
+// PipeFusion's denoising as the fit sees it (costmodel/pipefusion_cost.h): the pacing stage's
+// patch slot, max(host, GPU) with its terms in the proportions of the step's blocks (o.blocks,
+// the warm-up and patch passes blended), once per slot of the pipelined phase and of its fill and
+// drain; the synchronous warm-up in the same proportions; the rest (the slot's excess when the
+// link or the round trip paces it, the GPU work outside the blocks) as it is. `unit`: 1 for a
+// figure per image, 1 / steps per step. Replaces o.blocks; o.steps becomes 1.
+void pipefusion_observation(const costmodel::PipeFusionCost& pf, double unit, FitObservation& o) {
+  FitBlock stage;
+  stage.overlapped = o.blocks.empty() || o.blocks.front().overlapped;
+  for (const FitBlock& b : o.blocks) {
+    stage.host.insert(stage.host.end(), b.host.begin(), b.host.end());
+    stage.device.insert(stage.device.end(), b.device.begin(), b.device.end());
+    stage.sync.insert(stage.sync.end(), b.sync.begin(), b.sync.end());
+  }
+  const double host = sum(stage.host), device = sum(stage.device), sync = sum(stage.sync);
+  const double slots = pf.pipelined_slots + (pf.slot_ms > 0 ? pf.fill_drain_ms / pf.slot_ms : 0);
+  FitBlock slot = stage, warmup = stage;
+  scale(slot.host, host > 0 ? unit * slots * pf.stage_patch_host_ms / host : 0);
+  scale(slot.device, device > 0 ? unit * slots * pf.stage_patch_gpu_ms / device : 0);
+  const double waits = pf.stage_patch_ms - (stage.overlapped ? std::max(pf.stage_patch_host_ms, pf.stage_patch_gpu_ms)
+                                                             : pf.stage_patch_host_ms + pf.stage_patch_gpu_ms);
+  scale(slot.sync, sync > 0 ? unit * slots * std::max(0.0, waits) / sync : 0);
+  const double bound = std::max(host, device) + sync;
+  for (Terms* t : {&warmup.host, &warmup.device, &warmup.sync}) scale(*t, bound > 0 ? unit * pf.warmup_ms / bound : 0);
+  o.blocks = {slot, warmup};
+  o.steps = 1;
+  const double excess = std::max(0.0, pf.slot_ms - pf.stage_patch_ms) * slots;
+  o.once.push_back({costmodel::kFixed, unit * (excess + pf.pipelined_rest_ms)});
+}
+
 // The prediction's terms, each under the parameter that scales it.
 FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parameters& params) {
   const HardwareProfile& hw = *r.query.hardware;
@@ -182,8 +222,10 @@ FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parame
   for (int i = 0; i < p.block_count; ++i) block(p.blocks[i], false);
   block(p.step_rest, true);
   o.steps = r.per_image ? r.query.steps : 1;
+  if (p.pipefusion.active()) pipefusion_observation(p.pipefusion, r.per_image ? 1.0 : 1.0 / r.query.steps, o);
   if (r.per_image)
-    o.once = {{gemm, p.text_encode_ms}, {conv, p.vae_decode_ms}, {params(run + "image"), p.pipeline.host_ms}};
+    o.once.insert(o.once.end(),
+                  {{gemm, p.text_encode_ms}, {conv, p.vae_decode_ms}, {params(run + "image"), p.pipeline.host_ms}});
   o.measured_ms = r.measured_ms;
   return o;
 }
@@ -270,7 +312,7 @@ void check_agreement(RuntimeCalibration& c, double reading_error) {
                         a.row.runtime == b.row.runtime && a.row.width == b.row.width && a.row.height == b.row.height &&
                         a.row.steps == b.row.steps && a.per_image == b.per_image && a.row.config == b.row.config &&
                         (a.row.box == b.row.box || a.row.gpus == 1);
-      const double gap = std::abs(a.measured_ms / b.measured_ms - 1);
+      const double gap = std::max(a.measured_ms, b.measured_ms) / std::min(a.measured_ms, b.measured_ms) - 1;
       if (same && gap > 2 * reading_error)
         c.disagreements.push_back(fmt::format("{} and {}: one configuration measured {:.0f}% apart", row_label(a),
                                               row_label(b), 100 * gap));

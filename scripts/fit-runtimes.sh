@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Fits the shipped runtime and hardware defaults to the published FLUX.1-dev timings
-# (profiles/reference/published-flux.json, a copy of ../shared/reference/published-flux.json):
-# `cpplan calibrate --import` writes profiles/fits/published-flux.toml, then this script rewrites
-# two sections of docs/accuracy.md: the fit (every row, in sample, nested cross-validation, each
-# GPU kind and each source left out, plan order, memory) and the speed-ups the shipped model
-# predicts for 2, 4 and 8 GPUs over one (FLUX.1-dev, HunyuanVideo, CogVideoX-5B on H100 and L20)
-# with the terms that limit them. cache-dit's timings run diffusers' pipeline and transformer
-# with its own context-parallel hooks, eager: they are fitted as the diffusers runtime.
+# Fits the shipped runtime and hardware defaults to the three published sets of timings in
+# profiles/reference/ (copies of ../shared/reference/): FLUX.1-dev under diffusers, xDiT and
+# cache-dit (published-flux.json), PixArt-alpha under xDiT's legacy PipeFusion, USP and tensor
+# parallel on three boxes (published-xdit-pixart.json), and FLUX.1-dev compiled under xDiT
+# (published-xdit-compiled.json). `cpplan calibrate --import` of the FLUX.1-dev set writes the
+# shipped fit, profiles/fits/published-flux.toml; one fit of all three sets is reported beside it
+# (not shipped: it costs the FLUX.1-dev rows 5 points of cross-validated error, docs/accuracy.md).
+# scripts/fit-report.py rewrites three sections of docs/accuracy.md (each set: every row, in
+# sample, nested cross-validation, what is left out, plan order, what the data cannot settle), and
+# this script the speed-ups the shipped model predicts for 2, 4 and 8 GPUs over one (FLUX.1-dev,
+# HunyuanVideo, CogVideoX-5B on H100 and L20) with the terms that limit them.
+# cache-dit's timings run diffusers' pipeline and transformer with its own context-parallel hooks,
+# eager: they are fitted as the diffusers runtime. Each PixArt box is named by its topology file.
 # Usage: scripts/fit-runtimes.sh [path/to/cpplan]   (default build/cli/cpplan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,65 +20,33 @@ if [ ! -x "$cpplan" ]; then
   echo "fit-runtimes: $cpplan is not built (scripts/build.sh)" >&2
   exit 2
 fi
-data=profiles/reference/published-flux.json
-shared=../shared/reference/published-flux.json
-if [ -f "$shared" ] && ! cmp -s "$shared" "$data"; then
-  echo "fit-runtimes: $data differs from $shared: copy the reference over first" >&2
-  exit 3
-fi
+sets="published-flux published-xdit-pixart published-xdit-compiled"
+for set in $sets; do
+  data=profiles/reference/$set.json shared=../shared/reference/$set.json
+  if [ -f "$shared" ] && ! cmp -s "$shared" "$data"; then
+    echo "fit-runtimes: $data differs from $shared: copy the reference over first" >&2
+    exit 3
+  fi
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$cpplan" calibrate --import "$data" --runtime-for cache-dit=diffusers --name published-flux \
-  -o profiles/fits/published-flux.toml --json > "$work/fit.json"
+"$cpplan" calibrate --import profiles/reference/published-flux.json --runtime-for cache-dit=diffusers --name published-flux \
+  -o profiles/fits/published-flux.toml --json > "$work/flux.json"
 echo "fit-runtimes: wrote profiles/fits/published-flux.toml" >&2
-
-python3 - "$work/fit.json" <<'PY' | scripts/doc-section.sh docs/accuracy.md published-timings
-import json, sys
-r = json.load(open(sys.argv[1]))
-pct = lambda x: f"{100 * x:.1f}%"
-err = lambda p, m: f"{100 * (p / m - 1):+.1f}%"
-print("## Published FLUX.1-dev timings: the shipped defaults\n")
-print("Regenerate with `scripts/fit-runtimes.sh` (seconds). `cpplan calibrate --import` fits the runtimes' host")
-print("costs and per-collective overheads and the GPU architectures' and links' efficiencies to the 26")
-print("timings of profiles/reference/published-flux.json (diffusers' context-parallelism guide on L20, RTX 4090 48GB")
-print("and H100; xDiT on 1-4 H100; cache-dit on L20) and writes profiles/fits/published-flux.toml, which")
-print("every query applies. *priors*: the profiles before the fit; *fitted*: the shipped profiles through the")
-print("real cost model; *held out*: nested 5-fold cross-validation (each row predicted by a fit, and a")
-print("ridge strength, chosen without it). Per-step rows are ms per step; per-image rows, seconds per image.\n")
-print("| source | GPU | GPUs | plan | measured | priors | fitted | held out |")
-print("|---|---|---|---|---|---|---|---|")
-for row in r["rows"]:
-    m, unit, scale = row["measured_ms"], ("s" if row["per_image"] else "ms"), (1e-3 if row["per_image"] else 1)
-    print(f"| {row['source']} | {row['hardware']} | {row['gpus']} | {row['plan']} | {m * scale:.2f} {unit} | "
-          f"{err(row['prior_ms'], m)} | {err(row['fitted_ms'], m)} | {err(row['held_out_ms'], m)} |")
-print()
-print(f"Time MAPE over {len(r['rows'])} timings: priors {pct(r['prior_mape'])}, **fitted {pct(r['fitted_mape'])}**, "
-      f"nested {r['folds']}-fold cross-validation **{pct(r['cv_mape'])}** (ridge {r['shrinkage']:g}).\n")
-print("Left out, then predicted by a fit of the rest:\n")
-print("| left out | MAPE |")
-print("|---|---|")
-for group, e in sorted(r["held_out"].items()):
-    print(f"| {group.replace('=', ' ')} | {pct(e)} |")
-print()
-print(f"Plan order: {r['pairs_ordered']} of {r['pairs']} pairs of the same source, GPU kind and size whose timings differ by "
-      f"over 5% come out in the measured order.", end="")
-print(" Misordered: " + "; ".join(r["misordered"]) + "." if r["misordered"] else "")
-print()
-print(f"Peak memory (the prediction's whole footprint per GPU, the published figures read as GiB): "
-      f"**MAPE {pct(r['memory_mape'])}**; {r['memory_within_10']} of {r['memory_rows']} within 10% of the published figure.", end="")
-if r["memory_outside_10"]:
-    print(" Outside: " + "; ".join(r["memory_outside_10"]) + ". That run's 56.02 GB is the 33.85 GB of the other "
-          "4 x H100 runs plus 22.17 GiB: exactly one more bf16 copy of the 11.9B-parameter transformer, or the "
-          "transformer held in fp32 (consistent with its time per image, about twice the Ulysses run's). No placement or "
-          "context-parallel buffer of a plan explains it, and memory is not fitted.")
-else:
-    print()
-print("\nThe fit (profiles/fits/published-flux.toml):\n")
-print("```toml")
-print(r["fit"].rstrip())
-print("```")
-PY
+"$cpplan" calibrate --name published --json \
+  --import profiles/reference/published-flux.json \
+  --import profiles/reference/published-xdit-pixart.json \
+  --import profiles/reference/published-xdit-compiled.json \
+  --runtime-for cache-dit=diffusers --runtime-for xdit-pixart-legacy=xdit --runtime-for xdit-flux-compiled=compiled \
+  --model-for xdit-pixart-legacy=pixart-alpha \
+  --topology-for "8 x A100 80GB SXM (NVLink, NVSwitch)=dgx-a100" \
+  --topology-for "4 x A100 80GB on PCIe Gen4 under one switch, no NVLink=4x-a100-pcie" \
+  --topology-for "8 x L20 48GB on PCIe=8x-l20-pcie" > "$work/all.json"
+python3 scripts/fit-report.py "$work/flux.json" published-timings "$work/all.json" | scripts/doc-section.sh docs/accuracy.md published-timings
+for section in published-pixart published-compiled; do
+  python3 scripts/fit-report.py "$work/all.json" "$section" | scripts/doc-section.sh docs/accuracy.md "$section"
+done
 
 # Predicted speed-ups of more GPUs, from the shipped profiles: the best plan that fits at each
 # count; its image time against one GPU's, and what bounds it.
