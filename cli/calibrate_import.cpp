@@ -163,6 +163,7 @@ int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::s
     auto more = session::import_timings(file, mappings);
     rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
+  session::check_mappings_used(rows, mappings);
   return fit_and_report(rows, request, c, out);
 }
 

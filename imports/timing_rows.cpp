@@ -116,18 +116,18 @@ Result<bool> read_size(const Fields& f, TimingRow& row) {
   return true;
 }
 
-// PipeFusion's degree P, patches M (xDiT's default: P) and synchronous warm-up steps W (absent or
-// null: xDiT's default).
+// PipeFusion's degree P, patches M and synchronous warm-up steps W; absent or null, xDiT's
+// defaults (M = P, W = 1) under PipeFusion and none without. Given without PipeFusion, they stay
+// as given and the plan's check refuses them (they need pipefusion_degree > 1).
 Result<bool> read_pipefusion(const Fields& f, PipeFusionConfig& pf) {
   auto degree = f.integer("pipefusion_degree", 1, 1 << 17, 1);
   if (!degree) return degree.error();
-  auto patches = f.integer("pipefusion_patches", 1, 1 << 16, *degree);
+  const bool on = *degree > 1;
+  auto patches = f.integer("pipefusion_patches", 1, 1 << 16, on ? *degree : 1);
   if (!patches) return patches.error();
-  auto warmup = f.integer("pipefusion_warmup_steps", 0, 100000, kXditWarmupSteps);
+  auto warmup = f.integer("pipefusion_warmup_steps", 0, 100000, on ? kXditWarmupSteps : 0);
   if (!warmup) return warmup.error();
-  pf.degree = *degree;
-  pf.patches = *degree > 1 ? *patches : 1;
-  pf.warmup_steps = *degree > 1 ? *warmup : 0;
+  pf = {*degree, *patches, *warmup};
   return true;
 }
 
@@ -208,7 +208,8 @@ Result<bool> read_timings(const Fields& f, TimingRow& row) {
 }
 
 // The box the row ran on: "topology" names a topology profile; "box" describes it in words and
-// --topology-for BOX=TOPOLOGY names its profile. Neither: the hardware profile's own node.
+// --topology-for BOX=TOPOLOGY names its profile (a box named by neither is an error: its links
+// would silently be the hardware profile's). Neither field: the hardware profile's own node.
 Result<bool> read_topology(const Fields& f, const TimingImportOptions& o, TimingRow& row) {
   if (f.has("box")) {
     auto box = f.text("box");
@@ -221,6 +222,8 @@ Result<bool> read_topology(const Fields& f, const TimingImportOptions& o, Timing
     if (!t) return t.error();
     row.topology = *t;
   }
+  if (!row.box.empty() && row.topology.empty())
+    return f.fail("box", row.box, "names no topology (give --topology-for BOX=TOPOLOGY, or the row a \"topology\")");
   return true;
 }
 

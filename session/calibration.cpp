@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -177,6 +179,23 @@ std::vector<costmodel::TimingRow> import_timings(const std::string& path, const 
   auto rows = imports::parse_timing_rows(read_file(path), path, o);
   if (!rows) throw InvalidInput{rows.error().message};
   return std::move(rows).value();
+}
+
+void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const TimingMappings& mappings) {
+  auto check = [&](const std::vector<std::string>& pairs, const char* option, const char* what,
+                   std::string costmodel::TimingRow::*field) {
+    std::map<std::string, std::string> named;
+    read_pairs(pairs, option, "KEY=VALUE", named);
+    std::set<std::string> present;
+    for (const auto& r : rows)
+      if (!(r.*field).empty()) present.insert(r.*field);
+    for (const auto& [key, value] : named)
+      if (!present.count(key))
+        throw InvalidInput{printable(fmt::format("{} = {}={}: no row has {} {} (the rows': {})", option, key, value, what,
+                                                 key, fmt::join(present, "; ")))};
+  };
+  check(mappings.model_for, "--model-for", "source", &costmodel::TimingRow::source);
+  check(mappings.topology_for, "--topology-for", "box", &costmodel::TimingRow::box);
 }
 
 std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path) {

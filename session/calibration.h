@@ -51,6 +51,9 @@ struct TimingMappings {
 // The rows of an imported timings file (.json, .csv or .jsonl). InvalidInput names the file, row,
 // field and rule.
 std::vector<costmodel::TimingRow> import_timings(const std::string& path, const TimingMappings& mappings);
+// InvalidInput (one line) for a --model-for SOURCE or --topology-for BOX no row of `rows` has: a
+// mistyped name would otherwise leave its rows as they were, silently.
+void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const TimingMappings& mappings);
 // The pipeline runs (cpplan import-runs) of the store at `db` as timing rows; InvalidInput when
 // it is missing or holds fewer than 2.
 std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path);

@@ -311,6 +311,16 @@ TEST_CASE("calibrate --import refuses a malformed --runtime-for and --folds belo
     check_refused(r);
     CHECK_THAT(r.err, Catch::Contains("--runtime-for = oops: must be SOURCE=RUNTIME"));
   }
+  {  // a --model-for or --topology-for no row uses: a typo, refused rather than left unapplied
+    const CliResult m = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--model-for", "xdit-flx=flux.1-dev"});
+    check_refused(m);
+    CHECK_THAT(m.err, Catch::StartsWith("cpplan: --model-for = xdit-flx=flux.1-dev: no row has source xdit-flx (the rows': "));
+    const CliResult t = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--topology-for", "my box=dgx-a100"});
+    check_refused(t);
+    CHECK_THAT(t.err, Catch::Contains("--topology-for = my box=dgx-a100: no row has box my box"));
+  }
   {
     const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
                                  dir.file("out.toml"), "--folds", "1"});

@@ -496,11 +496,27 @@ TEST_CASE("a row's box names its topology through --topology-for and --model-for
   CHECK((*rows)[1].model == "pixart-alpha");
   CHECK((*rows)[1].box.empty());
   CHECK((*rows)[1].topology.empty());
-  // Without the mappings the row keeps what it says.
-  auto plain = file.parse();
+  // Without --model-for the row keeps the model it says (the fit then names it an unknown profile).
+  TimingImportOptions boxes_only;
+  boxes_only.topology_for_box = o.topology_for_box;
+  auto plain = file.parse(boxes_only);
   REQUIRE(plain.ok());
-  CHECK((*plain)[0].topology.empty());
   CHECK((*plain)[1].model == "PixArt-alpha XL-2-1024-MS (Transformer2DModel)");
+}
+
+TEST_CASE("a box no --topology-for names is an error naming the row and the box", "[imports][timing_rows][errors]") {
+  const TimingFile file("b.json", published(point_with("box", "\"4 x A100 on PCIe\"")));
+  CHECK(file.error() == file.path() +
+                            ": points[0]: box = 4 x A100 on PCIe: names no topology (give --topology-for BOX=TOPOLOGY, "
+                            "or the row a \"topology\")");
+}
+
+TEST_CASE("PipeFusion patches or warm-up without PipeFusion stay as given, for the plan check to refuse",
+          "[imports][timing_rows]") {
+  const TimingFile file("p.json", published(point_with("pipefusion_patches", "4")));
+  auto rows = file.parse();
+  REQUIRE(rows.ok());
+  CHECK((*rows)[0].config.pipefusion == cpplan::PipeFusionConfig{1, 4, 0});
 }
 
 TEST_CASE("a warm-up below 0 is an error naming the field", "[imports][timing_rows][errors]") {
