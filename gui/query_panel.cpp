@@ -145,7 +145,8 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   batch_->setToolTip(QStringLiteral("images generated together (cpplan --batch); dp_degree must divide it"));
   nodes_->setRange(1, kMaxGpus);
   nodes_->setEnabled(false);
-  nodes_->setToolTip(QStringLiteral("nodes of the topology, joined by its network (cpplan --nodes)"));
+  nodes_->setToolTip(QStringLiteral(
+      "nodes of the topology, or of a PCIe GPU's usual server, joined by their network (cpplan --nodes)"));
   steps_->setRange(1, 100000);
   anything_->setChecked(true);
   all_plans_->setToolTip(QStringLiteral("also the fully-sharded twins (fs > 1) of every valid plan, not only of "
@@ -195,12 +196,21 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   // A topology (or another node count) sets the hardware and GPU count, as the CLI's defaults do;
   // both stay editable (fewer GPUs of one node, another hardware profile).
   connect(topology_, &QComboBox::currentIndexChanged, this, [this] {
+    if (topology_->currentData().toString().isEmpty()) {  // back to no topology: one node of the hardware
+      const bool was_quiet = quiet_;
+      quiet_ = true;
+      nodes_->setValue(1);
+      quiet_ = was_quiet;
+    }
     apply_topology_defaults();
     emit_changed();
   });
   connect(nodes_, &QSpinBox::valueChanged, this, [this] {
     apply_topology_defaults();
     emit_changed();
+  });
+  connect(hardware_, &QComboBox::currentIndexChanged, this, [this] {
+    if (topology_->currentData().toString().isEmpty()) apply_hardware_node();
   });
   for (QComboBox* c : {hardware_, backend_, runtime_, framework_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
@@ -325,10 +335,24 @@ void QueryPanel::apply_model_defaults() {
   quiet_ = was_quiet;
 }
 
+// Without a topology, the nodes are the hardware profile's usual server ([node] of a PCIe GPU),
+// as the CLI's --nodes without --topology: N of them set the GPU count.
+void QueryPanel::apply_hardware_node() {
+  const HardwareProfile* h = catalog_->find_hardware(hardware_->currentText().toStdString());
+  const bool has_node = h && h->node;
+  nodes_->setEnabled(has_node);
+  if (!has_node || nodes_->value() < 2) return;
+  const bool was_quiet = quiet_;
+  quiet_ = true;
+  nodes_->setMaximum(kMaxGpus / h->gpus_per_node);
+  gpus_->setValue(nodes_->value() * h->gpus_per_node);
+  quiet_ = was_quiet;
+}
+
 void QueryPanel::apply_topology_defaults() {
   const Topology* t = catalog_->find_topology(topology_->currentData().toString().toStdString());
-  nodes_->setEnabled(t != nullptr);
-  if (!t) return;
+  if (!t) return apply_hardware_node();
+  nodes_->setEnabled(true);
   const bool was_quiet = quiet_;
   quiet_ = true;
   nodes_->setMaximum(kMaxGpus / t->gpus);
@@ -345,7 +369,8 @@ QueryInput QueryPanel::input() const {
   in.gpus = gpus_->value();
   in.batch = batch_->value();
   in.topology = topology_->currentData().toString().toStdString();
-  in.nodes = in.topology.empty() ? 0 : nodes_->value();
+  // Without a topology, nodes of the hardware's usual server count only when more than one.
+  in.nodes = !in.topology.empty() || (nodes_->isEnabled() && nodes_->value() > 1) ? nodes_->value() : 0;
   in.width = width_->value();
   in.height = height_->value();
   in.frames = frames_->isEnabled() ? frames_->value() : 1;

@@ -44,7 +44,7 @@ class QueryPanel : public QWidget {
   QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
   QSpinBox* batch_box() { return batch_; }
   QComboBox* topology_box() { return topology_; }  // "none", then the catalog's topologies
-  QSpinBox* nodes_box() { return nodes_; }         // enabled with a topology
+  QSpinBox* nodes_box() { return nodes_; }         // enabled with a topology or a hardware [node]
   QComboBox* hardware_box() { return hardware_; }
   QLineEdit* model_config_edit() { return config_edit_; }     // the config's path; Enter applies it
   QPushButton* model_config_button() { return config_open_; }  // "Model config...": a file dialog
@@ -74,6 +74,7 @@ class QueryPanel : public QWidget {
   const ModelProfile* current_model() const;     // the config's profile, else the combo's
   void apply_model_defaults();     // the model's size, frames, steps and granularity
   void apply_topology_defaults();  // the topology's hardware and nodes x its GPUs, as the CLI's defaults
+  void apply_hardware_node();      // without a topology: nodes of the hardware's usual server ([node]), or none
   void update_facts();
   void emit_changed();
 

@@ -196,7 +196,16 @@ TEST_CASE("The query panel's batch, topology and nodes reach the query", "[gui][
   topology->setCurrentIndex(0);
   CHECK(last->topology.empty());
   CHECK(last->nodes == 0);
+  // rtx4090 describes its usual server ([node], 8 GPUs): nodes of it stay open, as the CLI's --nodes
+  // without --topology; 2 of them are 16 GPUs. An H100 (NVSwitch, no [node]) has none.
+  CHECK(panel.nodes_box()->isEnabled());
+  panel.nodes_box()->setValue(2);
+  CHECK(last->nodes == 2);
+  CHECK(last->gpus == 16);
+  REQUIRE(cpplan::gui::make_query(*shared_catalog(), *last));
+  panel.hardware_box()->setCurrentIndex(panel.hardware_box()->findText("h100-sxm"));
   CHECK(!panel.nodes_box()->isEnabled());
+  CHECK(last->nodes == 0);
 
   // set_input with the topology's defaults left open ("" hardware, 0 GPUs) fills them in
   panel.set_input(on_topology("dgx-h100", 2));
