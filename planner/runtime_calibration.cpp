@@ -280,11 +280,19 @@ std::string row_label(const CalibratedRow& r) {
                      t.height, t.gpus, plan_label(t.config));
 }
 
-// Two rows of one source, box (or GPU kind), size, steps and unit: their order is comparable.
-bool comparable(const CalibratedRow& a, const CalibratedRow& b) {
-  return a.row.source == b.row.source && a.hardware == b.hardware && a.row.box == b.row.box &&
-         a.row.width == b.row.width && a.row.height == b.row.height && a.per_image == b.per_image &&
-         a.row.steps == b.row.steps;
+// Two rows of one source, GPU kind, size, steps and unit.
+bool same_measure(const CalibratedRow& a, const CalibratedRow& b) {
+  return a.row.source == b.row.source && a.hardware == b.hardware && a.row.width == b.row.width &&
+         a.row.height == b.row.height && a.per_image == b.per_image && a.row.steps == b.row.steps;
+}
+
+// ... and of one box: their order is comparable.
+bool comparable(const CalibratedRow& a, const CalibratedRow& b) { return same_measure(a, b) && a.row.box == b.row.box; }
+
+// ... and of one configuration: the same model, runtime and plan, on one box (or one GPU anywhere).
+bool same_configuration(const CalibratedRow& a, const CalibratedRow& b) {
+  return same_measure(a, b) && a.row.model == b.row.model && a.row.runtime == b.row.runtime &&
+         a.row.config == b.row.config && (a.row.box == b.row.box || a.row.gpus == 1);
 }
 
 // Pairs of the same source, box, GPU kind, resolution and unit whose measurements differ by over 5%.
@@ -308,12 +316,8 @@ void check_agreement(RuntimeCalibration& c, double reading_error) {
   for (std::size_t i = 0; i < c.rows.size(); ++i)
     for (std::size_t j = i + 1; j < c.rows.size(); ++j) {
       const CalibratedRow &a = c.rows[i], &b = c.rows[j];
-      const bool same = a.row.source == b.row.source && a.row.model == b.row.model && a.hardware == b.hardware &&
-                        a.row.runtime == b.row.runtime && a.row.width == b.row.width && a.row.height == b.row.height &&
-                        a.row.steps == b.row.steps && a.per_image == b.per_image && a.row.config == b.row.config &&
-                        (a.row.box == b.row.box || a.row.gpus == 1);
       const double gap = std::max(a.measured_ms, b.measured_ms) / std::min(a.measured_ms, b.measured_ms) - 1;
-      if (same && gap > 2 * reading_error)
+      if (same_configuration(a, b) && gap > 2 * reading_error)
         c.disagreements.push_back(fmt::format("{} and {}: one configuration measured {:.0f}% apart", row_label(a),
                                               row_label(b), 100 * gap));
     }

@@ -192,15 +192,10 @@ TEST_CASE("SIGINT or SIGTERM to the launcher ends every rank and records the run
 }
 
 TEST_CASE("an occupied rendezvous port fails rank 0 with one clear line, recorded", "[executor][fault]") {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(listen(fd, 1) == 0);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const cpplan::test::ListeningSocket taken = cpplan::test::listen_on_free_port();
+  REQUIRE(taken.port > 0);
+  const int fd = taken.fd;
+  const std::string port = std::to_string(taken.port);
   const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
                               "--db", db_path(), "--timeout", "5"},
                              {"RANK=0", "WORLD_SIZE=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port});

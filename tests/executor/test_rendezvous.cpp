@@ -35,15 +35,9 @@ using namespace std::chrono_literals;
 namespace {
 
 int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  const cpplan::test::ListeningSocket s = cpplan::test::listen_on_free_port();
+  close(s.fd);
+  return s.port;
 }
 
 Rendezvous endpoint(int port, int rank, int world, std::chrono::milliseconds timeout = 5s,
@@ -126,26 +120,11 @@ struct Rank {
 
 Rank start_rank(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& stem) {
   Rank r{-1, stem + ".out", stem + ".err"};
-  std::fflush(nullptr);
-  r.pid = fork();
-  if (r.pid == 0) {
-    dup2(open(r.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-    dup2(open(r.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  r.pid = cpplan::test::start_process(args, env, r.out, r.err);
   return r;
 }
 
-int wait_rank(const Rank& r) {
-  int status = 0;
-  waitpid(r.pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+int wait_rank(const Rank& r) { return cpplan::test::wait_process(r.pid); }
 
 }  // namespace
 
@@ -314,15 +293,9 @@ TEST_CASE("bad rendezvous addresses stay one line: no such name, a taken port", 
   Rendezvous r = endpoint(free_port(), 0, 2, 1s, "no-such-host.invalid");
   CHECK_THROWS_WITH(connect_store(r), Catch::StartsWith("rendezvous: MASTER_ADDR = no-such-host.invalid: does not resolve ("));
   // A port another socket listens on, for both kinds of rank 0.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(listen(fd, 1) == 0);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const int port = ntohs(addr.sin_port);
+  const cpplan::test::ListeningSocket taken = cpplan::test::listen_on_free_port();
+  REQUIRE(taken.port > 0);
+  const int fd = taken.fd, port = taken.port;
   const std::string p = std::to_string(port);
   CHECK_THROWS_WITH(connect_store(endpoint(port, 0, 2, 1s, "127.0.0.1")),
                     "rendezvous: MASTER_PORT = " + p + ": address 127.0.0.1:" + p + " is already in use");
