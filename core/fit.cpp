@@ -96,7 +96,7 @@ Result<RuntimeFit> fit_from_toml(const toml::table& root, const std::string& pat
              [&](const std::string& n, Reader sub) { read_architecture_values(sub, f.architectures[n]); });
   if (const auto* t = r.table("links", false); t && r.ok()) {
     Reader l = r.sub(*t, "links");
-    l.only({"nvswitch", "pcie", "pcie_host", "ici"});
+    l.only({"nvswitch", "pcie", "pcie_host", "ici", "socket_all_to_all"});
     for (const auto& [k, node] : *t) {
       double v = 1;
       l.number(k.str(), v, 0, kMaxMultiplier, true, true);
@@ -227,6 +227,10 @@ void apply_fit(const RuntimeFit& fit, HardwareProfile& hw) {
                           hw.link_kind == LinkKind::kPcieHost;  // a GPU, whose peers can meet over PCIe
   if (const auto l = fit.links.find("pcie"); l != fit.links.end() && gpu_fabric) {
     hw.pcie_efficiency = std::min(1.0, hw.pcie_efficiency * l->second);
+    applied = true;
+  }
+  if (const auto l = fit.links.find("socket_all_to_all"); l != fit.links.end() && gpu_fabric) {
+    hw.all_to_all_across_sockets = std::min(1.0, hw.all_to_all_across_sockets * l->second);
     applied = true;
   }
   if (const auto l = fit.links.find(std::string(to_string(hw.link_kind))); l != fit.links.end()) {

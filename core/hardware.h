@@ -65,6 +65,13 @@ struct HardwareProfile {
   // the profile's [node]) places groups on them: the interconnect's efficiency for a PCIe GPU, the
   // host link's for a GPU whose own fabric is NVLink (an SXM part in a PCIe-only box).
   double pcie_efficiency = 0.8;
+  // The share of the link between sockets that an all-to-all reaches where that link binds it (a
+  // PCIe node with GPUs under two sockets): NCCL has no peer-to-peer across sockets and runs each
+  // pair that crosses them through host memory, n - 1 peers at once, while a ring's one pair per
+  // direction streams. General knowledge: nccl-tests' alltoall_perf on dual-socket 8-GPU PCIe
+  // servers reports a few GB/s of busbw, a quarter or less of all_reduce_perf on the same box.
+  // [efficiency] all_to_all_across_sockets; a fit's [links] socket_all_to_all scales it.
+  double all_to_all_across_sockets = 0.25;
   int gpus_per_node = 8;
   std::optional<NodeLayout> node;  // the usual server of a PCIe GPU; none: the two links above
 

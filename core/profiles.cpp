@@ -326,7 +326,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   if (const auto* t = r.table("efficiency"); t && r.ok()) {
     Reader e = r.sub(*t, "efficiency");
     e.only({"gemm", "gemm_half_rows", "attention", "attention_half_tokens", "conv", "memory",
-            "kernel_launch_us"});
+            "kernel_launch_us", "all_to_all_across_sockets"});
     e.number("gemm", h.gemm_efficiency, 0, 1, true, true);
     e.number("gemm_half_rows", h.gemm_half_rows, 0, 1e6);
     if (const auto* a = e.table("attention"); a && e.ok()) {
@@ -338,6 +338,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
     e.number("attention_half_tokens", h.attention_half_tokens, 0, 1e6);
     e.number("conv", h.conv_efficiency, 0, 1, true, true);
     e.number("memory", h.memory_efficiency, 0, 1, true, true);
+    e.number("all_to_all_across_sockets", h.all_to_all_across_sockets, 0, 1, false, true);
     e.number("kernel_launch_us", h.kernel_launch_us, 0, 1e4);
   }
   if (!r.ok()) return Error{error};

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "core/text.h"
 #include "costmodel/cost_model.h"
@@ -105,14 +106,30 @@ Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
   return r;
 }
 
+// A row's prediction, and the share of its collectives' time that is an all-to-all bound by the
+// link between sockets (HardwareProfile::all_to_all_across_sockets prices it).
+struct Priced {
+  costmodel::Prediction predicted;
+  double socket_all_to_all_share = 0;
+};
+
 // The row's prediction: on its box's topology (else its hardware's usual node, for a PCIe GPU),
 // the frameworks' default rank order priced by the links its groups use.
-costmodel::Prediction predict(const Resolved& r) {
+Priced predict(const Resolved& r) {
   const costmodel::DatasheetModel hw(*r.query.hardware);
   const costmodel::CostModel cost(hw);
-  if (const auto placer = placer_for(r.query, cost))
-    return placer->evaluate(r.plan, topology::kDefaultAxisOrder).predicted;
-  return cost.predict(r.query, r.plan.config, r.plan.variant);
+  Priced out;
+  if (const auto placer = placer_for(r.query, cost)) {
+    const topology::PlacementResult placed = placer->evaluate(r.plan, topology::kDefaultAxisOrder);
+    out.predicted = placed.predicted;
+    const auto& axes = out.predicted.axis_comm_ms;
+    const double total = std::accumulate(axes.begin(), axes.end(), 0.0);
+    const auto ulysses = static_cast<std::size_t>(costmodel::CommAxis::kUlysses);
+    if (placed.placement.links[ulysses].across_sockets && total > 0) out.socket_all_to_all_share = axes[ulysses] / total;
+    return out;
+  }
+  out.predicted = cost.predict(r.query, r.plan.config, r.plan.variant);
+  return out;
 }
 
 // The fit's parameters, created as observations name them.
@@ -182,7 +199,8 @@ void pipefusion_observation(const costmodel::PipeFusionCost& pf, double unit, Fi
 }
 
 // The prediction's terms, each under the parameter that scales it.
-FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parameters& params) {
+FitObservation observe(const Resolved& r, const Priced& priced, Parameters& params) {
+  const costmodel::Prediction& p = priced.predicted;
   const HardwareProfile& hw = *r.query.hardware;
   const RuntimeProfile& rt = *r.query.runtime;
   const std::string run = "runtime." + rt.name + ".";
@@ -199,6 +217,8 @@ FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parame
   const bool on_pcie = r.query.topology && topology::nvlink_gpu_on_pcie(*r.query.topology, hw);
   const int comm = on_pcie ? params.efficiency("link.pcie.comm", hw.pcie_efficiency)
                            : params.efficiency("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
+  const double share = priced.socket_all_to_all_share;
+  const int sockets = share > 0 ? params.efficiency("link.socket_all_to_all.comm", hw.all_to_all_across_sockets) : comm;
   const double us = rt.us_per_op * 1e-3, coll = rt.collective_us * 1e-3;
   FitObservation o;
   auto block = [&](const costmodel::BlockCost& b, bool rest) {
@@ -215,7 +235,8 @@ FitObservation observe(const Resolved& r, const costmodel::Prediction& p, Parame
     fb.device = {{gemm, b.gemm_ms - b.gemm_traffic_ms},
                  {memory, b.memory_ms + b.gemm_traffic_ms},
                  {attention, b.attention_ms},
-                 {comm, b.comm_ms}};
+                 {comm, b.comm_ms * (1 - share)},
+                 {sockets, b.comm_ms * share}};
     fb.sync = {{params(run + "sync"), b.sync_ms}};
     o.blocks.push_back(std::move(fb));
   };
@@ -342,7 +363,7 @@ class FittedProfiles {
     if (new_rt) apply_fit(fit_, rt->second);
     fitted.query.hardware = &h->second;
     fitted.query.runtime = &rt->second;
-    return cpplan::planner::predict(fitted);
+    return cpplan::planner::predict(fitted).predicted;
   }
 
  private:
@@ -420,8 +441,9 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
   std::vector<FitObservation> observations;
   RuntimeCalibration out;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const costmodel::Prediction p = predict(resolved[i]);
-    FitObservation o = observe(resolved[i], p, params);
+    const Priced priced = predict(resolved[i]);
+    const costmodel::Prediction& p = priced.predicted;
+    FitObservation o = observe(resolved[i], priced, params);
     o.groups = groups_of(resolved[i], rows[i]);
     observations.push_back(std::move(o));
     CalibratedRow c;

@@ -35,6 +35,15 @@ std::string describe_links(const TopologyGraph& g, const std::vector<int>& edges
   return fmt::format(" over {}", fmt::join(names, ", "));
 }
 
+// The capacity of a minimum cut's links between sockets: a saturated cut carries that much of its
+// flow over them.
+GBps socket_capacity(const TopologyGraph& g, const std::vector<int>& edges) {
+  GBps out = 0;
+  for (int e : edges)
+    if (g.edges()[e].type == LinkType::kSocket) out += g.edges()[e].capacity_gbps;
+  return out;
+}
+
 struct RingResult {
   GroupBandwidth bw;
   bool valid = false;
@@ -134,7 +143,7 @@ std::vector<std::vector<std::vector<int>>> cluster_levels(const TopologyGraph& g
 }
 
 GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<std::vector<int>>& groups, int group_size,
-                                    bool single_node_cuts) {
+                                    bool single_node_cuts, double socket_efficiency) {
   GroupBandwidth out{kInfinity, 0, "no group of two or more"};
   if (group_size < 2) return out;
   std::vector<int> members;
@@ -201,11 +210,17 @@ GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<st
         if (!in_cut[v]) rest.push_back(v);
       std::vector<int> links;
       const GBps flow = g.max_flow(cut, rest, threshold, &links);
-      const GBps bound = (n - 1) * flow / pairs;
+      // The part of the flow that crosses sockets moves at socket_efficiency of it.
+      const GBps across = std::min(flow, socket_capacity(g, links));
+      const bool sockets = across > 0;
+      const GBps bound = (n - 1) * (flow - (1 - socket_efficiency) * across) / pairs;
       if (bound < out.busbw_gbps) {
         out.busbw_gbps = bound;
-        out.bottleneck = fmt::format("cut {}: max-flow {:g} GB/s out{} for {:g} pair{} of ranks", describe_set(g, cut),
-                                     flow, describe_links(g, links), pairs, pairs == 1 ? "" : "s");
+        out.across_sockets = sockets;
+        out.bottleneck = fmt::format("cut {}: max-flow {:g} GB/s out{} for {:g} pair{} of ranks{}", describe_set(g, cut),
+                                     flow, describe_links(g, links), pairs, pairs == 1 ? "" : "s",
+                                     sockets ? fmt::format(", all-to-all across sockets at {:g} of it", socket_efficiency)
+                                             : "");
       }
     }
     for (int v : cut) in_cut[v] = 0;

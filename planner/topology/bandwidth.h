@@ -24,14 +24,17 @@ struct GroupBandwidth {
   GBps busbw_gbps = 0;            // per rank; infinity when no group has two members
   Microseconds latency_us = 0;    // alpha: the slowest hop / pair route
   std::string bottleneck;         // the binding link or cut, for --explain
+  bool across_sockets = false;    // an all-to-all whose binding cut holds a link between sockets
 };
 
 // Every group holds GPU vertices of `g`, in rank order, all of the same size. `group_size` is the
 // real size of the groups (an instance may hold only two nodes of larger symmetric groups);
 // `single_node_cuts`: consider only cuts inside one node (such a reduced instance).
+// `socket_efficiency`: the share an all-to-all reaches of the flow a cut carries over links
+// between sockets (HardwareProfile::all_to_all_across_sockets).
 GroupBandwidth ring_bandwidth(const TopologyGraph& g, const std::vector<std::vector<int>>& groups, bool rank_order_only);
 GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<std::vector<int>>& groups, int group_size,
-                                    bool single_node_cuts);
+                                    bool single_node_cuts, double socket_efficiency = 1.0);
 
 // The devices grouped level by level: at each level the GPUs (vertices of `gpus`) whose pairwise
 // widest routes are at least as good as that level's route are one cluster. The first level is

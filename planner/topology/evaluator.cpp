@@ -63,7 +63,9 @@ AxisBandwidth GroupEvaluator::component(Pattern p, const std::vector<Placed>& gr
   }
   GroupBandwidth bw;
   switch (p) {
-    case Pattern::kAllToAll: bw = all_to_all_bandwidth(graph, vertices, group_size, alike); break;
+    case Pattern::kAllToAll:
+      bw = all_to_all_bandwidth(graph, vertices, group_size, alike, hw_.all_to_all_across_sockets);
+      break;
     case Pattern::kRing: bw = ring_bandwidth(graph, vertices, false); break;
     case Pattern::kRingRankOrder: bw = ring_bandwidth(graph, vertices, true); break;
   }
@@ -81,6 +83,7 @@ AxisBandwidth GroupEvaluator::component(Pattern p, const std::vector<Placed>& gr
   out.busbw_gbps = bw.busbw_gbps * (out.crosses_nodes ? hw_.network.efficiency : intra_efficiency_);
   out.latency_us = bw.latency_us;
   out.bottleneck = bw.bottleneck;
+  out.across_sockets = bw.across_sockets;
   return out;
 }
 

@@ -26,6 +26,7 @@ struct AxisBandwidth {
   int span_nodes = 1;           // nodes one group touches
   std::string span;             // the widest group's reach: "1 switch", "2 sockets", "2 nodes" (Placer)
   std::string bottleneck;
+  bool across_sockets = false;  // an all-to-all bound by the link between sockets (GroupBandwidth)
 };
 
 // The efficiency of the links inside one node of `node`: the hardware's interconnect efficiency,

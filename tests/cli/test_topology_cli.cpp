@@ -260,11 +260,12 @@ TEST_CASE("without --topology, --explain on a PCIe GPU names each group's span a
   CHECK_THAT(r.out, Catch::Contains("groups in the default layout on l40's usual node x 2 (8 GPUs, 2 sockets, 4 per "
                                     "PCIe switch; the profile's [node], no --topology)"));
   const std::string table = r.out.substr(r.out.find("explain:"));
-  // Ulysses inside a node over both sockets; Ring across the nodes at a quarter of a NIC each
-  // (12.5 / 4 = 3.1 GB/s raw, x 0.7 = 2.2), 20 us apart (tests/planner/test_node_pricing.cpp).
-  CHECK_THAT(line_starting(table, "  ulysses "), Catch::Matches("  ulysses +8 +2  all_to_all  2 sockets +17\\.5 .* 20\\.0 .*"));
+  // Ulysses inside a node over both sockets (7 x 40 / 16 = 17.5 GB/s, a quarter of it across the
+  // sockets: 4.4); Ring across the nodes at a quarter of a NIC each (12.5 / 4 = 3.1 GB/s raw, x 0.7
+  // = 2.2), 20 us apart (tests/planner/test_node_pricing.cpp).
+  CHECK_THAT(line_starting(table, "  ulysses "), Catch::Matches("  ulysses +8 +2  all_to_all  2 sockets +4\\.4 .* 20\\.0 .*"));
   CHECK_THAT(line_starting(table, "  ring "), Catch::Matches("  ring +2 +8  all_gather  2 nodes +3\\.1 +0\\.70 +2\\.2 +20\\.0 .*"));
-  CHECK_THAT(table, Catch::Contains("bottleneck: cut {gpu0, gpu1, gpu2, gpu3} (4 GPUs): max-flow 40 GB/s out over cpu0 -> cpu1"));
+  CHECK_THAT(table, Catch::Contains("bottleneck: cut {gpu0, gpu1, gpu2, gpu3} (4 GPUs): max-flow 40 GB/s out over cpu0 -> cpu1 for 16 pairs of ranks, all-to-all across sockets at 0.25 of it"));
   CHECK_THAT(table, Catch::Contains("bottleneck: n0.nic0 -> switch: 12.5 GB/s shared by 4 hops"));
   // No placement block: the plan runs in the frameworks' own rank order.
   CHECK_THAT(r.out, !Catch::Contains("placement on"));

@@ -47,17 +47,40 @@ TEST_CASE("8 L20s in one Ulysses group cross the sockets: the socket link bounds
   const Priced p = price(q, test::config(1, 8));
   // Ranks 0-3 under pcie0 on cpu0, 4-7 under pcie1 on cpu1. The cut of one socket: 4 x 4 = 16 split
   // pairs share the 40 GB/s socket link, busbw <= (8 - 1) x 40 / 16 = 17.5 GB/s (the GPU cut gives
-  // 7 x 32 / 7 = 32), times PCIe's 0.75: 13.125 GB/s. Alpha: GPU, uplink, socket, uplink, GPU =
-  // 7.5 + 1 + 3 + 1 + 7.5 = 20 us.
-  CHECK(p.link(CommAxis::kUlysses).raw_gbps == Approx(17.5));
-  CHECK(p.group(CommAxis::kUlysses).busbw_gbps == Approx(13.125));
+  // 7 x 32 / 7 = 32); an all-to-all reaches 0.25 of it across sockets (the hardware's
+  // all_to_all_across_sockets): 4.375 GB/s, times PCIe's 0.75: 3.28125 GB/s. Alpha: GPU, uplink,
+  // socket, uplink, GPU = 7.5 + 1 + 3 + 1 + 7.5 = 20 us.
+  CHECK(p.link(CommAxis::kUlysses).raw_gbps == Approx(4.375));
+  CHECK(p.group(CommAxis::kUlysses).busbw_gbps == Approx(3.28125));
   CHECK(p.group(CommAxis::kUlysses).latency_us == Approx(20));
   CHECK(p.link(CommAxis::kUlysses).span == "2 sockets");
-  CHECK_THAT(p.link(CommAxis::kUlysses).bottleneck, Catch::Contains("over cpu0 -> cpu1 for 16 pairs"));
+  CHECK(p.link(CommAxis::kUlysses).across_sockets);
+  CHECK_THAT(p.link(CommAxis::kUlysses).bottleneck,
+             Catch::Contains("over cpu0 -> cpu1 for 16 pairs of ranks, all-to-all across sockets at 0.25 of it"));
   // 4 all-to-alls per layer of (S / 8) x D x b = 576 x 3072 x 2 = 3,538,944 bytes, each
-  // 20 us + 3,538,944 x 7/8 / 13.125 GB/s = 0.02 + 0.2359314 ms; 57 layers.
-  const double each = 0.02 + kTokens / 8 * kHidden * kBytes * 7 / 8 / 13.125e9 * 1e3;
+  // 20 us + 3,538,944 x 7/8 / 3.28125 GB/s = 0.02 + 0.9437256 ms; 57 layers.
+  const double each = 0.02 + kTokens / 8 * kHidden * kBytes * 7 / 8 / 3.28125e9 * 1e3;
   CHECK(p.comm_ms(CommAxis::kUlysses) == Approx(4 * kLayers * each));
+}
+
+TEST_CASE("a fit's socket_all_to_all scales the share an all-to-all reaches across sockets, and only that",
+          "[planner][topology][node]") {
+  HardwareProfile l20 = *test::catalog().find_hardware("l20");
+  RuntimeFit fit;
+  fit.name = "sockets";
+  fit.links["socket_all_to_all"] = 2;
+  apply_fit(fit, l20);
+  CHECK(l20.all_to_all_across_sockets == Approx(0.5));
+  Query q = test::make_query("flux.1-dev", 8, 1024, 1024, 0, "l20");
+  q.hardware = &l20;
+  // Twice the share: (8 - 1) x 40 / 16 x 0.5 x 0.75 = 6.5625 GB/s.
+  CHECK(price(q, test::config(1, 8)).group(CommAxis::kUlysses).busbw_gbps == Approx(6.5625));
+  // A ring of the 8 is not an all-to-all: each GPU's 32 GB/s binds, x 0.75 = 24 GB/s, fit or not.
+  CHECK(price(q, test::config(8, 1)).group(CommAxis::kRing).busbw_gbps == Approx(24));
+  // Capped at the whole link.
+  fit.links["socket_all_to_all"] = 100;
+  apply_fit(fit, l20);
+  CHECK(l20.all_to_all_across_sockets == Approx(1));
 }
 
 TEST_CASE("4 L20s of one switch are priced as the profile's PCIe link, as before", "[planner][topology][node]") {
@@ -88,9 +111,10 @@ TEST_CASE("xDiT's 16 x L40 in two nodes of 8: the groups across the nodes are pr
   // 7,077,888 bytes, factor 1/2: 20 us + 3,538,944 / 2.1875 GB/s = 0.02 + 1.6178 ms; 57 layers.
   const double gather = 0.02 + 2 * kTokens * (kHidden / 8) * kBytes / 2 / 2.1875e9 * 1e3;
   CHECK(p.comm_ms(CommAxis::kRing) == Approx(kLayers * gather));
-  // Ulysses stays inside each node and crosses its sockets, as on 8 L20s.
+  // Ulysses stays inside each node and crosses its sockets, as on 8 L20s: a quarter of 17.5 GB/s,
+  // x 0.75.
   CHECK(p.link(CommAxis::kUlysses).span == "2 sockets");
-  CHECK(p.group(CommAxis::kUlysses).busbw_gbps == Approx(13.125));
+  CHECK(p.group(CommAxis::kUlysses).busbw_gbps == Approx(3.28125));
 }
 
 TEST_CASE("an all-to-all over both L40 nodes is bound by the node's two NICs", "[planner][topology][node][network]") {
@@ -100,7 +124,8 @@ TEST_CASE("an all-to-all over both L40 nodes is bound by the node's two NICs", "
   std::vector<int> all(16), order{0, 1, 2, 3, 4, 5, 6, 7};
   for (int r = 0; r < 16; ++r) all[r] = r;
   // 16 ranks, 8 per node: the node cut splits 8 x 8 = 64 pairs over 2 x 12.5 = 25 GB/s of NICs:
-  // busbw <= 15 x 25 / 64 = 5.859375 GB/s (a socket cut gives 15 x (40 + 12.5) / (4 x 12) = 16.4),
+  // busbw <= 15 x 25 / 64 = 5.859375 GB/s (a socket cut gives 15 x (40 x 0.25 + 12.5) / (4 x 12) =
+  // 7.03: its socket link at the all-to-all's quarter across sockets, its NIC whole),
   // x 0.7 = 4.1015625 GB/s; the farthest pair 20 us apart.
   const AxisBandwidth a2a = eval.evaluate(Pattern::kAllToAll, {all}, order, 8);
   CHECK(a2a.raw_gbps == Approx(5.859375));

@@ -251,3 +251,28 @@ TEST_CASE("four Ulysses groups crossing the same NIC share it", "[planner][topol
   CHECK(all_to_all_bandwidth(g, four, 2, false).busbw_gbps == Approx(2.5));
   CHECK(ring_bandwidth(g, four, true).busbw_gbps == Approx(2.5));  // 4 hops per direction on the NIC
 }
+
+TEST_CASE("an all-to-all bound by the link between sockets reaches its share of it", "[planner][topology]") {
+  // Two sockets, four GPUs under each socket's switch (32 GB/s each, uplink 64), 40 GB/s between.
+  Builder b(8);
+  b.device("sw0", DeviceKind::kPcieSwitch).device("sw1", DeviceKind::kPcieSwitch);
+  b.device("cpu0", DeviceKind::kCpu).device("cpu1", DeviceKind::kCpu);
+  for (int i = 0; i < 8; ++i) b.link("gpu" + std::to_string(i), i < 4 ? "sw0" : "sw1", 32);
+  b.link("sw0", "cpu0", 64).link("sw1", "cpu1", 64).link("cpu0", "cpu1", 40, 3, LinkType::kSocket);
+  const TopologyGraph g(b.t, 1);
+  const auto all = vertices(g, {{0, 1, 2, 3, 4, 5, 6, 7}});
+  // The cut between the sockets: 4 x 4 = 16 pairs share 40 GB/s; busbw = (8 - 1) x 40 / 16 = 17.5,
+  // and a quarter of it where NCCL stages those pairs through host memory.
+  const GroupBandwidth whole = all_to_all_bandwidth(g, all, 8, false);
+  CHECK(whole.busbw_gbps == Approx(17.5));
+  CHECK(whole.across_sockets);
+  const GroupBandwidth staged = all_to_all_bandwidth(g, all, 8, false, 0.25);
+  CHECK(staged.busbw_gbps == Approx(4.375));
+  CHECK(staged.bottleneck.find("across sockets at 0.25") != std::string::npos);
+  // Pairs under one switch never cross: each GPU's own 32 GB/s binds, (2 - 1) x 32 / 1.
+  const GroupBandwidth pairs = all_to_all_bandwidth(g, vertices(g, {{0, 1}, {4, 5}}), 2, false, 0.25);
+  CHECK(pairs.busbw_gbps == Approx(32));
+  CHECK_FALSE(pairs.across_sockets);
+  // A ring is not an all-to-all: one pair per direction streams over the socket link.
+  CHECK(ring_bandwidth(g, all, true).busbw_gbps == Approx(32));
+}
