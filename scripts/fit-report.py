@@ -123,8 +123,8 @@ def flux_section(fit, joint):
           f"with nested cross-validation {pct(mape(joint_rows, 'held_out_ms'))} (fitted {pct(mape(joint_rows, 'fitted_ms'))}) "
           f"instead of {pct(mape(rows, 'held_out_ms'))}: the PixArt-alpha rows want a host cost per op of "
           f"{joint_value(joint, 'diffusers', 'us_per_op')} us where FLUX.1-dev's H100 rows want "
-          f"{joint_value(fit, 'diffusers', 'us_per_op')} us, and the L20 box's all-to-all rows pull the Ada multipliers "
-          "(next section). The shipped defaults therefore stay this fit.")
+          f"{joint_value(fit, 'diffusers', 'us_per_op')} us, and the L20 box's rows drive Ada's memory-bound multiplier to "
+          "the bound a fit may hold (next section). The shipped defaults therefore stay this fit.")
     print("\nThe fit (profiles/fits/published-flux.toml):\n")
     print("```toml")
     print(fit["fit"].rstrip())
