@@ -59,7 +59,11 @@ const Topology* resolve_topology(const Options& a, const ProfileCatalog& catalog
 void resolve_nodes(const Options& a, Query& q) {
   if (q.topology || a.nodes.empty()) return;
   if (!q.hardware || !q.hardware->node)
-    throw InvalidInput{fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
+    throw InvalidInput{q.hardware ? fmt::format("--nodes = {}: {}'s profile describes no node ([node]): name the "
+                                                "box with --topology or --topology-file, or give --gpus alone "
+                                                "({} GPUs per node)", a.nodes, q.hardware->name,
+                                                q.hardware->gpus_per_node)
+                                  : fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
   const HardwareProfile& hw = *q.hardware;
   const long long gpus = 1LL * q.nodes * hw.gpus_per_node;
   if (gpus > kMaxGpus)

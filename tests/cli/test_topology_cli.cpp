@@ -172,7 +172,7 @@ TEST_CASE("topo import prints a topology that the planner loads", "[cli][topolog
 }
 
 TEST_CASE("bad topology input is one line naming the field, the value and the rule", "[cli][topology][errors]") {
-  expect_invalid({"--gpus", "8", "--nodes", "2", "--hardware", "h100-sxm"}, "--nodes = 2: needs --topology or --topology-file");
+  expect_invalid({"--gpus", "8", "--nodes", "2", "--hardware", "h100-sxm"}, "--nodes = 2: h100-sxm's profile describes no node ([node]): name the box with --topology or --topology-file, or give --gpus alone (8 GPUs per node)");
   expect_invalid({"--topology", "dgx-h10"}, "--topology = dgx-h10: unknown profile; did you mean dgx-h100 or dgx-a100?");
   expect_invalid({"--topology", "dgx-h100", "--topology-file", "x.toml"},
                  "--topology-file = x.toml: cannot be combined with --topology = dgx-h100");

@@ -80,7 +80,7 @@ TEST_CASE("A topology sets the hardware and GPU count, as the CLI's defaults", "
 TEST_CASE("Bad topology, nodes, GPU and batch values are the CLI's one-line errors", "[gui][query][errors]") {
   QueryInput no_topology;
   no_topology.nodes = 2;
-  CHECK(error_of(no_topology) == "--nodes = 2: needs --topology or --topology-file");
+  CHECK(error_of(no_topology) == "--nodes = 2: h100-sxm's profile describes no node ([node]): name the box with --topology or --topology-file, or give --gpus alone (8 GPUs per node)");
 
   QueryInput wrong_gpus = on_topology("dgx-h100", 2);
   wrong_gpus.gpus = 12;
@@ -148,7 +148,7 @@ TEST_CASE("cpplan-gui takes --batch, --topology and --nodes as the CLI does", "[
 
   auto nodes_alone = parse({"--nodes", "2"});
   CHECK(nodes_alone.exit_code == 3);
-  CHECK(nodes_alone.message == "cpplan-gui: --nodes = 2: needs --topology or --topology-file");
+  CHECK(nodes_alone.message == "cpplan-gui: --nodes = 2: h100-sxm's profile describes no node ([node]): name the box with --topology or --topology-file, or give --gpus alone (8 GPUs per node)");
   auto bad_batch = parse({"--batch", "two"});
   CHECK(bad_batch.exit_code == 3);
   CHECK(bad_batch.message == "cpplan-gui: --batch = two: must be an integer");

@@ -140,5 +140,5 @@ TEST_CASE("cpplan-gui --topology dgx-h100 --nodes 2 plans 16 GPUs with placement
   CHECK(!QImage(png).isNull());
   const Outcome nodes = run_gui({"--nodes", "2", "--screenshot", png});
   CHECK(nodes.exit_code == 3);
-  CHECK(nodes.err.trimmed() == "cpplan-gui: --nodes = 2: needs --topology or --topology-file");
+  CHECK(nodes.err.trimmed() == "cpplan-gui: --nodes = 2: h100-sxm's profile describes no node ([node]): name the box with --topology or --topology-file, or give --gpus alone (8 GPUs per node)");
 }
