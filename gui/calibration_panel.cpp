@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QFontDatabase>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -14,6 +15,8 @@
 #include <QVBoxLayout>
 #include <filesystem>
 #include <fmt/format.h>
+
+#include "gui/import_fit_panel.h"
 
 namespace cpplan::gui {
 
@@ -46,7 +49,8 @@ CalibrationPanel::CalibrationPanel(const QString& db_path, QWidget* parent)
       machine_(new QComboBox),
       summary_(new QLabel),
       coefficients_(new QTableWidget(0, 2)),
-      plot_(new QLabel) {
+      plot_(new QLabel),
+      import_fit_(new ImportFitPanel) {
   auto* reload_button = new QPushButton(QStringLiteral("Reload"));
   path_->setToolTip(QStringLiteral("the cpplan database (--db): cpplan calibrate stores its fits there"));
   auto* bar = new QHBoxLayout;
@@ -80,10 +84,18 @@ CalibrationPanel::CalibrationPanel(const QString& db_path, QWidget* parent)
   split->addWidget(plot_);
   split->setSizes({420, 720});
 
+  // Below: fitting the runtime and hardware defaults to end-to-end timings (calibrate --import).
+  auto* import_box = new QGroupBox(QStringLiteral("Fit to end-to-end timings (cpplan calibrate --import)"));
+  auto* import_layout = new QVBoxLayout(import_box);
+  import_layout->addWidget(import_fit_);
+  auto* vertical = new QSplitter(Qt::Vertical);
+  vertical->addWidget(split);
+  vertical->addWidget(import_box);
+
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(status_);
-  layout->addWidget(split, 1);
+  layout->addWidget(vertical, 1);
 
   connect(reload_button, &QPushButton::clicked, this, [this] { reload(); });
   connect(path_, &QLineEdit::returnPressed, this, [this] { reload(); });

@@ -3,7 +3,8 @@
 // calibrate` fitted it: when, on how many runs, its held-out error and rank correlation before and
 // after, and its coefficients (one per feature of costmodel::calibration_features()); beside them
 // the report library's predicted-vs-measured plot of the store's runs (report/report.h). A missing
-// or empty store says "no calibration in <db>"; nothing is created.
+// or empty store says "no calibration in <db>"; nothing is created. Below, fitting the runtime and
+// hardware defaults to end-to-end timings (gui/import_fit_panel.h).
 
 #include <QString>
 #include <QWidget>
@@ -17,6 +18,8 @@ class QLineEdit;
 class QTableWidget;
 
 namespace cpplan::gui {
+
+class ImportFitPanel;
 
 // The figures of the store at `path`: an empty Figures (db_path set) when the file does not
 // exist, an error when it cannot be read.
@@ -42,6 +45,7 @@ class CalibrationPanel : public QWidget {
   QString summary_text() const;          // the selected machine's calibration
   QString plot_text() const;             // why there is no plot, or "" when shown
   bool has_plot() const;
+  ImportFitPanel* import_fit() { return import_fit_; }
 
  signals:
   void reloaded();
@@ -56,6 +60,7 @@ class CalibrationPanel : public QWidget {
   QLabel* summary_;
   QTableWidget* coefficients_;
   QLabel* plot_;
+  ImportFitPanel* import_fit_;
   std::optional<report::Figures> figures_;
   std::vector<const report::Machine*> calibrated_;  // into figures_->machines
 };

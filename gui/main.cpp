@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "gui/args.h"
+#include "gui/calibration_panel.h"
+#include "gui/import_fit_panel.h"
 #include "gui/main_window.h"
 #include "gui/sweep_panel.h"
 
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   QApplication app(qt_argc, argv);
   QApplication::setApplicationName(QStringLiteral("cpplan-gui"));
   cpplan::gui::MainWindow window(parsed.catalog, QString::fromStdString(o.db));
+  window.calibration()->import_fit()->set_profiles(o.profiles, exe);
   window.resize(o.width, o.height);
   window.show_tab(QString::fromStdString(o.tab));
   if (!o.sweep_file.empty()) window.sweep()->set_file(QString::fromStdString(o.sweep_file));
