@@ -161,7 +161,7 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
   }
 }
 
-TEST_CASE("check prints a PipeFusion plan's stage and patch split; invalid ones every broken rule", "[cli][pipefusion]") {
+TEST_CASE("check prints a PipeFusion plan's stage and patch split, invalid ones every broken rule", "[cli][pipefusion]") {
   // FLUX.1-dev's 19 + 38 = 57 blocks in stages of ceil(57 / 4) = 15: 15+15+15+12; 1024 / 16 = 64
   // latent rows in 4 patches of 16 rows x 64 columns = 1024 tokens; xDiT's default warm-up 1.
   const auto r = run_cli({"check", "--gpus", "8", "--res", "1024x1024", "--pipefusion", "4", "--ulysses", "2",

@@ -110,7 +110,7 @@ TEST_CASE("framework diffusers: ranks the plans diffusers runs, ulysses 4 first"
   CHECK(bad.err == "cpplan: --framework = deepspeed: must be diffusers, xdit, cache-dit, sglang, vllm-omni, cpplan or any\n");
 }
 
-TEST_CASE("one image lists no data-parallel plan; a batch of 4 does", "[cli][frameworks]") {
+TEST_CASE("one image lists no data-parallel plan, a batch of 4 does", "[cli][frameworks]") {
   const std::string one = out_of({"--gpus", "4", "--res", "1024x1024", "--hardware", "h100-sxm", "--top", "100"});
   CHECK_THAT(one, !Catch::Contains(" dp ") && !Catch::Contains("dp_degree"));
   const std::string four =

@@ -149,7 +149,7 @@ TEST_CASE("model config: a Wan2.2 A14B pipeline folder plans, stating what it to
   CHECK(r.err.find("text encoders: the template's") == std::string::npos);
 }
 
-TEST_CASE("model config: --offload-idle-transformer holds one of Wan2.2 A14B's transformers; one-transformer models refuse it",
+TEST_CASE("model config: --offload-idle-transformer holds one of Wan2.2 A14B's transformers, one-transformer models refuse it",
           "[cli][diffusers]") {
   const std::string folder =
       (fs::path(CPPLAN_TEST_PROFILES).parent_path() / "tests" / "data" / "diffusers" / "pipelines" / "wan2.2-t2v-a14b")

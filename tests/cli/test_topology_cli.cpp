@@ -203,7 +203,7 @@ TEST_CASE("bad topology input is one line naming the field, the value and the ru
   expect_invalid({"list", "topology"}, "list topology: must be models, hardware, topologies, frameworks or classes");
 }
 
-TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags; --explain has the bubble and sends",
+TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags, and --explain has the fill and drain and sends",
           "[cli][topology][pipefusion]") {
   const auto r = run_cli({"--topology", "8x-l40s-pcie", "--nodes", "2", "--gpus", "16", "--model", "flux.1-dev", "--res",
                           "2048x2048", "--explain", "--json"});
@@ -220,7 +220,7 @@ TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags;
   if (top["pipefusion_degree"].get<int>() > 1) {
     // The stages' sends cross the slow links: the pp groups span both nodes.
     CHECK(top["predicted"]["pipefusion"]["p2p_bytes"].get<double>() > 0);
-    CHECK(top["predicted"]["pipefusion"]["bubble_ms"].get<double>() > 0);
+    CHECK(top["predicted"]["pipefusion"]["fill_drain_ms"].get<double>() > 0);
   }
   const auto text = run_cli({"--topology", "8x-l40s-pcie", "--nodes", "2", "--gpus", "16", "--model", "flux.1-dev",
                              "--res", "2048x2048", "--explain"});
@@ -228,7 +228,7 @@ TEST_CASE("two PCIe nodes of L40S rank PipeFusion hybrids with their xDiT flags;
   if (top["pipefusion_degree"].get<int>() > 1) {
     CHECK_THAT(text.out, Catch::Contains("--pipefusion_parallel_degree " + std::to_string(top["pipefusion_degree"].get<int>())));
     CHECK_THAT(text.out, Catch::Contains("pipefusion: "));
-    CHECK_THAT(text.out, Catch::Contains("bubble "));
+    CHECK_THAT(text.out, Catch::Contains("fill/drain "));
     CHECK_THAT(text.out, Catch::Contains("point-to-point: "));
   }
 }

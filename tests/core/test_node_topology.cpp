@@ -63,7 +63,7 @@ kernel_launch_us = 5
 
 }  // namespace
 
-TEST_CASE("every PCIe GPU's profile describes its usual node; NVLink GPUs' do not", "[core][hardware][node]") {
+TEST_CASE("every PCIe GPU's profile describes its usual node, NVLink GPUs' do not", "[core][hardware][node]") {
   for (const char* name : {"l20", "l40", "l40s", "rtx-a6000", "a10", "rtx4090", "rtx4090-48g"}) {
     INFO(name);
     CHECK(hardware(name).node.has_value());

@@ -64,7 +64,7 @@ TEST_CASE("every built-in topology loads and names a hardware profile of the cat
   CHECK(test::catalog().find_topology("dgx-a100")->hardware == "a100-sxm-80g");
 }
 
-TEST_CASE("xDiT's PCIe boxes: 4 A100s under one switch; 8 L20s on two sockets of one switch each",
+TEST_CASE("xDiT's PCIe boxes: 4 A100s under one switch, 8 L20s on two sockets of one switch each",
           "[core][topology]") {
   const Topology& a100 = *test::catalog().find_topology("4x-a100-pcie");
   CHECK(a100.gpus == 4);

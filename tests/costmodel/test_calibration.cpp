@@ -187,7 +187,7 @@ TEST_CASE("the features split the step as the model combines its terms: the term
   CHECK(device_bound > 0);
 }
 
-TEST_CASE("a host-bound block contributes its host time and no device term; a device-bound one the reverse",
+TEST_CASE("a host-bound block contributes its host time and no device term, a device-bound one the reverse",
           "[costmodel][calibration]") {
   Prediction p;
   p.block_count = 2;

@@ -52,7 +52,7 @@ TEST_CASE("linear attention and a conv-GLU FFN cost what SANA's math runs", "[co
   CHECK(cpplan::test::datasheet_prediction(q, config(1, 1)).step_flops == Approx(2.0 * 28.0 * per_block).epsilon(1e-9));
 }
 
-TEST_CASE("Ring on linear attention all-reduces the K^T V state; the conv-GLU FFN all-gathers its halo rows",
+TEST_CASE("Ring on linear attention all-reduces the K^T V state, the conv-GLU FFN all-gathers its halo rows",
           "[costmodel][model_math]") {
   const ModelProfile m = sana_like();
   const auto q = cpplan::test::make_query(m, 2, 1024, 1024);
@@ -139,7 +139,7 @@ TEST_CASE("a narrower text stream runs its own width", "[costmodel][model_math]"
         Approx(m.passes_per_step() * 60.0 * per_block).epsilon(1e-9));
 }
 
-TEST_CASE("two transformers are both held; a step runs one", "[costmodel][model_math]") {
+TEST_CASE("two transformers are both held, a step runs one", "[costmodel][model_math]") {
   ModelProfile m = from("wan2.1-t2v-14b");
   const ModelProfile one = m;
   m.transformers = 2;

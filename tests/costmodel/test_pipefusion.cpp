@@ -221,7 +221,7 @@ TEST_CASE("A patch is the largest of xDiT's split, its rows rounded to the seque
   CHECK(cm::patch_query(q, 3, 2).sequence.image_tokens == 32);
 }
 
-TEST_CASE("Under PipeFusion Ring passes the K/V buffer of the full sequence; Ulysses' all-to-alls stay a patch's",
+TEST_CASE("Under PipeFusion Ring passes the K/V buffer of the full sequence, Ulysses' all-to-alls stay a patch's",
           "[costmodel][pipefusion][ring]") {
   // flux-tiny (text split with the image), 4 patches of 16 image tokens under CP 2: a patch's
   // forward is 16 + 16 = 32 tokens, the full sequence 80. Ring all-gathers K and V of the split

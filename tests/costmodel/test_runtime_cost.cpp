@@ -70,7 +70,7 @@ TEST_CASE("A block's host time is its ops times the time per op plus its collect
   CHECK(p.host_ms == Approx(25.08 + 31.16 + 0.43));
 }
 
-TEST_CASE("Asynchronous launches cost max(host, GPU) per block; synchronous ones the sum", "[costmodel][runtime]") {
+TEST_CASE("Asynchronous launches cost max(host, GPU) per block, synchronous ones the sum", "[costmodel][runtime]") {
   RuntimeProfile rt = simple_runtime();
   const auto q = make_query("flux.1-dev", 4);
   const Prediction async = predict(q, rt, config(1, 4));

@@ -72,7 +72,7 @@ TEST_CASE("the committed v5 database migrates in place to v6: its samples sat on
   CHECK(read_bytes(original) == original_bytes);
 }
 
-TEST_CASE("a sample of ranks on two nodes round-trips; a node count beyond the ranks is refused", "[data][store]") {
+TEST_CASE("a sample of ranks on two nodes round-trips, a node count beyond the ranks is refused", "[data][store]") {
   TempDir dir;
   const std::string path = dir.file("cpplan.db");
   {

@@ -243,7 +243,7 @@ TEST_CASE("kubectl's pod prefix before mpirun's tag, 16 ranks on 2 nodes, the ou
   CHECK(f.samples[5].nodes == 2);
 }
 
-TEST_CASE("an older header without the test's name needs --collective; srun's prefix, 2 nodes of 4",
+TEST_CASE("an older header without the test's name needs --collective, srun's prefix, 2 nodes of 4",
           "[imports][nccl_tests]") {
   CHECK_THAT(fixture_error("nccl-old.log"), Catch::Contains("cannot tell which test this is"));
   const NcclTestsFile f = parse_fixture("nccl-old.log", {.ranks = 0, .collective = "all_gather_perf"});
@@ -256,7 +256,7 @@ TEST_CASE("an older header without the test's name needs --collective; srun's pr
   check_sample(f.samples[4], Collective::kAllGather, 8, 134217728, 20380.0, 6.59, 5.76);
 }
 
-TEST_CASE("a file without a device list has no hosts; one of 0-byte rows only is refused", "[imports][nccl_tests]") {
+TEST_CASE("a file without a device list has no hosts, one of 0-byte rows only is refused", "[imports][nccl_tests]") {
   auto parsed = parse_nccl_tests_file(kHeader + kRow, "all_reduce_perf.txt");
   REQUIRE(parsed.ok());
   CHECK(parsed->hosts.empty());

@@ -27,7 +27,7 @@ TEST_CASE("Only the anything modes are anything modes, and they do not join Pipe
   }
 }
 
-TEST_CASE("An anything mode's even form is the variant it equals over an even split; the others are their own",
+TEST_CASE("An anything mode's even form is the variant it equals over an even split, the others are their own",
           "[planner][cp_registry]") {
   CHECK(cp_rules(CpVariant::kUlyssesAnything).traits().even_form == CpVariant::kUlysses);
   CHECK(cp_rules(CpVariant::kRingAnything).traits().even_form == CpVariant::kRing);

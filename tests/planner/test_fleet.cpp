@@ -268,7 +268,7 @@ TEST_CASE("nodes are G GPUs each and one of the rest, in rank order", "[planner]
   CHECK(node_capacities(5, 0) == std::vector<int>{5});  // no node size: one node
 }
 
-TEST_CASE("a replica of a node or less never spans two nodes; a larger one takes whole nodes and part of one more",
+TEST_CASE("a replica of a node or less never spans two nodes, a larger one takes whole nodes and part of one more",
           "[planner][fleet][nodes]") {
   using cpplan::planner::replicas_of_size;
   CHECK(replicas_of_size(3, 16, 8) == 4);    // 2 per node; GPUs 6-8 would cross
@@ -365,7 +365,7 @@ TEST_CASE("with --framework diffusers on 11 GPUs every replica is a plan diffuse
   for (const auto& p : fleet.points) CHECK(p.label.find("cfg") == std::string::npos);
 }
 
-TEST_CASE("by default replicas are plans some framework runs; any_valid admits the others too",
+TEST_CASE("by default replicas are plans some framework runs, any_valid admits the others too",
           "[planner][fleet][frameworks]") {
   Fixture f;
   const cpplan::Query q = cli_query("wan2.1-t2v-14b", 11);

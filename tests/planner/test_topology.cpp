@@ -145,7 +145,7 @@ TEST_CASE("without peer-to-peer every transfer passes host memory", "[planner][t
   CHECK(p2p.route(p2p.gpu_vertex(0, 0), p2p.gpu_vertex(0, 1)).width_gbps == 32);
 }
 
-TEST_CASE("replicated nodes meet on rails; crossing rails goes through the spine", "[planner][topology][network]") {
+TEST_CASE("replicated nodes meet on rails, crossing rails goes through the spine", "[planner][topology][network]") {
   // Per node: two GPUs on an NVSwitch (100 GB/s), each with its own 10 GB/s NIC on a 50 GB/s PCIe link.
   Builder b(2);
   b.device("nvs", DeviceKind::kNvSwitch).device("nic0", DeviceKind::kNic, 10).device("nic1", DeviceKind::kNic, 10);

@@ -392,7 +392,7 @@ TEST_CASE("PipeFusion: xDiT must run the patches as asked", "[planner][validate]
                 "4)"});
 }
 
-TEST_CASE("PipeFusion: patches and warm-up steps need stages; degrees below their floor", "[planner][validate][pipefusion]") {
+TEST_CASE("PipeFusion: patches and warm-up steps need stages, degrees below their floor", "[planner][validate][pipefusion]") {
   const auto q = make_query("flux.1-dev", 1, 1024, 1024);
   CHECK(reasons(q, with_pipefusion(config(1, 1), 1, 4, 2)) ==
         Reasons{"num_pipeline_patch = 4: needs pipefusion_degree > 1 (patches are PipeFusion's)",
