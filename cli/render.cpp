@@ -299,7 +299,7 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
              to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
              session::peak_phase_named(pr, hw.memory_bytes()) ? fmt::format(" in the {}", to_string(pr.peak_phase)) : "",
              pr.fits_memory ? "" : fmt::format(" (does NOT fit: {})", not_fit_advice(pr)));
-  if (pr.host_load == costmodel::HostLoad::kStaggered || pr.host_load == costmodel::HostLoad::kTooLarge)
+  if (session::host_load_worth_telling(pr, q.host_memory_gib))
     fmt::print(out, "{}\n", session::host_load_text(pr, q.host_memory_gib));
   print_warmup(out, q, rec.warmup);
   print_framework_choices(out, rec.frameworks);

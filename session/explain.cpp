@@ -211,6 +211,11 @@ std::string host_load_text(const costmodel::Prediction& pr, double host_memory_g
   return out + " (host memory unknown: --host-mem)";
 }
 
+bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory_gib) {
+  if (pr.host_load == costmodel::HostLoad::kStaggered || pr.host_load == costmodel::HostLoad::kTooLarge) return true;
+  return pr.host_load == costmodel::HostLoad::kFits && pr.host_load_bytes > 0.5 * host_memory_gib * kGiB;
+}
+
 void print_explain(std::ostream& out, const Explain& e) {
   const costmodel::Prediction& pr = e.prediction;
   fmt::print(out, "\nexplain: {} ({}), {}\n", e.plan, e.variant, e.groups_on);

@@ -77,6 +77,10 @@ std::string_view peak_phase_suffix(const costmodel::Prediction& pr, Bytes gpu_by
 // The node's host memory while its ranks load: "host memory while loading: 8 ranks x 104.3 GiB = 834.2
 // of 1024.0 GiB per node (fits)"; with the verdict's loading recipe when they must load in turn.
 std::string host_load_text(const costmodel::Prediction& pr, double host_memory_gib);
+// Whether the recommendation tells the host verdict under its top plan: when the ranks must load in
+// turn or cannot load, or when loading takes more than half the node's host memory (the page cache
+// holds the weight files being read beside the copies, and the node runs more than the job).
+bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory_gib);
 // The text `cpplan --explain` prints (starting with an empty line).
 void print_explain(std::ostream& out, const Explain& e);
 // The group table alone: its header and one row per group (with bottleneck and priced-by lines).
