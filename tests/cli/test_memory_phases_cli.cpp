@@ -37,6 +37,10 @@ TEST_CASE("FLUX.2-dev on 8 L20s of one node gets a host-memory verdict that --ho
   const auto r = run_cli(small);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("of 256.0: fits only when the ranks of a node load in turn"));
+  // The diffusers script carries the recipe, and that tensor parallelism limits it.
+  CHECK_THAT(r.out, Catch::Contains("#   for turn in range(int(os.environ[\"LOCAL_WORLD_SIZE\"])):"));
+  CHECK_THAT(r.out, Catch::Contains("the turns spare the other components only"));
+  CHECK_THAT(typical.out, !Catch::Contains("for turn in range"));
   auto bad = q;
   bad.insert(bad.end(), {"--host-mem", "lots"});
   const auto refused = run_cli(bad);
