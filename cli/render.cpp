@@ -222,6 +222,23 @@ void print_rejected(std::ostream& out, const session::Recommendation& rec) {
                r.hidden_count == 1 ? "it" : "them");
 }
 
+// The peak column: GiB, and the phase when it is named ("179.4 dec"; session::peak_phase_named).
+std::string peak_text(const costmodel::Prediction& pr, Bytes gpu_bytes) {
+  return fmt::format("{:.1f}{}", gib(pr.peak_mem_bytes), session::peak_phase_suffix(pr, gpu_bytes));
+}
+
+// What to try when a plan does not fit, by the phase that does not.
+std::string_view not_fit_advice(const costmodel::Prediction& pr) {
+  if (pr.host_load == costmodel::HostLoad::kTooLarge) return "the node's host memory cannot hold one copy of the pipeline";
+  switch (pr.peak_phase) {
+    case costmodel::MemoryPhase::kDecode: return "the VAE decode: try --vae tiled, or parallel over more GPUs";
+    case costmodel::MemoryPhase::kEncode: return "the text encoding: try --text-encoder offloaded or sharded";
+    case costmodel::MemoryPhase::kLoad: return "the loading: shard before moving to the GPU";
+    case costmodel::MemoryPhase::kDenoise: break;
+  }
+  return "try more GPUs, tensor parallelism or --text-encoder sharded";
+}
+
 // The ranked rows: one per computation (--all: one per form), the first --top of them.
 void print_rows(std::ostream& out, const session::Recommendation& rec) {
   const Query& q = rec.query();
@@ -240,9 +257,9 @@ void print_rows(std::ostream& out, const session::Recommendation& rec) {
     if (!all && shown >= top) break;
     const RankedPlan& p = *row.plan;
     const auto& pr = *p.predicted;
-    fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9.1f} {:>5}  {:<16} {}{}\n", ++shown,
+    fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9} {:>5}  {:<16} {}{}\n", ++shown,
                plan_label(p.plan.config), plan_width, row.variant, pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
-               gib(pr.peak_mem_bytes), pr.fits_memory ? "yes" : "NO", placement_text(pr),
+               peak_text(pr, q.hardware->memory_bytes()), pr.fits_memory ? "yes" : "NO", placement_text(pr),
                q.topology && p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "",
                session::frameworks_text(row));
   }
@@ -273,14 +290,17 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
   if (!top) return;
   const auto& pr = *top->predicted;
   fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} steps + {:.2f} VAE decode + "
-             "{:.2f} pipeline{}; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}\n",
+             "{:.2f} pipeline{}; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}{}\n",
              plan_label(top->plan.config), display_name(top->plan.variant), step_text(pr), pr.image_ms / 1e3,
              pr.text_encode_ms / 1e3, q.steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
              pr.pipeline.transformer_load_ms > 0
                  ? fmt::format(" + {:.2f} loading the transformers", pr.pipeline.transformer_load_ms / 1e3)
                  : "",
              to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae), gib(pr.peak_mem_bytes), gib(hw.memory_bytes()),
-             pr.fits_memory ? "" : " (does NOT fit: try more GPUs, tensor parallelism or --text-encoder sharded)");
+             session::peak_phase_named(pr, hw.memory_bytes()) ? fmt::format(" in the {}", to_string(pr.peak_phase)) : "",
+             pr.fits_memory ? "" : fmt::format(" (does NOT fit: {})", not_fit_advice(pr)));
+  if (session::host_load_worth_telling(pr, q.host_memory_gib))
+    fmt::print(out, "{}\n", session::host_load_text(pr, q.host_memory_gib));
   print_warmup(out, q, rec.warmup);
   print_framework_choices(out, rec.frameworks);
   if (rec.placement) session::print_placement(out, *rec.placement);
@@ -316,8 +336,9 @@ void print_check(std::ostream& out, const session::CheckResult& c) {
   const auto& pr = *p.predicted;
   fmt::print(out, "valid: {} ({:.2f} steps/s); {:.2f} s per image; text encoder {}, VAE {}\n", step_text(pr),
              pr.steps_per_sec, pr.image_ms / 1e3, to_string(pr.pipeline.text_encoder), to_string(pr.pipeline.vae));
-  fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({})\n", gib(pr.peak_mem_bytes), gib(q.hardware->memory_bytes()),
-             pr.fits_memory ? "fits" : "does NOT fit");
+  fmt::print(out, "memory: peak {:.1f} GiB of {:.1f} GiB ({}); by phase: {}\n", gib(pr.peak_mem_bytes),
+             gib(q.hardware->memory_bytes()), pr.fits_memory ? "fits" : "does NOT fit", session::memory_phases_text(pr.memory));
+  fmt::print(out, "{}\n", session::host_load_text(pr, q.host_memory_gib));
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
   print_warmup(out, q, c.warmup);
   if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);

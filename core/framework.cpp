@@ -14,7 +14,8 @@ static_assert(std::size(kFrameworkNames) == kFrameworkCount);
 constexpr std::string_view kFeatureNames[] = {
     "ulysses",      "ring",         "ulysses_anything",     "ring_anything",         "ring_p2p",
     "tp",           "cfg",          "pipefusion",           "fully_shard",           "data_parallel",
-    "parallel_vae", "sharded_text_encoder", "offloaded_text_encoder", "sequential_text_encoder"};
+    "parallel_vae", "sharded_text_encoder", "offloaded_text_encoder", "sequential_text_encoder",
+    "tiled_vae",    "sliced_vae"};
 static_assert(std::size(kFeatureNames) == kFeatureCount);
 }  // namespace
 

@@ -27,9 +27,10 @@ std::string_view framework_title(Framework f);
 // A parallel feature a plan uses (planner/frameworks.cpp says which) and a framework offers.
 enum class Feature {
   kUlysses, kRing, kUlyssesAnything, kRingAnything, kRingP2p, kTp, kCfg, kPipeFusion, kFullyShard,
-  kDataParallel, kParallelVae, kShardedTextEncoder, kOffloadedTextEncoder, kSequentialTextEncoder
+  kDataParallel, kParallelVae, kShardedTextEncoder, kOffloadedTextEncoder, kSequentialTextEncoder,
+  kTiledVae, kSlicedVae
 };
-inline constexpr int kFeatureCount = 14;
+inline constexpr int kFeatureCount = 16;
 std::string_view to_string(Feature f);  // "ulysses", "ring", "ulysses_anything", ... as the files name them
 std::optional<Feature> feature_from_string(std::string_view name);
 

@@ -55,6 +55,7 @@ struct HardwareProfile {
   TFlopsPerSec bf16_tflops = 0;    // dense, no sparsity
   double memory_mib = 0;           // capacity as nvidia-smi reports it
   double reserved_mib = 0;         // CUDA context, library workspaces, allocator slack
+  double host_memory_gib = 0;      // host memory of the node these GPUs usually sit in; 0: unknown
   GBps memory_bandwidth_gbps = 0;
 
   LinkKind link_kind = LinkKind::kNvSwitch;

@@ -69,6 +69,12 @@ struct VaeProfile {
   double decode_gflop_per_pixel = 0;   // decoder FLOPs per output pixel per frame, in GFLOP
   double decode_bytes_per_pixel = 0;   // live decoder activations per output pixel of a chunk
   double decode_traffic_bytes_per_pixel = 0;  // memory traffic of GroupNorm/SiLU/upsampling per output pixel
+  // The decoder's mid block holds a single-head self-attention over every latent pixel of a chunk
+  // (diffusers' AutoencoderKL, mid_block_add_attention): its score matrix is materialised.
+  bool mid_block_attention = false;
+  // Pixels per side of one tile of the tiled decode (diffusers' enable_tiling: the VAE config's
+  // sample_size; tiles overlap by a quarter).
+  int tile_sample_size = 512;
 };
 
 struct ModelProfile {

@@ -74,7 +74,9 @@ toml::table vae_table(const VaeProfile& v) {
                      {"temporal", v.temporal},
                      {"decode_gflop_per_pixel", v.decode_gflop_per_pixel},
                      {"decode_bytes_per_pixel", v.decode_bytes_per_pixel},
-                     {"decode_traffic_bytes_per_pixel", v.decode_traffic_bytes_per_pixel}};
+                     {"decode_traffic_bytes_per_pixel", v.decode_traffic_bytes_per_pixel},
+                     {"mid_block_attention", v.mid_block_attention},
+                     {"sample_size", v.tile_sample_size}};
   put_count(t, "params", v.weights.params);
   return t;
 }

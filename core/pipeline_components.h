@@ -48,6 +48,12 @@ struct VaeShape {
   int spatial = 8;
   int temporal = 1;
   double params = 0;
+  // The decoder's widest activation, in channels per output pixel: the largest over its up stages
+  // of the stage's widest tensor (its input or its output channels) over the stage's pixels per
+  // output pixel (AutoencoderKL; 0: not derived).
+  double decode_channels_per_pixel = 0;
+  bool mid_block_attention = false;  // mid_block_add_attention (AutoencoderKL's default: true)
+  int sample_size = 0;               // the tile side of enable_tiling, pixels (0: not in the config)
 };
 // nullopt for a class cpplan does not know.
 std::optional<VaeShape> vae_from_config(const nlohmann::json& config);

@@ -37,6 +37,9 @@ struct Query {
   // A pipeline of two transformers (Wan2.2 A14B) keeps the one not denoising in host memory and
   // loads each before its steps (--offload-idle-transformer); off: both on every GPU.
   bool offload_idle_transformer = false;
+  // Host memory of one node, GiB (--host-mem; else the hardware profile's typical node, or this
+  // machine's for --hardware local); 0: unknown, no host-memory verdict.
+  double host_memory_gib = 0;
   // With --topology: the node's devices and links, replicated over `nodes` nodes; the planner
   // then places every plan's axes on devices (planner/topology/). nullptr: today's layout rule.
   const Topology* topology = nullptr;

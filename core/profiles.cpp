@@ -110,7 +110,7 @@ void read_text(Reader& tx, ModelProfile& m) {
 // Reads [vae]: weights, spatial / temporal compression and the decode cost per pixel.
 void read_vae(Reader& v, ModelProfile& m) {
   v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel",
-          "decode_bytes_per_pixel", "decode_traffic_bytes_per_pixel"});
+          "decode_bytes_per_pixel", "decode_traffic_bytes_per_pixel", "mid_block_attention", "sample_size"});
   v.string("name", m.vae.weights.name);
   v.number("params", m.vae.weights.params, 0, kMaxParams, true, true);
   m.vae.weights.bytes_per_param = dtype_bytes(v, "dtype", 2);
@@ -119,6 +119,8 @@ void read_vae(Reader& v, ModelProfile& m) {
   v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, true, true);
   v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, true, true);
   v.number("decode_traffic_bytes_per_pixel", m.vae.decode_traffic_bytes_per_pixel, 0, 1e8, false);
+  v.boolean("mid_block_attention", m.vae.mid_block_attention);
+  v.integer("sample_size", m.vae.tile_sample_size, 8, 1 << 16, false);
 }
 
 // Reads [parallel]: how context parallelism splits the sequence and which runtimes support the model.
@@ -284,9 +286,10 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   }
   if (const auto* t = r.table("memory"); t && r.ok()) {
     Reader m = r.sub(*t, "memory");
-    m.only({"capacity_mib", "reserved_mib", "bandwidth_gbps"});
+    m.only({"capacity_mib", "reserved_mib", "bandwidth_gbps", "host_gib"});
     m.number("capacity_mib", h.memory_mib, 0, 1e8, true, true);
     m.number("reserved_mib", h.reserved_mib, 0, 1e8);
+    m.number("host_gib", h.host_memory_gib, 0, 1e7, false, true);
     m.number("bandwidth_gbps", h.memory_bandwidth_gbps, 0, 1e6, true, true);
     if (m.ok() && h.reserved_mib >= h.memory_mib)
       m.fail("reserved_mib", fmt::format("{}", h.reserved_mib), "must be below capacity_mib");

@@ -4,7 +4,7 @@ namespace cpplan {
 
 namespace {
 constexpr std::string_view kTextEncoderNames[] = {"replicated", "offloaded", "sequential", "sharded"};
-constexpr std::string_view kVaeNames[] = {"single", "parallel"};
+constexpr std::string_view kVaeNames[] = {"single", "parallel", "tiled", "sliced"};
 
 template <class E, std::size_t N>
 bool from_names(std::string_view s, const std::string_view (&names)[N], E& out) {

@@ -71,9 +71,11 @@ struct RuntimeProfile {
 // tensor-parallel over the plan's GPUs.
 enum class TextEncoderPlacement { kReplicated, kOffloaded, kSequential, kSharded };
 inline constexpr int kTextEncoderPlacementCount = 4;
-// The VAE decode on one GPU, or patch-parallel over the plan's GPUs.
-enum class VaePlacement { kSingle, kParallel };
-inline constexpr int kVaePlacementCount = 2;
+// The VAE decode on one GPU, patch-parallel over the plan's GPUs, tiled (diffusers'
+// vae.enable_tiling(): overlapping tiles of the VAE config's sample_size decoded one at a time) or
+// sliced (vae.enable_slicing(): the images of a batch decoded one at a time).
+enum class VaePlacement { kSingle, kParallel, kTiled, kSliced };
+inline constexpr int kVaePlacementCount = 4;
 
 // Where a plan's text encoders and VAE decode run.
 struct PipelinePlacement {
@@ -84,7 +86,7 @@ struct PipelinePlacement {
 };
 
 std::string_view to_string(TextEncoderPlacement p);  // "replicated", "offloaded", "sequential", "sharded"
-std::string_view to_string(VaePlacement p);          // "single", "parallel"
+std::string_view to_string(VaePlacement p);          // "single", "parallel", "tiled", "sliced"
 bool text_encoder_placement_from_string(std::string_view s, TextEncoderPlacement& out);
 bool vae_placement_from_string(std::string_view s, VaePlacement& out);
 

@@ -86,11 +86,40 @@ double linear_weights_per_token(const ModelProfile& m, BlockKind kind) {
   return stream_linear_weights(m, kind == BlockKind::kCross, m.hidden(), m.ffn_hidden, m.ffn_runs());
 }
 
-Bytes MemoryBreakdown::peak() const {
+std::string_view to_string(MemoryPhase p) {
+  constexpr std::string_view n[] = {"load", "encode", "denoise", "decode"};
+  return n[static_cast<int>(p)];
+}
+
+Bytes MemoryBreakdown::phase(MemoryPhase p) const {
   const Bytes resident = transformer_weights + text_encoder_weights + vae_weights;
-  const Bytes encoding = (transformer_while_encoding ? transformer_weights : 0.0) + text_encoder_weights + vae_weights +
-                         text_encode;
-  return runtime_reserved + std::max({resident + activations, resident + vae_decode, encoding});
+  switch (p) {
+    case MemoryPhase::kLoad: return runtime_reserved + load_weights;
+    case MemoryPhase::kEncode:
+      return runtime_reserved + (transformer_while_encoding ? transformer_weights : 0.0) + text_encoder_weights +
+             vae_weights + text_encode;
+    case MemoryPhase::kDenoise: return runtime_reserved + resident + activations;
+    case MemoryPhase::kDecode: return runtime_reserved + resident + vae_decode;
+  }
+  return 0;
+}
+
+MemoryPhase MemoryBreakdown::peak_phase() const {
+  MemoryPhase best = MemoryPhase::kDenoise;
+  for (int i = 0; i < kMemoryPhaseCount; ++i)
+    if (phase(static_cast<MemoryPhase>(i)) > phase(best)) best = static_cast<MemoryPhase>(i);
+  return best;
+}
+
+std::string_view to_string(HostLoad h) {
+  constexpr std::string_view n[] = {"fits", "staggered", "too large", "unknown"};
+  return n[static_cast<int>(h)];
+}
+
+HostLoad host_load_verdict(Bytes per_rank, int ranks, Bytes host) {
+  if (host <= 0) return HostLoad::kUnknown;
+  if (per_rank * ranks <= host) return HostLoad::kFits;
+  return per_rank <= host ? HostLoad::kStaggered : HostLoad::kTooLarge;
 }
 
 // Keys each query of a self-attention layer of `g` meets: the whole sequence; a frame's tokens in
@@ -329,7 +358,7 @@ MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
 
 int placement_complexity(const PipelineCost& p) {
   constexpr int kTextEncoder[] = {0, 1, 1, 2};  // replicated, offloaded, sequential, sharded
-  return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kParallel ? 1 : 0);
+  return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kSingle ? 0 : 1);
 }
 
 Milliseconds image_ms_with(const Prediction& p, int option, int steps) {
@@ -366,9 +395,20 @@ void use_pipeline(Prediction& p, int option, int steps, Bytes capacity) {
   p.vae_decode_ms = placed.cost.vae_decode_ms;
   p.image_ms = image_ms_with(p, option, steps);
   p.peak_mem_bytes = p.memory.peak();
+  p.peak_phase = p.memory.peak_phase();
   p.transformer_peak_bytes = p.memory.transformer_peak();
-  p.fits_memory = p.peak_mem_bytes <= capacity;
+  // Every phase on the GPU, and the node's host memory while loading (in turn, if need be).
+  p.fits_memory = p.peak_mem_bytes <= capacity && p.host_load != HostLoad::kTooLarge;
   if (p.compile_ms > 0) p.warmup_ms = p.compile_ms + p.image_ms;
+}
+
+// The node's host memory while its ranks load: one copy of the pipeline per rank on the node.
+void add_host_load(const StepContext& ctx, Prediction& p) {
+  const long long world = ctx.config.world_size();
+  p.ranks_per_node = static_cast<int>(std::min<long long>(world, std::max(1, ctx.hw.profile().gpus_per_node)));
+  const Bytes per_rank = p.pipeline_options[0].memory.host_load_per_rank;  // the same for every placement
+  p.host_load_bytes = p.ranks_per_node * per_rank;
+  p.host_load = host_load_verdict(per_rank, p.ranks_per_node, ctx.q.host_memory_gib * kGiB);
 }
 
 // Prices every placement that applies into p.pipeline_options and uses the cost model's choice.
@@ -376,6 +416,7 @@ void place_pipeline(const StepContext& ctx, const MemoryBreakdown& denoising, Pr
   const Bytes capacity = ctx.hw.profile().memory_bytes();
   p.pipeline_option_count = 0;
   for (PlacedPipeline& placed : placements(ctx, denoising)) p.pipeline_options[p.pipeline_option_count++] = std::move(placed);
+  if (p.pipeline_option_count > 0) add_host_load(ctx, p);
   use_pipeline(p, choose_pipeline(p, kEveryPipelineOption, ctx.q.steps, capacity), ctx.q.steps, capacity);
 }
 

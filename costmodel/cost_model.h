@@ -76,7 +76,14 @@ struct BlockCost {
   bool host_bound() const { return overlapped && host_ms > device_ms(); }
 };
 
-// Bytes per GPU in the three phases of an image: encoding the prompt, denoising, decoding.
+// The phases of a job whose memory is predicted: loading the pipeline (the weights reach the GPU,
+// sharded as the plan's scripts order it), encoding the prompt, denoising, decoding the latents.
+enum class MemoryPhase { kLoad, kEncode, kDenoise, kDecode };
+inline constexpr int kMemoryPhaseCount = 4;
+std::string_view to_string(MemoryPhase p);  // "load", "encode", "denoise", "decode"
+
+// Bytes per GPU in the phases of a job: loading, encoding the prompt, denoising, decoding; and the
+// host memory a rank holds while it loads.
 struct MemoryBreakdown {
   Bytes transformer_weights = 0;  // TP-sharded attention/FFN weights plus replicated rest
   Bytes text_encoder_weights = 0; // resident throughout: whole (replicated), a shard (sharded), else 0
@@ -87,14 +94,36 @@ struct MemoryBreakdown {
   Bytes text_encode = 0;          // only while encoding: streamed or loaded encoder weights + activations
   bool transformer_while_encoding = true;  // false when the encoder runs before the transformer is loaded
   Bytes runtime_reserved = 0;     // CUDA context, workspaces
-  // The whole pipeline's peak per GPU: runtime_reserved + the largest of the three phases.
-  Bytes peak() const;
+  // Loading: the weights on the GPU once the pipeline is loaded when the transformer is sharded
+  // before it moves to the GPU (the order of cpplan's scripts: each weight reaches the GPU as its
+  // shard), and when the whole pipeline moves to the GPU first and is sharded there (diffusers'
+  // from_pretrained(...).to("cuda") then enable_parallelism: the unsharded transformer and every
+  // text encoder the placement moves, whole).
+  Bytes load_weights = 0;
+  Bytes load_weights_moved_first = 0;
+  // Host memory one rank holds while loading: from_pretrained reads every component's weights into
+  // host memory before any reaches a GPU.
+  Bytes host_load_per_rank = 0;
+  // One phase's bytes per GPU, runtime_reserved included.
+  Bytes phase(MemoryPhase p) const;
+  // The phase with the most bytes (denoising on a tie).
+  MemoryPhase peak_phase() const;
+  // The whole job's peak per GPU: the largest phase.
+  Bytes peak() const { return phase(peak_phase()); }
   // The transformer's denoising loop alone: its weights (this GPU's TP shard) + its activations
   // (with the CP strategy's transients). No text encoder, no VAE, no runtime_reserved: what
   // cpplan's executor measures (the caching allocator's peak of allocated bytes on a GPU; on a CPU
   // the rank's resident memory grown beyond what it held before building the model).
   Bytes transformer_peak() const { return transformer_weights + activations; }
 };
+
+// Whether a node's host memory holds the pipeline while its ranks load it: every rank at once (each
+// reads its own copy), only when the ranks load in turn (each moves its weights to its GPU and frees
+// them before the next reads), or not even one copy; unknown without a host memory size.
+enum class HostLoad { kFits, kStaggered, kTooLarge, kUnknown };
+std::string_view to_string(HostLoad h);  // "fits", "staggered", "too large", "unknown"
+// The verdict for `ranks` ranks of a node each holding `per_rank` bytes in `host` bytes (0: unknown).
+HostLoad host_load_verdict(Bytes per_rank, int ranks, Bytes host);
 
 // The once-per-image work, for the placement chosen.
 struct PipelineCost {
@@ -181,6 +210,11 @@ struct Prediction {
   Bytes comm_bytes = 0;             // bytes sent per rank per step (nccl-tests size x busbw factor)
   double collective_calls = 0;      // collectives per step on the most loaded rank
   Bytes peak_mem_bytes = 0;        // the whole pipeline's (memory.peak())
+  MemoryPhase peak_phase = MemoryPhase::kDenoise;  // the phase of peak_mem_bytes
+  // Host memory of one node while its ranks load the pipeline: ranks_per_node copies.
+  int ranks_per_node = 1;
+  Bytes host_load_bytes = 0;        // ranks_per_node x memory.host_load_per_rank
+  HostLoad host_load = HostLoad::kUnknown;
   Bytes transformer_peak_bytes = 0; // the denoising loop's alone (memory.transformer_peak())
   bool fits_memory = false;
   MemoryBreakdown memory;

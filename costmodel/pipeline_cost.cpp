@@ -3,9 +3,11 @@
 // three phases of an image. docs/cost-model.md, "Per image".
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 #include <vector>
 
+#include "costmodel/predict_terms.h"
 #include "costmodel/step_context.h"
 
 namespace cpplan::costmodel {
@@ -102,8 +104,48 @@ struct DecodeTerms {
   Bytes live = 0;
 };
 
+// The tiled decode (diffusers' AutoencoderKL.tiled_decode): above tile_sample_size pixels a side,
+// tiles of that side start every three quarters of a tile (a quarter overlaps its neighbour; the
+// last ones are cut at the edge) and are decoded one at a time.
+constexpr double kTileOverlap = 0.25;
+struct Tiling {
+  double tiles = 1;          // tiles per chunk
+  double tile_pixels = 0;    // pixels of the largest tile (what is live)
+  double decoded_pixels = 0; // pixels of every tile together (overlaps decoded twice)
+};
+struct AxisTiles {
+  double count = 1, pixels = 0;
+};
+AxisTiles axis_tiles(double pixels, double side) {
+  if (pixels <= side) return {1, pixels};
+  const double stride = side * (1 - kTileOverlap);
+  AxisTiles a{std::ceil(pixels / stride), 0};
+  for (int k = 0; k < a.count; ++k) a.pixels += std::min(side, pixels - k * stride);
+  return a;
+}
+Tiling tiling(const VaeProfile& vae, const Resolution& r, bool tiled) {
+  const double side = tiled ? vae.tile_sample_size : 1e18;
+  const AxisTiles w = axis_tiles(r.width, side), h = axis_tiles(r.height, side);
+  return {w.count * h.count, std::min<double>(side, r.width) * std::min<double>(side, r.height), w.pixels * h.pixels};
+}
+
+// Live decoder memory of `pixels` output pixels per image (`n` GPUs sharing the image): the larger
+// of two moments of the decode. The convolutions' widest activations, in the last up stages
+// (decode_bytes_per_pixel, 15% allocator fragmentation). And, with a mid-block attention, its
+// score matrix while the decoder is still at the latent resolution: one head over the latent
+// pixels, whose head_dim (the mid block's channels, 512 in AutoencoderKL) is above what the fused
+// attention kernels take (flash: 256), so PyTorch's SDPA materialises latent^2 scores per image;
+// patch-parallel, each GPU's queries against every key.
+Bytes decoder_live(const ModelProfile& m, double pixels, double images, int n) {
+  const Bytes convolutions = kFragmentation * m.vae.decode_bytes_per_pixel * pixels;
+  const double latent = pixels / (static_cast<double>(m.vae.spatial) * m.vae.spatial);
+  const Bytes scores = m.vae.mid_block_attention ? latent * latent * m.bytes_per_activation : 0.0;
+  return std::max(convolutions, scores) * images / n;
+}
+
 // The VAE decode: convolutions (roofline), GroupNorm/SiLU/upsampling traffic, the host's ops per
-// decoded chunk; patch-parallel over the replica's GPUs with halo exchange and a final gather.
+// decoded chunk; patch-parallel over the replica's GPUs with halo exchange and a final gather;
+// tiled (every tile's pixels, overlaps decoded twice, one tile live) or sliced (one image live).
 DecodeTerms decode(const StepContext& ctx, VaePlacement placement) {
   const ModelProfile& m = ctx.m;
   const RuntimeProfile& rt = ctx.runtime;
@@ -112,8 +154,10 @@ DecodeTerms decode(const StepContext& ctx, VaePlacement placement) {
   const int n = placement == VaePlacement::kParallel ? ctx.axes.replica() : 1;
   const double images = std::max(1.0, static_cast<double>(q.batch) / ctx.axes.d);
   const double frames = m.video ? q.frames : 1;
-  const double pixels = 1.0 * q.resolution.width * q.resolution.height * frames * images;
-  const double chunks = m.video ? static_cast<double>(q.sequence.latent_frames) : 1.0;
+  const Tiling tiles = tiling(m.vae, q.resolution, placement == VaePlacement::kTiled);
+  // Pixels the decoder computes: every tile's (overlaps twice) when tiled.
+  const double pixels = tiles.decoded_pixels * frames * images;
+  const double chunks = (m.video ? static_cast<double>(q.sequence.latent_frames) : 1.0) * tiles.tiles;
   const double b = m.bytes_per_activation;
   DecodeTerms out;
   Milliseconds device = hw.conv(m.vae.decode_gflop_per_pixel * 1e9 * pixels / n).ms +
@@ -131,7 +175,10 @@ DecodeTerms decode(const StepContext& ctx, VaePlacement placement) {
   const Milliseconds host = rt.eager_host_ms(rt.ops.vae_decode * chunks) + collectives * rt.collective_us * 1e-3;
   out.ms = rt.overlaps_device ? std::max(device, host) : device + host;
   const double chunk_frames = m.video ? m.vae.temporal : 1;
-  out.live = 1.15 * m.vae.decode_bytes_per_pixel * q.resolution.width * q.resolution.height * chunk_frames * images / n;
+  const double live_images = placement == VaePlacement::kSliced ? 1.0 : images;
+  out.live = decoder_live(m, tiles.tile_pixels * chunk_frames, live_images, n);
+  // Tiled: the decoded tiles wait for blending into the output image (3 channels per pixel).
+  if (placement == VaePlacement::kTiled && tiles.tiles > 1) out.live += pixels * 3.0 * b;
   return out;
 }
 
@@ -144,7 +191,8 @@ bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlace
   const bool several = ctx.axes.replica() > 1 && cuda;
   const bool te_ok = ctx.q.text_encoder || te == TextEncoderPlacement::kReplicated ||
                      (!ctx.m.text_encoders.empty() && (te != TextEncoderPlacement::kSharded || several));
-  const bool vae_ok = ctx.q.vae || vae == VaePlacement::kSingle || several;
+  // Tiled and sliced decodes are priced when asked for (--vae), never chosen in their place.
+  const bool vae_ok = ctx.q.vae || vae == VaePlacement::kSingle || (vae == VaePlacement::kParallel && several);
   return te_ok && vae_ok;
 }
 
@@ -176,6 +224,22 @@ Milliseconds transformer_load_ms(const StepContext& ctx, const MemoryBreakdown& 
   return ctx.m.transformers * transfer_ms(denoising.transformer_weights, link.bandwidth_gbps * link.efficiency);
 }
 
+// The weights on this GPU once loaded, for the two orders of sharding and moving (MemoryBreakdown),
+// and the host memory a rank reads them into.
+void add_load(const StepContext& ctx, TextEncoderPlacement te, MemoryBreakdown& mem) {
+  const ModelProfile& m = ctx.m;
+  const int held = ctx.q.offload_idle_transformer ? 1 : m.transformers;
+  const Bytes whole_transformers = held * transformer_weight_bytes(m, 1);
+  Bytes encoders = 0;
+  for (const Component& e : m.text_encoders) encoders += e.params * e.bytes_per_param;
+  // Offloaded and sequential encoders are not moved with the pipeline (the script moves them to
+  // encode, a phase of its own).
+  const bool encoders_moved = te == TextEncoderPlacement::kReplicated || te == TextEncoderPlacement::kSharded;
+  mem.load_weights = mem.transformer_weights + mem.text_encoder_weights + mem.vae_weights;
+  mem.load_weights_moved_first = whole_transformers + (encoders_moved ? encoders : 0.0) + mem.vae_weights;
+  mem.host_load_per_rank = m.transformers * transformer_weight_bytes(m, 1) + encoders + mem.vae_weights;
+}
+
 PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, const EncodingTerms& e, VaePlacement vae,
                               const DecodeTerms& d, const MemoryBreakdown& denoising) {
   PlacedPipeline out;
@@ -193,6 +257,7 @@ PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, c
   out.memory.vae_decode = d.live;
   out.cost.host_ms = ctx.runtime.image_ms;
   out.cost.transformer_load_ms = transformer_load_ms(ctx, denoising);
+  add_load(ctx, te, out.memory);
   return out;
 }
 

@@ -157,7 +157,8 @@ std::string attention_backend(const executor::RunSpec& s) {
 
 json figures_json(const executor::RunFigures& f) {
   return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
-          {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes}};
+          {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes},
+          {"load_peak_mem_bytes", f.load_peak_mem_bytes}};
 }
 
 executor::RunFigures figures_from_json(const json& j) {
@@ -167,6 +168,7 @@ executor::RunFigures figures_from_json(const json& j) {
   f.comm_ms = j.at("comm_ms");
   f.bytes_sent = j.at("bytes_sent");
   f.peak_mem_bytes = j.at("peak_mem_bytes").get<std::vector<double>>();
+  f.load_peak_mem_bytes = j.value("load_peak_mem_bytes", std::vector<double>{});
   return f;
 }
 
@@ -199,6 +201,33 @@ data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, con
   return r;
 }
 
+// Why cpplan's executor measures no encode or decode phase.
+constexpr std::string_view kUnmeasuredPhases =
+    "encode and decode: cpplan's executor runs the transformer alone (no text encoder, no VAE)";
+
+// Each phase's peak per rank, the largest rank's (its growth since the rank started: the load
+// phase once the transformers are built, the denoising phase over the whole run, as the weights
+// stay); the ranks' load peaks into the record's metrics.
+json measured_phases(data::RunRecord& r, const executor::RunFigures& figures, double peak) {
+  double load = 0;
+  for (std::size_t i = 0; i < figures.load_peak_mem_bytes.size(); ++i) {
+    load = std::max(load, figures.load_peak_mem_bytes[i]);
+    r.metrics.emplace_back(fmt::format("rank{}.load_phase_bytes", i), figures.load_peak_mem_bytes[i]);
+  }
+  return {{"load", figures.load_peak_mem_bytes.empty() ? json(nullptr) : json(load)},
+          {"encode", nullptr},
+          {"denoise", peak},
+          {"decode", nullptr},
+          {"not_measured", kUnmeasuredPhases}};
+}
+
+// The phases the executor runs, as predicted: the load is this rank's transformer weights (as it
+// holds them: its TP shard, its PipeFusion stage), denoising the transformer's peak.
+json predicted_phases(data::RunRecord& r, const costmodel::Prediction& p) {
+  r.metrics.emplace_back("predicted.load_transformer_bytes", p.memory.transformer_weights);
+  return {{"load", p.memory.transformer_weights}, {"denoise", p.transformer_peak_bytes}};
+}
+
 // The measured figures into the record; their JSON.
 json record_measurement(data::RunRecord& r, const executor::RunFigures& figures) {
   r.step_ms = figures.median_step_ms();
@@ -215,9 +244,11 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures)
   }
   r.peak_mem_bytes = peak;
   r.step_times_ms = figures.step_ms;
-  return {{"step_ms", *r.step_ms},       {"step_ms_p10", *r.step_ms_p10}, {"step_ms_p90", *r.step_ms_p90},
-          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
-          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
+  json j{{"step_ms", *r.step_ms},       {"step_ms_p10", *r.step_ms_p10}, {"step_ms_p90", *r.step_ms_p90},
+         {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
+         {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
+  j["phases"] = measured_phases(r, figures, peak);
+  return j;
 }
 
 // The prediction beside the measurement, for the hardware the run used, into the record; its
@@ -242,7 +273,8 @@ json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, con
             {"peak_mem_bytes", lp.raw.peak_mem_bytes},
             {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
             {"uncalibrated_step_ms", lp.raw.step_ms},
-            {"source", costmodel::to_string(lp.raw.source)}};
+            {"source", costmodel::to_string(lp.raw.source)},
+            {"phases", predicted_phases(r, lp.raw)}};
   }
   if (a.hardware.empty()) return nullptr;
   r.predicted_step_ms = datasheet.step_ms;
@@ -254,7 +286,8 @@ json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, con
           {"step_ms", datasheet.step_ms},
           {"steps_per_sec", datasheet.steps_per_sec},
           {"peak_mem_bytes", datasheet.peak_mem_bytes},
-          {"transformer_peak_bytes", datasheet.transformer_peak_bytes}};
+          {"transformer_peak_bytes", datasheet.transformer_peak_bytes},
+          {"phases", predicted_phases(r, datasheet)}};
 }
 
 // What a recorded run prints: one JSON object, or its lines.
@@ -263,6 +296,19 @@ struct RunReport {
   std::string status, error, db_path;
   json measured, predicted;
 };
+
+// "phases: load 12 MiB (predicted 10), denoise 31 MiB (predicted 16); encode and decode: ...".
+void print_phases(std::ostream& out, const RunReport& rep) {
+  if (rep.measured.is_null() || !rep.measured.contains("phases")) return;
+  const json& m = rep.measured["phases"];
+  const json predicted = rep.predicted.is_null() ? json(nullptr) : rep.predicted.value("phases", json(nullptr));
+  const auto phase = [&](const char* name) {
+    if (m[name].is_null()) return fmt::format("{} not recorded", name);
+    return fmt::format("{} {:.0f} MiB{}", name, m[name].get<double>() / kMiB,
+                       predicted.is_null() ? "" : fmt::format(" (predicted {:.0f})", predicted[name].get<double>() / kMiB));
+  };
+  fmt::print(out, "phases, peak per rank: {}, {}; {}\n", phase("load"), phase("denoise"), kUnmeasuredPhases);
+}
 
 void print_run(std::ostream& out, const Args& a, const Prepared& p, const executor::RunSpec& spec,
                const data::RunRecord& r, const std::string& gpu_name, const costmodel::Prediction& datasheet,
@@ -305,6 +351,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
                *r.predicted_transformer_peak_bytes / kMiB, *r.predicted_peak_mem_bytes / kGiB);
   else
     fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
+  print_phases(out, rep);
   fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
 }
 

@@ -206,6 +206,15 @@ double peak_memory_bytes(const at::Device& device) {
   return std::max(0.0, static_cast<double>(usage.ru_maxrss) * 1024.0 - g_cpu_baseline_bytes);
 }
 
+double memory_in_use_bytes(const at::Device& device) {
+#ifdef CPPLAN_CUDA
+  if (device.is_cuda())
+    return static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].current);
+#endif
+  (void)device;
+  return resident_bytes();
+}
+
 void reset_peak_memory(const at::Device& device) {
 #ifdef CPPLAN_CUDA
   if (device.is_cuda()) {

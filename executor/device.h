@@ -81,6 +81,9 @@ class DeviceIntervals {
 // that neither counts what the process held before the run (CUDA context, LibTorch's code).
 double peak_memory_bytes(const at::Device& device);
 void reset_peak_memory(const at::Device& device);
+// Bytes this rank holds now: the caching allocator's allocated bytes on a GPU, the process's
+// resident set on CPU. The growth across a phase (what it left allocated) is the phase's own.
+double memory_in_use_bytes(const at::Device& device);
 
 // Caps what the rank may allocate on `device`: the CUDA caching allocator's memory fraction on a
 // GPU (its out-of-memory error names the bytes asked), limit_cpu_memory() on CPU.

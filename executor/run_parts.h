@@ -55,6 +55,7 @@ Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt);
 struct StepTimes {
   std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
   double bytes_per_step = 0;             // sent by this rank
+  double load_peak_bytes = 0;            // what building its transformers left allocated (the load phase)
 };
 
 // The transformer of a pipeline of `transformers` (Wan2.2 A14B: 2) that denoising step `step` of

@@ -173,7 +173,7 @@ Result<bool> read_placement(const Fields& f, TimingRow& row) {
     auto t = f.text("vae");
     if (!t) return t.error();
     VaePlacement p{};
-    if (!vae_placement_from_string(*t, p)) return f.fail("vae", *t, "must be single or parallel");
+    if (!vae_placement_from_string(*t, p)) return f.fail("vae", *t, "must be single, parallel, tiled or sliced");
     row.vae = p;
   }
   return true;

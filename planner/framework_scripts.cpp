@@ -76,6 +76,7 @@ std::string cache_dit_script(const Query& q, const Plan& p, const PipelinePlacem
   if (m.video) s += "from diffusers.utils import export_to_video\n";
   s += "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n";
   s += placement_lines(m, pipeline, repo_of(m), where.text_encoder, "cuda");
+  s += vae_lines(where.vae);
   s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
   if (c.context_parallel_config.ring_anything)
     s += "# Ring Anything: cpplan's reference names no cache-dit argument for uneven Ring splits\n";
@@ -108,6 +109,7 @@ std::vector<std::string> sglang_parallel_args(const Plan& p, const PipelinePlace
     a.emplace_back("--vae-tiling");  // --vae-sp needs it
     a.emplace_back("--vae-sp");
   }
+  if (where.vae == VaePlacement::kTiled) a.emplace_back("--vae-tiling");
   return a;
 }
 

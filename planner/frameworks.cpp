@@ -30,6 +30,8 @@ FeatureSet features_of(const Plan& p, const PipelinePlacement& where) {
   use(c.fs() > 1, Feature::kFullyShard);
   use(c.dp_degree > 1, Feature::kDataParallel);
   use(where.vae == VaePlacement::kParallel, Feature::kParallelVae);
+  use(where.vae == VaePlacement::kTiled, Feature::kTiledVae);
+  use(where.vae == VaePlacement::kSliced, Feature::kSlicedVae);
   use(where.text_encoder == TextEncoderPlacement::kSharded, Feature::kShardedTextEncoder);
   use(where.text_encoder == TextEncoderPlacement::kOffloaded, Feature::kOffloadedTextEncoder);
   use(where.text_encoder == TextEncoderPlacement::kSequential, Feature::kSequentialTextEncoder);
@@ -184,7 +186,8 @@ std::string imports(const Plan& p) {
 
 // The lines that place the text encoders on `device` ("cuda", "neuron", "tpu") before the
 // pipeline runs (empty when replicated).
-std::string text_encoder_lines(const ModelProfile& m, TextEncoderPlacement te, std::string_view device) {
+std::string text_encoder_lines(const ModelProfile& m, TextEncoderPlacement te, std::string_view device,
+                               bool move_transformer) {
   const std::string_view chip = device == "cuda" ? "the GPU" : "the chip";
   if (te == TextEncoderPlacement::kOffloaded)
     return fmt::format(
@@ -201,8 +204,9 @@ std::string text_encoder_lines(const ModelProfile& m, TextEncoderPlacement te, s
         "pipe.text_encoder.to(\"{1}\"); pipe.text_encoder_2.to(\"{1}\")\n"
         "prompt_embeds, pooled_prompt_embeds, _ = pipe.encode_prompt(\"a photo of a cat\", prompt_2=None)\n"
         "pipe.text_encoder = pipe.text_encoder_2 = None\n"
-        "{2}pipe.transformer.to(\"{1}\")\n",
-        chip, device, device == "cuda" ? "torch.cuda.empty_cache()\n" : "");
+        "{2}{3}",
+        chip, device, device == "cuda" ? "torch.cuda.empty_cache()\n" : "",
+        move_transformer ? fmt::format("pipe.transformer.to(\"{}\")\n", device) : "");
   if (te == TextEncoderPlacement::kSequential)
     return fmt::format(
         "# encode first on {0} with pipe.encode_prompt(...), then set the text encoders to None and\n"
@@ -226,16 +230,27 @@ std::string_view device_name(const Query& q) {
 }  // namespace
 
 std::string placement_lines(const ModelProfile& m, const std::string& pipeline, const std::string& repo,
-                            TextEncoderPlacement te, std::string_view device) {
+                            TextEncoderPlacement te, std::string_view device, bool move_transformer) {
   std::string s;
-  if (te == TextEncoderPlacement::kReplicated)
+  if (te == TextEncoderPlacement::kReplicated && move_transformer)
     return fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16).to(\"{}\")\n", pipeline, repo,
                        device);
   s += fmt::format("pipe = {}.from_pretrained(\"{}\", torch_dtype=torch.bfloat16)\n", pipeline, repo);
-  s += te == TextEncoderPlacement::kSequential
-           ? fmt::format("pipe.vae.to(\"{}\")\n", device)
-           : fmt::format("pipe.transformer.to(\"{0}\")\npipe.vae.to(\"{0}\")\n", device);
-  return s + text_encoder_lines(m, te, device);
+  if (te == TextEncoderPlacement::kReplicated)
+    return s + fmt::format("for name, component in pipe.components.items():  # all but the transformers, sharded first\n"
+                           "    if isinstance(component, torch.nn.Module) and not name.startswith(\"transformer\"):\n"
+                           "        component.to(\"{}\")\n",
+                           device);
+  if (te == TextEncoderPlacement::kSequential || !move_transformer) s += fmt::format("pipe.vae.to(\"{}\")\n", device);
+  else s += fmt::format("pipe.transformer.to(\"{0}\")\npipe.vae.to(\"{0}\")\n", device);
+  return s + text_encoder_lines(m, te, device, move_transformer);
+}
+
+std::string vae_lines(VaePlacement vae) {
+  if (vae == VaePlacement::kTiled)
+    return "pipe.vae.enable_tiling()  # decode in overlapping tiles: one tile's activations live, not the image's\n";
+  if (vae == VaePlacement::kSliced) return "pipe.vae.enable_slicing()  # decode the batch's images one at a time\n";
+  return {};
 }
 
 std::string output_lines(const ModelProfile& m, std::string_view indent) {
@@ -288,12 +303,22 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
   if (m.video) s += "from diffusers.utils import export_to_video\n";
   s += device == "cuda" ? "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n"
                         : "\ndist.init_process_group()\nrank = dist.get_rank()\n";
-  s += placement_lines(m, pipeline, repo, where.text_encoder, device);
+  // Tensor parallelism shards the weights: enable_parallelism first, on the weights in host memory,
+  // puts each sharded weight on this GPU as its shard, and the rest follows; moving the transformer
+  // first would hold it whole on every GPU (cpplan's load phase, MemoryBreakdown::load_weights).
+  const bool shard_first = p.config.tp() > 1;
+  s += placement_lines(m, pipeline, repo, where.text_encoder, device, !shard_first);
+  s += vae_lines(where.vae);
   // A pipeline of two transformers (Wan2.2 A14B: transformer and transformer_2) sets up both.
   for (const std::string_view t : {"transformer", "transformer_2"}) {
     if (t == "transformer_2" && m.transformers < 2) break;
     if (device == "cuda") s += fmt::format("pipe.{}.set_attention_backend(\"{}\")\n", t, diffusers_backend(q.backend));
-    if (!config.empty()) s += fmt::format("pipe.{}.enable_parallelism(config={})\n", t, config);
+    if (shard_first)
+      s += fmt::format("# shard before moving to the GPU: each tensor-parallel weight reaches this GPU as its shard, so\n"
+                       "# the whole transformer never sits on one GPU (cpplan's predicted load peak holds)\n"
+                       "pipe.{0}.enable_parallelism(config={1})\npipe.{0}.to(\"{2}\")\n",
+                       t, config, device);
+    else if (!config.empty()) s += fmt::format("pipe.{}.enable_parallelism(config={})\n", t, config);
   }
   return s + generate_lines(q, where.text_encoder);
 }

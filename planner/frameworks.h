@@ -78,9 +78,13 @@ std::string python_arguments(const std::vector<ConfigArgument>& args);  // "ulys
 // `device` ("cuda", "neuron", "tpu") with the text encoders placed as `te`; the prompt arguments of
 // its call (the embeddings when the encoders were freed); the lines that save `out` (images or a
 // video) at `indent`. The diffusers script's pieces, shared with cache-dit's (framework_scripts.h).
+// Without `move_transformer` the transformers stay in host memory (the script shards them first).
 std::string placement_lines(const ModelProfile& m, const std::string& pipeline, const std::string& repo,
-                            TextEncoderPlacement te, std::string_view device);
+                            TextEncoderPlacement te, std::string_view device, bool move_transformer = true);
 std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te);
+// The line that makes the VAE decode tiled or sliced (diffusers' enable_tiling / enable_slicing);
+// empty for a single or parallel decode.
+std::string vae_lines(VaePlacement vae);
 std::string output_lines(const ModelProfile& m, std::string_view indent);
 // A distributed script's end: the pipeline called with the query's prompt, size, frames and steps
 // (the same seed on every rank), rank 0 saving the output, the process group destroyed.

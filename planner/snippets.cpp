@@ -14,6 +14,23 @@ constexpr int index(Framework f) { return static_cast<int>(f); }
 PipelinePlacement plain_placement(const Query& q) {
   return {q.text_encoder.value_or(TextEncoderPlacement::kReplicated), q.vae.value_or(VaePlacement::kSingle)};
 }
+
+// The loading recipe a plan needs when the node's host memory holds one copy of the pipeline but
+// not one per rank (costmodel::HostLoad::kStaggered); empty otherwise.
+std::string load_in_turn_lines(const costmodel::Prediction& pr, const ParallelConfig& c) {
+  if (pr.host_load != costmodel::HostLoad::kStaggered) return {};
+  const std::string tp_note =
+      c.tp() > 1 ? "# tensor parallelism shards the transformer collectively (enable_parallelism after the loop): every\n"
+                   "# rank's transformer copy is in host memory at once; the turns spare the other components only\n"
+                 : "";
+  return fmt::format(
+      "# host memory: {} ranks x {:.1f} GiB do not fit in this node's host memory at once: load in turn,\n"
+      "# each rank moving its weights to its GPU before the next reads them:\n"
+      "#   for turn in range(int(os.environ[\"LOCAL_WORLD_SIZE\"])):\n"
+      "#       if turn == int(os.environ[\"LOCAL_RANK\"]): <from_pretrained and the .to() lines below>\n"
+      "#       dist.barrier()\n{}",
+      pr.ranks_per_node, pr.memory.host_load_per_rank / kGiB, tp_note);
+}
 }  // namespace
 
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p) {
@@ -25,10 +42,11 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const
       if (out[i].unavailable.empty()) out[i].unavailable = "no placement of the text encoders and the VAE it offers applies";
     }
   const auto where = [&p](Framework f) { return p.run(f).where; };
+  const std::string turns = load_in_turn_lines(*p.predicted, p.plan.config);
   FrameworkSnippet& diffusers = out[index(Framework::kDiffusers)];
-  if (diffusers.unavailable.empty()) diffusers.text = diffusers_snippet(q, p.plan, where(Framework::kDiffusers));
+  if (diffusers.unavailable.empty()) diffusers.text = turns + diffusers_snippet(q, p.plan, where(Framework::kDiffusers));
   FrameworkSnippet& cache_dit = out[index(Framework::kCacheDit)];
-  if (cache_dit.unavailable.empty()) cache_dit.text = cache_dit_script(q, p.plan, where(Framework::kCacheDit));
+  if (cache_dit.unavailable.empty()) cache_dit.text = turns + cache_dit_script(q, p.plan, where(Framework::kCacheDit));
   FrameworkSnippet& xdit = out[index(Framework::kXdit)];
   if (xdit.unavailable.empty()) xdit.text = xdit_command(q, p.plan, where(Framework::kXdit)) + "\n";
   FrameworkSnippet& sglang = out[index(Framework::kSglang)];

@@ -130,6 +130,13 @@ void memory(std::string& md, const Figures& f) {
   for (const MemoryAccuracy& a : f.memory_by_machine) row(a, false);
   if (f.memory_overall && f.memory_by_machine.size() > 1) row(*f.memory_overall, true);
   md += '\n';
+  if (!f.load_overall) return;
+  md += "Load phase: what building the transformers left allocated (the resident set's growth on a CPU, the "
+        "allocator's on a GPU), against the predicted transformer weights per rank. The executor runs no text "
+        "encoder and no VAE, so the encode and decode phases are not measured.\n\n"
+        "| machine | runs | MAPE | worst run (predicted vs measured) |\n|---|---:|---:|---|\n";
+  row(*f.load_overall, false);
+  md += '\n';
 }
 
 void calibrations(std::string& md, const Figures& f) {

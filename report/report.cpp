@@ -100,6 +100,19 @@ std::map<std::string, std::size_t> add_machines(Figures& f, const std::vector<da
   return index;
 }
 
+// The run's load phase, measured and predicted, when it recorded both.
+void add_load_point(Figures& f, const Machine& m, const data::StoredRun& s) {
+  double measured = 0, predicted = 0;
+  for (const auto& [name, value] : s.run.metrics) {
+    constexpr std::string_view kLoad = ".load_phase_bytes";  // rankN.load_phase_bytes
+    if (name.size() > kLoad.size() && name.compare(name.size() - kLoad.size(), kLoad.size(), kLoad) == 0)
+      measured = std::max(measured, value);
+    if (name == "predicted.load_transformer_bytes") predicted = value;
+  }
+  if (measured > 0 && predicted > 0)
+    f.load_points.push_back({s.id, m.label, s.run.model, plan_label(data::parallel_config(s.run)), measured, predicted});
+}
+
 // Counts one run by status and adds its memory point and its predicted-vs-measured point when it has them.
 void add_run(Figures& f, Machine& m, const data::StoredRun& s) {
   const data::RunRecord& r = s.run;
@@ -117,6 +130,7 @@ void add_run(Figures& f, Machine& m, const data::StoredRun& s) {
     else
       ++f.memory_unpredicted;
   }
+  if (r.source == "executor") add_load_point(f, m, s);
   if (!r.step_ms || *r.step_ms <= 0) {
     ++f.runs_unmeasured;
     return;
@@ -160,6 +174,9 @@ void add_memory_accuracy(Figures& f) {
     memory_by_machine[p.machine].push_back(&p);
   }
   if (!all_memory.empty()) f.memory_overall = memory_accuracy_of("all", all_memory);
+  std::vector<const MemoryPoint*> loads;
+  for (const MemoryPoint& p : f.load_points) loads.push_back(&p);
+  if (!loads.empty()) f.load_overall = memory_accuracy_of("all", loads);
   for (const Machine& m : f.machines)
     if (memory_by_machine.count(m.label))
       f.memory_by_machine.push_back(memory_accuracy_of(m.label, memory_by_machine[m.label]));

@@ -109,6 +109,11 @@ struct Figures {
   // Ok executor runs with a measured peak but no predicted transformer peak: recorded before
   // schema v4 (beside only the whole pipeline's predicted peak) or without a prediction.
   int memory_unpredicted = 0;
+  // The load phase of executor runs that recorded it: what building the transformers left
+  // allocated (the largest rank's, metrics rankN.load_phase_bytes) against the predicted
+  // transformer weights per rank (predicted.load_transformer_bytes).
+  std::vector<MemoryPoint> load_points;
+  std::optional<MemoryAccuracy> load_overall;
 };
 
 // "single rank", or the CP variant's display name with "+ TP", "+ CFG", "+ DP" for the other axes

@@ -100,6 +100,8 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
     e.gemm_ms += pr.blocks[i].gemm_ms, e.attention_ms += pr.blocks[i].attention_ms, e.memory_ms += pr.blocks[i].memory_ms;
   e.prediction = pr;
   e.steps = q.steps;
+  e.gpu_bytes = q.hardware ? q.hardware->memory_bytes() : 0.0;
+  e.host_memory_gib = q.host_memory_gib;
   if (pr.pipefusion.active()) {
     const costmodel::PipeFusionCost& c = pr.pipefusion;
     ExplainPipeFusion pf;
@@ -165,6 +167,55 @@ void print_pipefusion(std::ostream& out, const ExplainPipeFusion& pf, int steps)
 
 }  // namespace
 
+std::string memory_phases_text(const costmodel::MemoryBreakdown& m) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < costmodel::kMemoryPhaseCount; ++i) {
+    const auto phase = static_cast<costmodel::MemoryPhase>(i);
+    parts.push_back(fmt::format("{} {:.1f}", to_string(phase), m.phase(phase) / kGiB));
+  }
+  return fmt::format("{} GiB", fmt::join(parts, ", "));
+}
+
+bool peak_phase_named(const costmodel::Prediction& pr, Bytes gpu_bytes) {
+  constexpr double kPhaseMargin = 1.15;  // costmodel's kFragmentation: the model's own slack
+  const Bytes denoise = pr.memory.phase(costmodel::MemoryPhase::kDenoise);
+  if (pr.peak_phase == costmodel::MemoryPhase::kDenoise) return false;
+  return pr.peak_mem_bytes > kPhaseMargin * denoise || (pr.peak_mem_bytes > gpu_bytes && denoise <= gpu_bytes);
+}
+
+std::string_view peak_phase_suffix(const costmodel::Prediction& pr, Bytes gpu_bytes) {
+  if (!peak_phase_named(pr, gpu_bytes)) return "";
+  switch (pr.peak_phase) {
+    case costmodel::MemoryPhase::kLoad: return " load";
+    case costmodel::MemoryPhase::kEncode: return " enc";
+    case costmodel::MemoryPhase::kDenoise: return "";
+    case costmodel::MemoryPhase::kDecode: return " dec";
+  }
+  return "";
+}
+
+std::string host_load_text(const costmodel::Prediction& pr, double host_memory_gib) {
+  const double per_rank = pr.memory.host_load_per_rank / kGiB;
+  std::string out = fmt::format("host memory while loading: {} rank{} x {:.1f} GiB = {:.1f} GiB per node", pr.ranks_per_node,
+                                pr.ranks_per_node == 1 ? "" : "s", per_rank, pr.host_load_bytes / kGiB);
+  switch (pr.host_load) {
+    case costmodel::HostLoad::kFits: return out + fmt::format(" of {:.1f} (fits)", host_memory_gib);
+    case costmodel::HostLoad::kStaggered:
+      return out + fmt::format(" of {:.1f}: fits only when the ranks of a node load in turn, each moving its weights "
+                               "to its GPU before the next reads them",
+                               host_memory_gib);
+    case costmodel::HostLoad::kTooLarge:
+      return out + fmt::format(" of {:.1f}: does NOT fit, not even one rank's copy", host_memory_gib);
+    case costmodel::HostLoad::kUnknown: break;
+  }
+  return out + " (host memory unknown: --host-mem)";
+}
+
+bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory_gib) {
+  if (pr.host_load == costmodel::HostLoad::kStaggered || pr.host_load == costmodel::HostLoad::kTooLarge) return true;
+  return pr.host_load == costmodel::HostLoad::kFits && pr.host_load_bytes > 0.5 * host_memory_gib * kGiB;
+}
+
 void print_explain(std::ostream& out, const Explain& e) {
   const costmodel::Prediction& pr = e.prediction;
   fmt::print(out, "\nexplain: {} ({}), {}\n", e.plan, e.variant, e.groups_on);
@@ -208,6 +259,12 @@ void print_explain(std::ostream& out, const Explain& e) {
              e.steps, pr.step_ms, pr.vae_decode_ms, to_string(pc.vae),
              pc.vae_comm_ms > 0 ? fmt::format(", {:.1f} ms of it communication", pc.vae_comm_ms) : "", pc.host_ms,
              pr.image_ms / 1e3);
+  fmt::print(out, "memory per GPU by phase: {} of {:.1f}; the peak is the {}\n", memory_phases_text(pr.memory),
+             e.gpu_bytes / kGiB, to_string(pr.peak_phase));
+  fmt::print(out, "  load, if the whole pipeline moved to the GPU before its transformer is sharded: {:.1f} GiB{}\n",
+             (pr.memory.runtime_reserved + pr.memory.load_weights_moved_first) / kGiB,
+             pr.memory.runtime_reserved + pr.memory.load_weights_moved_first > e.gpu_bytes ? " (does NOT fit)" : "");
+  fmt::print(out, "{}\n", host_load_text(pr, e.host_memory_gib));
 }
 
 std::optional<PlacementView> placement_view(const Query& q, const RankedPlan& rp) {

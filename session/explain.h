@@ -58,12 +58,29 @@ struct Explain {
   Milliseconds gemm_ms = 0, attention_ms = 0, memory_ms = 0;
   costmodel::Prediction prediction;
   int steps = 0;
+  Bytes gpu_bytes = 0;         // one GPU's memory
+  double host_memory_gib = 0;  // one node's host memory (0: unknown)
   std::optional<ExplainPipeFusion> pipefusion;
 };
 
 // The explanation of a predicted plan; none for a plan without prediction (an invalid one).
 // `source` may be empty (no "priced by" lines).
 std::optional<Explain> explain(const Query& q, const planner::RankedPlan& p, const CollectiveSource& source = {});
+// Each phase's bytes per GPU: "load 33.1, encode 35.0, denoise 34.2, decode 197.3 GiB".
+std::string memory_phases_text(const costmodel::MemoryBreakdown& m);
+// Whether the table and the top plan's line name the peak's phase: when it is not denoising and it
+// either holds more than 15% above denoising (the allocator slack the memory model assumes:
+// closer phases are within its accuracy) or is what keeps a plan from fitting in `gpu_bytes`.
+bool peak_phase_named(const costmodel::Prediction& pr, Bytes gpu_bytes);
+// The peak's phase as the table's peak column suffixes it: " load", " enc", " dec"; "" when not named.
+std::string_view peak_phase_suffix(const costmodel::Prediction& pr, Bytes gpu_bytes);
+// The node's host memory while its ranks load: "host memory while loading: 8 ranks x 104.3 GiB = 834.2
+// of 1024.0 GiB per node (fits)"; with the verdict's loading recipe when they must load in turn.
+std::string host_load_text(const costmodel::Prediction& pr, double host_memory_gib);
+// Whether the recommendation tells the host verdict under its top plan: when the ranks must load in
+// turn or cannot load, or when loading takes more than half the node's host memory (the page cache
+// holds the weight files being read beside the copies, and the node runs more than the job).
+bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory_gib);
 // The text `cpplan --explain` prints (starting with an empty line).
 void print_explain(std::ostream& out, const Explain& e);
 // The group table alone: its header and one row per group (with bottleneck and priced-by lines).

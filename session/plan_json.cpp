@@ -21,6 +21,18 @@ json source_json(const std::optional<costmodel::Source>& s) {
   return s ? json(costmodel::to_string(*s)) : json(nullptr);
 }
 
+// Every phase's bytes per GPU and the peak's phase.
+json memory_phases_json(const costmodel::Prediction& pr) {
+  json j = json::object();
+  for (int i = 0; i < costmodel::kMemoryPhaseCount; ++i) {
+    const auto phase = static_cast<costmodel::MemoryPhase>(i);
+    j[std::string(to_string(phase))] = pr.memory.phase(phase);
+  }
+  j["peak"] = to_string(pr.peak_phase);
+  j["load_moved_first"] = pr.memory.runtime_reserved + pr.memory.load_weights_moved_first;
+  return j;
+}
+
 // PipeFusion's terms of a prediction (only for plans with P > 1).
 json pipefusion_json(const costmodel::PipeFusionCost& c) {
   return {{"stage_blocks", c.stage_blocks},           {"warmup_step_ms", c.warmup_step_ms},
@@ -239,7 +251,13 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                         {"vae_decode", m.vae_decode},
                         {"text_encode", m.text_encode},
                         {"transformer_while_encoding", m.transformer_while_encoding},
-                        {"runtime_reserved", m.runtime_reserved}}}};
+                        {"runtime_reserved", m.runtime_reserved}}},
+                      {"memory_phases", memory_phases_json(pr)},
+                      {"host_load",
+                       {{"ranks_per_node", pr.ranks_per_node},
+                        {"per_rank_bytes", m.host_load_per_rank},
+                        {"per_node_bytes", pr.host_load_bytes},
+                        {"verdict", costmodel::to_string(pr.host_load)}}}};
     if (pr.pipefusion.active()) j["predicted"]["pipefusion"] = pipefusion_json(pr.pipefusion);
   } else {
     j["text_encoder"] = nullptr;

@@ -6,6 +6,7 @@
 
 #include "core/diffusers_config.h"
 #include "session/detect.h"
+#include "session/machine.h"
 
 namespace cpplan::session {
 
@@ -93,7 +94,7 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
   if (!a.vae.empty()) {
     VaePlacement v{};
     if (!vae_placement_from_string(a.vae, v))
-      throw InvalidInput{fmt::format("--vae = {}: must be single or parallel", a.vae)};
+      throw InvalidInput{fmt::format("--vae = {}: must be single, parallel, tiled or sliced", a.vae)};
     q.vae = v;
   }
 }
@@ -186,6 +187,10 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
     }
   }
   resolve_nodes(a, q);
+  q.host_memory_gib = !a.host_mem.empty() ? parse_number("--host-mem", a.host_mem, 1, 1e7)
+                      : r.local_hardware  ? physical_memory_mib() / 1024.0
+                      : q.hardware        ? q.hardware->host_memory_gib
+                                          : 0.0;
   // TPU and Neuron chips run PyTorch/XLA programs: their default runtime compiles.
   if (a.runtime.empty() && q.hardware && q.hardware->family != DeviceFamily::kCuda) {
     auto xla = catalog.runtime("xla");

@@ -29,6 +29,7 @@ struct Options {
   std::string vae;           // empty: the planner picks per plan
   bool offload = false;      // --offload-text-encoders: --text-encoder offloaded
   bool offload_idle_transformer = false;  // --offload-idle-transformer (two-transformer pipelines)
+  std::string host_mem;      // --host-mem GiB; empty: the hardware profile's node, or this machine's (local)
   std::vector<std::string> profiles;
   // topology-aware placement
   std::string topology, topology_file, nodes;

@@ -28,10 +28,14 @@ void add_query_flags(CLI::App& app, Options& o) {
                  "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers; cpplan run: cpplan)");
   app.add_option("--text-encoder", o.text_encoder,
                  "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
-  app.add_option("--vae", o.vae, "single | parallel (default: the fastest that fits, per plan)");
+  app.add_option("--vae", o.vae,
+                 "single | parallel | tiled | sliced (default: single or parallel, the fastest that fits, per plan)");
   app.add_flag("--offload-text-encoders", o.offload, "the same as --text-encoder offloaded");
   app.add_flag("--offload-idle-transformer", o.offload_idle_transformer,
                "two-transformer pipelines (Wan2.2 A14B): keep the one not denoising in host memory, loading each per image");
+  app.add_option("--host-mem", o.host_mem,
+                 "host memory of one node, GiB: every rank of a node loads its own copy of the pipeline there first "
+                 "(default: this machine's for --hardware local, else the hardware profile's typical node)");
   app.add_option("--profiles", o.profiles, "extra profile directory (models/, hardware/, topologies/); repeatable");
   app.add_option("--framework", o.framework,
                  "rank only the plans this framework runs: diffusers | xdit | cache-dit | sglang | vllm-omni | any "

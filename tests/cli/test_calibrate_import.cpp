@@ -376,7 +376,7 @@ TEST_CASE("unknown runtimes and placements, and contradicting placement flags, a
   {
     const CliResult r = with({"--vae", "nope"});
     check_refused(r);
-    CHECK_THAT(r.err, Catch::Contains("--vae = nope: must be single or parallel"));
+    CHECK_THAT(r.err, Catch::Contains("--vae = nope: must be single, parallel, tiled or sliced"));
   }
   {
     const CliResult r = with({"--offload-text-encoders", "--text-encoder", "sharded"});

@@ -246,6 +246,26 @@ TEST_CASE("the video VAEs' compression from their configs", "[diffusers][pipelin
   CHECK_FALSE(diffusers::vae_from_config({{"_class_name", "VQModel"}}));
 }
 
+TEST_CASE("AutoencoderKL's decode memory from its config: the widest up stage and the mid-block attention",
+          "[diffusers][pipeline][vae]") {
+  // FLUX.1's vae/config.json: block_out_channels [128, 256, 512, 512], sample_size 1024, the mid
+  // block's attention by default. Up stages from the output: 256 -> 128 channels at full size
+  // (256 per pixel), 512 -> 256 at 1/2 (512 / 4 = 128), 512 at 1/4 (32), 512 at 1/8 (8).
+  const json flux{{"_class_name", "AutoencoderKL"}, {"block_out_channels", {128, 256, 512, 512}},
+                  {"layers_per_block", 2}, {"latent_channels", 16}, {"sample_size", 1024}};
+  auto v = diffusers::vae_from_config(flux);
+  REQUIRE(v);
+  CHECK(v->decode_channels_per_pixel == 256);
+  CHECK(v->mid_block_attention);
+  CHECK(v->sample_size == 1024);
+  json plain = flux;
+  plain["mid_block_add_attention"] = false;
+  CHECK_FALSE(diffusers::vae_from_config(plain)->mid_block_attention);
+  // SD 1.5's VAE, the same channels: the same widest stage.
+  CHECK(diffusers::vae_from_config({{"_class_name", "AutoencoderKL"}, {"block_out_channels", {128, 256, 512, 512}}})
+            ->decode_channels_per_pixel == 256);
+}
+
 TEST_CASE("a transformer-only folder plans and lists what it assumed", "[diffusers][pipeline]") {
   const cpplan::test::TempDir temp{"cpplan-test-pipeline-"};
   const fs::path folder = temp.path() / "my-wan";

@@ -69,9 +69,9 @@ TEST_CASE("cpplan-gui refuses bad flags with one line and the CLI's exit codes",
   const Outcome te = run_gui({"--text-encoder", "gpu", "--screenshot", "x.png"});
   CHECK(te.exit_code == 3);
   CHECK(te.err.trimmed() == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential or sharded");
-  const Outcome vae = run_gui({"--vae", "tiled", "--screenshot", "x.png"});
+  const Outcome vae = run_gui({"--vae", "tile", "--screenshot", "x.png"});
   CHECK(vae.exit_code == 3);
-  CHECK(vae.err.trimmed() == "cpplan-gui: --vae = tiled: must be single or parallel");
+  CHECK(vae.err.trimmed() == "cpplan-gui: --vae = tile: must be single, parallel, tiled or sliced");
   const Outcome runtime = run_gui({"--runtime", "torch", "--screenshot", "x.png"});
   CHECK(runtime.exit_code == 3);
   CHECK(runtime.err.startsWith("cpplan-gui: --runtime = torch: "));

@@ -436,9 +436,9 @@ TEST_CASE("cpplan-gui's --runtime, --text-encoder and --vae: the CLI's values an
   auto te = parse({"--text-encoder", "gpu"});
   CHECK(te.exit_code == 3);
   CHECK(te.message == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential or sharded");
-  auto vae = parse({"--vae", "tiled"});
+  auto vae = parse({"--vae", "tile"});
   CHECK(vae.exit_code == 3);
-  CHECK(vae.message == "cpplan-gui: --vae = tiled: must be single or parallel");
+  CHECK(vae.message == "cpplan-gui: --vae = tile: must be single, parallel, tiled or sliced");
   auto contradiction = parse({"--offload-text-encoders", "--text-encoder", "sharded"});
   CHECK(contradiction.exit_code == 3);
   CHECK(contradiction.message == "cpplan-gui: --offload-text-encoders: contradicts --text-encoder = sharded");

@@ -281,3 +281,38 @@ TEST_CASE("diffusers' script sets up both transformers of a two-transformer pipe
   const auto wan = make_query("wan-tiny", 2);
   CHECK_THAT(cpplan::planner::diffusers_snippet(wan, valid_plan(wan, config(1, 2))), !Catch::Contains("transformer_2"));
 }
+
+TEST_CASE("The diffusers script for FLUX.2-dev tensor parallel 8 on L20 shards before moving the transformer",
+          "[planner][frameworks][snippet][load]") {
+  // The whole transformer (60 GiB) would not fit on a 45 GiB L20: enable_parallelism comes first,
+  // then the transformer moves to the GPU; the rest of the pipeline moves before.
+  const auto q = make_query("flux.2-dev", 8, 1024, 1024, 0, "l20");
+  const auto p = valid_plan(q, config(1, 1, 8));
+  for (const auto te : {cpplan::TextEncoderPlacement::kOffloaded, cpplan::TextEncoderPlacement::kReplicated}) {
+    const std::string s = cpplan::planner::diffusers_snippet(q, p, {te, cpplan::VaePlacement::kSingle});
+    INFO(s);
+    const auto shard = s.find("pipe.transformer.enable_parallelism(config=TensorParallelConfig(tp_degree=8))\n");
+    const auto move = s.find("pipe.transformer.to(\"cuda\")\n");
+    REQUIRE(shard != std::string::npos);
+    REQUIRE(move != std::string::npos);
+    CHECK(shard < move);
+    CHECK(s.find("pipe.transformer.to(\"cuda\")", move + 1) == std::string::npos);  // moved once
+    CHECK_THAT(s, !Catch::Contains("torch_dtype=torch.bfloat16).to("));
+    CHECK_THAT(s, Catch::Contains("# shard before moving to the GPU"));
+  }
+  // Context parallelism replicates the weights: the pipeline moves to the GPU as before.
+  const auto cp = cpplan::planner::diffusers_snippet(q, valid_plan(q, config(1, 8)));
+  CHECK_THAT(cp, Catch::Contains("torch_dtype=torch.bfloat16).to(\"cuda\")\n"));
+}
+
+TEST_CASE("Tiled and sliced decodes enable diffusers' VAE tiling and slicing", "[planner][frameworks][snippet][vae]") {
+  const auto q = make_query("flux.1-dev", 1);
+  const auto p = valid_plan(q, config(1, 1));
+  using cpplan::TextEncoderPlacement;
+  using cpplan::VaePlacement;
+  CHECK_THAT(cpplan::planner::diffusers_snippet(q, p, {TextEncoderPlacement::kReplicated, VaePlacement::kTiled}),
+             Catch::Contains("pipe.vae.enable_tiling()"));
+  CHECK_THAT(cpplan::planner::diffusers_snippet(q, p, {TextEncoderPlacement::kReplicated, VaePlacement::kSliced}),
+             Catch::Contains("pipe.vae.enable_slicing()"));
+  CHECK_THAT(cpplan::planner::diffusers_snippet(q, p), !Catch::Contains("enable_tiling"));
+}
