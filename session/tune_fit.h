@@ -1,0 +1,37 @@
+#pragma once
+// What `cpplan tune` learns from each measured launch: this machine's correction of the model's
+// step times, a scale for the machine and a factor per plan family, fitted in log space from the
+// model's prediction (the prior) and the measurements so far.
+
+#include <map>
+#include <vector>
+
+#include "session/tune_candidates.h"
+
+namespace cpplan::session {
+
+// step_ms on this machine = predicted step_ms x scale x family factor (1 for a family not measured).
+struct TuneFit {
+  double scale = 1;
+  std::map<PlanFamily, double> family;
+  int runs = 0;  // measurements it was fitted to
+  double step_ms(const TuneCandidate& c) const;
+};
+
+// One measured launch: the candidate and its measured step time (ms, > 0).
+struct TuneMeasurement {
+  const TuneCandidate* candidate = nullptr;
+  double step_ms = 0;
+};
+
+// The scale is the geometric mean of measured / predicted over every run (none: 1). A family's
+// factor is its runs' geometric mean of the rest, measured / (predicted x scale), shrunk toward 1
+// (the model's own relative prediction) by kPriorRuns pseudo-runs: exp(sum log r / (n + kPriorRuns)).
+TuneFit fit_tune(const std::vector<TuneMeasurement>& runs);
+
+// A tenth of a run: a plan measured on this machine is predicted from its measurement (a family
+// measured once moves 10/11 of its log deviation from the scale: 75% slower than the scale says
+// is predicted 66% slower), while a family never measured keeps the model's relative ranking.
+inline constexpr double kPriorRuns = 0.1;
+
+}  // namespace cpplan::session
