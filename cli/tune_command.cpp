@@ -95,6 +95,13 @@ void print_summary(std::ostream& out, const TuneReport& r, const session::TuneRe
   for (const auto& [family, factor] : r.fit.family) families += fmt::format(", {} x{:.3f}", to_string(family), factor);
   fmt::print(out, "calibration: scale {:.4g}{} from {} runs, written to {}\n", r.fit.scale, families, r.fit.runs,
              r.calibration_path);
+  if (r.calibration_source == "local")
+    fmt::print(out, "  cpplan --hardware local --db {} uses it\n", r.db);
+  else if (r.calibration_source.rfind("cluster-", 0) == 0)
+    fmt::print(out, "  cpplan --cluster {} --db {} uses it\n", r.calibration_source.substr(8), r.db);
+  else
+    fmt::print(out, "  (predicted from the {} profile: a tune with --hardware local or --cluster NAME writes the "
+               "calibration those queries use)\n", r.calibration_source);
   fmt::print(out, "records: {}\n", r.db);
 }
 

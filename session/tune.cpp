@@ -10,6 +10,7 @@
 
 #include "core/text.h"
 #include "session/local_model.h"
+#include "session/tune_calibration.h"
 #include "session/tune_launch.h"
 
 namespace cpplan::session {
@@ -180,18 +181,19 @@ std::optional<double> regret_of(const TuneReport& report) {
   return *predicted->outcome.step_ms / *report.rows[*report.best].outcome.step_ms - 1;
 }
 
-// The fit as the next query on this machine reads it; its path.
-std::string write_calibration(const TuneReport& report, const TuneRequest& r, const fs::path& dir) {
-  const data::HardwareFingerprint here = this_host(r.device);
-  json families = json::object();
-  for (const auto& [family, factor] : report.fit.family) families[std::string(to_string(family))] = factor;
-  const json j{{"machine", {{"host", here.host}, {"device", r.device}, {"cpu_name", here.cpu_name}}},
-               {"model", report.model}, {"prediction_source", report.prediction_source},
-               {"scale", report.fit.scale}, {"families", families}, {"runs", report.fit.runs},
-               {"fitted_at", now_utc()}};
-  const fs::path path = dir / fmt::format("calibration-{}.json", here.key());
-  std::ofstream(path) << j.dump(2) << '\n';
-  return path.string();
+// The fit as the next query of the same prediction source on this machine reads it; its path.
+std::string write_calibration(const TuneReport& report, const TuneRequest& r, const Query& q, const std::string& db) {
+  TuneCalibration c;
+  c.fit = report.fit;
+  c.source = report.calibration_source;
+  c.host = this_host_name();
+  c.device = r.device;
+  c.model = report.model;
+  c.resolution = fmt::format("{}x{}", q.resolution.width, q.resolution.height);
+  c.fitted_at = now_utc();
+  c.path = tune_calibration_path(db, c.source);
+  write_tune_calibration(c);
+  return c.path;
 }
 
 TuneReport plan_tune(const TuneRequest& r, const Recommendation& rec, data::Store& store) {
@@ -223,9 +225,11 @@ TuneReport plan_tune(const TuneRequest& r, const Recommendation& rec, data::Stor
 Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
   try {
     check_request(r);
-    auto request = parse_request(r.options);
-    if (!request) return request.error();
-    auto rec = recommend(*request, r.exe, r.machine);
+    auto parsed = parse_request(r.options);
+    if (!parsed) return parsed.error();
+    Request request = *parsed;
+    request.cost.tune_calibration = false;  // the fit is of the predictions without the last one
+    auto rec = recommend(request, r.exe, r.machine);
     if (!rec) return rec.error();
     data::Store store = open_store(r.options.db);
     TuneReport report = plan_tune(r, **rec, store);
@@ -247,7 +251,9 @@ Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
     for (TuneRow& row : report.rows) row.calibrated_step_ms = report.fit.step_ms(row.candidate);
     report.best = fastest_measured(report);
     report.regret = regret_of(report);
-    if (report.fit.runs > 0) report.calibration_path = write_calibration(report, r, dir);
+    report.calibration_source = tune_source(r.options.hardware == "local", r.options.cluster,
+                                            (*rec)->query().hardware->name);
+    if (report.fit.runs > 0) report.calibration_path = write_calibration(report, r, (*rec)->query(), store.path());
     return report;
   } catch (const InvalidInput& e) {
     return Error{e.message};

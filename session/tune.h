@@ -60,6 +60,7 @@ struct TuneReport {
   std::set<PlanFamily> measured_before;  // families this machine had ok runs of before the tune
   bool stopped_early = false, cancelled = false;
   std::string db, calibration_path, prediction_source, model;
+  std::string calibration_source;  // "local", "cluster-NAME" (what later queries read), or the hardware's name
   std::vector<std::string> notes;
 };
 

@@ -36,9 +36,6 @@ std::string_view to_string(PlanFamily f) {
 
 namespace {
 
-constexpr PlanFamily kFamilies[] = {PlanFamily::kSingle,     PlanFamily::kUlysses,    PlanFamily::kRing,
-                                    PlanFamily::kHybrid,     PlanFamily::kTensor,     PlanFamily::kCfg,
-                                    PlanFamily::kPipeFusion, PlanFamily::kFullyShard, PlanFamily::kData};
 
 TuneCandidate candidate_of(const Query& q, const planner::RankedPlan& p, int rank, std::string why) {
   TuneCandidate c;
@@ -89,10 +86,10 @@ std::vector<TuneCandidate> choose_candidates(const Recommendation& rec, int top,
     if (f.shown && f.plan)
       if (auto i = row_of(rec, f.plan)) add(out, rec, *i, top, fmt::format("{}'s best", f.title));
   const double limit_ms = rec.rows[0].plan->predicted->step_ms * (1 + margin);
-  for (PlanFamily f : kFamilies)
+  for (PlanFamily f : kPlanFamilies)
     if (auto i = best_of(rec, f); i && rec.rows[*i].plan->predicted->step_ms <= limit_ms)
       add(out, rec, *i, top, fmt::format("best {} within {:.0f}%", to_string(f), margin * 100));
-  for (PlanFamily f : kFamilies)
+  for (PlanFamily f : kPlanFamilies)
     if (auto i = best_of(rec, f); i && !measured.count(f))
       add(out, rec, *i, top, fmt::format("no {} measured here", to_string(f)));
   return out;

@@ -11,14 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/parallel_config.h"
+#include "session/plan_family.h"
 #include "session/recommend.h"
 
 namespace cpplan::session {
-
-// A plan's family: how its work is split, whatever the degrees.
-enum class PlanFamily { kSingle, kUlysses, kRing, kHybrid, kTensor, kCfg, kPipeFusion, kFullyShard, kData };
-PlanFamily family_of(const ParallelConfig& c);
-std::string_view to_string(PlanFamily f);  // "single", "ulysses", "ring", "hybrid", "tp", "cfg", ...
 
 // One plan to measure, with the prediction it was chosen on.
 struct TuneCandidate {

@@ -2,12 +2,16 @@
 
 #include <cmath>
 
+#include "session/tune_candidates.h"
+
 namespace cpplan::session {
 
-double TuneFit::step_ms(const TuneCandidate& c) const {
-  const auto f = family.find(c.family);
-  return c.predicted_step_ms * scale * (f == family.end() ? 1.0 : f->second);
+double TuneFit::factor(PlanFamily f) const {
+  const auto it = family.find(f);
+  return it == family.end() ? 1.0 : it->second;
 }
+
+double TuneFit::step_ms(const TuneCandidate& c) const { return c.predicted_step_ms * scale * factor(c.family); }
 
 TuneFit fit_tune(const std::vector<TuneMeasurement>& runs) {
   TuneFit fit;

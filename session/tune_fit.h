@@ -6,9 +6,11 @@
 #include <map>
 #include <vector>
 
-#include "session/tune_candidates.h"
+#include "session/plan_family.h"
 
 namespace cpplan::session {
+
+struct TuneCandidate;  // session/tune_candidates.h
 
 // step_ms on this machine = predicted step_ms x scale x family factor (1 for a family not measured).
 struct TuneFit {
@@ -16,6 +18,7 @@ struct TuneFit {
   std::map<PlanFamily, double> family;
   int runs = 0;  // measurements it was fitted to
   double step_ms(const TuneCandidate& c) const;
+  double factor(PlanFamily f) const;  // the family's factor, 1 when not measured
 };
 
 // One measured launch: the candidate and its measured step time (ms, > 0).

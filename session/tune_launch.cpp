@@ -1,7 +1,5 @@
 #include "session/tune_launch.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
@@ -13,6 +11,7 @@
 #include "core/version.h"
 #include "launch/launcher.h"
 #include "session/recorder_runs.h"
+#include "session/tune_calibration.h"
 
 namespace cpplan::session {
 
@@ -84,8 +83,7 @@ data::HardwareFingerprint this_host(const std::string& device) {
       break;
     }
   hw.cpu_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) == 0) hw.host = host;
+  hw.host = this_host_name();
   return hw;
 }
 

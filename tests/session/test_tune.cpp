@@ -1,9 +1,15 @@
 // cpplan tune's pieces in the session: the plan families, the candidates it measures and the fit it
 // learns from each run. The fit's expected values are worked by hand from its formulas (geometric
 // means in log space, kPriorRuns = 0.1), the candidates from the planner's rows for a 2-GPU query.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
 
+#include "session/tune_calibration.h"
 #include "session/tune_candidates.h"
 #include "session/tune_fit.h"
 #include "tests/support/fixtures.h"
@@ -103,4 +109,43 @@ TEST_CASE("the candidates: the predicted best, then each family's best, at most 
   for (const TuneCandidate& c : cpplan::session::choose_candidates(**rec, 10, 0, all))
     CHECK((c.why == "predicted best" || c.why.find("'s best") != std::string::npos ||
            c.why.find("within 0%") != std::string::npos));
+}
+
+TEST_CASE("the tune's calibration is read back on the host that fitted it and corrects a step", "[session][tune]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cpplan-tune-calibration-{}", ::getpid());
+  fs::create_directories(dir.string() + "/runs.db.tune");
+  const std::string db = (dir / "runs.db").string();
+  cpplan::session::TuneCalibration c;
+  c.fit.scale = 2;
+  c.fit.family[PlanFamily::kUlysses] = 1.5;
+  c.fit.runs = 3;
+  c.source = "local";
+  c.host = "box-1";
+  c.device = "cpu";
+  c.model = "tune_cpu_config";
+  c.resolution = "256x256";
+  c.fitted_at = "2026-12-03T05:00:00Z";
+  c.path = cpplan::session::tune_calibration_path(db, "local");
+  CHECK(c.path == db + ".tune/calibration-local.json");
+  cpplan::session::write_tune_calibration(c);
+
+  const auto back = cpplan::session::read_tune_calibration(db, "local", "box-1");
+  REQUIRE(back);
+  CHECK(back->fit.scale == 2);
+  CHECK(back->fit.factor(PlanFamily::kUlysses) == 1.5);
+  CHECK(back->fit.factor(PlanFamily::kRing) == 1);
+  CHECK(!cpplan::session::read_tune_calibration(db, "local", "box-2"));       // another host's
+  CHECK(!cpplan::session::read_tune_calibration(db, "cluster-a", "box-1"));   // another source's
+
+  // 10 ms predicted: ulysses 2 x scale 2 x 1.5 = 30 ms; ring 2 (no factor) x 2 = 20 ms.
+  cpplan::costmodel::Prediction p;
+  p.step_ms = 10;
+  const auto correct = cpplan::session::with_tune({}, back->fit);
+  CHECK(correct(p, config(1, 2)) == Approx(30));
+  CHECK(correct(p, config(2, 1)) == Approx(20));
+
+  std::ofstream(c.path) << R"({"scale": -1})";
+  CHECK_THROWS_AS(cpplan::session::read_tune_calibration(db, "local", "box-1"), cpplan::session::InvalidInput);
+  fs::remove_all(dir);
 }

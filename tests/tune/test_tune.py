@@ -1,6 +1,7 @@
 """cpplan tune end to end: the real cpplan binary launching docs/examples/tune_cpu.py through
 torchrun (tests/cluster/torchrun.py, the launcher mended for Debian's torch 1.13) on 2 CPU ranks
 over Gloo, recording into a real SQLite file."""
+import json
 import os
 import signal
 import sqlite3
@@ -89,6 +90,31 @@ class TuneTest(unittest.TestCase):
         self.assertTrue(any("exited without a record" in e for e in errors), errors)
         for status in ("failed", "timeout"):
             self.assertIn(f"  {status}\n", r.stdout)
+
+    def test_after_a_tune_hardware_local_predicts_the_measured_plans_within_10_percent(self):
+        probe = subprocess.run([CPPLAN, "probe", "--quick", "--db", self.db], env=self.env, capture_output=True,
+                               text=True, timeout=600)
+        self.assertEqual(probe.returncode, 0, probe.stderr)
+        r = self.tune(EXAMPLE, "--hardware", "local")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"cpplan --hardware local --db {self.db} uses it", r.stdout)
+        with sqlite3.connect(self.db) as db:
+            measured = db.execute("select ring, ulysses, tp, step_ms from runs where run_key like 'tune-%' "
+                                  "and status = 'ok'").fetchall()
+        self.assertGreaterEqual(len(measured), 2, r.stdout)
+
+        q = subprocess.run([CPPLAN, "--hardware", "local", "--db", self.db, *QUERY[:-2], "--framework", "cpplan",
+                            "--json"], env=self.env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        report = json.loads(q.stdout)
+        self.assertIn("step times x this machine's tune (", report["prediction_source"])
+        for ring, ulysses, tp, step_ms in measured:
+            plan = next(p for p in report["plans"] if (p["ring_degree"], p["ulysses_degree"], p["tp_degree"],
+                                                        p["pipefusion_degree"], p["cp_variant"]) ==
+                        (ring, ulysses, tp, 1, "ring" if ring > 1 else "ulysses" if ulysses > 1 else "none"))
+            predicted = plan["predicted"]["step_ms"]
+            self.assertLess(abs(predicted / step_ms - 1), 0.10, f"{plan['label']}: {predicted} ms predicted, "
+                                                                   f"{step_ms} ms measured")
 
     def test_bad_input_is_one_line_and_nothing_is_recorded(self):
         for extra, script, message in (
