@@ -36,19 +36,22 @@ struct Progress {
   bool terminal;
   double elapsed_s = 0;
 
-  void started(const TuneReport& r, std::size_t row, int done, int total) {
+  void bar(int done, int total, const std::string& what) {
     const double eta_s = done > 0 ? elapsed_s / done * (total - done) : 0;
-    const std::string& label = r.rows[row].candidate.label;
-    if (!terminal) return fmt::print(err, "tune: [{}/{}] launching {}\n", done + 1, total, label);
     const int width = 24, filled = total > 0 ? width * done / total : width;
-    fmt::print(err, "\r[{}{}] {}/{} {} {:<28}", std::string(filled, '#'), std::string(width - filled, '.'), done, total,
-               done > 0 ? fmt::format("ETA {:.0f} s", eta_s) : std::string("ETA ?"), label);
+    fmt::print(err, "\r[{}{}] {}/{} {} {:<40}", std::string(filled, '#'), std::string(width - filled, '.'), done, total,
+               done > 0 ? fmt::format("ETA {:.0f} s", eta_s) : std::string("ETA ?"), what);
     err.flush();
   }
-  void ended(const TuneReport& r, std::size_t row, int, int) {
+  void started(const TuneReport& r, std::size_t row, int done, int total) {
+    const std::string& label = r.rows[row].candidate.label;
+    if (!terminal) return fmt::print(err, "tune: [{}/{}] launching {}\n", done + 1, total, label);
+    bar(done, total, label);
+  }
+  void ended(const TuneReport& r, std::size_t row, int done, int total) {
     const TuneRow& t = r.rows[row];
     elapsed_s += t.outcome.launch_s;
-    if (terminal) return;
+    if (terminal) return bar(done, total, fmt::format("{}: {}", t.candidate.label, to_string(t.outcome.status)));
     fmt::print(err, "tune: {}: {}{} ({:.1f} s)\n", t.candidate.label, to_string(t.outcome.status),
                t.outcome.step_ms ? fmt::format(", {:.2f} ms/step", *t.outcome.step_ms) : ": " + t.outcome.error,
                t.outcome.launch_s);
@@ -111,6 +114,7 @@ void add_tune_options(CLI::App& tune, TuneArgs& t) {
   tune.add_option("script", t.script, "your script: applies cpplan.current_plan() and records with cpplan.record")
       ->required();
   tune.add_option("args", t.script_args, "the script's arguments, after --");
+  tune.add_option("--top", t.top, "candidates to measure, at most (default 4)");
   tune.add_option("--launcher", t.launcher, "torchrun (default) | srun | mpirun");
   tune.add_option("--timeout-s", t.timeout_s, "per launch, seconds (default 1800)");
   tune.add_option("--device", t.device, "where the script runs: cuda (default) | cpu");
@@ -127,7 +131,7 @@ int tune_command(const TuneArgs& t, const Args& a, const std::string& exe, const
   request.timeout_s = t.timeout_s;
   request.device = t.device;
   request.margin = t.margin;
-  request.top = parse_int("--top", a.top == "10" ? "4" : a.top, 1, 64);
+  request.top = t.top;
   request.exe = exe;
   request.machine = machine;
   Progress progress{err, &err == &std::cerr && isatty(STDERR_FILENO)};

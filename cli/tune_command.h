@@ -17,6 +17,7 @@ struct TuneArgs {
   std::vector<std::string> script_args;
   std::string launcher = "torchrun", device = "cuda";
   double timeout_s = 1800, margin = 0.1;
+  int top = 4;
 };
 
 void add_tune_options(CLI::App& tune, TuneArgs& t);

@@ -62,6 +62,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::vector<s
     if (terminated && Clock::now() - *terminated > std::chrono::duration<double>(grace_s)) kill(pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // A terminal's Ctrl-C reaches the child too, which may end before the loop sees `cancel`.
+  if (cancel && cancel->load() && !out.timed_out) out.cancelled = true;
   out.exit_code = exit_code(status);
   out.started = out.exit_code != 127;
   return out;

@@ -11,7 +11,7 @@ namespace cpplan::launch {
 struct ChildOutcome {
   int exit_code = 0;        // 128 + signal when killed
   bool timed_out = false;   // ended by us after the time limit
-  bool cancelled = false;   // ended by us because `cancel` was set
+  bool cancelled = false;   // `cancel` was set before it ended (by us, or by the same Ctrl-C)
   bool started = true;      // false: the command could not be executed (exit code 127)
 };
 

@@ -56,27 +56,29 @@ void check_request(const TuneRequest& r) {
 }
 
 // The run_key of a candidate's record: the script, its arguments, the launch and the query.
-std::string run_key(const TuneRequest& r, const Query& q, const TuneCandidate& c) {
+std::string run_key(const TuneRequest& r, const Query& q, const std::string& candidate) {
   std::error_code ec;
   std::string text = fs::absolute(r.script, ec).lexically_normal().string();
   for (const std::string& part : r.script_args) text += "\x1f" + part;
   for (const std::string& part : {r.launcher, r.device, q.model->name, q.hardware ? q.hardware->name : "",
                                   q.runtime ? q.runtime->name : "", std::to_string(q.gpus),
                                   std::to_string(q.resolution.width), std::to_string(q.resolution.height),
-                                  std::to_string(q.frames), std::to_string(q.steps), c.key})
+                                  std::to_string(q.frames), std::to_string(q.steps), candidate})
     text += "\x1e" + part;
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64, as HardwareFingerprint::key()
   for (unsigned char ch : text) hash = (hash ^ ch) * 0x100000001b3ULL;
   return fmt::format("tune-{:016x}", hash);
 }
 
-// The plan families of this machine's ok pipeline runs (tuned or imported).
-std::set<PlanFamily> measured_families(const std::vector<data::StoredRun>& runs, const TuneRequest& r) {
+// The plan families of this machine's ok pipeline runs (tuned or imported), but for this tune's
+// own (`own`: the run_keys it gives the query's plans), so that a rerun chooses as the first run did.
+std::set<PlanFamily> measured_families(const std::vector<data::StoredRun>& runs, const TuneRequest& r,
+                                       const std::set<std::string>& own) {
   const data::HardwareFingerprint here = this_host(r.device);
   std::set<PlanFamily> out;
   for (const data::StoredRun& s : runs)
     if (s.run.source == "pipeline" && s.run.status == "ok" && s.hardware.host == here.host &&
-        s.hardware.device_kind == r.device)
+        s.hardware.device_kind == r.device && !own.count(s.run.run_key))
       out.insert(family_of(data::parallel_config(s.run)));
   return out;
 }
@@ -145,7 +147,8 @@ std::vector<std::string> launch_env(const TuneRequest& r, const std::string& pla
   return env;
 }
 
-// Launches row `i`, records what it gave; false when cancelled (nothing recorded).
+// Launches row `i`, records what it gave; false when cancelled (nothing recorded unless it had
+// finished measuring).
 bool launch_row(const TuneRequest& r, const Query& q, data::Store& store, const fs::path& dir, TuneRow& row,
                 const std::atomic<bool>* cancel) {
   const std::string out = (dir / (row.key + ".jsonl")).string();
@@ -159,16 +162,16 @@ bool launch_row(const TuneRequest& r, const Query& q, data::Store& store, const 
                         launch_env(r, launch_plan_json(r, q, row.candidate, out)), row.log, r.timeout_s, cancel);
   if (!child.started)
     throw InvalidInput{fmt::format("--launcher = {}: cannot execute it (is it on PATH?); see {}", r.launcher, row.log)};
-  if (child.cancelled) {
+  LaunchResult result = read_launch(r, q, row.candidate, child, out, row.log, row.key);
+  if (child.cancelled && result.outcome.status != TuneStatus::kOk) {  // interrupted: not the plan's fault
     row.outcome.status = TuneStatus::kCancelled;
     return false;
   }
-  LaunchResult result = read_launch(r, q, row.candidate, child, out, row.log, row.key);
   result.outcome.launch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   row.outcome = result.outcome;
   auto stored = store.record_runs(result.records);
   if (!stored) throw InvalidInput{fmt::format("{}: cannot record the launch: {}", store.path(), stored.error().message)};
-  return true;
+  return !child.cancelled;  // a run that finished as Ctrl-C came is kept
 }
 
 // The regret of the ranking's fastest candidate: its measured step over the measured best's, minus 1.
@@ -204,10 +207,15 @@ TuneReport plan_tune(const TuneRequest& r, const Recommendation& rec, data::Stor
   report.notes = rec.notes;
   auto runs = store.runs();
   if (!runs) throw InvalidInput{runs.error().message};
-  report.measured_before = measured_families(*runs, r);
+  std::set<std::string> own;
+  for (const Row& row : rec.rows) {
+    own.insert(run_key(r, rec.query(), candidate_key(*row.plan)));
+    for (const planner::RankedPlan* form : row.same) own.insert(run_key(r, rec.query(), candidate_key(*form)));
+  }
+  report.measured_before = measured_families(*runs, r, own);
   for (TuneCandidate& c : choose_candidates(rec, r.top, r.margin, report.measured_before)) {
     TuneRow row;
-    row.key = run_key(r, rec.query(), c);
+    row.key = run_key(r, rec.query(), c.key);
     row.candidate = std::move(c);
     for (const data::StoredRun& s : *runs)  // newest first: the latest record of the key
       if (s.run.run_key == row.key) {

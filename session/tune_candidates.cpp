@@ -43,7 +43,7 @@ TuneCandidate candidate_of(const Query& q, const planner::RankedPlan& p, int ran
   c.config = p.plan.config;
   c.family = family_of(c.config);
   const std::string variant = c.plan.value("cp_variant", "none");
-  c.key = fmt::format("{}/{}", c.plan.value("label", ""), variant);
+  c.key = candidate_key(p);
   c.label = c.plan.value("label", "");
   if (variant.find("anything") != std::string::npos) c.label += " (anything)";
   c.why = std::move(why);
@@ -76,6 +76,10 @@ std::optional<std::size_t> best_of(const Recommendation& rec, PlanFamily f) {
 }
 
 }  // namespace
+
+std::string candidate_key(const planner::RankedPlan& p) {
+  return fmt::format("{}/{}", plan_label(p.plan.config), to_string(p.plan.variant));
+}
 
 std::vector<TuneCandidate> choose_candidates(const Recommendation& rec, int top, double margin,
                                              const std::set<PlanFamily>& measured) {

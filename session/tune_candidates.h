@@ -28,6 +28,9 @@ struct TuneCandidate {
   int predicted_rank = 0;  // 1: the ranking's fastest of the candidates' rows
 };
 
+// A candidate's key for plan `p`: its label and attention form, "ulysses 2/ulysses".
+std::string candidate_key(const planner::RankedPlan& p);
+
 // Up to `top` candidates of `rec` (its rows in rank order), in this order of choice: each shown
 // framework's plan, the best row of each family whose step time is within `margin` (0.1: 10%) of
 // the best row's, the best row of each family not in `measured`. Each plan once.

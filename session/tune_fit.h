@@ -32,9 +32,10 @@ struct TuneMeasurement {
 // (the model's own relative prediction) by kPriorRuns pseudo-runs: exp(sum log r / (n + kPriorRuns)).
 TuneFit fit_tune(const std::vector<TuneMeasurement>& runs);
 
-// A tenth of a run: a plan measured on this machine is predicted from its measurement (a family
-// measured once moves 10/11 of its log deviation from the scale: 75% slower than the scale says
-// is predicted 66% slower), while a family never measured keeps the model's relative ranking.
-inline constexpr double kPriorRuns = 0.1;
+// A twentieth of a run: a plan measured on this machine is predicted from its measurement (a
+// family measured once moves 20/21 of its log deviation from the scale: 75% slower than the scale
+// says is predicted 70% slower; within 10% up to 1.1^21 = 7.4 times off), while a family never
+// measured keeps the model's relative ranking. A tenth left 11% on a CPU Ulysses 3.3 times off.
+inline constexpr double kPriorRuns = 0.05;
 
 }  // namespace cpplan::session

@@ -42,8 +42,12 @@ std::string error_line(const std::string& log) {
   return last;
 }
 
+// torch's words for an allocation that failed: CUDA's OutOfMemoryError ("CUDA out of memory"), the
+// CPU allocator's "can't allocate memory".
 bool out_of_memory(const std::string& log) {
-  return log.find("OutOfMemoryError") != std::string::npos || log.find("out of memory") != std::string::npos;
+  for (const char* words : {"OutOfMemoryError", "out of memory", "can't allocate memory"})
+    if (log.find(words) != std::string::npos) return true;
+  return false;
 }
 
 std::string shortened(std::string text) {

@@ -1,6 +1,6 @@
 // cpplan tune's pieces in the session: the plan families, the candidates it measures and the fit it
 // learns from each run. The fit's expected values are worked by hand from its formulas (geometric
-// means in log space, kPriorRuns = 0.1), the candidates from the planner's rows for a 2-GPU query.
+// means in log space, kPriorRuns = 0.05), the candidates from the planner's rows for a 2-GPU query.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -63,16 +63,16 @@ TEST_CASE("the tune's fit: a scale for the machine and a factor per family, shru
     CHECK(fit.step_ms(ulysses) == Approx(35));
     CHECK(fit.step_ms(tp) == Approx(105));  // an unmeasured family: 30 x 3.5
   }
-  SECTION("two families: scale sqrt(3 x 2), factors (ratio / scale)^(1 / 1.1)") {
-    // ratios 30/10 = 3 and 40/20 = 2; scale sqrt(6) = 2.44949; ulysses (3 / 2.44949)^(1/1.1) =
-    // 1.20238, ring (2 / 2.44949)^(1/1.1) = 0.831684.
+  SECTION("two families: scale sqrt(3 x 2), factors (ratio / scale)^(1 / 1.05)") {
+    // ratios 30/10 = 3 and 40/20 = 2; scale sqrt(6) = 2.44949; ulysses (3 / 2.44949)^(1/1.05) =
+    // 1.21298, ring (2 / 2.44949)^(1/1.05) = 0.824417.
     const auto fit = cpplan::session::fit_tune({{&ulysses, 30}, {&ring, 40}});
     CHECK(fit.runs == 2);
     CHECK(fit.scale == Approx(2.44949).epsilon(1e-5));
-    CHECK(fit.family.at(PlanFamily::kUlysses) == Approx(1.20238).epsilon(1e-5));
-    CHECK(fit.family.at(PlanFamily::kRing) == Approx(0.831684).epsilon(1e-5));
-    CHECK(fit.step_ms(ulysses) == Approx(29.4522).epsilon(1e-5));  // within 2% of the 30 measured
-    CHECK(fit.step_ms(ring) == Approx(40.7440).epsilon(1e-5));
+    CHECK(fit.family.at(PlanFamily::kUlysses) == Approx(1.21298).epsilon(1e-5));
+    CHECK(fit.family.at(PlanFamily::kRing) == Approx(0.824417).epsilon(1e-5));
+    CHECK(fit.step_ms(ulysses) == Approx(29.7118).epsilon(1e-5));  // within 1% of the 30 measured
+    CHECK(fit.step_ms(ring) == Approx(40.3880).epsilon(1e-5));
     CHECK(fit.step_ms(tp) == Approx(30 * 2.44949).epsilon(1e-5));
   }
 }

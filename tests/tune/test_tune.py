@@ -33,11 +33,11 @@ class TuneTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def command(self, script, *extra, script_args=SCRIPT_ARGS):
-        return [CPPLAN, "tune", script, *QUERY, "--top", "4", "--db", self.db, *extra, *script_args]
+    def command(self, script, *extra, script_args=SCRIPT_ARGS, top="4"):
+        return [CPPLAN, "tune", script, *QUERY, "--top", top, "--db", self.db, *extra, *script_args]
 
-    def tune(self, script=EXAMPLE, *extra, script_args=SCRIPT_ARGS):
-        return subprocess.run(self.command(script, *extra, script_args=script_args), env=self.env,
+    def tune(self, script=EXAMPLE, *extra, script_args=SCRIPT_ARGS, top="4"):
+        return subprocess.run(self.command(script, *extra, script_args=script_args, top=top), env=self.env,
                               capture_output=True, text=True, timeout=600)
 
     def records(self):
@@ -90,6 +90,28 @@ class TuneTest(unittest.TestCase):
         self.assertTrue(any("exited without a record" in e for e in errors), errors)
         for status in ("failed", "timeout"):
             self.assertIn(f"  {status}\n", r.stdout)
+
+    def test_an_allocation_that_fails_is_recorded_oom(self):
+        r = self.tune(FAULTY, top="1", script_args=["--", "--oom", "ulysses 2", *SCRIPT_ARGS[1:]])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [(key, status, step_ms, error)] = self.records()
+        self.assertEqual((status, step_ms), ("oom", None))
+        self.assertIn("can't allocate memory", error)
+
+    def test_ctrl_c_stops_the_launch_cleanly_and_keeps_what_was_measured(self):
+        p = subprocess.Popen(self.command(EXAMPLE), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+        launches = 0
+        for line in p.stderr:
+            launches += line.startswith("tune: [")
+            if launches == 2:  # the second launch started: the first is recorded
+                break
+        os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the tune, torchrun and the ranks
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("cpplan tune: cancelled; what finished is recorded in", err)
+        self.assertEqual(len(self.records()), 1)
+        self.assertIn("cancelled", out)
 
     def test_after_a_tune_hardware_local_predicts_the_measured_plans_within_10_percent(self):
         probe = subprocess.run([CPPLAN, "probe", "--quick", "--db", self.db], env=self.env, capture_output=True,
