@@ -22,6 +22,7 @@
 #include "cli/store_commands.h"
 #include "cli/sweep_command.h"
 #include "cli/topo_command.h"
+#include "cli/tune_command.h"
 #include "core/profiles.h"
 #include "core/text.h"
 #include "core/version.h"
@@ -40,6 +41,7 @@ struct Parsed {
   ProbeArgs probe_args;
   BenchArgs bench_args;
   SweepArgs sweep_args;
+  TuneArgs tune_args;
   StoreArgs store_args;
   ReportArgs report_args;
   ProfileImportArgs profile_args;
@@ -60,6 +62,7 @@ struct Parsed {
   CLI::App* import_nccl = nullptr;
   CLI::App* import_runs = nullptr;
   CLI::App* sweep = nullptr;
+  CLI::App* tune = nullptr;
 };
 
 void add_planning_commands(CLI::App& app, Parsed& p) {
@@ -116,6 +119,10 @@ void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Pars
   add_calibrate_options(*p.calibrate, p.probe_args);
   p.sweep = app.add_subcommand("sweep", "run a benchmark sweep through the executor");
   add_sweep_options(*p.sweep, p.sweep_args);
+  p.tune = app.add_subcommand("tune", "measure the best candidates on your own pipeline (SCRIPT [-- ARGS]), learn "
+                                       "from each run, answer with the measured best");
+  p.tune->fallthrough();
+  add_tune_options(*p.tune, p.tune_args);
   p.fingerprint = app.add_subcommand("fingerprint", "internal: this machine's fingerprint as JSON");
   p.fingerprint->group("");
   p.fingerprint->add_option("--device", p.fingerprint_device, "cpu | cuda");
@@ -256,6 +263,7 @@ int check_command(const Args& a, const std::string& exe, std::ostream& out, std:
 int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std::ostream& err) {
   const Args& a = p.a;
   if (parsed(p.check)) return check_command(a, exe, out, err);
+  if (parsed(p.tune)) return tune_command(p.tune_args, a, exe, machine_source(exe), out, err);
   // JSON lists the invalid plans only with --all (it counts them always): the ranking need not keep
   // them (at 4,096 GPUs, thousands); the text groups them.
   auto request = session::parse_request(a, !a.json || a.all);

@@ -12,6 +12,7 @@
 #include "planner/planner.h"
 #include "session/cluster_model.h"
 #include "session/local_model.h"
+#include "session/tune_calibration.h"
 
 namespace cpplan::session {
 
@@ -24,16 +25,21 @@ class QueryCostModel {
   explicit QueryCostModel(const Query& q);
   // This machine's model from the store `db` (default path when empty); points `q` at it (its
   // hardware, runtime and the model as executed). InvalidInput without a probe of `machine`.
-  QueryCostModel(Query& q, const std::string& db, const Machine& machine, const ProfileCatalog& catalog);
+  // With `tune`, the calibration of this machine's last `cpplan tune --hardware local` applies.
+  QueryCostModel(Query& q, const std::string& db, const Machine& machine, const ProfileCatalog& catalog,
+                 bool tune = true);
   // `--cluster NAME`: q.hardware's datasheet, its collectives priced from the nccl-tests imports
-  // of cluster `cluster` in the store `db`. InvalidInput as open_cluster_model.
-  QueryCostModel(const Query& q, const std::string& db, const std::string& cluster);
+  // of cluster `cluster` in the store `db`. InvalidInput as open_cluster_model. With `tune`, the
+  // calibration of the last `cpplan tune --cluster NAME` on this host applies.
+  QueryCostModel(const Query& q, const std::string& db, const std::string& cluster, bool tune = true);
 
   const costmodel::CostModel& cost() const { return *cost_; }
   // The local model, or null for a datasheet one.
   const LocalModel* local() const { return local_.get(); }
   // The cluster's model, or null.
   const ClusterModel* cluster() const { return cluster_.get(); }
+  // The tune's calibration applied, or null.
+  const TuneCalibration* tune() const { return tune_ ? &*tune_ : nullptr; }
 
  private:
   std::unique_ptr<LocalModel> local_;
@@ -41,6 +47,7 @@ class QueryCostModel {
   std::unique_ptr<ModelProfile> as_run_;
   std::unique_ptr<costmodel::DatasheetModel> datasheet_;
   std::unique_ptr<costmodel::CostModel> cost_;
+  std::optional<TuneCalibration> tune_;
 };
 
 // What a query is planned with, as the user chose it: `--hardware local` (this machine's probes in
@@ -50,6 +57,7 @@ struct CostModelChoice {
   bool local_hardware = false;
   std::string cluster;
   std::string db;
+  bool tune_calibration = true;  // false: without the last tune's calibration (a tune plans so)
 };
 // The model of `choice` for `q` (pointed at the local model's hardware with --hardware local);
 // InvalidInput (one line) for both choices at once or a store that does not have what they need.
@@ -61,7 +69,8 @@ std::unique_ptr<QueryCostModel> make_cost_model(Query& q, const CostModelChoice&
 // "measured figures", with ", step times calibrated to this machine's runs (calibration vN)" when
 // `local` (may be null) has a calibration, and ", collectives measured on cluster NAME" with
 // `cluster` (may be null).
+// With `tune` (may be null), its tune_source_text.
 std::string prediction_source(const std::vector<planner::RankedPlan>& plans, const LocalModel* local,
-                              const ClusterModel* cluster = nullptr);
+                              const ClusterModel* cluster = nullptr, const TuneCalibration* tune = nullptr);
 
 }  // namespace cpplan::session

@@ -124,7 +124,7 @@ void rank(Recommendation& rec) {
   for (const planner::RankedPlan& p : rec.report.plans) rec.fitting += p.plan.valid() && p.predicted->fits_memory;
   rec.rejections = rejections_of(rec.report);
   rec.frameworks = framework_choices(q, rec.report);
-  rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster());
+  rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster(), rec.model->tune());
   const planner::RankedPlan* top = rec.top();
   if (!top) return;
   rec.warmup = warmup_of(*top->predicted);

@@ -19,7 +19,7 @@ from ._cpplan import InvalidInput
 from ._cpplan import Options as _Options
 from ._cpplan import recommend as _recommend
 
-__all__ = ["plan", "recommend", "Plan", "Recommendation", "InvalidInput", "UnsupportedPlan"]
+__all__ = ["plan", "recommend", "current_plan", "record", "Plan", "Recommendation", "InvalidInput", "UnsupportedPlan"]
 
 
 class UnsupportedPlan(Exception):
@@ -264,3 +264,7 @@ def _config_json(config):
         return str(value)
 
     return _json.dumps(dict(config), default=convert)
+
+
+# Under `cpplan tune`: the plan of this launch and its recorder (cpplan/tune.py; record needs torch).
+from .tune import current_plan, record  # noqa: E402
