@@ -45,7 +45,9 @@ struct Progress {
   }
   void started(const TuneReport& r, std::size_t row, int done, int total) {
     const std::string& label = r.rows[row].candidate.label;
-    if (!terminal) return fmt::print(err, "tune: [{}/{}] launching {}\n", done + 1, total, label);
+    if (!terminal)
+      return fmt::print(err, "tune: [{}/{}] launching {} (predicted {:.2f} ms/step)\n", done + 1, total, label,
+                        r.rows[row].candidate.predicted_step_ms);
     bar(done, total, label);
   }
   void ended(const TuneReport& r, std::size_t row, int done, int total) {

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -29,6 +30,7 @@
 #include "gui/recommendation_view.h"
 #include "gui/run_panel.h"
 #include "gui/sweep_panel.h"
+#include "gui/tune_panel.h"
 
 namespace cpplan::gui {
 
@@ -94,6 +96,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
       heatmap_title_(new QLabel),
       history_(new HistoryPanel(db_path.isEmpty() ? QString::fromStdString(data::Store::default_path()) : db_path)),
       run_(new RunPanel),
+      tune_(new TunePanel),
       calibration_(new CalibrationPanel(history_->db_path())),
       sweep_(new SweepPanel(history_->db_path())),
       fleet_(new FleetPanel),
@@ -144,7 +147,15 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   tabs_->addTab(plans_tab, QStringLiteral("Plans"));
   tabs_->addTab(heat_tab, QStringLiteral("Heatmap"));
   tabs_->addTab(history_, QStringLiteral("History"));
-  tabs_->addTab(run_, QStringLiteral("Run"));
+  // Run tab: the selected plan for real above; below, the query's best candidates on the user's own
+  // pipeline (cpplan tune).
+  auto* tune_box = new QGroupBox(QStringLiteral("Tune on your pipeline (cpplan tune: the query's best candidates)"));
+  auto* tune_layout = new QVBoxLayout(tune_box);
+  tune_layout->addWidget(tune_);
+  auto* run_tab = new QSplitter(Qt::Vertical);
+  run_tab->addWidget(run_);
+  run_tab->addWidget(tune_box);
+  tabs_->addTab(run_tab, QStringLiteral("Run"));
   tabs_->addTab(calibration_, QStringLiteral("Calibration"));
   tabs_->addTab(sweep_, QStringLiteral("Sweep"));
   tabs_->addTab(fleet_, QStringLiteral("Fleet"));
@@ -157,6 +168,7 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
   setCentralWidget(central);
   statusBar()->addWidget(status_, 1);
   run_->set_program(find_cpplan(QCoreApplication::applicationDirPath()));
+  tune_->set_program(find_cpplan(QCoreApplication::applicationDirPath()));
   sweep_->set_program(find_cpplan(QCoreApplication::applicationDirPath()));
 
   connect(query_, &QueryPanel::changed, this, [this](const QueryInput& in) {
@@ -200,9 +212,10 @@ MainWindow::MainWindow(CatalogPtr catalog, const QString& db_path, QWidget* pare
     const QModelIndex i = proxy_->mapFromSource(plans_->index(index, 0));
     if (i.isValid()) select_plan_row(i.row());
   });
-  connect(detail_, &PlanDetail::run_requested, this, [this] { tabs_->setCurrentWidget(run_); });
+  connect(detail_, &PlanDetail::run_requested, this, [this] { show_tab(QStringLiteral("Run")); });
   connect(fleet_, &FleetPanel::fleet_shown, this, [this] { maybe_screenshot(); });
   connect(run_, &RunPanel::run_finished, this, [this] { history_->reload(); });
+  connect(tune_, &TunePanel::tune_finished, this, [this] { history_->reload(); });
   connect(sweep_, &SweepPanel::sweep_finished, this, [this] {
     history_->reload();
     calibration_->reload();
@@ -321,6 +334,10 @@ void MainWindow::on_selection() {
   const int index = selected_plan();
   const bool have = index >= 0 && result_ && result_->query;
   pareto_->set_selected(index);
+  const bool query = result_ && result_->query;
+  tune_->set_query(query ? result_->query : std::nullopt, history_->db_path(),
+                   query ? QString::fromStdString(result_->input.model_config) : QString(),
+                   QStringLiteral("plan a query first"));
   if (!have) {
     detail_->set_plan(nullptr, nullptr);
     run_->set_command({}, {}, QStringLiteral("select a valid plan in the Plans tab"));

@@ -31,6 +31,7 @@ class PlanTableModel;
 class QueryPanel;
 class RecommendationView;
 class RunPanel;
+class TunePanel;
 class SweepPanel;
 
 class MainWindow : public QMainWindow {
@@ -69,6 +70,7 @@ class MainWindow : public QMainWindow {
   HeatmapView* heatmap() { return heatmap_; }
   HistoryPanel* history() { return history_; }
   RunPanel* run_panel() { return run_; }
+  TunePanel* tune_panel() { return tune_; }
   CalibrationPanel* calibration() { return calibration_; }
   SweepPanel* sweep() { return sweep_; }
   FleetPanel* fleet() { return fleet_; }
@@ -106,6 +108,7 @@ class MainWindow : public QMainWindow {
   QLabel* heatmap_title_;
   HistoryPanel* history_;
   RunPanel* run_;
+  TunePanel* tune_;
   CalibrationPanel* calibration_;
   SweepPanel* sweep_;
   FleetPanel* fleet_;

@@ -134,7 +134,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   text_encoder_->setToolTip(QStringLiteral("where the text encoders live: on every GPU, offloaded to the host, "
                                            "loaded only to encode, or sharded over the plan's GPUs"));
   fill_placements<VaePlacement>(vae_, kVaePlacementCount);
-  vae_->setToolTip(QStringLiteral("the VAE decode on one GPU, or patch-parallel over the plan's GPUs"));
+  vae_->setToolTip(QStringLiteral("the VAE decode on one GPU, patch-parallel over the plan's GPUs, or on one GPU tile by tile or image by image (tiled, sliced: less memory, more time)"));
   width_->setRange(1, 16384);
   height_->setRange(1, 16384);
   width_->setSuffix(QStringLiteral(" px"));

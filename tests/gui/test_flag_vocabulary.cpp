@@ -27,7 +27,8 @@ struct Output {
 
 // `binary ARGS` (a fixed argv: no user text reaches the shell).
 Output run(const std::string& binary, const std::vector<std::string>& args, bool want_stderr) {
-  std::string command = binary;
+  // A flag the fronts accept would leave cpplan-gui open: 60 s bound it (exit 124, a failure).
+  std::string command = "timeout 60 " + binary;
   for (const std::string& a : args) command += " '" + a + "'";
   command += want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
@@ -119,7 +120,7 @@ TEST_CASE("cpplan and cpplan-gui refuse a bad query flag with the same line", "[
       {"--hardware", "nope"},
       {"--runtime", "torch"},
       {"--text-encoder", "gpu"},
-      {"--vae", "tiled"},
+      {"--vae", "tile"},
       {"--offload-text-encoders", "--text-encoder", "sharded"},
       {"--nodes", "2"},
       {"--topology", "nope"},

@@ -5,13 +5,20 @@
 
 #include <QDir>
 #include <QFile>
+#include <QLineEdit>
+#include <QComboBox>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
 #include <QTableView>
 #include <filesystem>
+#include <fstream>
 
 #include "gui/history_panel.h"
 #include "gui/main_window.h"
 #include "gui/plan_table_model.h"
 #include "gui/run_panel.h"
+#include "gui/tune_panel.h"
 #include "tests/gui/gui_support.h"
 #include "tests/support/fixtures.h"
 
@@ -131,4 +138,103 @@ TEST_CASE("The Run tab's command carries the fully-sharded degree and the query'
   const QStringList from_config = cpplan::gui::run_arguments(q, c, {}, QStringLiteral("/ckpt/transformer/config.json"));
   CHECK(from_config.join(' ').contains(QStringLiteral("--model-config /ckpt/transformer/config.json")));
   CHECK_FALSE(from_config.contains(QStringLiteral("--model")));
+}
+
+TEST_CASE("The Tune box reads the tune's launch lines into its table", "[gui][run][tune]") {
+  using cpplan::gui::parse_tune_line;
+  // The lines cli/tune_command.cpp prints off a terminal, one per launch and one per outcome.
+  const auto launching = parse_tune_line(QStringLiteral("tune: [1/4] launching ring 2 x ulysses 2 (predicted 15.23 ms/step)"));
+  REQUIRE(launching);
+  CHECK(launching->launching);
+  CHECK(launching->label == QStringLiteral("ring 2 x ulysses 2"));
+  CHECK(*launching->predicted_ms == Approx(15.23));
+  const auto ok = parse_tune_line(QStringLiteral("tune: ulysses 2: ok, 100.34 ms/step (3.1 s)"));
+  REQUIRE(ok);
+  CHECK_FALSE(ok->launching);
+  CHECK(ok->label == QStringLiteral("ulysses 2"));
+  CHECK(ok->status == QStringLiteral("ok"));
+  CHECK(*ok->measured_ms == Approx(100.34));
+  const auto timeout = parse_tune_line(QStringLiteral("tune: tp 2: timeout: timed out after 40 s (40.0 s)"));
+  REQUIRE(timeout);
+  CHECK(timeout->status == QStringLiteral("timeout"));
+  CHECK(timeout->error == QStringLiteral("timed out after 40 s"));
+  CHECK_FALSE(timeout->measured_ms);
+  CHECK_FALSE(parse_tune_line(QStringLiteral("calibration: scale 3.968 from 3 runs")));
+}
+
+TEST_CASE("The Tune box launches cpplan tune with the query's model config, size and GPUs", "[gui][run][tune]") {
+  const cpplan::Query q = cpplan::test::make_query("flux-tiny", 2, 128, 128);
+  cpplan::gui::TuneOptions o;
+  o.script = QStringLiteral("run.py");
+  o.script_args = {QStringLiteral("--prompt"), QStringLiteral("a cat")};
+  o.top = 3;
+  o.device = QStringLiteral("cpu");
+  const QStringList a = cpplan::gui::tune_arguments(q, o, QStringLiteral("t.db"), QStringLiteral("cfg.json"));
+  const QString args = a.join(' ');
+  INFO(args.toStdString());
+  CHECK(a.mid(0, 4) == QStringList{"tune", "run.py", "--model-config", "cfg.json"});
+  CHECK(args.contains(QStringLiteral("--res 128x128 --steps ")));
+  CHECK(args.contains(QStringLiteral("--gpus 2 --hardware ")));
+  CHECK(args.contains(QStringLiteral("--top 3 --launcher torchrun --timeout-s 1800 --device cpu --db t.db")));
+  CHECK(a.mid(a.size() - 3) == QStringList{"--", "--prompt", "a cat"});
+}
+
+TEST_CASE("A tune from the Run tab measures the CPU example's candidates live, and History then shows them",
+          "[gui][run][tune][multirank]") {
+#ifdef CPPLAN_RUN_BINARY
+  const QString cpplan = QStringLiteral(CPPLAN_RUN_BINARY);
+#else
+  const QString cpplan;
+#endif
+  if (cpplan.isEmpty()) {
+    WARN("this build has no cpplan binary with the executor: not run");
+    return;
+  }
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  const std::string root = std::string(CPPLAN_TEST_PROFILES) + "/..";
+  const QString config = QString::fromStdString(root + "/docs/examples/tune_cpu_config.json");
+  // Debian's torchrun (torch 1.13) needs the repo's mended launcher (tests/cluster/torchrun.py).
+  std::filesystem::create_directories(dir.path() / "bin");
+  const std::string torchrun = (dir.path() / "bin" / "torchrun").string();
+#ifdef CPPLAN_PYTHON
+  const std::string python = CPPLAN_PYTHON;  // the python3 with Debian's torch
+#else
+  const std::string python = "python3";
+#endif
+  std::ofstream(torchrun) << "#!/bin/sh\nexec " << python << " " << root << "/tests/cluster/torchrun.py \"$@\"\n";
+  std::filesystem::permissions(torchrun, std::filesystem::perms::owner_all);
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("PATH"), QString::fromStdString((dir.path() / "bin").string()) + ":" + env.value("PATH"));
+
+  const QString db = QString::fromStdString(dir.file("tune.db"));
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), db);
+  cpplan::gui::QueryInput in;
+  in.model_config = config.toStdString();
+  in.gpus = 2;
+  in.width = in.height = 256;
+  in.steps = 4;
+  w.set_query(in);
+  while (w.planning()) REQUIRE(wait_for(&w, &cpplan::gui::MainWindow::plans_shown));
+  cpplan::gui::TunePanel& tune = *w.tune_panel();
+  tune.set_program(cpplan);
+  tune.set_environment(env);
+  tune.script()->setText(QString::fromStdString(root + "/docs/examples/tune_cpu.py"));
+  tune.script_args()->setText(QStringLiteral("--config \"%1\" --res 256x256 --steps 4").arg(config));
+  tune.top()->setValue(2);
+  tune.device()->setCurrentText(QStringLiteral("cpu"));
+  REQUIRE(tune.tune_button()->isEnabled());
+  tune.start();
+  REQUIRE(wait_for(&tune, &cpplan::gui::TunePanel::tune_finished, 600000));
+  INFO(tune.log_text().toStdString());
+  CHECK(tune.status_text() == QStringLiteral("finished (exit 0)"));
+  // Two candidates, each with the prediction it was launched with and what it measured.
+  REQUIRE(tune.table()->rowCount() == 2);
+  for (int r = 0; r < 2; ++r) {
+    CHECK(tune.table()->item(r, 1)->text().toDouble() > 0);
+    CHECK(tune.table()->item(r, 2)->text().toDouble() > 0);
+    CHECK(tune.table()->item(r, 3)->text() == QStringLiteral("ok"));
+  }
+  CHECK(tune.log_text().contains(QStringLiteral("top-1 regret: ")));
+  CHECK(w.history()->model()->rowCount() == 2);  // reloaded on finish: the tune's two records
 }

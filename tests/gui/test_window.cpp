@@ -213,7 +213,7 @@ TEST_CASE("Forcing the text encoder and VAE shows them in the table, the summary
   CHECK(items.join('|') == "auto|replicated|offloaded|sequential|sharded");
   items.clear();
   for (int i = 0; i < vae->count(); ++i) items << vae->itemText(i);
-  CHECK(items.join('|') == "auto|single|parallel");
+  CHECK(items.join('|') == "auto|single|parallel|tiled|sliced");
   CHECK(te->currentText() == "auto");
   CHECK(!w.result()->input.text_encoder);
   CHECK(w.plan_detail()->summary_text().contains(QStringLiteral("text encoder %1 (auto)").arg(QString::fromStdString(std::string(cpplan::to_string(w.plan_model()->plan(0).predicted->pipeline.text_encoder))))));
