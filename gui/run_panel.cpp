@@ -27,11 +27,9 @@ QString find_cpplan(const QString& application_dir) {
   return {};
 }
 
-QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
-  const ContextParallelConfig& cp = c.context_parallel_config;
-  // A config's profile is named after its folder: the run derives it again from the config.
-  QStringList a{QStringLiteral("run"),
-                model_config.isEmpty() ? QStringLiteral("--model") : QStringLiteral("--model-config"),
+QStringList query_arguments(const Query& q, const QString& model_config) {
+  // A config's profile is named after its folder: the command derives it again from the config.
+  QStringList a{model_config.isEmpty() ? QStringLiteral("--model") : QStringLiteral("--model-config"),
                 model_config.isEmpty() ? QString::fromStdString(q.model->name) : model_config,
                 QStringLiteral("--res"), QStringLiteral("%1x%2").arg(q.resolution.width).arg(q.resolution.height),
                 QStringLiteral("--steps"), QString::number(q.steps),
@@ -39,6 +37,12 @@ QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString
                 QStringLiteral("--hardware"), QString::fromStdString(q.hardware->name),
                 QStringLiteral("--attention-backend"), qstr(to_string(q.backend))};
   if (q.model->video) a << QStringLiteral("--frames") << QString::number(q.frames);
+  return a;
+}
+
+QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  QStringList a = QStringList{QStringLiteral("run")} + query_arguments(q, model_config);
   a << QStringLiteral("--ring") << QString::number(c.ring()) << QStringLiteral("--ulysses") << QString::number(c.ulysses())
     << QStringLiteral("--tp") << QString::number(c.tp()) << QStringLiteral("--cfg") << QString::number(c.cfg_degree)
     << QStringLiteral("--dp") << QString::number(c.dp_degree) << QStringLiteral("--rotate-method")

@@ -23,6 +23,10 @@ namespace cpplan::gui {
 // installed; "" when neither is executable.
 QString find_cpplan(const QString& application_dir);
 
+// The query's own flags: its model (or `model_config`, --model-config), size, steps, GPUs,
+// hardware, attention backend and frames of a video model.
+QStringList query_arguments(const Query& q, const QString& model_config = {});
+
 // `cpplan run` arguments for the plan `c` of the query `q`, recording into `db` ("" = default);
 // with the query's forced --text-encoder / --vae, without its runtime (run predicts as cpplan).
 // A query planned from a diffusers config passes `model_config` (--model-config) for --model.

@@ -15,11 +15,11 @@
 #include <QVBoxLayout>
 #include <csignal>
 
+#include "gui/run_panel.h"
+
 namespace cpplan::gui {
 
 namespace {
-
-QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
 
 QString ms_text(const std::optional<double>& ms) { return ms ? QString::number(*ms, 'f', 2) : QStringLiteral("-"); }
 
@@ -45,15 +45,7 @@ std::optional<TuneLine> parse_tune_line(const QString& line) {
 }
 
 QStringList tune_arguments(const Query& q, const TuneOptions& o, const QString& db, const QString& model_config) {
-  QStringList a{QStringLiteral("tune"), o.script,
-                model_config.isEmpty() ? QStringLiteral("--model") : QStringLiteral("--model-config"),
-                model_config.isEmpty() ? QString::fromStdString(q.model->name) : model_config,
-                QStringLiteral("--res"), QStringLiteral("%1x%2").arg(q.resolution.width).arg(q.resolution.height),
-                QStringLiteral("--steps"), QString::number(q.steps),
-                QStringLiteral("--gpus"), QString::number(q.gpus),
-                QStringLiteral("--hardware"), QString::fromStdString(q.hardware->name),
-                QStringLiteral("--attention-backend"), qstr(to_string(q.backend))};
-  if (q.model->video) a << QStringLiteral("--frames") << QString::number(q.frames);
+  QStringList a = QStringList{QStringLiteral("tune"), o.script} + query_arguments(q, model_config);
   a << QStringLiteral("--top") << QString::number(o.top) << QStringLiteral("--launcher") << o.launcher
     << QStringLiteral("--timeout-s") << QString::number(o.timeout_s) << QStringLiteral("--device") << o.device;
   if (!db.isEmpty()) a << QStringLiteral("--db") << db;
