@@ -44,6 +44,7 @@ QueryInput query_input(const session::Options& q, const planner::PlannerOptions&
   in.framework = q.framework;
   if (q.offload) in.text_encoder = TextEncoderPlacement::kOffloaded;
   in.offload_idle_transformer = q.offload_idle_transformer;
+  if (!q.host_mem.empty()) in.host_mem_gib = session::parse_number("--host-mem", q.host_mem, 1, 1e7);
   if (!q.text_encoder.empty()) {
     TextEncoderPlacement te{};
     if (text_encoder_placement_from_string(q.text_encoder, te)) in.text_encoder = te;

@@ -34,6 +34,7 @@ session::Options options_of(const QueryInput& in) {
   if (in.text_encoder) o.text_encoder = std::string(to_string(*in.text_encoder));
   if (in.vae) o.vae = std::string(to_string(*in.vae));
   o.offload_idle_transformer = in.offload_idle_transformer;
+  if (in.host_mem_gib > 0) o.host_mem = fmt::format("{}", in.host_mem_gib);
   if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
   o.pipefusion_warmup = std::to_string(in.pipefusion_warmup_steps);
   return o;

@@ -60,6 +60,9 @@ struct QueryInput {
   std::optional<VaePlacement> vae;
   // cpplan --offload-idle-transformer: a two-transformer pipeline keeps the idle one in host memory.
   bool offload_idle_transformer = false;
+  // cpplan --host-mem: host memory of one node, GiB, that every rank of it loads into first; 0: the
+  // hardware profile's (this machine's for "local").
+  double host_mem_gib = 0;
   // hardware "local": this machine's probes and latest calibration in this store (cpplan --db;
   // the default path when empty), as cpplan --hardware local plans; `cluster`: the collectives of
   // that cluster's nccl-tests imports there (cpplan --cluster).

@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QDoubleSpinBox>
 #include <QVBoxLayout>
 
 #include "planner/frameworks.h"
@@ -98,6 +99,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       config_clear_(new QPushButton(QStringLiteral("Clear"))),
       config_error_(new QLabel),
       all_plans_(new QCheckBox(QStringLiteral("list every plan (cpplan --all)"))),
+      host_mem_(new QDoubleSpinBox),
       offload_transformer_(new QCheckBox(QStringLiteral("offload the idle transformer (cpplan --offload-idle-transformer)"))) {
   for (const ModelProfile& m : catalog_->models()) {
     model_->addItem(QString::fromStdString(m.name));
@@ -167,6 +169,13 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Batch"), batch_);
   form->addRow(QStringLiteral("Topology"), topology_);
   form->addRow(QStringLiteral("Nodes"), nodes_);
+  host_mem_->setRange(0, 1e7);
+  host_mem_->setDecimals(0);
+  host_mem_->setSuffix(QStringLiteral(" GiB"));
+  host_mem_->setSpecialValueText(QStringLiteral("profile's"));
+  host_mem_->setToolTip(QStringLiteral("host memory of one node (cpplan --host-mem): every rank of a node loads its "
+                                       "own copy of the pipeline there first; 0: the hardware profile's"));
+  form->addRow(QStringLiteral("Host memory"), host_mem_);
   form->addRow(QStringLiteral("Hardware"), hardware_);
   form->addRow(QStringLiteral("Steps"), steps_);
   form->addRow(QStringLiteral("Attention"), backend_);
@@ -205,6 +214,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     apply_topology_defaults();
     emit_changed();
   });
+  connect(host_mem_, &QDoubleSpinBox::valueChanged, this, [this] { emit_changed(); });
   connect(nodes_, &QSpinBox::valueChanged, this, [this] {
     apply_topology_defaults();
     emit_changed();
@@ -387,6 +397,7 @@ QueryInput QueryPanel::input() const {
       in.framework_versions.push_back(box->currentData().toString().toStdString());
   in.all_plans = all_plans_->isChecked();
   in.offload_idle_transformer = offload_transformer_->isChecked();
+  in.host_mem_gib = host_mem_->value();
   return in;
 }
 
@@ -425,6 +436,7 @@ void QueryPanel::set_input(const QueryInput& in) {
   }
   all_plans_->setChecked(in.all_plans);
   offload_transformer_->setChecked(in.offload_idle_transformer);
+  host_mem_->setValue(in.host_mem_gib);
   quiet_ = false;
   emit_changed();
 }

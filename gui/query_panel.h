@@ -20,6 +20,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
+class QDoubleSpinBox;
 
 namespace cpplan::gui {
 
@@ -44,7 +45,8 @@ class QueryPanel : public QWidget {
   QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
   QSpinBox* batch_box() { return batch_; }
   QComboBox* topology_box() { return topology_; }  // "none", then the catalog's topologies
-  QSpinBox* nodes_box() { return nodes_; }         // enabled with a topology or a hardware [node]
+  QSpinBox* nodes_box() { return nodes_; }
+  QDoubleSpinBox* host_mem_box() { return host_mem_; }  // 0: the hardware profile's         // enabled with a topology or a hardware [node]
   QComboBox* hardware_box() { return hardware_; }
   QLineEdit* model_config_edit() { return config_edit_; }     // the config's path; Enter applies it
   QPushButton* model_config_button() { return config_open_; }  // "Model config...": a file dialog
@@ -102,6 +104,7 @@ class QueryPanel : public QWidget {
   QLabel* config_error_;
   std::array<QComboBox*, kFrameworkCount> versions_{};  // null: the framework has one file
   QCheckBox* all_plans_;
+  QDoubleSpinBox* host_mem_;
   QCheckBox* offload_transformer_;  // enabled for a pipeline of two transformers only
   // The model config in use ("" none), and the catalog holding its profile, named config_model_.
   std::string config_path_;

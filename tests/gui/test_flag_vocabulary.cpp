@@ -121,6 +121,8 @@ TEST_CASE("cpplan and cpplan-gui refuse a bad query flag with the same line", "[
       {"--runtime", "torch"},
       {"--text-encoder", "gpu"},
       {"--vae", "tile"},
+      {"--host-mem", "lots"},
+      {"--host-mem", "0"},
       {"--offload-text-encoders", "--text-encoder", "sharded"},
       {"--nodes", "2"},
       {"--topology", "nope"},

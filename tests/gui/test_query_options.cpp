@@ -5,6 +5,8 @@
 // the framework files (--framework-version) and every plan (--all).
 #include <catch2/catch.hpp>
 
+#include <QDoubleSpinBox>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
@@ -403,4 +405,24 @@ TEST_CASE("The idle-transformer offload reaches the query from cpplan-gui's flag
   panel.set_input(in);
   CHECK_FALSE(panel.offload_transformer_box()->isEnabled());
   CHECK_FALSE(last->offload_idle_transformer);
+}
+
+TEST_CASE("The query panel's host memory is the CLI's --host-mem, and 0 the profile's", "[gui][query][memory]") {
+  cpplan::test::gui_app();
+  const auto catalog = cpplan::test::shared_catalog();
+  cpplan::gui::QueryPanel panel(catalog);
+  cpplan::gui::QueryInput in;
+  in.gpus = 8;
+  in.hardware = "l20";
+  in.host_mem_gib = 256;
+  panel.set_input(in);
+  CHECK(panel.host_mem_box()->value() == 256);
+  auto q = cpplan::gui::make_query(*catalog, panel.input());
+  REQUIRE(q.ok());
+  CHECK(q->host_memory_gib == 256);
+  panel.host_mem_box()->setValue(0);
+  CHECK(panel.host_mem_box()->text() == QStringLiteral("profile's"));
+  q = cpplan::gui::make_query(*catalog, panel.input());
+  REQUIRE(q.ok());
+  CHECK(q->host_memory_gib == catalog->find_hardware("l20")->host_memory_gib);  // l20.toml [memory] host_gib
 }
