@@ -76,6 +76,8 @@ inline constexpr int kTextEncoderPlacementCount = 4;
 // sliced (vae.enable_slicing(): the images of a batch decoded one at a time).
 enum class VaePlacement { kSingle, kParallel, kTiled, kSliced };
 inline constexpr int kVaePlacementCount = 4;
+// The first two are the planner's own choice; tiled and sliced only when the query asks for them.
+inline constexpr int kChosenVaePlacementCount = 2;
 
 // Where a plan's text encoders and VAE decode run.
 struct PipelinePlacement {

@@ -148,7 +148,8 @@ struct PipelineOption {
   PipelineCost cost;
   MemoryBreakdown memory;
 };
-inline constexpr int kPipelineOptionCount = kTextEncoderPlacementCount * kVaePlacementCount;
+// Unforced, the VAE is single or parallel; a forced placement is one of them.
+inline constexpr int kPipelineOptionCount = kTextEncoderPlacementCount * kChosenVaePlacementCount;
 
 // PipeFusion's terms (docs/cost-model.md, "PipeFusion"), on the most loaded stage; stages = 1 for a
 // plan without it. An image's denoising is

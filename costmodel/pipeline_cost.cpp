@@ -277,7 +277,7 @@ std::vector<PlacedPipeline> placements(const StepContext& ctx, const MemoryBreak
   std::vector<PlacedPipeline> out;
   for (TextEncoderPlacement te : candidates<TextEncoderPlacement, kTextEncoderPlacementCount>(ctx.q.text_encoder)) {
     std::optional<EncodingTerms> encoded;
-    for (VaePlacement vae : candidates<VaePlacement, kVaePlacementCount>(ctx.q.vae)) {
+    for (VaePlacement vae : candidates<VaePlacement, kChosenVaePlacementCount>(ctx.q.vae)) {
       if (!placement_applies(ctx, te, vae)) continue;
       if (!encoded) encoded = encoding_terms(ctx, te);
       std::optional<DecodeTerms>& d = decoded[static_cast<int>(vae)];

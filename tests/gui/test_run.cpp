@@ -206,6 +206,8 @@ TEST_CASE("A tune from the Run tab measures the CPU example's candidates live, a
   std::filesystem::permissions(torchrun, std::filesystem::perms::owner_all);
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert(QStringLiteral("PATH"), QString::fromStdString((dir.path() / "bin").string()) + ":" + env.value("PATH"));
+  // Not torchrun's default 29500: the cluster and tune tests may hold it at the same time.
+  env.insert(QStringLiteral("PET_MASTER_PORT"), QStringLiteral("29517"));
 
   const QString db = QString::fromStdString(dir.file("tune.db"));
   cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), db);
