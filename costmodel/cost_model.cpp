@@ -91,24 +91,29 @@ std::string_view to_string(MemoryPhase p) {
   return n[static_cast<int>(p)];
 }
 
-Bytes MemoryBreakdown::phase(MemoryPhase p) const {
+std::array<Bytes, kMemoryPhaseCount> MemoryBreakdown::phases() const {
   const Bytes resident = transformer_weights + text_encoder_weights + vae_weights;
-  switch (p) {
-    case MemoryPhase::kLoad: return runtime_reserved + load_weights;
-    case MemoryPhase::kEncode:
-      return runtime_reserved + (transformer_while_encoding ? transformer_weights : 0.0) + text_encoder_weights +
-             vae_weights + text_encode;
-    case MemoryPhase::kDenoise: return runtime_reserved + resident + activations;
-    case MemoryPhase::kDecode: return runtime_reserved + resident + vae_decode;
-  }
-  return 0;
+  std::array<Bytes, kMemoryPhaseCount> out{};
+  out[static_cast<int>(MemoryPhase::kLoad)] = runtime_reserved + load_weights;
+  out[static_cast<int>(MemoryPhase::kEncode)] = runtime_reserved +
+                                                (transformer_while_encoding ? transformer_weights : 0.0) +
+                                                text_encoder_weights + vae_weights + text_encode;
+  out[static_cast<int>(MemoryPhase::kDenoise)] = runtime_reserved + resident + activations;
+  out[static_cast<int>(MemoryPhase::kDecode)] = runtime_reserved + resident + vae_decode;
+  return out;
 }
 
 MemoryPhase MemoryBreakdown::peak_phase() const {
-  MemoryPhase best = MemoryPhase::kDenoise;
+  const std::array<Bytes, kMemoryPhaseCount> ph = phases();
+  int best = static_cast<int>(MemoryPhase::kDenoise);
   for (int i = 0; i < kMemoryPhaseCount; ++i)
-    if (phase(static_cast<MemoryPhase>(i)) > phase(best)) best = static_cast<MemoryPhase>(i);
-  return best;
+    if (ph[i] > ph[best]) best = i;
+  return static_cast<MemoryPhase>(best);
+}
+
+Bytes MemoryBreakdown::peak() const {
+  const std::array<Bytes, kMemoryPhaseCount> ph = phases();
+  return *std::max_element(ph.begin(), ph.end());
 }
 
 std::string_view to_string(HostLoad h) {
@@ -366,13 +371,15 @@ Milliseconds image_ms_with(const Prediction& p, int option, int steps) {
 }
 
 int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity) {
+  std::array<Bytes, kPipelineOptionCount> peak{};
+  for (int i = 0; i < p.pipeline_option_count; ++i) peak[i] = p.pipeline_options[i].memory.peak();
   const auto in = [&](int i) { return (allowed >> i) & 1u; };
-  const auto fits = [&](int i) { return p.pipeline_options[i].memory.peak() <= capacity; };
+  const auto fits = [&](int i) { return peak[i] <= capacity; };
   int smallest = -1;
   Milliseconds fastest = std::numeric_limits<Milliseconds>::infinity();
   for (int i = 0; i < p.pipeline_option_count; ++i) {
     if (!in(i)) continue;
-    if (smallest < 0 || p.pipeline_options[i].memory.peak() < p.pipeline_options[smallest].memory.peak()) smallest = i;
+    if (smallest < 0 || peak[i] < peak[smallest]) smallest = i;
     if (fits(i)) fastest = std::min(fastest, p.pipeline_options[i].cost.total_ms());
   }
   if (fastest == std::numeric_limits<Milliseconds>::infinity()) return smallest;  // none fits (or none allowed)
@@ -394,8 +401,8 @@ void use_pipeline(Prediction& p, int option, int steps, Bytes capacity) {
   p.text_encode_ms = placed.cost.text_encode_ms;
   p.vae_decode_ms = placed.cost.vae_decode_ms;
   p.image_ms = image_ms_with(p, option, steps);
-  p.peak_mem_bytes = p.memory.peak();
   p.peak_phase = p.memory.peak_phase();
+  p.peak_mem_bytes = p.memory.phase(p.peak_phase);
   p.transformer_peak_bytes = p.memory.transformer_peak();
   // Every phase on the GPU, and the node's host memory while loading (in turn, if need be).
   p.fits_memory = p.peak_mem_bytes <= capacity && p.host_load != HostLoad::kTooLarge;
@@ -414,8 +421,7 @@ void add_host_load(const StepContext& ctx, Prediction& p) {
 // Prices every placement that applies into p.pipeline_options and uses the cost model's choice.
 void place_pipeline(const StepContext& ctx, const MemoryBreakdown& denoising, Prediction& p) {
   const Bytes capacity = ctx.hw.profile().memory_bytes();
-  p.pipeline_option_count = 0;
-  for (PlacedPipeline& placed : placements(ctx, denoising)) p.pipeline_options[p.pipeline_option_count++] = std::move(placed);
+  p.pipeline_option_count = placements(ctx, denoising, p.pipeline_options);
   if (p.pipeline_option_count > 0) add_host_load(ctx, p);
   use_pipeline(p, choose_pipeline(p, kEveryPipelineOption, ctx.q.steps, capacity), ctx.q.steps, capacity);
 }

@@ -104,12 +104,14 @@ struct MemoryBreakdown {
   // Host memory one rank holds while loading: from_pretrained reads every component's weights into
   // host memory before any reaches a GPU.
   Bytes host_load_per_rank = 0;
+  // Every phase's bytes per GPU, runtime_reserved included, in MemoryPhase order.
+  std::array<Bytes, kMemoryPhaseCount> phases() const;
   // One phase's bytes per GPU, runtime_reserved included.
-  Bytes phase(MemoryPhase p) const;
+  Bytes phase(MemoryPhase p) const { return phases()[static_cast<int>(p)]; }
   // The phase with the most bytes (denoising on a tie).
   MemoryPhase peak_phase() const;
   // The whole job's peak per GPU: the largest phase.
-  Bytes peak() const { return phase(peak_phase()); }
+  Bytes peak() const;
   // The transformer's denoising loop alone: its weights (this GPU's TP shard) + its activations
   // (with the CP strategy's transients). No text encoder, no VAE, no runtime_reserved: what
   // cpplan's executor measures (the caching allocator's peak of allocated bytes on a GPU; on a CPU

@@ -224,25 +224,33 @@ Milliseconds transformer_load_ms(const StepContext& ctx, const MemoryBreakdown& 
   return ctx.m.transformers * transfer_ms(denoising.transformer_weights, link.bandwidth_gbps * link.efficiency);
 }
 
+// What loading reads, whatever the placement: every transformer and text encoder whole.
+struct LoadSizes {
+  Bytes whole_transformer = 0, encoders = 0;
+};
+LoadSizes load_sizes(const ModelProfile& m) {
+  LoadSizes out{transformer_weight_bytes(m, 1), 0};
+  for (const Component& e : m.text_encoders) out.encoders += e.params * e.bytes_per_param;
+  return out;
+}
+
 // The weights on this GPU once loaded, for the two orders of sharding and moving (MemoryBreakdown),
 // and the host memory a rank reads them into.
-void add_load(const StepContext& ctx, TextEncoderPlacement te, MemoryBreakdown& mem) {
+void add_load(const StepContext& ctx, const LoadSizes& sizes, TextEncoderPlacement te, MemoryBreakdown& mem) {
   const ModelProfile& m = ctx.m;
   const int held = ctx.q.offload_idle_transformer ? 1 : m.transformers;
-  const Bytes whole_transformers = held * transformer_weight_bytes(m, 1);
-  Bytes encoders = 0;
-  for (const Component& e : m.text_encoders) encoders += e.params * e.bytes_per_param;
   // Offloaded and sequential encoders are not moved with the pipeline (the script moves them to
   // encode, a phase of its own).
   const bool encoders_moved = te == TextEncoderPlacement::kReplicated || te == TextEncoderPlacement::kSharded;
   mem.load_weights = mem.transformer_weights + mem.text_encoder_weights + mem.vae_weights;
-  mem.load_weights_moved_first = whole_transformers + (encoders_moved ? encoders : 0.0) + mem.vae_weights;
-  mem.host_load_per_rank = m.transformers * transformer_weight_bytes(m, 1) + encoders + mem.vae_weights;
+  mem.load_weights_moved_first = held * sizes.whole_transformer + (encoders_moved ? sizes.encoders : 0.0) + mem.vae_weights;
+  mem.host_load_per_rank = m.transformers * sizes.whole_transformer + sizes.encoders + mem.vae_weights;
 }
 
-PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, const EncodingTerms& e, VaePlacement vae,
-                              const DecodeTerms& d, const MemoryBreakdown& denoising) {
-  PlacedPipeline out;
+// Writes one placement into `out` in place (a copy of the whole option costs as much as pricing it).
+void place_pipeline(const StepContext& ctx, TextEncoderPlacement te, const EncodingTerms& e, VaePlacement vae,
+                    const DecodeTerms& d, const MemoryBreakdown& denoising, const LoadSizes& sizes, PlacedPipeline& out) {
+  out.cost = PipelineCost{};
   out.cost.text_encoder = te;
   out.cost.vae = vae;
   out.memory = denoising;
@@ -257,35 +265,42 @@ PlacedPipeline place_pipeline(const StepContext& ctx, TextEncoderPlacement te, c
   out.memory.vae_decode = d.live;
   out.cost.host_ms = ctx.runtime.image_ms;
   out.cost.transformer_load_ms = transformer_load_ms(ctx, denoising);
-  add_load(ctx, te, out.memory);
-  return out;
+  add_load(ctx, sizes, te, out.memory);
 }
 
 // The placements to consider: the forced one, else every one.
-template <class E, int N>
-std::vector<E> candidates(const std::optional<E>& forced) {
-  if (forced) return {*forced};
-  std::vector<E> out;
-  for (int i = 0; i < N; ++i) out.push_back(static_cast<E>(i));
-  return out;
+template <class E, std::size_t N>
+int candidates(const std::optional<E>& forced, std::array<E, N>& out) {
+  if (forced) {
+    out[0] = *forced;
+    return 1;
+  }
+  for (std::size_t i = 0; i < N; ++i) out[i] = static_cast<E>(i);
+  return static_cast<int>(N);
 }
 
 }  // namespace
 
-std::vector<PlacedPipeline> placements(const StepContext& ctx, const MemoryBreakdown& denoising) {
+int placements(const StepContext& ctx, const MemoryBreakdown& denoising,
+               std::array<PlacedPipeline, kPipelineOptionCount>& out) {
   std::array<std::optional<DecodeTerms>, kVaePlacementCount> decoded;
-  std::vector<PlacedPipeline> out;
-  for (TextEncoderPlacement te : candidates<TextEncoderPlacement, kTextEncoderPlacementCount>(ctx.q.text_encoder)) {
+  std::array<TextEncoderPlacement, kTextEncoderPlacementCount> encoders{};
+  std::array<VaePlacement, kChosenVaePlacementCount> vaes{};
+  const int encoder_count = candidates(ctx.q.text_encoder, encoders);
+  const int vae_count = candidates(ctx.q.vae, vaes);
+  const LoadSizes sizes = load_sizes(ctx.m);
+  int count = 0;
+  for (int i = 0; i < encoder_count; ++i) {
     std::optional<EncodingTerms> encoded;
-    for (VaePlacement vae : candidates<VaePlacement, kChosenVaePlacementCount>(ctx.q.vae)) {
-      if (!placement_applies(ctx, te, vae)) continue;
-      if (!encoded) encoded = encoding_terms(ctx, te);
-      std::optional<DecodeTerms>& d = decoded[static_cast<int>(vae)];
-      if (!d) d = decode(ctx, vae);
-      out.push_back(place_pipeline(ctx, te, *encoded, vae, *d, denoising));
+    for (int j = 0; j < vae_count; ++j) {
+      if (!placement_applies(ctx, encoders[i], vaes[j])) continue;
+      if (!encoded) encoded = encoding_terms(ctx, encoders[i]);
+      std::optional<DecodeTerms>& d = decoded[static_cast<int>(vaes[j])];
+      if (!d) d = decode(ctx, vaes[j]);
+      place_pipeline(ctx, encoders[i], *encoded, vaes[j], *d, denoising, sizes, out[count++]);
     }
   }
-  return out;
+  return count;
 }
 
 }  // namespace cpplan::costmodel

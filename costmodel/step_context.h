@@ -67,7 +67,8 @@ using PlacedPipeline = PipelineOption;
 // Every placement to consider (the query's forced one, else each that applies to the plan), with
 // `denoising`'s memory: the text encoders' terms computed once per encoder placement and the
 // decode's once per VAE placement (the planner prices every plan's placements).
-std::vector<PlacedPipeline> placements(const StepContext& ctx, const MemoryBreakdown& denoising);
+int placements(const StepContext& ctx, const MemoryBreakdown& denoising,
+               std::array<PlacedPipeline, kPipelineOptionCount>& out);
 // Whether a placement applies to the plan: sharding and parallel decode need more than one GPU
 // per replica; offloading needs the hardware's host link.
 bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlacement vae);
