@@ -82,6 +82,37 @@ RingResult ring_in_order(const TopologyGraph& g, const std::vector<std::vector<i
   return r;
 }
 
+// The bound of the links every pair's route loads: each rank sends 1/n of its message to each of
+// the n - 1 others along its one route, so a link that `pairs` ordered pairs' routes cross holds
+// pairs / n messages while each rank moves (n - 1) / n of one: busbw <= (n - 1) x capacity / pairs.
+// A cut misses a link shared inside it (a switch whose peer traffic is staged through host memory
+// carries every pair's bytes, its own side's too). Only for groups held whole in the instance.
+void bound_by_route_loads(const TopologyGraph& g, const std::vector<std::vector<int>>& groups, int group_size,
+                          double socket_efficiency, GroupBandwidth& out) {
+  std::vector<int> pairs(g.edges().size(), 0);
+  for (const auto& group : groups) {
+    if (static_cast<int>(group.size()) != group_size) return;
+    for (int a : group)
+      for (int b : group)
+        if (a != b)
+          for (int e : g.route_edges(a, b)) ++pairs[e];
+  }
+  for (std::size_t e = 0; e < pairs.size(); ++e) {
+    const DirectedEdge& edge = g.edges()[e];
+    if (pairs[e] == 0 || !g.is_staging(edge)) continue;
+    const bool socket = edge.type == LinkType::kSocket;
+    const GBps bound = (group_size - 1) * edge.capacity_gbps * (socket ? socket_efficiency : 1.0) / pairs[e];
+    if (bound < out.busbw_gbps) {
+      out.busbw_gbps = bound;
+      out.across_sockets = socket;
+      out.bottleneck = fmt::format("{} -> {}: {:g} GB/s on the routes of {} pair{} of ranks{}", g.vertex_name(edge.from),
+                                   g.vertex_name(edge.to), edge.capacity_gbps, pairs[e], pairs[e] == 1 ? "" : "s",
+                                   socket ? fmt::format(", all-to-all across sockets at {:g} of it", socket_efficiency)
+                                          : "");
+    }
+  }
+}
+
 }  // namespace
 
 GroupBandwidth ring_bandwidth(const TopologyGraph& g, const std::vector<std::vector<int>>& groups, bool rank_order_only) {
@@ -225,6 +256,7 @@ GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<st
     }
     for (int v : cut) in_cut[v] = 0;
   }
+  bound_by_route_loads(g, groups, group_size, socket_efficiency, out);
   return out;
 }
 

@@ -113,8 +113,9 @@ TopologyGraph::TopologyGraph(const Topology& t, int nodes) : nodes_(nodes), gpus
       // sends from its in vertex, and memory answers into its out vertex.
       auto source = [&](int u, int v) { return splits(u) && is_memory(v) ? in[u] : out[u]; };
       auto target = [&](int u, int v) { return splits(v) && is_memory(u) ? out[v] : in[v]; };
-      edges_.push_back({source(l.from, l.to), target(l.from, l.to), l.bandwidth_gbps, l.latency_us, l.type});
-      edges_.push_back({source(l.to, l.from), target(l.to, l.from), l.bandwidth_gbps, l.latency_us, l.type});
+      const bool staging = (splits(l.from) && is_memory(l.to)) || (splits(l.to) && is_memory(l.from));
+      edges_.push_back({source(l.from, l.to), target(l.from, l.to), l.bandwidth_gbps, l.latency_us, l.type, staging});
+      edges_.push_back({source(l.to, l.from), target(l.to, l.from), l.bandwidth_gbps, l.latency_us, l.type, staging});
     }
   }
 

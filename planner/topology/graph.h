@@ -29,6 +29,9 @@ struct DirectedEdge {
   GBps capacity_gbps = 0;       // one direction of the link
   Microseconds latency_us = 0;
   LinkType type = LinkType::kPcie;
+  // Between a device that refuses peer-to-peer traffic and host memory: it carries the staged
+  // bytes of every pair whose route crosses that device.
+  bool staging = false;
 };
 
 class TopologyGraph {
@@ -46,6 +49,7 @@ class TopologyGraph {
   int node_of_vertex(int v) const { return node_of_[v]; }  // -1 for network switches
   const std::string& vertex_name(int v) const { return names_[v]; }
   const std::vector<DirectedEdge>& edges() const { return edges_; }
+  bool is_staging(const DirectedEdge& e) const { return e.staging; }
 
   // Widest route from `source` to `target` (the best route by Route::better_than).
   Route route(int source, int target) const;

@@ -145,6 +145,30 @@ TEST_CASE("without peer-to-peer every transfer passes host memory", "[planner][t
   CHECK(p2p.route(p2p.gpu_vertex(0, 0), p2p.gpu_vertex(0, 1)).width_gbps == 32);
 }
 
+TEST_CASE("an all-to-all through a switch that stages peer traffic in host memory shares its uplink among every pair",
+          "[planner][topology][alltoall]") {
+  // Four GPUs (32 GB/s each) under one switch that refuses peer-to-peer; its 32 GB/s uplink leads
+  // to host memory. Every ordered pair's bytes go up the uplink and back down: 4 x 3 = 12 pairs
+  // share each direction. Each rank sends 1/4 of its message to each of 3 peers, so the uplink
+  // carries 12 / 4 = 3 messages while a rank moves 3/4 of one: busbw = 3 x 32 / 12 = 8 GB/s.
+  // A cut between GPUs alone sees 32 GB/s for 2 x 2 pairs (3 x 32 / 4 = 24): it misses the pairs
+  // on its own side, which load the same uplink.
+  Builder b(4);
+  b.device("sw", DeviceKind::kPcieSwitch, 0, false).device("mem", DeviceKind::kMemory);
+  for (int i = 0; i < 4; ++i) b.link("gpu" + std::to_string(i), "sw", 32);
+  b.link("sw", "mem", 32);
+  const TopologyGraph g(b.t, 1);
+  const GroupBandwidth all = all_to_all_bandwidth(g, vertices(g, {{0, 1, 2, 3}}), 4, false);
+  CHECK(all.busbw_gbps == Approx(8));
+  CHECK_THAT(all.bottleneck, Catch::Contains("32 GB/s on the routes of 12 pairs of ranks"));
+  // Two pairs at once: 2 x 2 ordered pairs on the uplink, 1 x 32 / 4 = 8 GB/s as well.
+  CHECK(all_to_all_bandwidth(g, vertices(g, {{0, 1}, {2, 3}}), 2, false).busbw_gbps == Approx(8));
+  // With peer-to-peer the switch forwards directly: the GPU links bind (3 x 32 / 3 = 32).
+  b.t.devices[b.t.find("sw")].p2p = true;
+  const TopologyGraph direct(b.t, 1);
+  CHECK(all_to_all_bandwidth(direct, vertices(direct, {{0, 1, 2, 3}}), 4, false).busbw_gbps == Approx(32));
+}
+
 TEST_CASE("replicated nodes meet on rails, crossing rails goes through the spine", "[planner][topology][network]") {
   // Per node: two GPUs on an NVSwitch (100 GB/s), each with its own 10 GB/s NIC on a 50 GB/s PCIe link.
   Builder b(2);
