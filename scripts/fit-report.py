@@ -150,7 +150,11 @@ def pixart_section(fit):
     print("8192 px) in one fit of all three published sets (`scripts/fit-runtimes.sh`; not shipped, see above), each")
     print("on its box's topology (`--topology-for`: dgx-a100,")
     print("4x-a100-pcie, 8x-l20-pcie) and with the pixart-alpha profile (`--model-for`). PipeFusion rows take xDiT's")
-    print("defaults where the chart states none: one warm-up step and one patch per stage. Columns as above.\n")
+    print("defaults where the chart states none: one warm-up step and one patch per stage. The 4 x A100 PCIe box")
+    print("is written without peer-to-peer (its switch stages peer traffic through host memory): the page does not")
+    print("say, but its Ulysses, Ring and tensor-parallel timings at 1024 and 2048 px take the time of staged")
+    print("transfers, not of peer-to-peer through the switch (with peer-to-peer, when this was written: nested CV 16.7%")
+    print("instead of 13.3%, PipeFusion 7.7% instead of 11.4%, and one more pair out of order). Columns as above.\n")
     rows_table(rows, True)
     summary(rows, "PixArt-alpha")
     print(f"PipeFusion ({len(pf)} timings): fitted MAPE **{pct(mape(pf, 'fitted_ms'))}**, nested cross-validation "
