@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "core/node_topology.h"
 #include "core/pipefusion.h"
@@ -138,9 +139,49 @@ std::unique_ptr<topology::Placer> placer_for(const Query& q, const costmodel::Co
   return nullptr;
 }
 
+// The query once more with the VAE decoding in tiles (diffusers' pipe.vae.enable_tiling()), for
+// the plans whose decode alone does not fit: its placer and offers are built on first use.
+class Planner::TiledDecode {
+ public:
+  TiledDecode(const Query& q, const costmodel::CostModel& cost) : q_(q), cost_(cost) { q_.vae = VaePlacement::kTiled; }
+  const Query& query() const { return q_; }
+  const topology::Placer* placer() {
+    build();
+    return placer_.get();
+  }
+  const FrameworkOffers& offers() {
+    build();
+    return *offers_;
+  }
+
+ private:
+  void build() {
+    if (offers_) return;
+    placer_ = placer_for(q_, cost_);
+    offers_.emplace(q_);
+  }
+  Query q_;
+  const costmodel::CostModel& cost_;
+  std::unique_ptr<topology::Placer> placer_;
+  std::optional<FrameworkOffers> offers_;
+};
+
+// Unless the query names a VAE placement, a plan out of memory in the decode alone (single or
+// parallel) decodes in tiles when that fits: slower, but the job runs, as a user would run it.
+RankedPlan Planner::with_tiled_decode(const Query& q, const ParallelConfig& c, RankedPlan rp, TiledDecode& tiled,
+                                      std::optional<Framework> framework) const {
+  const bool decode_bound = !q.vae && rp.plan.valid() && rp.predicted && !rp.predicted->fits_memory &&
+                            rp.predicted->peak_phase == costmodel::MemoryPhase::kDecode &&
+                            rp.predicted->host_load != costmodel::HostLoad::kTooLarge;
+  if (!decode_bound) return rp;
+  RankedPlan alt = evaluate(tiled.query(), c, tiled.placer(), tiled.offers(), framework);
+  return alt.predicted && alt.predicted->fits_memory ? alt : rp;
+}
+
 RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, std::optional<Framework> framework) const {
   const auto placer = placer_for(q, cost_);
-  return evaluate(q, c, placer.get(), FrameworkOffers(q), framework);
+  TiledDecode tiled(q, cost_);
+  return with_tiled_decode(q, c, evaluate(q, c, placer.get(), FrameworkOffers(q), framework), tiled, framework);
 }
 
 namespace {
@@ -206,8 +247,10 @@ PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
     else ++report.invalid_count;
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));
   };
+  TiledDecode tiled(q, cost_);
   for (const ParallelConfig& c : configs) {
-    RankedPlan rp = evaluate(q, c, placer.get(), offers, options.framework);
+    RankedPlan rp =
+        with_tiled_decode(q, c, evaluate(q, c, placer.get(), offers, options.framework), tiled, options.framework);
     // Fully sharded weights are how a plan that does not fit can fit (planner.h, FullyShardPlans).
     const bool valid = rp.plan.valid() && rp.predicted;
     const bool shard = valid && (bounded.fully_shard == FullyShardPlans::kAll ||

@@ -133,6 +133,9 @@ class Planner {
  private:
   RankedPlan evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
                       const FrameworkOffers& offers, std::optional<Framework> framework) const;
+  class TiledDecode;
+  RankedPlan with_tiled_decode(const Query& q, const ParallelConfig& c, RankedPlan rp, TiledDecode& tiled,
+                               std::optional<Framework> framework) const;
 
   const costmodel::CostModel& cost_;
 };

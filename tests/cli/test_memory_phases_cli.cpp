@@ -8,10 +8,12 @@
 using cpplan::test::run_cli;
 using nlohmann::json;
 
-TEST_CASE("FLUX.1 at 4096 x 4096 on one A100 80GB does not fit in the decode, and fits tiled", "[cli][memory][phases]") {
+TEST_CASE("FLUX.1 at 4096 x 4096 on one A100 80GB does not fit in a single decode, and fits tiled", "[cli][memory][phases]") {
   const std::vector<std::string> q{"--gpus", "1", "--model", "flux.1-schnell", "--hardware", "a100-sxm-80g", "--res",
                                    "4096x4096"};
-  const auto single = run_cli(q);
+  auto single_args = q;
+  single_args.insert(single_args.end(), {"--vae", "single"});
+  const auto single = run_cli(single_args);
   REQUIRE(single.code == 0);
   CHECK_THAT(single.out, Catch::Contains(" dec    NO  "));
   CHECK_THAT(single.out, Catch::Contains("in the decode (does NOT fit: the VAE decode: try --vae tiled"));
@@ -24,6 +26,24 @@ TEST_CASE("FLUX.1 at 4096 x 4096 on one A100 80GB does not fit in the decode, an
   CHECK(top["fits_memory"] == true);
   for (const char* phase : {"load", "encode", "denoise", "decode"}) CHECK(top["predicted"]["memory_phases"].contains(phase));
   CHECK_THAT(top["snippets"]["diffusers"].get<std::string>(), Catch::Contains("pipe.vae.enable_tiling()"));
+  // Unasked, the planner tiles the decode that does not fit otherwise, and says so.
+  auto unforced_args = q;
+  unforced_args.emplace_back("--json");
+  const auto unforced = run_cli(unforced_args);
+  REQUIRE(unforced.code == 0);
+  const json chosen = json::parse(unforced.out)["plans"][0];
+  CHECK(chosen["vae"] == "tiled");
+  CHECK(chosen["fits_memory"] == true);
+  CHECK(chosen["predicted"]["image_ms"] == top["predicted"]["image_ms"]);
+}
+
+TEST_CASE("At 2048 x 2048 a single decode fits: the planner does not tile it", "[cli][memory][phases]") {
+  const auto r = run_cli({"--gpus", "1", "--model", "flux.1-schnell", "--hardware", "a100-sxm-80g", "--res", "2048x2048",
+                          "--json"});
+  REQUIRE(r.code == 0);
+  const json top = json::parse(r.out)["plans"][0];
+  CHECK(top["vae"] == "single");
+  CHECK(top["fits_memory"] == true);
 }
 
 TEST_CASE("FLUX.2-dev on 8 L20s of one node gets a host-memory verdict that --host-mem changes", "[cli][memory][host]") {
