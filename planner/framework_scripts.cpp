@@ -75,7 +75,10 @@ std::string cache_dit_script(const Query& q, const Plan& p, const PipelinePlacem
   s += fmt::format("from diffusers import {}\n", pipeline);
   if (m.video) s += "from diffusers.utils import export_to_video\n";
   s += "\ndist.init_process_group(\"nccl\")\nrank = dist.get_rank()\ntorch.cuda.set_device(rank)\n";
-  s += placement_lines(m, pipeline, repo_of(m), where.text_encoder, "cuda");
+  // Tensor parallelism shards the weights as they move: enable_cache first, on the weights in host
+  // memory, then the transformer to the GPU (as diffusers_snippet; cpplan's load phase).
+  const bool shard_first = c.tp() > 1 && !config.empty();
+  s += placement_lines(m, pipeline, repo_of(m), where.text_encoder, "cuda", !shard_first);
   s += vae_lines(where.vae);
   s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
   if (c.context_parallel_config.ring_anything)
@@ -84,6 +87,10 @@ std::string cache_dit_script(const Query& q, const Plan& p, const PipelinePlacem
     s += fmt::format("# parallelism without caching: no cache config, so every step is computed\n"
                      "cache_dit.enable_cache(pipe, parallelism_config={})\n",
                      config);
+  if (shard_first)
+    s += "# sharded before moving to the GPU: each tensor-parallel weight reaches this GPU as its shard, so the\n"
+         "# whole transformer never sits on one GPU (cpplan's predicted load peak holds)\n"
+         "pipe.transformer.to(\"cuda\")\n";
   return s + generate_lines(q, where.text_encoder);
 }
 

@@ -120,6 +120,30 @@ TEST_CASE("cache-dit's script for Wan2.1-14B on Ulysses 2 x TP 2 shards the text
   CHECK_THAT(s, Catch::Contains("export_to_video(out.frames[0]"));
 }
 
+TEST_CASE("cache-dit's script for tensor parallel shards before moving the transformer to the GPU",
+          "[planner][frameworks][scripts][load]") {
+  // As the diffusers script (issue 35): FLUX.2-dev's transformer (60 GiB) whole on a 45 GiB L20
+  // would fail while loading; enable_cache shards it in host memory, then it moves.
+  Query q = make_query("flux.2-dev", 8, 1024, 1024, 0, "l20");
+  q.steps = 28;
+  const PipelinePlacement where{TextEncoderPlacement::kSharded, VaePlacement::kSingle};
+  const auto p = runnable(q, config(1, 1, 8), Framework::kCacheDit, where);
+  const std::string s = cpplan::planner::cache_dit_script(q, p, where);
+  INFO(s);
+  CHECK(python_parses(s));
+  const auto shard = s.find("cache_dit.enable_cache(pipe, parallelism_config=ParallelismConfig(tp_size=8");
+  const auto move = s.find("pipe.transformer.to(\"cuda\")\n");
+  REQUIRE(shard != std::string::npos);
+  REQUIRE(move != std::string::npos);
+  CHECK(shard < move);
+  CHECK(s.find("pipe.transformer.to(\"cuda\")", move + 1) == std::string::npos);  // moved once
+  CHECK_THAT(s, Catch::Contains("# sharded before moving to the GPU"));
+  // Context parallelism replicates the weights: the transformer moves before enable_cache.
+  const auto cp = runnable(q, config(1, 8), Framework::kCacheDit, where);
+  const std::string c = cpplan::planner::cache_dit_script(q, cp, where);
+  CHECK(c.find("pipe.transformer.to(\"cuda\")") < c.find("cache_dit.enable_cache("));
+}
+
 TEST_CASE("cache-dit's script names the Ring's rotation and FLUX.1's T5, not its CLIP, as the sharded encoder",
           "[planner][frameworks][scripts]") {
   const Query q = query("flux.1-dev", 4, 1024, 1024);
