@@ -85,17 +85,22 @@ std::optional<int64_t> oom_bytes(std::string_view what) {
   return std::nullopt;
 }
 
-void limit_cpu_memory(int64_t limit) {
+void count_cpu_tensors() {
   static CappedAllocator* capped = [] {
     auto* a = new CappedAllocator(c10::GetCPUAllocator());  // lives as long as the tensors it made
     c10::SetCPUAllocator(a, /*priority=*/100);
     return a;
   }();
   (void)capped;
+}
+
+void limit_cpu_memory(int64_t limit) {
+  count_cpu_tensors();
   g_limit.store(limit);
 }
 
 int64_t cpu_tensor_bytes() { return g_in_use.load(); }
 int64_t peak_cpu_tensor_bytes() { return g_peak.load(); }
+void reset_peak_cpu_tensor_bytes() { g_peak.store(g_in_use.load()); }
 
 }  // namespace cpplan::executor
