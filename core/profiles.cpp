@@ -398,7 +398,9 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
     Reader d = r.sub(*t, "device");
     d.only({"elementwise_traffic", "explicit_attention_scores"});
     d.number("elementwise_traffic", rt.elementwise_traffic, 0, 100, true, true);
-    d.boolean("explicit_attention_scores", rt.explicit_attention_scores, false);
+    bool explicit_scores = false;
+    d.boolean("explicit_attention_scores", explicit_scores, false);
+    rt.attention_score_tensors = explicit_scores ? 2 : 0;  // the scores and their softmax
   }
   if (const auto* t = r.table("compile", false); t && r.ok()) {
     Reader c = r.sub(*t, "compile");

@@ -51,9 +51,14 @@ struct RuntimeProfile {
   // RoPE and gated residuals each read and write their tensors once; eager frameworks move more:
   // fp32 RMSNorm and RoPE, unfused modulation).
   double elementwise_traffic = 1;
-  // Attention through diffusers' classic AttnProcessor (what XLA compiles): the score matrix of
-  // each call (query x key tokens x heads) is written to memory, and its softmax beside it.
-  bool explicit_attention_scores = false;
+  // Score tensors (query x key tokens x heads each) live at once inside one attention call: 0 for
+  // a fused kernel (flash, SDPA's memory-efficient one); 2 through diffusers' classic
+  // AttnProcessor (what XLA compiles: the scores and their softmax; the profile's
+  // explicit_attention_scores); 3 on cpplan's math path (executor/attention/common.cpp: the
+  // scores, scores - lse and their exp, while the last multiplies V).
+  double attention_score_tensors = 0;
+  // Bytes per score element; 0: the activations' (the math path computes in fp32 whatever the dtype).
+  double attention_score_bytes = 0;
   // Static shapes (XLA): every distinct (resolution, frames, batch) compiles its graphs before
   // its first image: base_s plus per_block_s per transformer block. 0: no compile step.
   double compile_base_s = 0;

@@ -261,9 +261,11 @@ class BlockBuilder {
     const double t = ctx_.axes.t, f = ctx_.m.ffn_hidden;
     const bool cross = ModelProfile::cross_attends(g_);
     const Bytes qkvo = 4.0 * ctx_.tokens * d() / t * b() + (cross ? 2.0 * ctx_.text * d() / t * b() : 0.0);
-    // The classic attention processor (XLA) writes each call's scores and their softmax.
+    // Attention that writes each call's scores (RuntimeProfile::attention_score_tensors).
     const AttentionCost& a = ctx_.attention;
-    const Bytes scores = ctx_.runtime.explicit_attention_scores ? 2.0 * a.q_tokens * a.kv_tokens * a.heads * b() : 0.0;
+    const RuntimeProfile& rt = ctx_.runtime;
+    const Bytes scores = rt.attention_score_tensors * a.q_tokens * a.kv_tokens * a.heads *
+                         (rt.attention_score_bytes > 0 ? rt.attention_score_bytes : b());
     const Bytes attention = nb() * (qkvo + a.transient_bytes + scores);
     const Bytes ffn = nb() * ctx_.tokens * f / t * b() * (ctx_.m.ffn_kind == FfnKind::kGelu ? 2.0 : 3.0);
     out_.live_bytes = std::max(attention, ffn);

@@ -331,15 +331,43 @@ Bytes transformer_weight_bytes(const ModelProfile& m, int tp) {
   return (sharded / tp + (m.params - sharded)) * m.bytes_per_param;
 }
 
+namespace {
+// The adaLN modulation a block holds itself (fully_shard_block_params). pipefusion_cost.cpp has its
+// own for FLUX.1-style blocks only.
+double own_modulation_params(const ModelProfile& m, const BlockGroup& g) {
+  const double d = m.hidden();
+  switch (m.modulation) {
+    case Modulation::kShared: return 0.0;          // FLUX.2: the projections sit outside the blocks
+    case Modulation::kTable: return 6.0 * d;       // a learned 6 x D table per block
+    case Modulation::kExpert: return 12.0 * d * d; // the image's and the text's 6 D x D each
+    case Modulation::kBlock: break;
+  }
+  if (g.kind == BlockKind::kDouble) return ((g.image_self_attention ? 9.0 : 6.0) * d + 6.0 * m.text_width()) * d;
+  return (g.kind == BlockKind::kSingle && !g.sequential ? 3.0 : 6.0) * d * d;
+}
+
+// Every block's parameters together (linears and modulation) over the model's, capped at 1 (a
+// profile whose blocks would count more than its parameters: they are all there is).
+double block_share(const ModelProfile& m) {
+  double blocks = 0;
+  for (const BlockGroup& g : m.blocks) blocks += (block_linear_params(m, g) + own_modulation_params(m, g)) * g.count;
+  return blocks > m.params && blocks > 0 ? m.params / blocks : 1.0;
+}
+}  // namespace
+
 double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g) {
-  const double linear = all_block_linear_params(m);
-  return linear > 0 ? block_linear_params(m, g) * m.params / linear : 0.0;
+  return (block_linear_params(m, g) + own_modulation_params(m, g)) * block_share(m);
 }
 
 Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs) {
-  double largest = 0;
-  for (const BlockGroup& g : m.blocks) largest = std::max(largest, fully_shard_block_params(m, g));
-  return (m.params / fs + kFsGatheredBlocks * largest) * m.bytes_per_param;
+  double largest = 0, blocks = 0;
+  for (const BlockGroup& g : m.blocks) {
+    const double block = fully_shard_block_params(m, g);
+    largest = std::max(largest, block);
+    blocks += block * g.count;
+  }
+  const double whole = m.params - blocks;  // embedders, output layer: every rank holds them whole
+  return (blocks / fs + whole + kFsGatheredBlocks * largest) * m.bytes_per_param;
 }
 
 MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {

@@ -60,12 +60,18 @@ Bytes transformer_weight_bytes(const ModelProfile& m, int tp);
 // prefetched while it computes, so two whole blocks are live at once (the one running, the one
 // arriving).
 inline constexpr double kFsGatheredBlocks = 2.0;
-// The parameters one block of `g` gathers: its attention and FFN linears scaled by the model's
-// parameters over all blocks' linears (FSDP wraps each block whole, modulation and norms with it;
-// the embedders and the output layer, a few percent, are spread over the blocks here).
+// The parameters one block of `g` gathers: FSDP wraps each block whole, so its attention and FFN
+// linears and its own adaLN modulation, from the D-wide conditioning: a double block 6 x D per
+// stream (9 x D for SD3.5's image with its own self-attention), a single block 3 x D, a sequential
+// or cross block 6 x D, each x D; a learned 6 x D table (Wan, PixArt); 2 x 6 D x D (CogVideoX's
+// expert norms); none when shared (FLUX.2). Scaled down only when every block's would pass the
+// model's parameters.
 double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g);
-// The transformer's weights on one GPU of a fully-shard group of `fs` ranks (bytes): 1/fs of every
-// parameter plus kFsGatheredBlocks whole copies of the largest block. Precondition: fs >= 1.
+// The transformer's weights on one GPU of a fully-shard group of `fs` ranks (bytes): 1/fs of the
+// blocks' parameters, the rest (embedders, output layer) whole, as xDiT's FSDP strategy wraps the
+// blocks alone and moves the other children whole and as cpplan's executor keeps them
+// (executor/sharded_block.h); plus kFsGatheredBlocks whole copies of the largest block.
+// Precondition: fs >= 1.
 Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs);
 
 // Memory of the denoising phase: the transformer's and the VAE's weights, the resident

@@ -158,7 +158,7 @@ std::string attention_backend(const executor::RunSpec& s) {
 json figures_json(const executor::RunFigures& f) {
   return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
           {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes},
-          {"load_peak_mem_bytes", f.load_peak_mem_bytes}};
+          {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes}};
 }
 
 executor::RunFigures figures_from_json(const json& j) {
@@ -168,7 +168,8 @@ executor::RunFigures figures_from_json(const json& j) {
   f.comm_ms = j.at("comm_ms");
   f.bytes_sent = j.at("bytes_sent");
   f.peak_mem_bytes = j.at("peak_mem_bytes").get<std::vector<double>>();
-  f.load_peak_mem_bytes = j.value("load_peak_mem_bytes", std::vector<double>{});
+  f.load_mem_bytes = j.value("load_mem_bytes", std::vector<double>{});
+  f.load_build_peak_bytes = j.value("load_build_peak_bytes", std::vector<double>{});
   return f;
 }
 
@@ -205,20 +206,22 @@ data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, con
 constexpr std::string_view kUnmeasuredPhases =
     "encode and decode: cpplan's executor runs the transformer alone (no text encoder, no VAE)";
 
-// Each phase's peak per rank, the largest rank's (its growth since the rank started: the load
-// phase once the transformers are built, the denoising phase over the whole run, as the weights
-// stay); the ranks' load peaks into the record's metrics.
+// The largest rank's figure, each rank's into the record's metrics as rankN.`metric`; null when
+// the ranks recorded none.
+json largest_rank(data::RunRecord& r, const std::vector<double>& per_rank, std::string_view metric) {
+  if (per_rank.empty()) return nullptr;
+  for (std::size_t i = 0; i < per_rank.size(); ++i) r.metrics.emplace_back(fmt::format("rank{}.{}", i, metric), per_rank[i]);
+  return *std::max_element(per_rank.begin(), per_rank.end());
+}
+
+// Each phase's bytes per rank in tensors (the allocator's count on either device), the largest
+// rank's: the load phase, what the transformers hold once built (and, apart, the most building
+// them held at once); the denoising phase, the run's peak from the build on (the weights stay).
 json measured_phases(data::RunRecord& r, const executor::RunFigures& figures, double peak) {
-  double load = 0;
-  for (std::size_t i = 0; i < figures.load_peak_mem_bytes.size(); ++i) {
-    load = std::max(load, figures.load_peak_mem_bytes[i]);
-    r.metrics.emplace_back(fmt::format("rank{}.load_phase_bytes", i), figures.load_peak_mem_bytes[i]);
-  }
-  return {{"load", figures.load_peak_mem_bytes.empty() ? json(nullptr) : json(load)},
-          {"encode", nullptr},
-          {"denoise", peak},
-          {"decode", nullptr},
-          {"not_measured", kUnmeasuredPhases}};
+  const json load = largest_rank(r, figures.load_mem_bytes, "load_phase_bytes");
+  const json build_peak = largest_rank(r, figures.load_build_peak_bytes, "load_build_peak_bytes");
+  return {{"load", load},     {"load_build_peak", build_peak}, {"encode", nullptr},
+          {"denoise", peak},  {"decode", nullptr},              {"not_measured", kUnmeasuredPhases}};
 }
 
 // The phases the executor runs, as predicted: the load is this rank's transformer weights (as it
@@ -373,6 +376,10 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
   Query run_query = q;
   run_query.model = &as_run;
+  // The attention kernel the ranks ran (its score tensors, if any, are the run's memory).
+  std::optional<RuntimeProfile> runtime;
+  if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
+  if (runtime) run_query.runtime = &*runtime;
   const costmodel::DatasheetModel hw(*q.hardware);
   const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
   rep.predicted = record_prediction(r, a, p, store.value(), here, prediction);

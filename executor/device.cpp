@@ -3,14 +3,11 @@
 #include "executor/memory.h"
 
 #include <c10/util/Logging.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <fstream>
 #include <stdexcept>
 
 #ifdef CPPLAN_CUDA
@@ -127,17 +124,8 @@ double StepTimer::stop_ms() {
 
 namespace {
 
-// Resident bytes of this process now (/proc/self/statm, in pages); 0 where it cannot be read.
-double resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  double size_pages = 0, resident_pages = 0;
-  if (!(statm >> size_pages >> resident_pages)) return 0;
-  return resident_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
-}
-
-// What a CPU rank held when its peak was last reset (LibTorch's code and heap, the process's
-// own start-up): not the run's, as a GPU's allocator peak holds no CUDA context either.
-double g_cpu_baseline_bytes = 0;
+// The bytes in tensors the rank held when its peak was last reset: not the phase's own.
+double g_baseline_bytes = 0;
 
 }  // namespace
 struct DeviceIntervals::Impl {
@@ -191,39 +179,38 @@ double DeviceIntervals::take_seconds() {
   return ms * 1e-3;
 }
 
-double peak_memory_bytes(const at::Device& device) {
+double memory_in_use_bytes(const at::Device& device) {
 #ifdef CPPLAN_CUDA
   // Index 0 of a stat array is the aggregate over pool kinds (StatType::AGGREGATE), in every
   // LibTorch that has these stats.
   if (device.is_cuda())
-    return static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].peak);
-#endif
-  (void)device;
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  // Linux reports KiB. The peak RSS has no reset: the growth over the RSS at the reset is the
-  // run's (an upper bound when the process peaked higher before the reset than the run after it).
-  return std::max(0.0, static_cast<double>(usage.ru_maxrss) * 1024.0 - g_cpu_baseline_bytes);
-}
-
-double memory_in_use_bytes(const at::Device& device) {
-#ifdef CPPLAN_CUDA
-  if (device.is_cuda())
     return static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).allocated_bytes[0].current);
 #endif
   (void)device;
-  return resident_bytes();
+  return static_cast<double>(cpu_tensor_bytes());
+}
+
+double peak_memory_bytes(const at::Device& device) {
+#ifdef CPPLAN_CUDA
+  if (device.is_cuda())
+    return std::max(0.0, static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(device.index())
+                                                 .allocated_bytes[0].peak) - g_baseline_bytes);
+#endif
+  (void)device;
+  return std::max(0.0, static_cast<double>(peak_cpu_tensor_bytes()) - g_baseline_bytes);
 }
 
 void reset_peak_memory(const at::Device& device) {
 #ifdef CPPLAN_CUDA
   if (device.is_cuda()) {
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    g_baseline_bytes = memory_in_use_bytes(device);
     return;
   }
 #endif
-  (void)device;
-  g_cpu_baseline_bytes = resident_bytes();
+  count_cpu_tensors();
+  reset_peak_cpu_tensor_bytes();
+  g_baseline_bytes = memory_in_use_bytes(device);
 }
 
 void limit_memory(const at::Device& device, int64_t bytes) {

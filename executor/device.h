@@ -76,14 +76,17 @@ class DeviceIntervals {
   Impl* impl_;
 };
 
-// Peak bytes of this rank since the last reset: the caching allocator's peak of allocated bytes
-// on a GPU; on CPU the process's peak RSS (which has no reset) less its RSS at the last reset, so
-// that neither counts what the process held before the run (CUDA context, LibTorch's code).
-double peak_memory_bytes(const at::Device& device);
-void reset_peak_memory(const at::Device& device);
-// Bytes this rank holds now: the caching allocator's allocated bytes on a GPU, the process's
-// resident set on CPU. The growth across a phase (what it left allocated) is the phase's own.
+// Bytes this rank holds in tensors now: the caching allocator's allocated bytes on a GPU, the
+// counted CPU allocator's (count_cpu_tensors) on CPU.
 double memory_in_use_bytes(const at::Device& device);
+// The most bytes in tensors since the last reset, less what the rank held at the reset: a phase's
+// own peak when the reset opens it. Not the CUDA context, not the process's resident set: on a
+// CPU that also grows by LibTorch's code paged in as each kernel first runs and by malloc's
+// retained arenas (flux-tiny: 11 MiB of code pages over a run, docs/cost-model.md), which no
+// prediction of the job's tensors holds.
+double peak_memory_bytes(const at::Device& device);
+// Opens a phase: the peak starts over from the bytes held now (on CPU, counting starts if need be).
+void reset_peak_memory(const at::Device& device);
 
 // Caps what the rank may allocate on `device`: the CUDA caching allocator's memory fraction on a
 // GPU (its out-of-memory error names the bytes asked), limit_cpu_memory() on CPU.

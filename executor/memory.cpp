@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <regex>
 #include <string>
+#include <unordered_map>
 
 namespace cpplan::executor {
 
@@ -17,8 +19,21 @@ namespace {
 
 std::atomic<int64_t> g_limit{0}, g_in_use{0}, g_peak{0};
 
+// What the wrapped allocator gave for one allocation, by its data pointer: its own DataPtr (whose
+// deleter frees the memory) and the bytes counted. Our DataPtr's context is the data pointer
+// itself, as raw_allocate() requires (LibTorch's bf16 kernels take scratch memory through it).
+struct Held {
+  c10::DataPtr inner;
+  int64_t bytes;
+};
+std::mutex g_held_mu;
+std::unordered_map<void*, Held>& held_allocations() {
+  static auto* held = new std::unordered_map<void*, Held>;  // outlives every tensor
+  return *held;
+}
+
 // The allocator LibTorch uses for CPU tensors, counted and capped; the wrapped allocator does
-// the work and its DataPtr rides inside ours so that its own deleter frees the memory.
+// the work.
 class CappedAllocator final : public c10::Allocator {
  public:
   explicit CappedAllocator(c10::Allocator* inner) : inner_(inner) {}
@@ -41,24 +56,33 @@ class CappedAllocator final : public c10::Allocator {
     }
     for (int64_t peak = g_peak.load(); now > peak && !g_peak.compare_exchange_weak(peak, now);) {
     }
-    auto* held = new Held{inner_->allocate(n), bytes};
-    void* data = held->inner.get();
-    return {data, held, &release, c10::Device(c10::DeviceType::CPU)};
+    c10::DataPtr inner = inner_->allocate(n);
+    void* data = inner.get();
+    if (data == nullptr) {  // nothing to hold (0 bytes)
+      g_in_use.fetch_sub(bytes);
+      return inner;
+    }
+    {
+      std::lock_guard<std::mutex> lock(g_held_mu);
+      held_allocations().emplace(data, Held{std::move(inner), bytes});
+    }
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 #if TORCH_VERSION_MAJOR >= 2
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 #endif
 
  private:
-  struct Held {
-    c10::DataPtr inner;
-    int64_t bytes;
-  };
-  static void release(void* ctx) {
-    auto* held = static_cast<Held*>(ctx);
-    g_in_use.fetch_sub(held->bytes);
-    delete held;
-  }
+  static void release(void* data) {
+    std::unordered_map<void*, Held>::node_type node;
+    {
+      std::lock_guard<std::mutex> lock(g_held_mu);
+      node = held_allocations().extract(data);
+    }
+    if (node.empty()) return;
+    g_in_use.fetch_sub(node.mapped().bytes);
+  }  // the node, and with it the wrapped allocator's DataPtr, freed here
   c10::Allocator* inner_;
 };
 
@@ -85,17 +109,22 @@ std::optional<int64_t> oom_bytes(std::string_view what) {
   return std::nullopt;
 }
 
-void limit_cpu_memory(int64_t limit) {
+void count_cpu_tensors() {
   static CappedAllocator* capped = [] {
     auto* a = new CappedAllocator(c10::GetCPUAllocator());  // lives as long as the tensors it made
     c10::SetCPUAllocator(a, /*priority=*/100);
     return a;
   }();
   (void)capped;
+}
+
+void limit_cpu_memory(int64_t limit) {
+  count_cpu_tensors();
   g_limit.store(limit);
 }
 
 int64_t cpu_tensor_bytes() { return g_in_use.load(); }
 int64_t peak_cpu_tensor_bytes() { return g_peak.load(); }
+void reset_peak_cpu_tensor_bytes() { g_peak.store(g_in_use.load()); }
 
 }  // namespace cpplan::executor

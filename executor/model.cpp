@@ -33,8 +33,11 @@ class WeightSource {
   std::pair<at::Tensor, at::Tensor> linear(int64_t out, int64_t in) {
     return {full({out, in}, 1.0 / std::sqrt(static_cast<double>(in))), full({out}, 0.02)};
   }
-  at::Tensor shard_rows(const at::Tensor& w) const { return w.chunk(size_, 0)[rank_].contiguous(); }
-  at::Tensor shard_cols(const at::Tensor& w) const { return w.chunk(size_, 1)[rank_].contiguous(); }
+  // The shard in storage of its own: a chunk of rows is contiguous already, so contiguous() would
+  // return a view that keeps the whole weight alive (a TP rank would hold every column-parallel
+  // weight whole).
+  at::Tensor shard_rows(const at::Tensor& w) const { return size_ == 1 ? w : w.chunk(size_, 0)[rank_].clone(); }
+  at::Tensor shard_cols(const at::Tensor& w) const { return size_ == 1 ? w : w.chunk(size_, 1)[rank_].contiguous(); }
   at::ScalarType dtype() const { return dtype_; }
 
  private:

@@ -252,18 +252,18 @@ RunFigures run_pipefusion_rank(const RunSpec& spec, Mesh& mesh, int rank, int wo
   if (pc.ring() > 1 || pc.ulysses() > 1 || pc.tp() > 1)
     throw std::runtime_error("PipeFusion: the executor runs no context or tensor parallelism inside its stages");
   const BlockRange held = stage_blocks(*spec.model, mesh.coords().pp, pc.pp());
-  const double before_load = memory_in_use_bytes(spec.device.device);
+  const LoadPhase loading(spec.device.device);
   Transformers models;  // transformer t's stage weights drawn from seed + t
   for (int t = 0; t < spec.model->transformers; ++t)
     models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), spec.device, attention_op(CpVariant::kNone), held));
-  const double load_peak = memory_in_use_bytes(spec.device.device) - before_load;
+  const LoadFigures load = loading.end();
   const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
   PipeFusionStage stage(spec, mesh, *models[0], shard, inputs);
   // Every stage keeps a copy of the replica's noise; only stage 0's moves (it owns the latents).
   at::Tensor x = stage.mine(inputs.latents).clone();
   StepTimes times = denoise_pipefusion(spec, mesh, stage, models, x, rank);
-  times.load_peak_bytes = load_peak;
+  times.load = load;
   return gather_figures(spec, mesh, times, x, rank, world);
 }
 

@@ -51,11 +51,29 @@ struct Conditioning {
 // Noise latents [batch, S_img, C] and prompts [batch, S_txt, hidden] from the spec's seed.
 Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt);
 
+// The load phase of a rank: the bytes its transformers hold once built (what the cost model's
+// load phase holds: the weights once loaded), and the most its tensors held while they were built
+// (beyond them: each full weight drawn before its TP shard is cut, and a PipeFusion stage's other
+// blocks drawn and dropped, to keep every plan's draws the single rank's).
+struct LoadFigures {
+  double held_bytes = 0, build_peak_bytes = 0;
+};
+// Opens the load phase on `device` (the allocator's peak starts over); end() closes it.
+class LoadPhase {
+ public:
+  explicit LoadPhase(const at::Device& device);
+  LoadFigures end() const;
+
+ private:
+  at::Device device_;
+  double before_bytes_ = 0;
+};
+
 // This rank's own measurements of the timed steps.
 struct StepTimes {
   std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
   double bytes_per_step = 0;             // sent by this rank
-  double load_peak_bytes = 0;            // what building its transformers left allocated (the load phase)
+  LoadFigures load;                      // the load phase, before the steps
 };
 
 // The transformer of a pipeline of `transformers` (Wan2.2 A14B: 2) that denoising step `step` of

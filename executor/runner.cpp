@@ -130,6 +130,15 @@ double RunFigures::percentile_step_ms(double p) const {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
+LoadPhase::LoadPhase(const at::Device& device) : device_(device) {
+  reset_peak_memory(device_);
+  before_bytes_ = memory_in_use_bytes(device_);
+}
+
+LoadFigures LoadPhase::end() const {
+  return {memory_in_use_bytes(device_) - before_bytes_, peak_memory_bytes(device_)};
+}
+
 // The rank's device before anything lands on it: its share of the host's cores, the current
 // CUDA device, the peak-memory counter from zero, and the memory cap of the spec.
 void prepare_device(const RunSpec& spec, int world) {
@@ -297,7 +306,8 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
   mine_figures.insert(mine_figures.end(), times.comm_ms.begin(), times.comm_ms.end());
   mine_figures.push_back(times.bytes_per_step);
   mine_figures.push_back(peak_memory_bytes(dev.device));
-  mine_figures.push_back(times.load_peak_bytes);
+  mine_figures.push_back(times.load.held_bytes);
+  mine_figures.push_back(times.load.build_peak_bytes);
   // Gathered over the run's own groups: on NCCL the tensors must live on the GPU.
   const at::Tensor local = at::tensor(mine_figures, at::kDouble).to(dev.device);
   const at::Tensor all = mesh.world().all_gather_cat(local.unsqueeze(0), 0).cpu();
@@ -315,7 +325,8 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
   f.bytes_sent = all.select(1, 2 * n).max().item<double>();
   for (int r = 0; r < world; ++r) {
     f.peak_mem_bytes.push_back(all[r][2 * n + 1].item<double>());
-    f.load_peak_mem_bytes.push_back(all[r][2 * n + 2].item<double>());
+    f.load_mem_bytes.push_back(all[r][2 * n + 2].item<double>());
+    f.load_build_peak_bytes.push_back(all[r][2 * n + 3].item<double>());
   }
   f.latents = final_latents;
   return f;
@@ -329,19 +340,19 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
             spec.sync_collectives ? CollectiveTiming::kSynchronized : CollectiveTiming::kEvents);
   const CpVariant variant = classify(pc.context_parallel_config);
   if (pc.pp() > 1) return run_pipefusion_rank(spec, mesh, rank, world);
-  // The load phase: what building the transformers leaves allocated (the mesh's set-up is not
-  // the model's).
-  const double before_load = memory_in_use_bytes(dev.device);
+  // The load phase opens here (the mesh's set-up is not the model's); the run's peak, read at
+  // the end, counts from here too: the weights are held throughout.
+  const LoadPhase loading(dev.device);
   Transformers models;  // transformer t's weights drawn from seed + t; all of them held
   for (int t = 0; t < spec.model->transformers; ++t)
     models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), mesh.fs(), dev, attention_op(variant)));
-  const double load_peak = memory_in_use_bytes(dev.device) - before_load;
+  const LoadFigures load = loading.end();
   const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
   Denoiser denoiser(spec, mesh, *models[0], shard, inputs);
   at::Tensor x = denoiser.mine(inputs.latents).clone();
   StepTimes times = denoise(spec, mesh, denoiser, models, x, rank);
-  times.load_peak_bytes = load_peak;
+  times.load = load;
   return gather_figures(spec, mesh, times, x, rank, world);
 }
 

@@ -37,11 +37,13 @@ struct RunFigures {
   double compute_ms = 0;                // per step, mean over steps, slowest rank
   double comm_ms = 0;                   // per step: time inside collectives, slowest rank
   double bytes_sent = 0;                // per rank per step (the most loaded rank)
-  std::vector<double> peak_mem_bytes;   // per rank (peak RSS on CPU, caching-allocator peak on GPU)
-  // Per rank, the load phase: what building the transformers left allocated (the resident set's
-  // growth on CPU, the allocator's on a GPU); peak_mem_bytes is the denoising phase's, which holds
-  // the weights too. Empty: not recorded.
-  std::vector<double> load_peak_mem_bytes;
+  // Per rank, the denoising phase: the most bytes in tensors from the transformers' build to the
+  // end (peak_memory_bytes: the caching allocator's on a GPU, the counted CPU allocator's on CPU).
+  std::vector<double> peak_mem_bytes;
+  // Per rank, the load phase: the bytes the transformers hold once built (the weights as the rank
+  // holds them), and the most bytes in tensors while they were built (drawing them needs more:
+  // run_parts.h, LoadFigures); peak_mem_bytes holds the weights too. Empty: not recorded.
+  std::vector<double> load_mem_bytes, load_build_peak_bytes;
   at::Tensor latents;                   // final latents [batch, S_img, in_channels], fp32 on CPU, rank 0 only
   double median_step_ms() const;
   double percentile_step_ms(double p) const;  // p in [0, 1]

@@ -31,12 +31,28 @@ exception). On leaving without an exception it appends one JSON line (docs/calib
 "Pipeline runs") to the file, on rank 0 only, in one write; a run that raised records nothing.
 Import the file with `cpplan import-runs FILE`.
 
+The line also holds each phase's memory (`phase_mem`: load, encode, denoise, decode), as cpplan
+run records its own: the most bytes held during the phase and the bytes held when it began. On
+CUDA the caching allocator's allocated bytes (its peak reset as each phase begins); on the CPU the
+process's resident set (its peak, VmHWM, reset through /proc/self/clear_refs on Linux), whose
+growth over the phase's start is the phase's own. Encoding and decoding are the wrapped calls,
+denoising the rest of the context from the first timed step's start to the last one's end.
+Loading is measured when the pipeline is loaded inside `load_phase()` and the result passed on:
+
+    with cpplan_record.load_phase() as load:
+        pipe = FluxPipeline.from_pretrained(...).to("cuda")
+    with record("runs.jsonl", pipe, load=load, ...) as rec:
+        ...
+
+A phase that did not happen (or a CPU without a resettable peak) is null.
+
 `python3 cpplan_record.py --selftest --out runs.jsonl` times a small real torch pipeline on the
 CPU (a text encoder, a transformer loop calling back as diffusers does, a conv decoder) and
 appends its line.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -80,6 +96,80 @@ def _rank_and_world_size():
         return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     except ValueError:
         return 0, 1
+
+
+PHASES = ("load", "encode", "denoise", "decode")
+
+
+def _rss_bytes():
+    """The process's resident set now (Linux /proc/self/statm), else None."""
+    try:
+        with open("/proc/self/statm") as f:
+            return float(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _peak_rss_bytes():
+    """The resident set's peak since it was last reset (VmHWM), else None."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _reset_peak_rss():
+    """Starts the resident set's peak over (Linux >= 4.0: clear_refs 5); False where it cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+class PhaseMemory:
+    """The memory of one phase, from its construction to end(): `start_bytes` (held then) and
+    `peak_bytes` (the most held meanwhile, None where the CPU's peak cannot be reset)."""
+
+    def __init__(self, device):
+        self.device = device
+        self.start_bytes = self.peak_bytes = None
+        if device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self.start_bytes = float(torch.cuda.memory_allocated())
+        else:
+            self._resettable = _reset_peak_rss()
+            self.start_bytes = _rss_bytes()
+
+    def end(self):
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            self.peak_bytes = float(torch.cuda.max_memory_allocated())
+        elif self._resettable:
+            self.peak_bytes = _peak_rss_bytes()
+        return self
+
+    def as_dict(self):
+        return {"peak_bytes": self.peak_bytes, "start_bytes": self.start_bytes}
+
+
+@contextlib.contextmanager
+def load_phase(device=None):
+    """Measures loading the pipeline inside the `with` block; pass what it yields as record(load=...)."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    _check_choice("device", device, ("cuda", "cpu"))
+    meter = PhaseMemory(device)
+    try:
+        yield meter
+    finally:
+        meter.end()
 
 
 def _parallel_degrees(parallel, overrides):
@@ -127,7 +217,7 @@ class Recorder:
 
     def __init__(self, out, pipe, *, model, runtime, width, height, steps=None, frames=1, batch=1,
                  text_encoder="replicated", vae="single", hardware=None, parallel=None, callback=None,
-                 device=None, **degrees):
+                 device=None, load=None, **degrees):
         if not isinstance(model, str) or not model:
             raise ValueError(f"model = {model!r}: must name a cpplan model profile, e.g. 'flux.1-dev'")
         _check_choice("runtime", runtime, RUNTIMES)
@@ -152,6 +242,9 @@ class Recorder:
                 raise ValueError(f"{name} = {self._degrees[name]!r}: must be True or False")
         if callback is not None and not callable(callback):
             raise ValueError(f"callback = {callback!r}: must be callable")
+        if load is not None and not isinstance(load, PhaseMemory):
+            raise ValueError(f"load = {load!r}: must be what cpplan_record.load_phase() yields, or None")
+        self._load = load
         self._out = os.fspath(out)
         self._pipe = pipe
         self._config = dict(model=model, runtime=runtime, hardware=hardware, width=width, height=height,
@@ -183,18 +276,40 @@ class Recorder:
         end = self._mark()
         self._steps.append((self._step_start, end))
         self._step_start = end
+        self._phase_steps += 1
 
     def callback(self, pipe, step_index, timestep, callback_kwargs):
         """diffusers' callback_on_step_end: ends the step, calls the user's callback, returns its dict."""
         if not self._active:
             raise RuntimeError("cpplan_record: callback called outside the `with record(...)` block")
         self._steps.append((self._step_start, self._mark()))
+        self._phase_steps += 1
         if self._user_callback is not None:
             callback_kwargs = self._user_callback(pipe, step_index, timestep, callback_kwargs)
         self._step_start = self._mark()
         return callback_kwargs
 
     # -- wrapping encode_prompt and vae.decode for the context's duration --
+    # -- the phases' memory: encode and decode are the wrapped calls, denoise what holds the steps --
+    def _open_phase(self, name):
+        self._close_phase()
+        self._phase = (name, PhaseMemory(self._device))
+        self._phase_steps = 0
+
+    def _close_phase(self):
+        if self._phase is None:
+            return
+        name, meter = self._phase
+        self._phase = None
+        meter.end()
+        if meter.peak_bytes is not None:
+            self._overall_peak = max(self._overall_peak or 0.0, meter.peak_bytes)
+        if name == "denoise" and self._phase_steps == 0:
+            return  # no step ran in it: not the denoising loop
+        kept = self._phases.get(name)
+        if kept is None or (meter.peak_bytes or 0.0) > (kept.peak_bytes or 0.0):
+            self._phases[name] = meter
+
     def _wrap(self, obj, name, spans, starts_steps):
         if obj is None or not callable(getattr(obj, name, None)) or not hasattr(obj, "__dict__"):
             return
@@ -202,11 +317,15 @@ class Recorder:
         own = vars(obj)
         self._wrapped.append((obj, name, name in own, own.get(name)))
 
+        phase = "encode" if starts_steps else "decode"
+
         def timed(*args, **kwargs):
+            self._open_phase(phase)
             start = self._mark()
             result = original(*args, **kwargs)
             end = self._mark()
             spans.append((start, end))
+            self._open_phase("denoise")
             if starts_steps:
                 self._step_start = end
             return result
@@ -228,6 +347,8 @@ class Recorder:
         self._started_at = _utc_now()
         self._wall_start = time.perf_counter()
         self._steps, self._encodes, self._decodes = [], [], []
+        self._phases, self._phase, self._phase_steps, self._overall_peak = {}, None, 0, None
+        self._open_phase("denoise")
         self._step_start = self._mark()
         try:
             self._wrap(self._pipe, "encode_prompt", self._encodes, True)
@@ -241,6 +362,7 @@ class Recorder:
     def __exit__(self, exc_type, exc, tb):
         self._active = False
         self._unwrap()
+        self._close_phase()
         if exc_type is not None:
             return False  # a run that raised is not recorded
         if self._device == "cuda":
@@ -267,15 +389,22 @@ class Recorder:
         if self._device == "cuda":
             index = torch.cuda.current_device()
             gpu_name, gpu_count = torch.cuda.get_device_name(index), torch.cuda.device_count()
-            peak, peak_kind = float(torch.cuda.max_memory_allocated()), "cuda_allocated"
+            # The phases reset the allocator's peak: the run's is the largest of theirs.
+            peak = max(float(torch.cuda.max_memory_allocated()), self._overall_peak or 0.0)
+            peak_kind = "cuda_allocated"
         else:
             gpu_name, gpu_count = _cpu_name(), os.cpu_count() or 1
             peak, peak_kind = None, None
             try:
-                import resource  # Unix only; Linux reports KiB
-                peak, peak_kind = float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "cpu_maxrss"
+                import resource  # Unix only; Linux reports KiB (the phases may have reset it: their peaks too)
+                peak = max(float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, self._overall_peak or 0.0)
+                peak_kind = "cpu_maxrss"
             except (ImportError, OSError):
                 pass
+        phases = dict(self._phases)
+        if self._load is not None:
+            phases["load"] = self._load
+        phase_mem = {name: phases[name].as_dict() if name in phases else None for name in PHASES}
         _, world_size = _rank_and_world_size()
         d = self._degrees
         return {
@@ -291,6 +420,7 @@ class Recorder:
             "text_encoder": c["text_encoder"], "vae": c["vae"],
             "step_ms": step_ms, "text_encode_ms": total(self._encodes), "vae_decode_ms": total(self._decodes),
             "image_ms": wall_ms / c["batch"], "peak_mem_bytes": peak, "peak_mem_kind": peak_kind,
+            "phase_mem": phase_mem,
         }
 
     def _append(self, result):
@@ -310,7 +440,7 @@ def record(out, pipe=None, **kwargs):
     runtime, width, height, steps (None: as many as were timed, else checked), frames=1, batch=1,
     text_encoder='replicated', vae='single', hardware=None, parallel (dict or object with the
     degrees), callback (the user's callback_on_step_end), device (None: cuda when available),
-    and ring_degree, ulysses_degree, tp_degree, cfg_degree, dp_degree, ulysses_anything,
+    load (what load_phase() yielded: the loading phase's memory), and ring_degree, ulysses_degree, tp_degree, cfg_degree, dp_degree, ulysses_anything,
     ring_anything (override `parallel`). Bad values raise ValueError naming the field."""
     return Recorder(out, pipe, **kwargs)
 
@@ -394,9 +524,10 @@ class TinyPipeline:
 
 
 def selftest(out, steps, width, height):
-    pipe = TinyPipeline()
+    with load_phase("cpu") as load:
+        pipe = TinyPipeline()
     with record(out, pipe, model="flux-tiny", runtime="diffusers", width=width, height=height, steps=steps,
-                device="cpu") as rec:
+                device="cpu", load=load) as rec:
         image = pipe("a photo of a cat", width=width, height=height, num_inference_steps=steps,
                      callback_on_step_end=rec.callback)
     r = rec.result

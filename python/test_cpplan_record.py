@@ -5,6 +5,8 @@ import contextlib
 import io
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import types
 import unittest
@@ -19,7 +21,19 @@ KEYS = ["cpplan_record", "model", "runtime", "hardware", "device", "gpu_name", "
         "cuda", "host", "started_at", "finished_at", "width", "height", "frames", "steps", "batch", "ring_degree",
         "ulysses_degree", "tp_degree", "cfg_degree", "dp_degree", "ulysses_anything", "ring_anything",
         "text_encoder", "vae", "step_ms", "text_encode_ms", "vae_decode_ms", "image_ms", "peak_mem_bytes",
-        "peak_mem_kind"]
+        "peak_mem_kind", "phase_mem"]
+
+# A pipeline loaded, encoded, denoised and decoded in a process of its own, on the CPU, each phase
+# measured: TinyPipeline(dim=512, layers=4) holds 13,027,443 fp32 parameters (below), 52,109,772 B.
+PHASES_SCRIPT = """
+import json, sys
+import cpplan_record
+with cpplan_record.load_phase("cpu") as load:
+    pipe = cpplan_record.TinyPipeline(dim=512, layers=4)
+with cpplan_record.record(sys.argv[1], pipe, model="flux-tiny", runtime="diffusers", width=128, height=128,
+                          steps=2, device="cpu", load=load) as rec:
+    pipe("a cat", width=128, height=128, num_inference_steps=2, callback_on_step_end=rec.callback)
+"""
 
 
 class Vae:
@@ -218,6 +232,32 @@ class RecorderTest(unittest.TestCase):
         r = self.lines()[0]
         self.assertIsNone(r["text_encode_ms"])
         self.assertIsNone(r["vae_decode_ms"])
+
+    def test_a_pipelines_four_phases_are_recorded_and_its_load_grows_by_its_weights(self):
+        # TinyPipeline(dim=512, layers=4), by hand: text encoder Embedding(256, 512) 131,072 +
+        # Linear(512, 512) 262,656; transformer patch_in Linear(16, 512) 8,704, time Linear(1, 512)
+        # 1,024, 4 TransformerEncoderLayer(512, ff 2048) of in_proj 3 x 512^2 + 3 x 512 = 787,968,
+        # out_proj 262,656, linear1 1,050,624, linear2 1,049,088, 2 norms 2,048 -> 3,152,384 each,
+        # patch_out Linear(512, 16) 8,208; VAE convs 1,184 + 4,624 + 435. 13,027,443 x 4 B.
+        weights = 13027443 * 4
+        done = subprocess.run([sys.executable, "-c", PHASES_SCRIPT, self.out], capture_output=True, text=True,
+                              timeout=300, cwd=os.path.dirname(os.path.abspath(cpplan_record.__file__)))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        phases = self.lines()[0]["phase_mem"]
+        self.assertEqual(list(phases), ["load", "encode", "denoise", "decode"])
+        for name, phase in phases.items():
+            with self.subTest(phase=name):
+                self.assertIsNotNone(phase)
+                self.assertGreaterEqual(phase["peak_bytes"], phase["start_bytes"])
+        load = phases["load"]["peak_bytes"] - phases["load"]["start_bytes"]
+        print(f"\nload phase: the resident set grew {load / 2**20:.2f} MiB for {weights / 2**20:.2f} MiB of weights")
+        self.assertAlmostEqual(load / weights, 1.0, delta=0.2)
+        # The weights stay: every later phase starts above the load's start by at least them.
+        self.assertGreaterEqual(phases["denoise"]["start_bytes"] - phases["load"]["start_bytes"], 0.8 * weights)
+
+    def test_a_load_that_is_not_load_phases_is_refused(self):
+        with self.assertRaisesRegex(ValueError, r"^load = 3: must be what cpplan_record.load_phase\(\) yields"):
+            record(self.out, None, load=3, **args())
 
     def test_the_command_line_refuses_bad_arguments_with_one_line_and_exit_2(self):
         for argv in (["--selftest", "--out", self.out, "--steps", "0"], [], ["--selftest"], ["--bogus"]):

@@ -115,8 +115,8 @@ void memory(std::string& md, const Figures& f) {
     md += unpredicted.empty() ? "\n\n" : " " + unpredicted + "\n\n";
     return;
   }
-  md += "Measured: the largest rank's peak of the transformer's denoising loop (the caching allocator's peak on a "
-        "GPU; on a CPU the resident memory the rank grew by from building the model on). Predicted: the same "
+  md += "Measured: the largest rank's peak of bytes in tensors over the transformer's denoising loop, from building "
+        "the model on (the caching allocator's on a GPU, the counted CPU allocator's on a CPU). Predicted: the same "
         "quantity, the transformer's weights per rank and its activations (not the whole pipeline's peak). "
         "Error = (predicted - measured) / measured.";
   md += unpredicted.empty() ? "\n\n" : " " + unpredicted + "\n\n";
@@ -131,8 +131,8 @@ void memory(std::string& md, const Figures& f) {
   if (f.memory_overall && f.memory_by_machine.size() > 1) row(*f.memory_overall, true);
   md += '\n';
   if (!f.load_overall) return;
-  md += "Load phase: what building the transformers left allocated (the resident set's growth on a CPU, the "
-        "allocator's on a GPU), against the predicted transformer weights per rank. The executor runs no text "
+  md += "Load phase: the bytes in tensors the transformers hold once built (the largest rank's), against the "
+        "predicted transformer weights per rank. The executor runs no text "
         "encoder and no VAE, so the encode and decode phases are not measured.\n\n"
         "| machine | runs | MAPE | worst run (predicted vs measured) |\n|---|---:|---:|---|\n";
   row(*f.load_overall, false);

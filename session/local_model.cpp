@@ -49,6 +49,15 @@ ModelProfile as_executed(const ModelProfile& m, bool fp32) {
   return as_run;
 }
 
+RuntimeProfile as_executed(const RuntimeProfile& rt, bool math) {
+  RuntimeProfile as_run = rt;
+  if (math) {
+    as_run.attention_score_tensors = 3;  // scores, scores - lse, exp(scores - lse)
+    as_run.attention_score_bytes = 4;    // fp32
+  }
+  return as_run;
+}
+
 void attach_runtime(LocalModel& local, const ProfileCatalog& catalog) {
   const RuntimeProfile* cpplan = catalog.find_runtime("cpplan");
   local.runtime = cpplan ? *cpplan : costmodel::kernel_launch_runtime(*local.model);
@@ -57,10 +66,12 @@ void attach_runtime(LocalModel& local, const ProfileCatalog& catalog) {
 
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
   const ModelProfile as_run = as_executed(*q.model, !local.cuda);
+  // A CPU rank attends on the math path; a GPU's, with FlashAttention where it fits (assumed here).
+  const RuntimeProfile runtime = as_executed(local.runtime, !local.cuda);
   Query run_query = q;
   run_query.model = &as_run;
   run_query.hardware = &local.profile;
-  run_query.runtime = &local.runtime;
+  run_query.runtime = &runtime;
   const int ranks = static_cast<int>(c.world_size());
   local.model->set_concurrent_ranks(ranks);
   LocalPrediction p;

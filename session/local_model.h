@@ -51,6 +51,10 @@ costmodel::StepCorrection local_correction(const LocalModel& local);
 // The model of a query as the executor runs it: fp32 weights and activations on the CPU (`fp32`),
 // the profile's own precision (bf16) on GPUs.
 ModelProfile as_executed(const ModelProfile& m, bool fp32);
+// The executor's runtime as a run uses it: on its math attention path (`math`: no flash kernel for
+// the device, dtype or head size; every CPU rank) each attention call holds three fp32 score
+// tensors at once (executor/attention/common.cpp), which the fused kernel never writes.
+RuntimeProfile as_executed(const RuntimeProfile& rt, bool math);
 
 // The store at `db` (the default path when empty); InvalidInput when it cannot be opened.
 data::Store open_store(const std::string& db);

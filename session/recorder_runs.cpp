@@ -34,6 +34,11 @@ constexpr std::array<std::string_view, 33> kKeys = {
     "ring_anything", "text_encoder",   "vae",         "step_ms",       "text_encode_ms", "vae_decode_ms",
     "image_ms",      "peak_mem_bytes", "peak_mem_kind"};
 
+// Keys a line may leave out (lines written before the recorder measured them).
+constexpr std::array<std::string_view, 1> kOptionalKeys = {"phase_mem"};
+// The phases of phase_mem, in order (MemoryPhase's).
+constexpr std::array<std::string_view, 4> kPhases = {"load", "encode", "denoise", "decode"};
+
 // What is wrong with one line: "field = value: rule".
 struct BadLine {
   std::string message;
@@ -157,6 +162,33 @@ std::string fnv1a(std::string_view bytes) {
   return fmt::format("{:016x}", hash);
 }
 
+// One bytes figure of phase_mem: a non-negative number or null.
+std::optional<double> phase_bytes(const json& v, const std::string& key) {
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+    throw BadLine{fmt::format("{} = {}: must be a number of bytes (>= 0) or null", key, shown(v))};
+  return v.get<double>();
+}
+
+// phase_mem (optional): per phase null or {"peak_bytes", "start_bytes"}, into the run's metrics
+// as phase.NAME.peak_bytes and phase.NAME.start_bytes.
+void add_phase_memory(const json& j, data::RunRecord& r) {
+  if (!j.contains("phase_mem") || j.at("phase_mem").is_null()) return;
+  const json& phases = j.at("phase_mem");
+  if (!phases.is_object()) throw BadLine{fmt::format("phase_mem = {}: must be an object of the phases", shown(phases))};
+  for (const auto& [name, value] : phases.items()) {
+    const std::string key = "phase_mem." + name;
+    if (std::find(kPhases.begin(), kPhases.end(), name) == kPhases.end())
+      throw BadLine{fmt::format("{} = {}: not a phase (load, encode, denoise, decode)", key, shown(value))};
+    if (value.is_null()) continue;
+    if (!value.is_object() || value.size() != 2 || !value.contains("peak_bytes") || !value.contains("start_bytes"))
+      throw BadLine{fmt::format("{} = {}: must be null or {{\"peak_bytes\", \"start_bytes\"}}", key, shown(value))};
+    for (const char* figure : {"peak_bytes", "start_bytes"})
+      if (const auto bytes = phase_bytes(value.at(figure), key + "." + figure))
+        r.metrics.emplace_back(fmt::format("phase.{}.{}", name, figure), *bytes);
+  }
+}
+
 // One line's object as a run and its machine; throws BadLine.
 MeasuredRun to_run(const json& j) {
   // The version first: a line of another version may well have other keys.
@@ -167,6 +199,7 @@ MeasuredRun to_run(const json& j) {
                               shown(version), kRecorderVersion)};
   }
   std::vector<std::string> known(kKeys.begin(), kKeys.end());
+  known.insert(known.end(), kOptionalKeys.begin(), kOptionalKeys.end());
   for (const auto& [key, value] : j.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     const std::vector<std::string> near = closest_names(key, known, 2);
@@ -239,6 +272,7 @@ MeasuredRun to_run(const json& j) {
   r.peak_mem_bytes = f.optional_number("peak_mem_bytes");
   if (r.peak_mem_bytes) f.choice("peak_mem_kind", {"cuda_allocated", "cpu_maxrss"});
   else if (!f.at("peak_mem_kind").is_null()) f.fail("peak_mem_kind", "must be null when peak_mem_bytes is null");
+  add_phase_memory(j, r);
 
   // What cpplan knows of the run beyond the line: the executor's defaults for a GPU (bf16) or CPU
   // (fp32) run; the framework's attention backend, warm-up and seed are not recorded.

@@ -38,7 +38,7 @@ const std::vector<std::string> kKeys = {
     "finished_at",   "width",          "height",      "frames",        "steps",          "batch",
     "ring_degree",   "ulysses_degree", "tp_degree",   "cfg_degree",    "dp_degree",      "ulysses_anything",
     "ring_anything", "text_encoder",   "vae",         "step_ms",       "text_encode_ms", "vae_decode_ms",
-    "image_ms",      "peak_mem_bytes", "peak_mem_kind"};
+    "image_ms",      "peak_mem_bytes", "peak_mem_kind", "phase_mem"};
 
 Process run_cpplan(std::vector<std::string> args) {
   args.insert(args.begin(), CPPLAN_BINARY);
@@ -205,6 +205,15 @@ TEST_CASE("the recorder's selftest lines import as pipeline runs, and a second i
     CHECK(*r.text_encode_ms == j["text_encode_ms"].get<double>());
     CHECK(*r.vae_decode_ms == j["vae_decode_ms"].get<double>());
     CHECK(*r.peak_mem_bytes == j["peak_mem_bytes"].get<double>());
+    // Each phase's memory (the selftest measures all four) into the run's metrics.
+    for (const char* phase : {"load", "encode", "denoise", "decode"})
+      for (const char* figure : {"peak_bytes", "start_bytes"}) {
+        const std::string name = std::string("phase.") + phase + "." + figure;
+        INFO(name);
+        const auto m = std::find_if(r.metrics.begin(), r.metrics.end(), [&](const auto& kv) { return kv.first == name; });
+        REQUIRE(m != r.metrics.end());
+        CHECK(m->second == j["phase_mem"][phase][figure].get<double>());
+      }
     CHECK(r.started_at == j["started_at"].get<std::string>());
     CHECK(it->hardware.device_kind == "cpu");
     CHECK(it->hardware.cpu_name == j["gpu_name"].get<std::string>());
@@ -305,6 +314,10 @@ TEST_CASE("bad recorder lines exit 3 with one line naming the file, line and fie
   float_degree["ring_degree"] = 2.5;
   ordered_json wrong_count = gpu_line();
   wrong_count["steps"] = 5;
+  ordered_json bad_phase = gpu_line();
+  bad_phase["phase_mem"] = {{"load", {{"peak_bytes", -1.0}, {"start_bytes", 0.0}}}};
+  ordered_json unknown_phase = gpu_line();
+  unknown_phase["phase_mem"] = {{"warmup", nullptr}};
   const std::vector<std::pair<std::string, std::string>> cases = {
       {missing.dump(), "bad.jsonl:2: vae: missing"},
       {bad_degree.dump(), "bad.jsonl:2: ulysses_degree = 0: must be at least 1"},
@@ -314,6 +327,8 @@ TEST_CASE("bad recorder lines exit 3 with one line naming the file, line and fie
       {float_degree.dump(), "bad.jsonl:2: ring_degree = 2.5: must be an integer"},
       {wrong_count.dump(), "bad.jsonl:2: step_ms = [400.0,200.0,300.0,100.0]: must hold steps = 5 times, holds 4"},
       {"[1, 2]", "bad.jsonl:2: [1,2]: must be a JSON object"},
+      {bad_phase.dump(), "bad.jsonl:2: phase_mem.load.peak_bytes = -1.0: must be a number of bytes (>= 0) or null"},
+      {unknown_phase.dump(), "bad.jsonl:2: phase_mem.warmup = null: not a phase (load, encode, denoise, decode)"},
   };
   const std::string bad = dir.file("bad.jsonl");
   for (const auto& [line, expected] : cases) {

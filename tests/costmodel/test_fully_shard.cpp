@@ -24,38 +24,57 @@ cpplan::ParallelConfig sharded(cpplan::ParallelConfig c, int fs) {
   return c;
 }
 
-// FLUX.1-dev: 11,901,408,320 bf16 parameters. Its block linears are 12 D^2 per stream: 19 double
-// blocks x 2 streams + 38 single blocks = 76 units, so a double block (2 units) holds 2/76 = 1/38 of
-// the parameters once scaled to the model's total (fully_shard_block_params).
+// FLUX.1-dev: 11,901,408,320 bf16 parameters, D = 3072, F = 12288. A block's linears are
+// 4 D^2 + 2 D F = 113,246,208 per stream; its adaLN 6 D x D per double-block stream, 3 D x D per
+// single block. A double block: 2 x 113,246,208 + 12 D^2 = 339,738,624; a single one:
+// 113,246,208 + 3 D^2 = 141,557,760. The 19 + 38 blocks: 6,455,033,856 + 5,379,194,880 =
+// 11,834,228,736; the rest, 67,179,584 (embedders, output layer, biases, norms), stays whole.
 constexpr double kFluxParams = 11901408320.0;
+constexpr double kFluxDouble = 339738624.0;
 }  // namespace
 
-TEST_CASE("A fully-shard group of F holds 1/F of the weights plus two whole blocks", "[costmodel][memory][fs]") {
+TEST_CASE("A fully-shard group of F holds 1/F of the blocks, the rest whole, plus two whole blocks",
+          "[costmodel][memory][fs]") {
   const auto& m = *make_query("flux.1-dev", 4).model;
-  // The largest block: a double block, params / 38 = 313,194,955.79 parameters.
-  CHECK(cpplan::costmodel::fully_shard_block_params(m, m.blocks.front()) == Approx(kFluxParams / 38).epsilon(1e-12));
-  // F = 4: 2 bytes x params x (1/4 + 2/38) = 2 x 11,901,408,320 x 23/76 = 7,203,483,983.16 bytes.
+  CHECK(cpplan::costmodel::fully_shard_block_params(m, m.blocks.front()) == kFluxDouble);
+  // F = 4: 2 bytes x (11,834,228,736 / 4 + 67,179,584 + 2 x 339,738,624) = 2 x 3,705,214,016 =
+  // 7,410,428,032 bytes.
   const auto u4 = predict(make_query("flux.1-dev", 4), config(1, 4));
   const auto u4fs4 = predict(make_query("flux.1-dev", 4), sharded(config(1, 4), 4));
-  CHECK(u4fs4.memory.transformer_weights == Approx(7203483983.157895).epsilon(1e-12));
+  CHECK(u4fs4.memory.transformer_weights == Approx(7410428032.0).epsilon(1e-12));
   CHECK(u4.memory.transformer_weights == 2.0 * kFluxParams);
   // The activations do not change: the same work per rank.
   CHECK(u4fs4.memory.activations == u4.memory.activations);
   CHECK(u4fs4.transformer_peak_bytes ==
-        Approx(u4.transformer_peak_bytes - (2.0 * kFluxParams - 7203483983.157895)).epsilon(1e-12));
+        Approx(u4.transformer_peak_bytes - (2.0 * kFluxParams - 7410428032.0)).epsilon(1e-12));
   CHECK(u4fs4.peak_mem_bytes < u4.peak_mem_bytes);
-  // F = 2: 2 x params x (1/2 + 2/38) = 2 x 11,901,408,320 x 21/38 = 13,154,188,143.16 bytes.
+  // F = 2: 2 x (5,917,114,368 + 67,179,584 + 679,477,248) = 13,327,542,400 bytes.
   const auto u4fs2 = predict(make_query("flux.1-dev", 4), sharded(config(1, 4), 2));
-  CHECK(u4fs2.memory.transformer_weights == Approx(13154188143.157895).epsilon(1e-12));
+  CHECK(u4fs2.memory.transformer_weights == Approx(13327542400.0).epsilon(1e-12));
+}
+
+TEST_CASE("The embedders and the output layer that the executor keeps whole are not divided by F",
+          "[costmodel][memory][fs]") {
+  // flux-tiny (profiles/models/flux-tiny.toml): 4,109,824 parameters, D = F/4 = 192, bf16. A double
+  // block: linears 2 x (4 D^2 + 2 D F) = 2 x (147,456 + 294,912) = 884,736, adaLN 12 D^2 = 442,368
+  // -> 1,327,104; a single block: 442,368 + 3 D^2 = 552,960. The blocks: 2 x 1,327,104 +
+  // 2 x 552,960 = 3,760,128; held whole: 4,109,824 - 3,760,128 = 349,696 (the embedders and final
+  // layer, 333,760, and the blocks' biases and norms). F = 2: 2 bytes x (3,760,128 / 2 + 349,696 +
+  // 2 x 1,327,104) = 2 x 4,883,968 = 9,767,936 bytes. Dividing every parameter by F, as before,
+  // would count 2 x 4,109,824 / 2 = 4,109,824 bytes for the sharded part alone.
+  const auto& m = *make_query("flux-tiny", 2).model;
+  CHECK(cpplan::costmodel::fully_shard_block_params(m, m.blocks.front()) == 1327104.0);
+  CHECK(cpplan::costmodel::fully_sharded_weight_bytes(m, 2) == 9767936.0);
 }
 
 TEST_CASE("Each block's weights are all-gathered once per step over the fs group", "[costmodel][communication][fs]") {
-  // Every block's gather together moves all the parameters: nccl-tests size 2 x params bytes per
-  // step, of which each rank sends (F - 1)/F: 23,802,816,640 x 3/4 = 17,852,112,480 bytes at F = 4.
+  // Every block's gather together moves the blocks' parameters: nccl-tests size 2 x 11,834,228,736
+  // bytes per step, of which each rank sends (F - 1)/F: 23,668,457,472 x 3/4 = 17,751,343,104 bytes
+  // at F = 4.
   const auto q = make_query("flux.1-dev", 4);
   const auto u4 = predict(q, config(1, 4));
   const auto u4fs4 = predict(q, sharded(config(1, 4), 4));
-  CHECK(u4fs4.comm_bytes - u4.comm_bytes == Approx(17852112480.0).epsilon(1e-9));
+  CHECK(u4fs4.comm_bytes - u4.comm_bytes == Approx(17751343104.0).epsilon(1e-9));
   // One more collective per block (57 blocks).
   CHECK(u4fs4.collective_calls - u4.collective_calls == Approx(57));
   // The fs group: 4 consecutive ranks, inside the node.

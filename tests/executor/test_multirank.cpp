@@ -430,14 +430,14 @@ TEST_CASE("a run records the load and denoising phases' memory and says why enco
   const json& predicted = r.result["predicted"]["phases"];
   // flux-tiny: 4,109,824 parameters, fp32 as the CPU rank runs them: 16,439,296 bytes of weights.
   CHECK(predicted["load"].get<double>() == 4109824.0 * 4);
+  // Denoising, by hand: S = 8 x 8 image + 16 text = 80 tokens, D = 192, F = 768, 12 heads, fp32.
+  // The CPU rank attends on the math path: 3 score tensors of 80 x 80 x 12 x 4 B = 921,600;
+  // attention live = q, k, v, o 4 x 80 x 192 x 4 = 245,760 + 921,600 = 1,167,360 (> the GELU
+  // FFN's 80 x 768 x 4 x 2 = 491,520); resident 4 x 80 x 192 x 4 = 245,760; activations
+  // 1.15 x (245,760 + 1,167,360) = 1,625,088; + the weights = 18,064,384.
+  CHECK(predicted["denoise"].get<double>() == Approx(18064384.0).epsilon(1e-9));
   const double load = measured["load"], denoise = measured["denoise"];
-  std::printf("flux-tiny 128x128 (fp32, CPU): load %.1f MiB measured / %.1f predicted, denoise %.1f / %.1f MiB\n",
-              load / 1048576.0, predicted["load"].get<double>() / 1048576.0, denoise / 1048576.0,
-              predicted["denoise"].get<double>() / 1048576.0);
-  // The resident set grows by at least the weights while they are built; it also keeps what the
-  // allocator retained of the initialisation's temporaries (about 1.5 x the weights here), so the
-  // 20% of the issue's acceptance is not met on CPU: the check is the weights' lower bound.
-  CHECK(load >= 0.8 * predicted["load"].get<double>());
+  CHECK(measured["load_build_peak"].get<double>() >= load);
   CHECK(denoise >= load);
   CHECK(measured["encode"].is_null());
   CHECK(measured["decode"].is_null());
@@ -449,4 +449,38 @@ TEST_CASE("a run records the load and denoising phases' memory and says why enco
   bool recorded = false;
   for (const auto& [name, value] : runs.value().front().run.metrics) recorded = recorded || (name == "rank0.load_phase_bytes" && value == load);
   CHECK(recorded);
+}
+
+TEST_CASE("the tiny models' load and denoising phases measure within 20% of the prediction", "[executor][multirank][memory][phases]") {
+  // Bytes in tensors as the allocator counts them (the counted CPU allocator, as CUDA's caching
+  // allocator on a GPU), against the prediction for the executor as it ran: fp32, math attention.
+  // Not sana-tiny: its conv-GLU FFN stacks its 9 taps and matmul broadcasts the depthwise weights
+  // to every token (executor/model.cpp, depthwise_conv3x3), 2.6 MiB live over 0.2 MiB of weights,
+  // which the cost model's FFN term (the hidden activations, 3 x tokens x F) does not hold.
+  const std::vector<std::vector<std::string>> runs = {
+      {"flux-tiny"},  {"flux2-tiny"},      {"qwen-tiny"},          {"sd35-tiny"},    {"hidream-tiny"},
+      {"wan-tiny"},   {"wan22-tiny"},      {"hunyuan-tiny"},       {"hunyuandit-tiny"}, {"cogvideox-tiny"},
+      {"latte-tiny"}, {"mochi-tiny"},      {"flux-tiny", "--tp", "2"}, {"flux-tiny", "--ulysses", "2", "--tp", "2"},
+      {"flux-tiny", "--ring", "2"},        {"flux-tiny", "--pipefusion", "2"}, {"wan-tiny", "--ulysses", "2"}};
+  for (const auto& flags : runs) {
+    std::vector<std::string> plan(flags.begin() + 1, flags.end());
+    plan.insert(plan.end(), {"--hardware", "h100-sxm"});
+    std::vector<std::string> args = {CPPLAN_BINARY, "run", "--model", flags[0], "--steps", "2", "--warmup", "1",
+                                     "--db", db_path(), "--json", "--timeout", "60"};
+    args.insert(args.end(), plan.begin(), plan.end());
+    const auto p = cpplan::test::run_process(args);
+    INFO(p.err);
+    REQUIRE(p.code == 0);
+    const json j = json::parse(p.out);
+    const json &measured = j["measured"]["phases"], &predicted = j["predicted"]["phases"];
+    for (const char* phase : {"load", "denoise"}) {
+      const double m = measured[phase], want = predicted[phase];
+      std::string label;
+      for (const auto& f : flags) label += f + " ";
+      std::printf("%s%s: measured %.2f MiB, predicted %.2f MiB (%+.1f%%)\n", label.c_str(), phase, m / 1048576.0,
+                  want / 1048576.0, 100.0 * (m / want - 1));
+      INFO(label << phase);
+      CHECK(m == Approx(want).epsilon(0.2));
+    }
+  }
 }
