@@ -104,6 +104,53 @@ TEST_CASE("cpplan report writes REPORT.md and the plots into --out and lists the
   CHECK_THAT(md, Catch::Contains("| Test CPU 9000 (box1) | all_reduce | 2 | 1.00 | 1.00 | 1.00 | - | - |"));
 }
 
+TEST_CASE("cpplan report compares each executor run's load phase with the predicted transformer weights",
+          "[cli][report][memory]") {
+  TempDir dir;
+  const std::string db = dir.file("runs.db");
+  {
+    auto store = cpplan::data::Store::open(db);
+    REQUIRE(store.ok());
+    cpplan::data::HardwareFingerprint hw;
+    hw.device_kind = "cpu";
+    hw.cpu_name = "Test CPU 9000";
+    hw.host = "box1";
+    constexpr double kMiB = 1024.0 * 1024.0;
+    // Load phase measured 10 and 20 MiB (the largest rank's), predicted 11 and 19 MiB:
+    // errors +10% and -5%, MAPE 7.5%; the worst is the first, 11 vs 10 MiB.
+    const double runs[][3] = {{1, 10, 11}, {2, 20, 19}};  // ulysses, measured MiB, predicted MiB
+    for (const auto& [ulysses, measured, predicted] : runs) {
+      cpplan::data::RunRecord r;
+      r.model = "flux-tiny";
+      r.width = r.height = 128;
+      r.steps = 4;
+      r.ulysses = static_cast<int>(ulysses);
+      r.world_size = r.ulysses;
+      r.status = "ok";
+      r.source = "executor";
+      r.step_ms = 10;
+      r.predicted_step_ms = 10;
+      r.peak_mem_bytes = 30 * kMiB;
+      r.predicted_transformer_peak_bytes = 30 * kMiB;
+      r.metrics = {{"rank0.load_phase_bytes", measured * kMiB - 1024},
+                   {"rank1.load_phase_bytes", measured * kMiB},
+                   {"predicted.load_transformer_bytes", predicted * kMiB}};
+      REQUIRE(store.value().record_run(hw, r).ok());
+    }
+  }
+  const std::string out = dir.file("report");
+  const auto r = run_cli({"report", "--db", db, "--out", out}, &cpplan::exec::commands());
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string md = read_file(out + "/REPORT.md");
+  const auto load = md.find("Load phase:");
+  REQUIRE(load != std::string::npos);
+  const std::string section = md.substr(load);
+  CHECK_THAT(section, Catch::Contains("the encode and decode phases are not measured"));
+  CHECK_THAT(section, Catch::Contains("| 2 | 7.5% | #1 flux-tiny"));
+  CHECK_THAT(section, Catch::Contains(": +10.0% (11 MiB vs 10 MiB) |"));
+}
+
 TEST_CASE("cpplan report writes to ./cpplan-report by default and says when the database is empty",
           "[cli][report]") {
   TempDir dir;
