@@ -89,6 +89,7 @@ RingResult ring_in_order(const TopologyGraph& g, const std::vector<std::vector<i
 // carries every pair's bytes, its own side's too). Only for groups held whole in the instance.
 void bound_by_route_loads(const TopologyGraph& g, const std::vector<std::vector<int>>& groups, int group_size,
                           double socket_efficiency, GroupBandwidth& out) {
+  if (!g.has_staging()) return;  // no link carries the pairs of both sides of a cut: the cuts bound it
   std::vector<int> pairs(g.edges().size(), 0);
   for (const auto& group : groups) {
     if (static_cast<int>(group.size()) != group_size) return;
@@ -99,7 +100,7 @@ void bound_by_route_loads(const TopologyGraph& g, const std::vector<std::vector<
   }
   for (std::size_t e = 0; e < pairs.size(); ++e) {
     const DirectedEdge& edge = g.edges()[e];
-    if (pairs[e] == 0 || !g.is_staging(edge)) continue;
+    if (pairs[e] == 0 || !edge.staging) continue;
     const bool socket = edge.type == LinkType::kSocket;
     const GBps bound = (group_size - 1) * edge.capacity_gbps * (socket ? socket_efficiency : 1.0) / pairs[e];
     if (bound < out.busbw_gbps) {

@@ -114,6 +114,7 @@ TopologyGraph::TopologyGraph(const Topology& t, int nodes) : nodes_(nodes), gpus
       auto source = [&](int u, int v) { return splits(u) && is_memory(v) ? in[u] : out[u]; };
       auto target = [&](int u, int v) { return splits(v) && is_memory(u) ? out[v] : in[v]; };
       const bool staging = (splits(l.from) && is_memory(l.to)) || (splits(l.to) && is_memory(l.from));
+      has_staging_ = has_staging_ || staging;
       edges_.push_back({source(l.from, l.to), target(l.from, l.to), l.bandwidth_gbps, l.latency_us, l.type, staging});
       edges_.push_back({source(l.to, l.from), target(l.to, l.from), l.bandwidth_gbps, l.latency_us, l.type, staging});
     }

@@ -49,7 +49,8 @@ class TopologyGraph {
   int node_of_vertex(int v) const { return node_of_[v]; }  // -1 for network switches
   const std::string& vertex_name(int v) const { return names_[v]; }
   const std::vector<DirectedEdge>& edges() const { return edges_; }
-  bool is_staging(const DirectedEdge& e) const { return e.staging; }
+  // Whether some edge stages peer traffic through host memory (a device with p2p = false).
+  bool has_staging() const { return has_staging_; }
 
   // Widest route from `source` to `target` (the best route by Route::better_than).
   Route route(int source, int target) const;
@@ -72,6 +73,7 @@ class TopologyGraph {
   std::vector<int> node_of_;
   std::vector<int> gpu_vertex_;
   std::vector<DirectedEdge> edges_;
+  bool has_staging_ = false;
   struct Impl;
   std::unique_ptr<Impl> impl_;  // the Boost graph and the route trees computed so far
 };

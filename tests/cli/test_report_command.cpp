@@ -55,22 +55,34 @@ class ChangeDir {
   fs::path from_;
 };
 
-void fill(const std::string& db) {
-  auto store = cpplan::data::Store::open(db);
-  REQUIRE(store.ok());
+// The machine every test run was measured on.
+cpplan::data::HardwareFingerprint test_cpu() {
   cpplan::data::HardwareFingerprint hw;
   hw.device_kind = "cpu";
   hw.cpu_name = "Test CPU 9000";
   hw.host = "box1";
+  return hw;
+}
+
+// A finished flux-tiny run at 128x128, 4 steps, over `ulysses` ranks.
+cpplan::data::RunRecord tiny_run(int ulysses) {
+  cpplan::data::RunRecord r;
+  r.model = "flux-tiny";
+  r.width = r.height = 128;
+  r.steps = 4;
+  r.ulysses = ulysses;
+  r.world_size = r.ulysses;
+  r.status = "ok";
+  return r;
+}
+
+void fill(const std::string& db) {
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  const cpplan::data::HardwareFingerprint hw = test_cpu();
   const double runs[][3] = {{1, 10, 12}, {2, 20, 15}, {2, 8, 8.8}};  // ulysses, measured, predicted ms
   for (const auto& [ulysses, measured, predicted] : runs) {
-    cpplan::data::RunRecord r;
-    r.model = "flux-tiny";
-    r.width = r.height = 128;
-    r.steps = 4;
-    r.ulysses = static_cast<int>(ulysses);
-    r.world_size = r.ulysses;
-    r.status = "ok";
+    cpplan::data::RunRecord r = tiny_run(static_cast<int>(ulysses));
     r.step_ms = measured;
     r.predicted_step_ms = predicted;
     r.predicted_hardware = "local";
@@ -111,22 +123,13 @@ TEST_CASE("cpplan report compares each executor run's load phase with the predic
   {
     auto store = cpplan::data::Store::open(db);
     REQUIRE(store.ok());
-    cpplan::data::HardwareFingerprint hw;
-    hw.device_kind = "cpu";
-    hw.cpu_name = "Test CPU 9000";
-    hw.host = "box1";
+    const cpplan::data::HardwareFingerprint hw = test_cpu();
     constexpr double kMiB = 1024.0 * 1024.0;
     // Load phase measured 10 and 20 MiB (the largest rank's), predicted 11 and 19 MiB:
     // errors +10% and -5%, MAPE 7.5%; the worst is the first, 11 vs 10 MiB.
     const double runs[][3] = {{1, 10, 11}, {2, 20, 19}};  // ulysses, measured MiB, predicted MiB
     for (const auto& [ulysses, measured, predicted] : runs) {
-      cpplan::data::RunRecord r;
-      r.model = "flux-tiny";
-      r.width = r.height = 128;
-      r.steps = 4;
-      r.ulysses = static_cast<int>(ulysses);
-      r.world_size = r.ulysses;
-      r.status = "ok";
+      cpplan::data::RunRecord r = tiny_run(static_cast<int>(ulysses));
       r.source = "executor";
       r.step_ms = 10;
       r.predicted_step_ms = 10;
