@@ -15,7 +15,7 @@ constexpr std::string_view kFeatureNames[] = {
     "ulysses",      "ring",         "ulysses_anything",     "ring_anything",         "ring_p2p",
     "tp",           "cfg",          "pipefusion",           "fully_shard",           "data_parallel",
     "parallel_vae", "sharded_text_encoder", "offloaded_text_encoder", "sequential_text_encoder",
-    "tiled_vae",    "sliced_vae"};
+    "tiled_vae",    "sliced_vae",   "fully_sharded_text_encoder", "fully_sharded_host_text_encoder"};
 static_assert(std::size(kFeatureNames) == kFeatureCount);
 }  // namespace
 
@@ -150,8 +150,25 @@ void read_backend_rule(Reader& r, FrameworkProfile& p) {
   p.backend_rules.push_back(std::move(rule));
 }
 
+// [models] with_fully_shard = "fully_sharded_text_encoder": a fully-sharded text encoder feature the
+// entry offers, used exactly when fully_shard is; the framework says why (with_fully_shard_reason).
+void read_with_fully_shard(Reader& r, const FrameworkProfile& p, FrameworkModel& m) {
+  std::string name;
+  r.string("with_fully_shard", name, false);
+  if (!r.ok() || name.empty()) return;
+  const auto f = feature_from_string(name);
+  if (f != Feature::kFullyShardedTextEncoder && f != Feature::kFullyShardedHostTextEncoder)
+    return r.fail("with_fully_shard", fmt::format("\"{}\"", name),
+                  "must be fully_sharded_text_encoder or fully_sharded_host_text_encoder");
+  if (!m.features.has(*f) || !m.features.has(Feature::kFullyShard))
+    return r.fail("with_fully_shard", fmt::format("\"{}\"", name), "features must list it and fully_shard");
+  if (p.with_fully_shard_reason.empty())
+    return r.fail("with_fully_shard", fmt::format("\"{}\"", name), "needs the framework's with_fully_shard_reason");
+  m.with_fully_shard = f;
+}
+
 void read_model(Reader& r, FrameworkProfile& p) {
-  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed", "max_degree"});
+  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed", "max_degree", "with_fully_shard"});
   FrameworkModel m;
   r.strings("profiles", m.profiles, false);
   r.strings("classes", m.classes, false);
@@ -162,6 +179,7 @@ void read_model(Reader& r, FrameworkProfile& p) {
   r.string("runner", m.runner_name, false);
   r.string("script", m.script, false);
   read_features(r, "features", m.features, true);
+  read_with_fully_shard(r, p, m);
   if (r.ok() && p.launcher == "runner" && m.runner_name.empty() && m.script.empty())
     r.fail("runner", "(missing)", "a model of a runner needs its runner name or a script");
   for (const std::string& s : {m.script, m.runner_name.empty() ? std::string() : p.entry_points.front()})
@@ -177,7 +195,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
           "family_reason", "conflicts", "backend_rules", "missing", "unlisted", "common", "models",
-          "unconfirmed"});
+          "unconfirmed", "with_fully_shard_reason"});
   detail::read_name(r, path, p.name);
   r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
@@ -198,6 +216,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
     for (int i = 0; i < kFeatureCount; ++i) m.string(kFeatureNames[i], p.missing[i]);
   }
   r.string("unlisted", p.unlisted, false);
+  r.string("with_fully_shard_reason", p.with_fully_shard_reason, false);
   read_features(r, "common", p.common, false);
   r.tables("models", false, [&](Reader& m) { read_model(m, p); });
   if (!r.ok()) return Error{error};

@@ -28,9 +28,9 @@ std::string_view framework_title(Framework f);
 enum class Feature {
   kUlysses, kRing, kUlyssesAnything, kRingAnything, kRingP2p, kTp, kCfg, kPipeFusion, kFullyShard,
   kDataParallel, kParallelVae, kShardedTextEncoder, kOffloadedTextEncoder, kSequentialTextEncoder,
-  kTiledVae, kSlicedVae
+  kTiledVae, kSlicedVae, kFullyShardedTextEncoder, kFullyShardedHostTextEncoder
 };
-inline constexpr int kFeatureCount = 16;
+inline constexpr int kFeatureCount = 18;
 std::string_view to_string(Feature f);  // "ulysses", "ring", "ulysses_anything", ... as the files name them
 std::optional<Feature> feature_from_string(std::string_view name);
 
@@ -60,6 +60,10 @@ struct FrameworkModel {
   // The largest degrees of features it runs for this model (vLLM-Omni's Z-Image: TP 2 only); only
   // the features with a degree (ulysses, ring, tp, cfg, pipefusion, fully_shard, data_parallel).
   std::vector<DegreeLimit> max_degrees;
+  // The text-encoder feature the framework uses whenever, and only when, the plan shards the
+  // transformer fully (xDiT's fsdp_strategy shards the largest text encoder with it): one of the
+  // fully-sharded text encoder features, offered by this entry.
+  std::optional<Feature> with_fully_shard;
 };
 
 // A feature the framework runs only with some attention backends (SGLang Diffusion's Ring: fa or
@@ -97,6 +101,7 @@ struct FrameworkProfile {
   std::string unconfirmed;                 // non-empty: what of this file the reference marks unconfirmed
   std::vector<FeatureConflict> conflicts;
   std::vector<BackendRule> backend_rules;
+  std::string with_fully_shard_reason;     // why a plan breaks an entry's with_fully_shard
   std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
   std::string unlisted;                    // why a model without an entry runs nothing ("" : `common` only)
   FeatureSet common;                       // offered for every model, listed or not

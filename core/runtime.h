@@ -73,9 +73,16 @@ struct RuntimeProfile {
 // Where the text encoders live while a plan runs (shared/spec and docs/cost-model.md):
 // replicated on every GPU; offloaded to CPU memory and streamed to the GPU block by block to
 // encode; sequential: on the GPU to encode, freed before the transformer's denoising; sharded:
-// tensor-parallel over the plan's GPUs.
-enum class TextEncoderPlacement { kReplicated, kOffloaded, kSequential, kSharded };
-inline constexpr int kTextEncoderPlacementCount = 4;
+// tensor-parallel over the plan's GPUs. Fully sharded: the largest text encoder's weights split over
+// the plan's fully-shard group with the transformer's (FSDP, as xDiT's fsdp_strategy), each layer
+// gathered before it runs, the others replicated; fully-sharded-host: its shards kept in host memory
+// between uses (FSDP's CPU offload policy, as xDiT for FLUX.2-dev and Wan).
+enum class TextEncoderPlacement { kReplicated, kOffloaded, kSequential, kSharded, kFullySharded, kFullyShardedHost };
+inline constexpr int kTextEncoderPlacementCount = 6;
+// Whether the placement shards an encoder over the fully-shard group (applies only with one).
+constexpr bool fully_sharded(TextEncoderPlacement p) {
+  return p == TextEncoderPlacement::kFullySharded || p == TextEncoderPlacement::kFullyShardedHost;
+}
 // The VAE decode on one GPU, patch-parallel over the plan's GPUs, tiled (diffusers'
 // vae.enable_tiling(): overlapping tiles of the VAE config's sample_size decoded one at a time) or
 // sliced (vae.enable_slicing(): the images of a batch decoded one at a time).
@@ -92,7 +99,10 @@ struct PipelinePlacement {
   bool operator!=(const PipelinePlacement& o) const { return !(*this == o); }
 };
 
-std::string_view to_string(TextEncoderPlacement p);  // "replicated", "offloaded", "sequential", "sharded"
+// "replicated", "offloaded", "sequential", "sharded", "fully-sharded", "fully-sharded-host"
+std::string_view to_string(TextEncoderPlacement p);
+// The names as a rule's text: "replicated, offloaded, ... or fully-sharded-host".
+std::string text_encoder_placement_choices();
 std::string_view to_string(VaePlacement p);          // "single", "parallel", "tiled", "sliced"
 bool text_encoder_placement_from_string(std::string_view s, TextEncoderPlacement& out);
 bool vae_placement_from_string(std::string_view s, VaePlacement& out);

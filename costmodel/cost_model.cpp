@@ -1,6 +1,7 @@
 #include "costmodel/cost_model.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "costmodel/cp_cost.h"
@@ -359,15 +360,17 @@ double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g) {
   return (block_linear_params(m, g) + own_modulation_params(m, g)) * block_share(m);
 }
 
+Bytes fully_shard_gathered_bytes(const ModelProfile& m) {
+  double largest = 0;
+  for (const BlockGroup& g : m.blocks) largest = std::max(largest, fully_shard_block_params(m, g));
+  return kFsGatheredBlocks * largest * m.bytes_per_param;
+}
+
 Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs) {
-  double largest = 0, blocks = 0;
-  for (const BlockGroup& g : m.blocks) {
-    const double block = fully_shard_block_params(m, g);
-    largest = std::max(largest, block);
-    blocks += block * g.count;
-  }
+  double blocks = 0;
+  for (const BlockGroup& g : m.blocks) blocks += fully_shard_block_params(m, g) * g.count;
   const double whole = m.params - blocks;  // embedders, output layer: every rank holds them whole
-  return (blocks / fs + whole + kFsGatheredBlocks * largest) * m.bytes_per_param;
+  return (blocks / fs + whole) * m.bytes_per_param + fully_shard_gathered_bytes(m);
 }
 
 MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
@@ -390,7 +393,9 @@ MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
 }
 
 int placement_complexity(const PipelineCost& p) {
-  constexpr int kTextEncoder[] = {0, 1, 1, 2};  // replicated, offloaded, sequential, sharded
+  // replicated, offloaded, sequential, sharded, fully-sharded, fully-sharded-host
+  constexpr int kTextEncoder[] = {0, 1, 1, 2, 2, 2};
+  static_assert(std::size(kTextEncoder) == kTextEncoderPlacementCount);
   return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kSingle ? 0 : 1);
 }
 

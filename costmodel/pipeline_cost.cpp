@@ -44,6 +44,29 @@ struct EncoderTerms {
   Bytes encoding = 0;  // on the GPU only while encoding (weights streamed or loaded, activations)
 };
 
+// Fully sharded (FSDP, as xDiT's fsdp_strategy): before each layer runs, its weights are
+// all-gathered over the fully-shard group (nccl-tests size: the whole layer), from the GPU's shard or,
+// with the shards kept in host memory, after this rank copies its shard of the layer over the host
+// link. The next layer's fetch is prefetched while this one computes, so only the fetch beyond the
+// encoder's GPU work is exposed, plus the first layer's, which nothing hides.
+struct LayerFetch {
+  Milliseconds gather_ms = 0, copy_ms = 0;  // every layer's, summed
+  double collectives = 0;
+};
+LayerFetch fully_sharded_fetch(const StepContext& ctx, const Component& e, bool host) {
+  const HardwareModel& hw = ctx.hw;
+  const double layers = std::max(1, e.layers);
+  const Bytes layer = e.params * e.bytes_per_param / layers;
+  LayerFetch out;
+  out.collectives = layers;
+  out.gather_ms = layers * hw.collective(Collective::kAllGather, layer, ctx.group(CommAxis::kFs)).ms;
+  if (host) {
+    const GBps link = hw.profile().host_link.bandwidth_gbps * hw.profile().host_link.efficiency;
+    out.copy_ms = layers * transfer_ms(layer / std::max(1, ctx.axes.f), link);
+  }
+  return out;
+}
+
 // One text encoder under a placement: GEMMs of 2 x params x tokens, attention over its tokens,
 // memory-bound work, the host's ops, and what the placement adds.
 EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlacement te) {
@@ -70,9 +93,20 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
       host_ops += collectives * rt.ops.tp_all_reduce;
     }
   }
+  if (fully_sharded(te)) {
+    const LayerFetch f = fully_sharded_fetch(ctx, e, te == TextEncoderPlacement::kFullyShardedHost);
+    const Milliseconds fetch = f.gather_ms + f.copy_ms;
+    const Milliseconds exposed = std::max(0.0, fetch - device) + fetch / f.collectives;
+    out.comm_ms = exposed * f.gather_ms / fetch;
+    out.transfer_ms = exposed - out.comm_ms;
+    device += exposed;
+    collectives = f.collectives;
+  }
   const Milliseconds host = rt.eager_host_ms(host_ops) + collectives * rt.collective_us * 1e-3;
   out.ms = rt.overlaps_device ? std::max(device, host) : device + host;
   const Bytes live = rows * std::max(1, e.hidden) * b * kEncoderLive;
+  // The running layer and the prefetched one (the whole encoder when it has no layers).
+  const Bytes two_layers = e.layers > 0 ? 2.0 * weights / e.layers : weights;
   switch (te) {
     case TextEncoderPlacement::kReplicated:
       out.resident = weights;
@@ -89,11 +123,18 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
       const Milliseconds transfer = transfer_ms(weights, link);
       out.transfer_ms = std::max(0.0, transfer - out.ms);
       out.ms += out.transfer_ms;
-      out.encoding = (e.layers > 0 ? 2.0 * weights / e.layers : weights) + live;
+      out.encoding = two_layers + live;
       break;
     }
     case TextEncoderPlacement::kSequential:
       out.encoding = weights + live;
+      break;
+    case TextEncoderPlacement::kFullySharded:  // this GPU's shard
+      out.resident = weights / std::max(1, ctx.axes.f);
+      out.encoding = two_layers + live;
+      break;
+    case TextEncoderPlacement::kFullyShardedHost:
+      out.encoding = two_layers + live;
       break;
   }
   return out;
@@ -189,8 +230,10 @@ bool placement_applies(const StepContext& ctx, TextEncoderPlacement te, VaePlace
   // the planner picks among what runs there, unless the user forces a placement.
   const bool cuda = ctx.hw.profile().family == DeviceFamily::kCuda;
   const bool several = ctx.axes.replica() > 1 && cuda;
+  // Fully-sharded encoders go with a fully-sharded transformer (frameworks shard them together).
+  const bool fs_ok = !fully_sharded(te) || (ctx.axes.f > 1 && cuda);
   const bool te_ok = ctx.q.text_encoder || te == TextEncoderPlacement::kReplicated ||
-                     (!ctx.m.text_encoders.empty() && (te != TextEncoderPlacement::kSharded || several));
+                     (!ctx.m.text_encoders.empty() && (te != TextEncoderPlacement::kSharded || several) && fs_ok);
   // Tiled and sliced decodes are priced when asked for (--vae), never chosen in their place.
   const bool vae_ok = ctx.q.vae || vae == VaePlacement::kSingle || (vae == VaePlacement::kParallel && several);
   return te_ok && vae_ok;
@@ -203,10 +246,21 @@ struct EncodingTerms {
   Milliseconds ms = 0, transfer_ms = 0, comm_ms = 0;
   Bytes resident = 0, encoding = 0;
 };
+// The encoder a fully-sharded placement shards: the largest (xDiT's fsdp_strategy names the T5 of
+// FLUX.1 and SD3.5, not their CLIPs); the others stay whole on every GPU.
+const Component* largest_encoder(const ModelProfile& m) {
+  const Component* out = nullptr;
+  for (const Component& e : m.text_encoders)
+    if (!out || e.params * e.bytes_per_param > out->params * out->bytes_per_param) out = &e;
+  return out;
+}
+
 EncodingTerms encoding_terms(const StepContext& ctx, TextEncoderPlacement te) {
   EncodingTerms out;
+  const Component* sharded = fully_sharded(te) ? largest_encoder(ctx.m) : nullptr;
   for (const Component& e : ctx.m.text_encoders) {
-    const EncoderTerms t = encode(ctx, e, te);
+    const bool whole = fully_sharded(te) && &e != sharded;
+    const EncoderTerms t = encode(ctx, e, whole ? TextEncoderPlacement::kReplicated : te);
     out.ms += t.ms;
     out.transfer_ms += t.transfer_ms;
     out.comm_ms += t.comm_ms;
@@ -224,12 +278,14 @@ Milliseconds transformer_load_ms(const StepContext& ctx, const MemoryBreakdown& 
   return ctx.m.transformers * transfer_ms(denoising.transformer_weights, link.bandwidth_gbps * link.efficiency);
 }
 
-// What loading reads, whatever the placement: every transformer and text encoder whole.
+// What loading reads, whatever the placement: every transformer and text encoder whole; and what
+// of a fully-sharded transformer's weights only a forward gathers.
 struct LoadSizes {
-  Bytes whole_transformer = 0, encoders = 0;
+  Bytes whole_transformer = 0, encoders = 0, gathered_blocks = 0;
 };
-LoadSizes load_sizes(const ModelProfile& m) {
-  LoadSizes out{transformer_weight_bytes(m, 1), 0};
+LoadSizes load_sizes(const StepContext& ctx) {
+  const ModelProfile& m = ctx.m;
+  LoadSizes out{transformer_weight_bytes(m, 1), 0, ctx.axes.f > 1 ? fully_shard_gathered_bytes(m) : 0.0};
   for (const Component& e : m.text_encoders) out.encoders += e.params * e.bytes_per_param;
   return out;
 }
@@ -241,8 +297,9 @@ void add_load(const StepContext& ctx, const LoadSizes& sizes, TextEncoderPlaceme
   const int held = ctx.q.offload_idle_transformer ? 1 : m.transformers;
   // Offloaded and sequential encoders are not moved with the pipeline (the script moves them to
   // encode, a phase of its own).
-  const bool encoders_moved = te == TextEncoderPlacement::kReplicated || te == TextEncoderPlacement::kSharded;
-  mem.load_weights = mem.transformer_weights + mem.text_encoder_weights + mem.vae_weights;
+  const bool encoders_moved = te == TextEncoderPlacement::kReplicated || te == TextEncoderPlacement::kSharded ||
+                              te == TextEncoderPlacement::kFullySharded;
+  mem.load_weights = mem.transformer_weights - held * sizes.gathered_blocks + mem.text_encoder_weights + mem.vae_weights;
   mem.load_weights_moved_first = held * sizes.whole_transformer + (encoders_moved ? sizes.encoders : 0.0) + mem.vae_weights;
   mem.host_load_per_rank = m.transformers * sizes.whole_transformer + sizes.encoders + mem.vae_weights;
 }
@@ -288,7 +345,7 @@ int placements(const StepContext& ctx, const MemoryBreakdown& denoising,
   std::array<VaePlacement, kChosenVaePlacementCount> vaes{};
   const int encoder_count = candidates(ctx.q.text_encoder, encoders);
   const int vae_count = candidates(ctx.q.vae, vaes);
-  const LoadSizes sizes = load_sizes(ctx.m);
+  const LoadSizes sizes = load_sizes(ctx);
   int count = 0;
   for (int i = 0; i < encoder_count; ++i) {
     std::optional<EncodingTerms> encoded;

@@ -73,6 +73,9 @@ double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g);
 // (executor/sharded_block.h); plus kFsGatheredBlocks whole copies of the largest block.
 // Precondition: fs >= 1.
 Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs);
+// Of which: the kFsGatheredBlocks whole copies of the largest block, which only a forward gathers
+// (none while loading).
+Bytes fully_shard_gathered_bytes(const ModelProfile& m);
 
 // Memory of the denoising phase: the transformer's and the VAE's weights, the resident
 // activations plus the largest live layer `live` (bytes) with the allocator's slack, the runtime's

@@ -134,7 +134,8 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   fill_frameworks(framework_);
   fill_placements<TextEncoderPlacement>(text_encoder_, kTextEncoderPlacementCount);
   text_encoder_->setToolTip(QStringLiteral("where the text encoders live: on every GPU, offloaded to the host, "
-                                           "loaded only to encode, or sharded over the plan's GPUs"));
+                                           "loaded only to encode, sharded over the plan's GPUs, or the largest sharded "
+                                           "with fully sharded weights (on the GPU or in host memory, as xDiT does)"));
   fill_placements<VaePlacement>(vae_, kVaePlacementCount);
   vae_->setToolTip(QStringLiteral("the VAE decode on one GPU, patch-parallel over the plan's GPUs, or on one GPU tile by tile or image by image (tiled, sliced: less memory, more time)"));
   width_->setRange(1, 16384);

@@ -166,7 +166,7 @@ Result<bool> read_placement(const Fields& f, TimingRow& row) {
     if (!t) return t.error();
     TextEncoderPlacement p{};
     if (!text_encoder_placement_from_string(*t, p))
-      return f.fail("text_encoder", *t, "must be replicated, offloaded, sequential or sharded");
+      return f.fail("text_encoder", *t, "must be " + text_encoder_placement_choices());
     row.text_encoder = p;
   }
   if (f.has("vae")) {

@@ -35,6 +35,8 @@ FeatureSet features_of(const Plan& p, const PipelinePlacement& where) {
   use(where.text_encoder == TextEncoderPlacement::kSharded, Feature::kShardedTextEncoder);
   use(where.text_encoder == TextEncoderPlacement::kOffloaded, Feature::kOffloadedTextEncoder);
   use(where.text_encoder == TextEncoderPlacement::kSequential, Feature::kSequentialTextEncoder);
+  use(where.text_encoder == TextEncoderPlacement::kFullySharded, Feature::kFullyShardedTextEncoder);
+  use(where.text_encoder == TextEncoderPlacement::kFullyShardedHost, Feature::kFullyShardedHostTextEncoder);
   return s;
 }
 
@@ -85,12 +87,20 @@ std::string_view FrameworkOffers::limit_reason(const Offer& o, const Query& q, c
   return {};
 }
 
+PipelinePlacement FrameworkOffers::unasked_placement(const Offer& o, const Query& q, const Plan& p) const {
+  TextEncoderPlacement te = TextEncoderPlacement::kReplicated;
+  if (o.entry && o.entry->with_fully_shard && p.config.fs() > 1)
+    te = *o.entry->with_fully_shard == Feature::kFullyShardedTextEncoder ? TextEncoderPlacement::kFullySharded
+                                                                          : TextEncoderPlacement::kFullyShardedHost;
+  return {q.text_encoder.value_or(te), q.vae.value_or(VaePlacement::kSingle)};
+}
+
 std::string_view FrameworkOffers::unsupported_reason(Framework f, const Query& q, const Plan& p,
-                                                     const PipelinePlacement& where) const {
+                                                     std::optional<PipelinePlacement> where) const {
   if (!p.valid()) return "the plan is invalid";
   const Offer& o = offers_[static_cast<int>(f)];
   if (!o.fw) return "no framework file is loaded for it";
-  return refusal(o, q, p, features_of(p, where));
+  return refusal(o, q, p, features_of(p, where ? *where : unasked_placement(o, q, p)));
 }
 
 std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const {
@@ -100,6 +110,11 @@ std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const 
     for (int i = 0; i < kFeatureCount; ++i)
       if (lacking & (1u << i)) return o.fw->missing[i];
   if (auto why = limit_reason(o, q, p, used); !why.empty()) return why;
+  // A framework that shards a text encoder with the transformer's weights (with_fully_shard) does so
+  // whenever, and only when, the plan shards fully; a model without text encoders has none to shard.
+  if (o.entry && o.entry->with_fully_shard && q.model && !q.model->text_encoders.empty() &&
+      used.has(Feature::kFullyShard) != used.has(*o.entry->with_fully_shard))
+    return o.fw->with_fully_shard_reason;
   for (const FeatureConflict& c : o.fw->conflicts)
     if (used.has(c.a) && used.has(c.b)) return c.reason;
   return {};
@@ -115,18 +130,18 @@ costmodel::PipelineOptionMask FrameworkOffers::options_run(Framework f, const Qu
   return mask;
 }
 
-FrameworkSet FrameworkOffers::frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) const {
+FrameworkSet FrameworkOffers::frameworks_for(const Query& q, const Plan& p, std::optional<PipelinePlacement> where) const {
   FrameworkSet s;
   for (int i = 0; i < kFrameworkCount; ++i)
     if (unsupported_reason(static_cast<Framework>(i), q, p, where).empty()) s.add(static_cast<Framework>(i));
   return s;
 }
 
-std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) {
+std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, std::optional<PipelinePlacement> where) {
   return FrameworkOffers(q).unsupported_reason(f, q, p, where);
 }
 
-FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) {
+FrameworkSet frameworks_for(const Query& q, const Plan& p, std::optional<PipelinePlacement> where) {
   return FrameworkOffers(q).frameworks_for(q, p, where);
 }
 

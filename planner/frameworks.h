@@ -31,17 +31,22 @@ struct FrameworkSet {
 FeatureSet features_of(const Plan& p, const PipelinePlacement& where);
 // Empty when `f` can run the (valid) plan with its text encoders and VAE placed as `where`, else
 // the reason it cannot, from q.frameworks' file: the device family, the model's entry, the
-// features it lacks (in Feature order), the features it refuses together.
-std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where = {});
-FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where = {});
+// features it lacks (in Feature order), the features it refuses together. `where` unset: as the
+// framework places them unasked: the query's forced placements, else the text encoders on every
+// GPU (the largest sharded with the transformer's fully sharded weights where the framework does
+// that, FrameworkModel::with_fully_shard) and the decode on one GPU.
+std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p,
+                                    std::optional<PipelinePlacement> where = std::nullopt);
+FrameworkSet frameworks_for(const Query& q, const Plan& p, std::optional<PipelinePlacement> where = std::nullopt);
 
 // The two above with each framework file's entry for the query's model looked up once: the
 // planner asks them of every plan of a query, and the lookup compares names.
 class FrameworkOffers {
  public:
   explicit FrameworkOffers(const Query& q);
-  std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p, const PipelinePlacement& where) const;
-  FrameworkSet frameworks_for(const Query& q, const Plan& p, const PipelinePlacement& where) const;
+  std::string_view unsupported_reason(Framework f, const Query& q, const Plan& p,
+                                      std::optional<PipelinePlacement> where = std::nullopt) const;
+  FrameworkSet frameworks_for(const Query& q, const Plan& p, std::optional<PipelinePlacement> where = std::nullopt) const;
   // The placements of `pr` (its pipeline_options) with which `f` runs the plan.
   costmodel::PipelineOptionMask options_run(Framework f, const Query& q, const Plan& p,
                                             const costmodel::Prediction& pr) const;
@@ -57,6 +62,8 @@ class FrameworkOffers {
   // model's entry, the features it lacks (in Feature order), its limits, the features it refuses
   // together; empty when it runs it.
   std::string_view refusal(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
+  // The placement the offer's framework uses unasked (unsupported_reason's `where` unset).
+  PipelinePlacement unasked_placement(const Offer& o, const Query& q, const Plan& p) const;
   // Why the offer's degree limits or attention-backend rules refuse `p`; empty when none does.
   std::string_view limit_reason(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const;
   std::array<Offer, kFrameworkCount> offers_;

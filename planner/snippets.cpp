@@ -9,12 +9,6 @@ namespace cpplan::planner {
 namespace {
 constexpr int index(Framework f) { return static_cast<int>(f); }
 
-// The placement a framework's refusal is stated for: the query's forced one, else the text encoders
-// on every GPU and one decoder, which ask nothing of a framework (what it lacks is in the plan).
-PipelinePlacement plain_placement(const Query& q) {
-  return {q.text_encoder.value_or(TextEncoderPlacement::kReplicated), q.vae.value_or(VaePlacement::kSingle)};
-}
-
 // The loading recipe a plan needs when the node's host memory holds one copy of the pipeline but
 // not one per rank (costmodel::HostLoad::kStaggered); empty otherwise.
 std::string load_in_turn_lines(const costmodel::Prediction& pr, const ParallelConfig& c) {
@@ -38,7 +32,8 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const
   if (!p.plan.valid() || !p.predicted) return out;
   for (int i = 0; i < kFrameworkCount; ++i)
     if (!p.runs[i].runs) {
-      out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan, plain_placement(q));
+      // Stated for the placement the framework uses unasked, which asks nothing of it beyond the plan.
+      out[i].unavailable = unsupported_reason(static_cast<Framework>(i), q, p.plan);
       if (out[i].unavailable.empty()) out[i].unavailable = "no placement of the text encoders and the VAE it offers applies";
     }
   const auto where = [&p](Framework f) { return p.run(f).where; };

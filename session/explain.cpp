@@ -211,6 +211,17 @@ std::string host_load_text(const costmodel::Prediction& pr, double host_memory_g
   return out + " (host memory unknown: --host-mem)";
 }
 
+// What of the text encoding waits on the placement's transfers: the host link (offloaded, and the
+// shards kept in host memory), the sharded encoder's all-reduces, the fully-sharded one's gathers.
+std::string text_encoder_waits(const costmodel::PipelineCost& pc) {
+  std::string out;
+  if (pc.text_transfer_ms > 0) out += fmt::format(", {:.1f} ms of it waiting on the host link", pc.text_transfer_ms);
+  if (pc.text_comm_ms > 0)
+    out += fmt::format(", {:.1f} ms of it {}", pc.text_comm_ms,
+                       fully_sharded(pc.text_encoder) ? "gathering layers" : "all-reduces");
+  return out;
+}
+
 bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory_gib) {
   if (pr.host_load == costmodel::HostLoad::kStaggered || pr.host_load == costmodel::HostLoad::kTooLarge) return true;
   return pr.host_load == costmodel::HostLoad::kFits && pr.host_load_bytes > 0.5 * host_memory_gib * kGiB;
@@ -252,10 +263,7 @@ void print_explain(std::ostream& out, const Explain& e) {
   fmt::print(out,
              "per image: text encoding {:.1f} ms (text encoder {}{}) + {} steps x {:.2f} ms + VAE decode {:.1f} ms "
              "(VAE {}{}) + pipeline {:.1f} ms = {:.2f} s\n",
-             pr.text_encode_ms, to_string(pc.text_encoder),
-             pc.text_transfer_ms > 0 ? fmt::format(", {:.1f} ms of it waiting on the host link", pc.text_transfer_ms)
-             : pc.text_comm_ms > 0   ? fmt::format(", {:.1f} ms of it all-reduces", pc.text_comm_ms)
-                                     : "",
+             pr.text_encode_ms, to_string(pc.text_encoder), text_encoder_waits(pc),
              e.steps, pr.step_ms, pr.vae_decode_ms, to_string(pc.vae),
              pc.vae_comm_ms > 0 ? fmt::format(", {:.1f} ms of it communication", pc.vae_comm_ms) : "", pc.host_ms,
              pr.image_ms / 1e3);

@@ -87,8 +87,7 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
   if (!a.text_encoder.empty()) {
     TextEncoderPlacement te{};
     if (!text_encoder_placement_from_string(a.text_encoder, te))
-      throw InvalidInput{fmt::format("--text-encoder = {}: must be replicated, offloaded, sequential or sharded",
-                                     a.text_encoder)};
+      throw InvalidInput{fmt::format("--text-encoder = {}: must be {}", a.text_encoder, text_encoder_placement_choices())};
     q.text_encoder = te;
   }
   if (!a.vae.empty()) {

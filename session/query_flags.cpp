@@ -27,7 +27,8 @@ void add_query_flags(CLI::App& app, Options& o) {
   app.add_option("--runtime", o.runtime,
                  "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers; cpplan run: cpplan)");
   app.add_option("--text-encoder", o.text_encoder,
-                 "replicated | offloaded | sequential | sharded (default: the fastest that fits, per plan)");
+                 "replicated | offloaded | sequential | sharded | fully-sharded | fully-sharded-host (default: the fastest "
+                 "that fits, per plan and framework)");
   app.add_option("--vae", o.vae,
                  "single | parallel | tiled | sliced (default: single or parallel, the fastest that fits, per plan)");
   app.add_flag("--offload-text-encoders", o.offload, "the same as --text-encoder offloaded");

@@ -250,7 +250,8 @@ Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& 
     if (!catalog) throw InvalidInput{catalog.error().message};
     auto out = std::make_unique<CheckResult>();
     plan_query(*out, o, {o.hardware == "local", o.cluster, o.db}, std::move(catalog).value(), machine);
-    out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o));
+    // Priced with the placements --framework runs it with (the cost model's own choice otherwise).
+    out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o), framework_choice(o));
     if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
     out->placement = placement_view(out->query(), out->plan);
     if (o.explain) out->explain = explain(out->query(), out->plan, collective_source(*out));

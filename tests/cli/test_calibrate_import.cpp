@@ -371,7 +371,7 @@ TEST_CASE("unknown runtimes and placements, and contradicting placement flags, a
   {
     const CliResult r = with({"--text-encoder", "nope"});
     check_refused(r);
-    CHECK_THAT(r.err, Catch::Contains("--text-encoder = nope: must be replicated, offloaded, sequential or sharded"));
+    CHECK_THAT(r.err, Catch::Contains("--text-encoder = nope: must be replicated, offloaded, sequential, sharded, fully-sharded or fully-sharded-host"));
   }
   {
     const CliResult r = with({"--vae", "nope"});

@@ -108,3 +108,82 @@ TEST_CASE("The gather is exposed only beyond the block's own GPU time (prefetch)
     CHECK(fs.step_ms >= base.step_ms);
   }
 }
+
+namespace {
+// FLUX.1-dev's text encoders (models.md): T5-XXL, 4,762,310,656 parameters in 24 layers, and CLIP-L,
+// 123,060,480, both bf16.
+constexpr double kT5Bytes = 2.0 * 4762310656.0;
+constexpr double kClipBytes = 2.0 * 123060480.0;
+
+Prediction placed(cpplan::TextEncoderPlacement te, int fs) {
+  auto q = make_query("flux.1-dev", 4);
+  q.text_encoder = te;
+  q.vae = cpplan::VaePlacement::kSingle;
+  return predict(q, sharded(config(1, 4), fs));
+}
+
+// The all-gather of every T5 layer over the plan's fs group, summed: the fetch the encoder waits on
+// beyond its own GPU time.
+double t5_gathers_ms(int fs) {
+  const auto q = make_query("flux.1-dev", 4);
+  const cpplan::costmodel::DatasheetModel hw(*q.hardware);
+  const auto layout = cpplan::costmodel::default_layout(sharded(config(1, 4), fs), *q.hardware);
+  return 24 * hw.collective(cpplan::costmodel::Collective::kAllGather, kT5Bytes / 24, layout[CommAxis::kFs]).ms;
+}
+}  // namespace
+
+TEST_CASE("A fully-sharded text encoder: the largest encoder's weights over the fs group, gathered layer by layer",
+          "[costmodel][memory][fs][placement]") {
+  using cpplan::TextEncoderPlacement;
+  const Prediction whole = placed(TextEncoderPlacement::kReplicated, 4);
+  const Prediction fsdp = placed(TextEncoderPlacement::kFullySharded, 4);
+  CHECK(fsdp.pipeline.text_encoder == TextEncoderPlacement::kFullySharded);
+  // T5 in quarters (xDiT's fsdp_strategy names text_encoder_2), CLIP whole: 9,524,621,312 / 4 +
+  // 246,120,960 = 2,627,276,288 bytes on every GPU throughout.
+  CHECK(whole.memory.text_encoder_weights == kT5Bytes + kClipBytes);
+  CHECK(fsdp.memory.text_encoder_weights == 2627276288.0);
+  // While encoding: the running T5 layer and the prefetched one, 2 x 9,524,621,312 / 24 =
+  // 793,718,442.7 bytes, plus the activations.
+  CHECK(fsdp.memory.text_encode > 793718442.0);
+  CHECK(fsdp.memory.text_encode < 793718442.0 + 0.2e9);
+  // Loading holds the shards, not the two whole blocks a forward gathers: the transformer's
+  // 7,410,428,032 bytes at F = 4 (the test above) less 2 x 2 x 339,738,624 = 6,051,473,536.
+  CHECK(fsdp.memory.load_weights ==
+        Approx(6051473536.0 + 2627276288.0 + fsdp.memory.vae_weights).epsilon(1e-12));
+  // The gathers hide behind T5's compute but for the first layer's: at least 1/24 of them and at
+  // most all of them plus that; the encoding computes the whole prompt on every rank, as before.
+  const double gathers = t5_gathers_ms(4);
+  CHECK(fsdp.pipeline.text_comm_ms >= Approx(gathers / 24));
+  CHECK(fsdp.pipeline.text_comm_ms <= Approx(gathers * 25 / 24));
+  CHECK(fsdp.pipeline.text_transfer_ms == 0);
+  CHECK(fsdp.text_encode_ms >= Approx(whole.text_encode_ms + fsdp.pipeline.text_comm_ms));
+  // Unforced, a plan without fully sharded weights is never given one.
+  auto q = make_query("flux.1-dev", 4);
+  const Prediction plain = predict(q, config(1, 4));
+  const Prediction fs4 = predict(q, sharded(config(1, 4), 4));
+  const auto count_fs = [](const Prediction& p) {
+    int n = 0;
+    for (int i = 0; i < p.pipeline_option_count; ++i) n += fully_sharded(p.pipeline_options[i].cost.text_encoder);
+    return n;
+  };
+  CHECK(count_fs(plain) == 0);
+  CHECK(count_fs(fs4) == 2 * 2);  // two fully-sharded placements x single or parallel decode
+}
+
+TEST_CASE("With its shards in host memory, the encoder copies this rank's shard of each layer over the host link",
+          "[costmodel][memory][fs][placement]") {
+  using cpplan::TextEncoderPlacement;
+  const Prediction host = placed(TextEncoderPlacement::kFullyShardedHost, 4);
+  // Only CLIP stays on the GPU.
+  CHECK(host.memory.text_encoder_weights == kClipBytes);
+  CHECK(host.memory.text_encode > 793718442.0);
+  // h100-sxm's host link: PCIe Gen5, 64 GB/s x 0.8. Each rank copies its quarter of T5,
+  // 2,381,155,328 bytes, in 46.51 ms, then the layers are gathered. The fetch exposed beyond T5's
+  // compute is split between the two in their proportion.
+  const double copy_ms = kT5Bytes / 4 / (64e9 * 0.8) * 1e3;
+  const double gathers = t5_gathers_ms(4);
+  REQUIRE(host.pipeline.text_comm_ms > 0);
+  CHECK(host.pipeline.text_transfer_ms / host.pipeline.text_comm_ms == Approx(copy_ms / gathers).epsilon(1e-9));
+  CHECK(host.pipeline.text_transfer_ms + host.pipeline.text_comm_ms <= Approx((copy_ms + gathers) * 25 / 24));
+  CHECK(host.pipeline.text_transfer_ms + host.pipeline.text_comm_ms >= Approx((copy_ms + gathers) / 24));
+}

@@ -68,7 +68,7 @@ TEST_CASE("cpplan-gui refuses bad flags with one line and the CLI's exit codes",
   CHECK(model.err.trimmed().count('\n') == 0);
   const Outcome te = run_gui({"--text-encoder", "gpu", "--screenshot", "x.png"});
   CHECK(te.exit_code == 3);
-  CHECK(te.err.trimmed() == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential or sharded");
+  CHECK(te.err.trimmed() == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential, sharded, fully-sharded or fully-sharded-host");
   const Outcome vae = run_gui({"--vae", "tile", "--screenshot", "x.png"});
   CHECK(vae.exit_code == 3);
   CHECK(vae.err.trimmed() == "cpplan-gui: --vae = tile: must be single, parallel, tiled or sliced");

@@ -210,7 +210,7 @@ TEST_CASE("Forcing the text encoder and VAE shows them in the table, the summary
   QComboBox* vae = w.query_panel()->vae_box();
   QStringList items;
   for (int i = 0; i < te->count(); ++i) items << te->itemText(i);
-  CHECK(items.join('|') == "auto|replicated|offloaded|sequential|sharded");
+  CHECK(items.join('|') == "auto|replicated|offloaded|sequential|sharded|fully-sharded|fully-sharded-host");
   items.clear();
   for (int i = 0; i < vae->count(); ++i) items << vae->itemText(i);
   CHECK(items.join('|') == "auto|single|parallel|tiled|sliced");
@@ -435,7 +435,7 @@ TEST_CASE("cpplan-gui's --runtime, --text-encoder and --vae: the CLI's values an
 
   auto te = parse({"--text-encoder", "gpu"});
   CHECK(te.exit_code == 3);
-  CHECK(te.message == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential or sharded");
+  CHECK(te.message == "cpplan-gui: --text-encoder = gpu: must be replicated, offloaded, sequential, sharded, fully-sharded or fully-sharded-host");
   auto vae = parse({"--vae", "tile"});
   CHECK(vae.exit_code == 3);
   CHECK(vae.message == "cpplan-gui: --vae = tile: must be single, parallel, tiled or sliced");

@@ -41,7 +41,13 @@ std::vector<cpplan::ParallelConfig> without_pipefusion(const std::vector<cpplan:
   return out;
 }
 
-int tier(const RankedPlan& p) { return !p.plan.valid() ? 2 : (p.predicted->fits_memory ? 0 : 1); }
+// The ranking's tiers (planner.h): valid plans that fit, those some framework runs first; then the
+// valid ones out of memory; then the invalid.
+int tier(const RankedPlan& p) {
+  if (!p.plan.valid()) return 3;
+  if (!p.predicted->fits_memory) return 2;
+  return p.cpplan_only() ? 1 : 0;
+}
 
 // Tiers never go back, and within the valid tiers the step time never decreases.
 void check_ranked(const PlanReport& r) {
@@ -53,7 +59,7 @@ void check_ranked(const PlanReport& r) {
     if (i == 0) continue;
     const RankedPlan& prev = r.plans[i - 1];
     CHECK(tier(prev) <= tier(p));
-    if (tier(prev) == tier(p) && tier(p) < 2) CHECK(prev.predicted->step_ms <= p.predicted->step_ms);
+    if (tier(prev) == tier(p) && tier(p) < 3) CHECK(prev.predicted->step_ms <= p.predicted->step_ms);
   }
 }
 }  // namespace
@@ -211,7 +217,7 @@ TEST_CASE("Plans that do not fit are followed by their fully-sharded variants, w
     REQUIRE(it != r.plans.end());
     CHECK_FALSE(it->predicted->fits_memory);
     // The denoising loop's memory: the whole pipeline's peak also holds the text encoders as the
-    // frameworks running each place them (xDiT, which shards fully, keeps them on every GPU).
+    // frameworks running each place them (xDiT shards FLUX.2-dev's Mistral with the transformer).
     CHECK(p.predicted->transformer_peak_bytes < it->predicted->transformer_peak_bytes);
     CHECK(p.predicted->step_ms >= it->predicted->step_ms);
     if (p.predicted->fits_memory) ++fitting_sharded;
@@ -308,15 +314,15 @@ TEST_CASE("Valid plans that do not fit rank after those that fit and before inva
   CHECK_FALSE(alone.plans[0].predicted->fits_memory);
 
   // FLUX.2-dev on 2 x RTX 4090: nothing fits (tp 2 still holds half of 64 GB of sharded weights),
-  // so every valid plan is in tier 1, then the invalid. (On 4 GPUs tp 4 with the text encoder
-  // streamed from CPU memory fits.)
+  // so every valid plan is in tier 2 (out of memory), then the invalid (3). (On 4 GPUs tp 4 with
+  // the text encoder streamed from CPU memory fits.)
   const auto four = plan(make_query("flux.2-dev", 2, 1024, 1024, 0, "rtx4090"));
   check_ranked(four);
   CHECK(four.valid_count > 0);
   for (const auto& p : four.plans)
     if (p.plan.valid()) CHECK_FALSE(p.predicted->fits_memory);
-  CHECK(tier(four.plans.front()) == 1);
-  CHECK(tier(four.plans.back()) == 2);
+  CHECK(tier(four.plans.front()) == 2);
+  CHECK(tier(four.plans.back()) == 3);
 
   // FLUX.1-dev on 4 x H100 fits everywhere: the valid plans are all tier 0.
   const auto fits = plan(make_query("flux.1-dev", 4));

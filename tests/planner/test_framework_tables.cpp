@@ -368,6 +368,45 @@ TEST_CASE("xDiT decodes in parallel where its tables say so, for built-in and co
   CHECK(verdict("xdit", "config:wan2.2-ti2v-5b", 2, config(1, 2), parallel_vae).empty());
 }
 
+// xDiT's runner wraps with FSDP every component its model's fsdp_strategy names whenever
+// fully_shard_degree > 1 (base_model.py, _shard_model_with_fsdp): flux.py names FLUX.1-dev's
+// "text_encoder_2" (T5) and FLUX.2-dev's "text_encoder" with offload_policy "cpu"; stable_diffusion.py
+// SD3.5's "text_encoder_3"; wan.py's COMMON_FSDP_STRATEGY Wan's "text_encoder" with "cpu"; the
+// example scripts (PixArt, HunyuanDiT) have no fully shard at all.
+TEST_CASE("xDiT shards the largest text encoder with fully sharded weights, as each runner model's fsdp_strategy says",
+          "[planner][frameworks][table][xdit]") {
+  using cpplan::TextEncoderPlacement;
+  using cpplan::VaePlacement;
+  const cpplan::PipelinePlacement replicated{TextEncoderPlacement::kReplicated, VaePlacement::kSingle};
+  const cpplan::PipelinePlacement on_gpu{TextEncoderPlacement::kFullySharded, VaePlacement::kSingle};
+  const cpplan::PipelinePlacement on_host{TextEncoderPlacement::kFullyShardedHost, VaePlacement::kSingle};
+  ParallelConfig fs2 = config(1, 2);
+  fs2.fs_degree = 2;
+  const std::string with_fs = catalog().find_framework("xdit")->with_fully_shard_reason;
+  REQUIRE_THAT(with_fs, Catch::Contains("xDiT"));
+  struct Case {
+    const char* model;
+    const cpplan::PipelinePlacement* runs;
+  };
+  for (const Case& c : {Case{"flux.1-dev", &on_gpu}, Case{"sd3.5-large", &on_gpu}, Case{"flux.2-dev", &on_host},
+                        Case{"wan2.1-t2v-14b", &on_host}, Case{"config:wan2.2-ti2v-5b", &on_host}}) {
+    INFO(c.model);
+    CHECK(verdict("xdit", c.model, 2, fs2, *c.runs).empty());
+    CHECK(verdict("xdit", c.model, 2, fs2, replicated) == with_fs);
+    CHECK(verdict("xdit", c.model, 2, fs2, c.runs == &on_gpu ? on_host : on_gpu) != "");
+    // Without fully sharded weights the encoders stay whole.
+    CHECK(verdict("xdit", c.model, 2, config(1, 2), replicated).empty());
+    CHECK(verdict("xdit", c.model, 2, config(1, 2), *c.runs) == with_fs);
+  }
+  // Unasked, xDiT runs the plan with the placement it uses: the sharded encoder.
+  auto q = cpplan::test::make_query(model_of("flux.1-dev"), 2);
+  q.frameworks = catalog().frameworks_for_query({"xdit"}).value();
+  CHECK(unsupported_reason(cpplan::Framework::kXdit, q, make_plan(q, fs2)).empty());
+  // diffusers shards no text encoder with fully sharded weights (it has none).
+  CHECK(verdict("diffusers", "flux.1-dev", 2, config(1, 2), on_gpu) ==
+        "diffusers shards no text encoder with the transformer's weights");
+}
+
 // The launch line of a model xDiT serves by class: the runner's model name, or the example script
 // of its class with the checkpoint (the user's folder when the config names no hub id).
 TEST_CASE("xDiT launches a model from a config by its class's runner model or example script",
