@@ -229,6 +229,10 @@ void apply_fit(const RuntimeFit& fit, HardwareProfile& hw) {
     hw.pcie_efficiency = std::min(1.0, hw.pcie_efficiency * l->second);
     applied = true;
   }
+  if (const auto l = fit.links.find("pcie_host"); l != fit.links.end() && gpu_fabric) {
+    hw.staged_pcie_efficiency = std::min(1.0, hw.staged_pcie_efficiency * l->second);
+    applied = true;
+  }
   if (const auto l = fit.links.find("socket_all_to_all"); l != fit.links.end() && gpu_fabric) {
     hw.all_to_all_across_sockets = std::min(1.0, hw.all_to_all_across_sockets * l->second);
     applied = true;

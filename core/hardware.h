@@ -66,6 +66,12 @@ struct HardwareProfile {
   // the profile's [node]) places groups on them: the interconnect's efficiency for a PCIe GPU, the
   // host link's for a GPU whose own fabric is NVLink (an SXM part in a PCIe-only box).
   double pcie_efficiency = 0.8;
+  // Achievable busbw / bandwidth of a topology's routes when its switches or CPUs stage peer
+  // traffic through host memory (p2p = false): every byte is a copy to host memory and one back,
+  // so the host link's efficiency (pinned copies), or the interconnect's for a GPU whose own
+  // interconnect is staged (pcie_host). The routes' shared links are priced by the topology. A
+  // fit's [links] pcie_host scales it, as it scales a pcie_host GPU's interconnect.
+  double staged_pcie_efficiency = 0.8;
   // The share of the link between sockets that an all-to-all reaches where that link binds it (a
   // PCIe node with GPUs under two sockets): NCCL has no peer-to-peer across sockets and runs each
   // pair that crosses them through host memory, n - 1 peers at once, while a ring's one pair per

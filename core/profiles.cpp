@@ -326,6 +326,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   }
   const bool pcie_native = h.link_kind == LinkKind::kPcie || h.link_kind == LinkKind::kPcieHost;
   h.pcie_efficiency = pcie_native ? h.intra_node.efficiency : h.host_link.efficiency;
+  h.staged_pcie_efficiency = h.link_kind == LinkKind::kPcieHost ? h.intra_node.efficiency : h.host_link.efficiency;
   if (const auto* t = r.table("efficiency"); t && r.ok()) {
     Reader e = r.sub(*t, "efficiency");
     e.only({"gemm", "gemm_half_rows", "attention", "attention_half_tokens", "conv", "memory",

@@ -213,9 +213,12 @@ FitObservation observe(const Resolved& r, const Priced& priced, Parameters& para
   const int attention = device("attention", peak_eff / kPeakCap);
   const int memory = device("memory", 0);
   const int conv = device("conv", hw.conv_efficiency / kPeakCap);
-  // The links the groups use: an NVLink GPU in a PCIe-only box communicates as PCIe.
+  // The links the groups use: an NVLink GPU in a PCIe-only box communicates as PCIe, and any GPU
+  // in a box that stages peer traffic through host memory as staged PCIe (pcie_host).
+  const bool staged = r.query.topology && topology::stages_peer_traffic(*r.query.topology);
   const bool on_pcie = r.query.topology && topology::nvlink_gpu_on_pcie(*r.query.topology, hw);
-  const int comm = on_pcie ? params.efficiency("link.pcie.comm", hw.pcie_efficiency)
+  const int comm = staged    ? params.efficiency("link.pcie_host.comm", hw.staged_pcie_efficiency)
+                   : on_pcie ? params.efficiency("link.pcie.comm", hw.pcie_efficiency)
                            : params.efficiency("link." + std::string(to_string(hw.link_kind)) + ".comm", hw.intra_node.efficiency);
   const double share = priced.socket_all_to_all_share;
   const int sockets = share > 0 ? params.efficiency("link.socket_all_to_all.comm", hw.all_to_all_across_sockets) : comm;

@@ -154,7 +154,8 @@ def pixart_section(fit):
     print("is written without peer-to-peer (its switch stages peer traffic through host memory): the page does not")
     print("say, but its Ulysses, Ring and tensor-parallel timings at 1024 and 2048 px take the time of staged")
     print("transfers, not of peer-to-peer through the switch (with peer-to-peer, when this was written: nested CV 16.7%")
-    print("instead of 13.3%, PipeFusion 7.7% instead of 11.4%, and one more pair out of order). Columns as above.\n")
+    print("instead of 12.9%, PipeFusion 7.7% instead of 11.1%, as many pairs out of order). Its groups move at the")
+    print("staged efficiency, a fit's [links] pcie_host, not at the P2P box's pcie (docs/topology.md). Columns as above.\n")
     rows_table(rows, True)
     summary(rows, "PixArt-alpha")
     print(f"PipeFusion ({len(pf)} timings): fitted MAPE **{pct(mape(pf, 'fitted_ms'))}**, nested cross-validation "

@@ -37,7 +37,12 @@ bool nvlink_gpu_on_pcie(const Topology& node, const HardwareProfile& hw) {
   return hw.link_kind == LinkKind::kNvSwitch && !nvlink_box;
 }
 
+bool stages_peer_traffic(const Topology& node) {
+  return std::any_of(node.devices.begin(), node.devices.end(), [](const TopoDevice& d) { return !d.p2p; });
+}
+
 double intra_node_efficiency(const Topology& node, const HardwareProfile& hw) {
+  if (stages_peer_traffic(node)) return hw.staged_pcie_efficiency;
   return nvlink_gpu_on_pcie(node, hw) ? hw.pcie_efficiency : hw.intra_node.efficiency;
 }
 

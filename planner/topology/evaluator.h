@@ -35,6 +35,9 @@ struct AxisBandwidth {
 double intra_node_efficiency(const Topology& node, const HardwareProfile& hw);
 // An NVLink GPU in a node without NVLink links (what intra_node_efficiency prices as PCIe).
 bool nvlink_gpu_on_pcie(const Topology& node, const HardwareProfile& hw);
+// A node whose switches or CPUs stage peer traffic through host memory (a device with p2p = false):
+// intra_node_efficiency prices its groups at the staged efficiency, a fit's [links] pcie_host.
+bool stages_peer_traffic(const Topology& node);
 
 class GroupEvaluator {
  public:

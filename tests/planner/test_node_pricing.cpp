@@ -181,7 +181,8 @@ TEST_CASE("hardware without a [node] keeps the profile's two links", "[planner][
 TEST_CASE("an NVLink GPU in a PCIe-only box is priced at its PCIe efficiency, which a fit's pcie link scales",
           "[planner][topology]") {
   // a100-sxm-80g: NVLink interconnect at 0.65 ([interconnect] efficiency), host link at 0.8
-  // ([host] efficiency). dgx-a100 has NVLink links: 0.65; 4x-a100-pcie has none: 0.8.
+  // ([host] efficiency). dgx-a100 has NVLink links: 0.65; 4x-a100-pcie has none, and stages its
+  // peer traffic through host memory: the staged efficiency, the host link's, 0.8.
   const HardwareProfile& a100 = *test::catalog().find_hardware("a100-sxm-80g");
   const Topology& dgx = *test::catalog().find_topology("dgx-a100");
   const Topology& pcie = *test::catalog().find_topology("4x-a100-pcie");
@@ -205,4 +206,44 @@ TEST_CASE("an NVLink GPU in a PCIe-only box is priced at its PCIe efficiency, wh
   CHECK(a.intra_node.efficiency == Approx(0.65));
   CHECK(l.pcie_efficiency == Approx(l20.intra_node.efficiency * 0.5));
   CHECK(l.intra_node.efficiency == Approx(l20.intra_node.efficiency * 0.5));
+}
+
+TEST_CASE("a box that stages peer traffic through host memory is priced at the staged efficiency, which a fit's "
+          "pcie_host link scales", "[planner][topology]") {
+  const HardwareProfile& a100 = *test::catalog().find_hardware("a100-sxm-80g");
+  const HardwareProfile& l20 = *test::catalog().find_hardware("l20");
+  const HardwareProfile& rtx = *test::catalog().find_hardware("rtx4090-48g");
+  const Topology& staged = *test::catalog().find_topology("4x-a100-pcie");  // its switch: p2p = false
+  const Topology& l20_box = *test::catalog().find_topology("8x-l20-pcie");  // peer to peer
+  CHECK(stages_peer_traffic(staged));
+  CHECK_FALSE(stages_peer_traffic(l20_box));
+  CHECK_FALSE(stages_peer_traffic(*test::catalog().find_topology("dgx-a100")));
+  // Every staged byte is a copy to host memory and one back: the host link's efficiency (a100:
+  // [host] 0.8); a GPU whose own interconnect is staged (rtx4090-48g, pcie_host) keeps its
+  // interconnect's, 0.4.
+  CHECK(a100.staged_pcie_efficiency == Approx(0.8));
+  CHECK(rtx.staged_pcie_efficiency == Approx(rtx.intra_node.efficiency));
+  CHECK(rtx.intra_node.efficiency == Approx(0.4));
+  // A fit of pcie = 0.5 and pcie_host = 1.1: the staged box moves with pcie_host only,
+  // 0.8 x 1.1 = 0.88; the L20 box (peer to peer) with pcie only, 0.75 x 0.5 = 0.375; the rtx4090's
+  // interconnect and its staged efficiency both 0.4 x 1.1 = 0.44.
+  RuntimeFit fit;
+  fit.name = "staged";
+  fit.links["pcie"] = 0.5;
+  fit.links["pcie_host"] = 1.1;
+  HardwareProfile a = a100, l = l20, r = rtx;
+  apply_fit(fit, a);
+  apply_fit(fit, l);
+  apply_fit(fit, r);
+  CHECK(intra_node_efficiency(staged, a) == Approx(0.88));
+  CHECK(a.pcie_efficiency == Approx(0.4));
+  CHECK(l20.intra_node.efficiency == Approx(0.75));
+  CHECK(intra_node_efficiency(l20_box, l) == Approx(0.375));
+  CHECK(r.staged_pcie_efficiency == Approx(0.44));
+  CHECK(r.intra_node.efficiency == Approx(0.44));
+  // An efficiency never passes 1: pcie_host = 1.5 gives min(1, 0.8 x 1.5) = 1.
+  fit.links["pcie_host"] = 1.5;
+  HardwareProfile capped = a100;
+  apply_fit(fit, capped);
+  CHECK(intra_node_efficiency(staged, capped) == Approx(1.0));
 }
