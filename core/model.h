@@ -157,6 +157,14 @@ struct ModelProfile {
   }
   // Forward passes per denoising step: true CFG runs a conditional and an unconditional one.
   int passes_per_step() const { return guidance == Guidance::kTrueCfg ? 2 : 1; }
+  // The text encoder with the most weight bytes (the first of equals; null without one): the one a
+  // fully-sharded placement shards, as xDiT's fsdp_strategy names FLUX.1's T5, not its CLIP.
+  const Component* largest_text_encoder() const {
+    const Component* out = nullptr;
+    for (const Component& e : text_encoders)
+      if (!out || e.params * e.bytes_per_param > out->params * out->bytes_per_param) out = &e;
+    return out;
+  }
 };
 
 std::string_view to_string(BlockKind k);

@@ -246,18 +246,9 @@ struct EncodingTerms {
   Milliseconds ms = 0, transfer_ms = 0, comm_ms = 0;
   Bytes resident = 0, encoding = 0;
 };
-// The encoder a fully-sharded placement shards: the largest (xDiT's fsdp_strategy names the T5 of
-// FLUX.1 and SD3.5, not their CLIPs); the others stay whole on every GPU.
-const Component* largest_encoder(const ModelProfile& m) {
-  const Component* out = nullptr;
-  for (const Component& e : m.text_encoders)
-    if (!out || e.params * e.bytes_per_param > out->params * out->bytes_per_param) out = &e;
-  return out;
-}
-
 EncodingTerms encoding_terms(const StepContext& ctx, TextEncoderPlacement te) {
   EncodingTerms out;
-  const Component* sharded = fully_sharded(te) ? largest_encoder(ctx.m) : nullptr;
+  const Component* sharded = fully_sharded(te) ? ctx.m.largest_text_encoder() : nullptr;
   for (const Component& e : ctx.m.text_encoders) {
     const bool whole = fully_sharded(te) && &e != sharded;
     const EncoderTerms t = encode(ctx, e, whole ? TextEncoderPlacement::kReplicated : te);

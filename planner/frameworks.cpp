@@ -368,6 +368,19 @@ std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlaceme
   return a;
 }
 
+namespace {
+// What xDiT's --fully_shard_degree does to the text encoder, as a comment line above the command
+// (empty unless the placement shards one).
+std::string fully_sharded_encoder_note(const ModelProfile& m, const Plan& p, TextEncoderPlacement te) {
+  const Component* e = m.largest_text_encoder();
+  if (!fully_sharded(te) || !e) return {};
+  return fmt::format("# --fully_shard_degree {} shards {} with the transformer (the runner's fsdp_strategy): 1/{} of its "
+                     "weights per GPU, each layer gathered to run{}\n",
+                     p.config.fs(), e->name, p.config.fs(),
+                     te == TextEncoderPlacement::kFullyShardedHost ? ", the shards in host memory between uses" : "");
+}
+}  // namespace
+
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
   // The entry matched by profile name or by transformer class (a model from a config): the runner
@@ -385,7 +398,7 @@ std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement&
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
   s += fmt::format(" --num_inference_steps {} {}", q.steps, fmt::join(xdit_parallel_args(p, where), " "));
   s += " --prompt \"a photo of a cat\"";
-  return s;
+  return fully_sharded_encoder_note(m, p, where.text_encoder) + s;
 }
 
 }  // namespace cpplan::planner

@@ -402,6 +402,10 @@ TEST_CASE("xDiT shards the largest text encoder with fully sharded weights, as e
   auto q = cpplan::test::make_query(model_of("flux.1-dev"), 2);
   q.frameworks = catalog().frameworks_for_query({"xdit"}).value();
   CHECK(unsupported_reason(cpplan::Framework::kXdit, q, make_plan(q, fs2)).empty());
+  // The launch line says what the flag does to the encoder (FLUX.1-dev's T5-XXL, not its CLIP-L).
+  CHECK_THAT(cpplan::planner::xdit_command(q, make_plan(q, fs2), on_gpu),
+             Catch::StartsWith("# --fully_shard_degree 2 shards t5-xxl with the transformer (the runner's fsdp_strategy): "
+                               "1/2 of its weights per GPU, each layer gathered to run\nxdit --model FLUX.1-dev "));
   // diffusers shards no text encoder with fully sharded weights (it has none).
   CHECK(verdict("diffusers", "flux.1-dev", 2, config(1, 2), on_gpu) ==
         "diffusers shards no text encoder with the transformer's weights");
