@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -409,6 +411,28 @@ TEST_CASE("xDiT shards the largest text encoder with fully sharded weights, as e
   // diffusers shards no text encoder with fully sharded weights (it has none).
   CHECK(verdict("diffusers", "flux.1-dev", 2, config(1, 2), on_gpu) ==
         "diffusers shards no text encoder with the transformer's weights");
+}
+
+TEST_CASE("A framework file's with_fully_shard is checked field by field", "[planner][frameworks][xdit]") {
+  std::ifstream in(cpplan::test::profiles_dir() + "/frameworks/xdit.toml");
+  const std::string xdit(std::istreambuf_iterator<char>(in), {});
+  REQUIRE(cpplan::parse_framework_profile(xdit, "xdit.toml"));
+  const auto error = [&xdit](const std::string& from, const std::string& to) {
+    std::string s = xdit;
+    const auto at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    const auto r = cpplan::parse_framework_profile(s.replace(at, from.size(), to), "xdit.toml");
+    REQUIRE_FALSE(r);
+    return r.error().message;
+  };
+  // FLUX.1-dev's entry is the first with one.
+  const std::string flux = "with_fully_shard = \"fully_sharded_text_encoder\"";
+  CHECK_THAT(error(flux, "with_fully_shard = \"tp\""),
+             Catch::Contains("with_fully_shard = \"tp\": must be fully_sharded_text_encoder or fully_sharded_host_text_encoder"));
+  CHECK_THAT(error(flux, "with_fully_shard = \"fully_sharded_host_text_encoder\""),
+             Catch::Contains("with_fully_shard = \"fully_sharded_host_text_encoder\": features must list it and fully_shard"));
+  CHECK_THAT(error("with_fully_shard_reason = ", "# "),
+             Catch::Contains("with_fully_shard = \"fully_sharded_text_encoder\": needs the framework's with_fully_shard_reason"));
 }
 
 // The launch line of a model xDiT serves by class: the runner's model name, or the example script
