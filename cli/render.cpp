@@ -340,6 +340,7 @@ void print_check(std::ostream& out, const session::CheckResult& c) {
              gib(q.hardware->memory_bytes()), pr.fits_memory ? "fits" : "does NOT fit", session::memory_phases_text(pr.memory));
   fmt::print(out, "{}\n", session::host_load_text(pr, q.host_memory_gib));
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
+  if (!c.framework_refusal.empty()) fmt::print(out, "{}\n", c.framework_refusal);
   print_warmup(out, q, c.warmup);
   if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
   if (c.placement) session::print_placement(out, *c.placement);

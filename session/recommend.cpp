@@ -251,7 +251,13 @@ Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& 
     auto out = std::make_unique<CheckResult>();
     plan_query(*out, o, {o.hardware == "local", o.cluster, o.db}, std::move(catalog).value(), machine);
     // Priced with the placements --framework runs it with (the cost model's own choice otherwise).
-    out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o), framework_choice(o));
+    const auto framework = framework_choice(o);
+    out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o), framework);
+    if (framework && out->plan.plan.valid() && !out->plan.frameworks.has(*framework)) {
+      const std::string_view why = planner::unsupported_reason(*framework, out->query(), out->plan.plan);
+      out->framework_refusal = fmt::format("{} cannot run it: {}", framework_title(*framework),
+                                           why.empty() ? "none of its placements of the text encoders and the VAE applies" : why);
+    }
     if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
     out->placement = placement_view(out->query(), out->plan);
     if (o.explain) out->explain = explain(out->query(), out->plan, collective_source(*out));

@@ -160,6 +160,9 @@ struct CheckResult : PlannedQuery {
   std::optional<Warmup> warmup;
   std::optional<PlacementView> placement;  // with a topology
   std::optional<Explain> explain;          // with --explain, for a valid plan
+  // With --framework F that cannot run the valid plan: "<F's title> cannot run it: <reason>" (the
+  // plan is then priced with the cost model's own placement).
+  std::string framework_refusal;
 };
 Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine);
 

@@ -149,3 +149,24 @@ TEST_CASE("without --gpus, the GPUs nvidia-smi lists, on their hardware", "[cli]
                    "--res 1024x1024\n");
   }
 }
+
+// xDiT's runner shards FLUX.2-dev's Mistral with the transformer whenever --fully_shard_degree > 1
+// (flux.py's fsdp_strategy: "text_encoder", offload_policy "cpu"): `check --framework xdit` prices
+// the plan so, and says why xDiT cannot run it with the encoder forced whole on every GPU.
+TEST_CASE("check --framework prices the plan as the framework runs it, or says why it cannot",
+          "[cli][frameworks][fs]") {
+  const std::vector<std::string> plan{"check", "--gpus", "8", "--model", "flux.2-dev", "--hardware", "l20",
+                                      "--res", "1024x1024", "--ring", "8", "--fully-shard", "2", "--runtime",
+                                      "xdit", "--framework", "xdit"};
+  const std::string xdit = out_of(plan);
+  CHECK_THAT(xdit, Catch::Contains("text encoder fully-sharded-host, VAE single"));
+  CHECK_THAT(xdit, Catch::Contains("(fits)"));
+  CHECK_THAT(xdit, !Catch::Contains("cannot run it"));
+  std::vector<std::string> forced = plan;
+  forced.insert(forced.end(), {"--text-encoder", "replicated"});
+  const std::string whole = out_of(forced);
+  // Mistral-Small-3.2's 48 GB on each 48 GB L20 besides the transformer's shards: out of memory.
+  CHECK_THAT(whole, Catch::Contains("does NOT fit"));
+  CHECK_THAT(whole, Catch::Contains("xDiT cannot run it: xDiT's fully_shard shards the largest text encoder too "
+                                    "(the runner's fsdp_strategy), and only with it"));
+}
