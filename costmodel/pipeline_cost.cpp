@@ -93,7 +93,7 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
       host_ops += collectives * rt.ops.tp_all_reduce;
     }
   }
-  if (fully_sharded(te)) {
+  if (fully_sharded(te) && ctx.axes.f > 1) {  // a group of one holds the whole encoder: nothing to gather
     const LayerFetch f = fully_sharded_fetch(ctx, e, te == TextEncoderPlacement::kFullyShardedHost);
     const Milliseconds fetch = f.gather_ms + f.copy_ms;
     const Milliseconds exposed = std::max(0.0, fetch - device) + fetch / f.collectives;

@@ -167,6 +167,12 @@ TEST_CASE("A fully-sharded text encoder: the largest encoder's weights over the 
     return n;
   };
   CHECK(count_fs(plain) == 0);
+  // Forced on a plan without fully sharded weights, a group of one: the encoder whole, nothing gathered.
+  const Prediction alone = placed(TextEncoderPlacement::kFullySharded, 1);
+  CHECK(alone.memory.text_encoder_weights == kT5Bytes + kClipBytes);
+  CHECK(alone.pipeline.text_comm_ms == 0);
+  CHECK(alone.pipeline.text_transfer_ms == 0);
+  CHECK(alone.text_encode_ms == Approx(placed(TextEncoderPlacement::kReplicated, 1).text_encode_ms));
   CHECK(count_fs(fs4) == 2 * 2);  // two fully-sharded placements x single or parallel decode
 }
 
