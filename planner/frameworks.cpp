@@ -1,6 +1,7 @@
 #include "planner/frameworks.h"
 
 #include <algorithm>
+#include <utility>
 #include <fmt/format.h>
 
 namespace cpplan::planner {
@@ -11,6 +12,23 @@ std::vector<std::string> FrameworkSet::names() const {
     if (has(static_cast<Framework>(i))) out.emplace_back(to_string(static_cast<Framework>(i)));
   return out;
 }
+
+namespace {
+// The feature each text-encoder placement other than replicated uses.
+constexpr std::pair<TextEncoderPlacement, Feature> kEncoderFeatures[] = {
+    {TextEncoderPlacement::kSharded, Feature::kShardedTextEncoder},
+    {TextEncoderPlacement::kOffloaded, Feature::kOffloadedTextEncoder},
+    {TextEncoderPlacement::kSequential, Feature::kSequentialTextEncoder},
+    {TextEncoderPlacement::kFullySharded, Feature::kFullyShardedTextEncoder},
+    {TextEncoderPlacement::kFullyShardedHost, Feature::kFullyShardedHostTextEncoder}};
+
+// The placement that uses feature `f` (replicated when none does).
+TextEncoderPlacement encoder_placement_of(Feature f) {
+  for (const auto& [placement, feature] : kEncoderFeatures)
+    if (feature == f) return placement;
+  return TextEncoderPlacement::kReplicated;
+}
+}  // namespace
 
 FeatureSet features_of(const Plan& p, const PipelinePlacement& where) {
   const ParallelConfig& c = p.config;
@@ -32,11 +50,7 @@ FeatureSet features_of(const Plan& p, const PipelinePlacement& where) {
   use(where.vae == VaePlacement::kParallel, Feature::kParallelVae);
   use(where.vae == VaePlacement::kTiled, Feature::kTiledVae);
   use(where.vae == VaePlacement::kSliced, Feature::kSlicedVae);
-  use(where.text_encoder == TextEncoderPlacement::kSharded, Feature::kShardedTextEncoder);
-  use(where.text_encoder == TextEncoderPlacement::kOffloaded, Feature::kOffloadedTextEncoder);
-  use(where.text_encoder == TextEncoderPlacement::kSequential, Feature::kSequentialTextEncoder);
-  use(where.text_encoder == TextEncoderPlacement::kFullySharded, Feature::kFullyShardedTextEncoder);
-  use(where.text_encoder == TextEncoderPlacement::kFullyShardedHost, Feature::kFullyShardedHostTextEncoder);
+  for (const auto& [placement, feature] : kEncoderFeatures) use(where.text_encoder == placement, feature);
   return s;
 }
 
@@ -88,10 +102,9 @@ std::string_view FrameworkOffers::limit_reason(const Offer& o, const Query& q, c
 }
 
 PipelinePlacement FrameworkOffers::unasked_placement(const Offer& o, const Query& q, const Plan& p) const {
-  TextEncoderPlacement te = TextEncoderPlacement::kReplicated;
-  if (o.entry && o.entry->with_fully_shard && p.config.fs() > 1)
-    te = *o.entry->with_fully_shard == Feature::kFullyShardedTextEncoder ? TextEncoderPlacement::kFullySharded
-                                                                          : TextEncoderPlacement::kFullyShardedHost;
+  const bool sharded_with = o.entry && o.entry->with_fully_shard && p.config.fs() > 1;
+  const TextEncoderPlacement te =
+      sharded_with ? encoder_placement_of(*o.entry->with_fully_shard) : TextEncoderPlacement::kReplicated;
   return {q.text_encoder.value_or(te), q.vae.value_or(VaePlacement::kSingle)};
 }
 

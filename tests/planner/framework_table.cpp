@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 
 #include "planner/frameworks.h"
@@ -80,6 +82,18 @@ void check_table(const std::string& file, const std::vector<TableRow>& rows) {
       }
     }
   }
+}
+
+std::string framework_file_error(const std::string& name, const std::string& from, const std::string& to) {
+  std::ifstream in(profiles_dir() + "/frameworks/" + name + ".toml");
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  const std::string file = name + ".toml";
+  REQUIRE(parse_framework_profile(text, file));
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  const auto r = parse_framework_profile(text.replace(at, from.size(), to), file);
+  REQUIRE_FALSE(r);
+  return r.error().message;
 }
 
 }  // namespace cpplan::test

@@ -51,4 +51,8 @@ struct TableRow {
 // the file and name the framework.
 void check_table(const std::string& file, const std::vector<TableRow>& rows);
 
+// The error of loading profiles/frameworks/`name`.toml with its first `from` replaced by `to`
+// (REQUIREs that the file as shipped loads, that `from` is there and that the edit is refused).
+std::string framework_file_error(const std::string& name, const std::string& from, const std::string& to);
+
 }  // namespace cpplan::test

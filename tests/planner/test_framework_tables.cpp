@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -414,17 +412,7 @@ TEST_CASE("xDiT shards the largest text encoder with fully sharded weights, as e
 }
 
 TEST_CASE("A framework file's with_fully_shard is checked field by field", "[planner][frameworks][xdit]") {
-  std::ifstream in(cpplan::test::profiles_dir() + "/frameworks/xdit.toml");
-  const std::string xdit(std::istreambuf_iterator<char>(in), {});
-  REQUIRE(cpplan::parse_framework_profile(xdit, "xdit.toml"));
-  const auto error = [&xdit](const std::string& from, const std::string& to) {
-    std::string s = xdit;
-    const auto at = s.find(from);
-    REQUIRE(at != std::string::npos);
-    const auto r = cpplan::parse_framework_profile(s.replace(at, from.size(), to), "xdit.toml");
-    REQUIRE_FALSE(r);
-    return r.error().message;
-  };
+  const auto error = [](const std::string& from, const std::string& to) { return framework_file_error("xdit", from, to); };
   // FLUX.1-dev's entry is the first with one.
   const std::string flux = "with_fully_shard = \"fully_sharded_text_encoder\"";
   CHECK_THAT(error(flux, "with_fully_shard = \"tp\""),

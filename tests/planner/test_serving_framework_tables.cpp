@@ -4,8 +4,6 @@
 // frameworks.md says nothing, the cell is kUnstated and is not checked.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <iterator>
 
 #include <algorithm>
 #include <array>
@@ -200,28 +198,11 @@ TEST_CASE("SGLang Diffusion runs Ring only with the fa or sage attention backend
 }
 
 TEST_CASE("A framework file's backend rule and degree limit are checked field by field", "[planner][frameworks]") {
-  const auto text = [](const std::string& name) {
-    std::ifstream in(cpplan::test::profiles_dir() + "/frameworks/" + name + ".toml");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  const auto replaced = [](std::string s, const std::string& from, const std::string& to) {
-    const auto at = s.find(from);
-    REQUIRE(at != std::string::npos);
-    return s.replace(at, from.size(), to);
-  };
-  const auto error = [](const std::string& toml) {
-    const std::string name = toml.find("name = \"sglang\"") != std::string::npos ? "sglang.toml" : "vllm-omni.toml";
-    const auto r = cpplan::parse_framework_profile(toml, name);
-    REQUIRE_FALSE(r);
-    return r.error().message;
-  };
-  const std::string sglang = text("sglang"), vllm = text("vllm-omni");
-  REQUIRE(cpplan::parse_framework_profile(sglang, "sglang.toml"));
-  REQUIRE(cpplan::parse_framework_profile(vllm, "vllm-omni.toml"));
-  CHECK_THAT(error(replaced(sglang, "backends = [\"flash\", \"sage\"]", "backends = [\"flash\", \"xformers\"]")),
+  using cpplan::test::framework_file_error;
+  CHECK_THAT(framework_file_error("sglang", "backends = [\"flash\", \"sage\"]", "backends = [\"flash\", \"xformers\"]"),
              Catch::Contains("backends = \"xformers\": must be flash, cudnn, sage or native"));
-  CHECK_THAT(error(replaced(vllm, "max_degree = { tp = 2 }", "max_degree = { parallel_vae = 2 }")),
+  CHECK_THAT(framework_file_error("vllm-omni", "max_degree = { tp = 2 }", "max_degree = { parallel_vae = 2 }"),
              Catch::Contains("parallel_vae = ...: not a feature with a degree"));
-  CHECK_THAT(error(replaced(vllm, "max_degree = { tp = 2 }", "max_degree = { tp = 1 }")),
+  CHECK_THAT(framework_file_error("vllm-omni", "max_degree = { tp = 2 }", "max_degree = { tp = 1 }"),
              Catch::Contains("tp = 1: must be between 2 and"));
 }
