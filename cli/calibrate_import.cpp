@@ -28,6 +28,8 @@ void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
   calibrate.add_option("--topology-for", c.topology_for,
                        "with --import: BOX=TOPOLOGY, the topology profile of the rows whose \"box\" is BOX; repeatable");
   calibrate.add_option("--folds", c.folds, "k of the k-fold cross-validation (default 5)");
+  calibrate.add_option("--repeats", c.repeats,
+                       "with --import: repeats of the cross-validation, each dealing the rows to the folds anew (default 5)");
   calibrate.add_flag("--pipeline-runs", c.pipeline_runs,
                      "fit the runtime and hardware defaults to the database's runs recorded by python/cpplan_record.py "
                      "(cpplan import-runs)");
@@ -55,6 +57,7 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"prior_ms", c.prior_ms},
                     {"fitted_ms", c.fitted_ms},
                     {"held_out_ms", c.held_out_ms},
+                    {"held_out_error", c.held_out_error},
                     {"measured_mem_bytes", c.row.peak_mem_bytes ? json(*c.row.peak_mem_bytes) : json(nullptr)},
                     {"predicted_mem_bytes", c.predicted_mem_bytes ? json(*c.predicted_mem_bytes) : json(nullptr)}});
   return rows;
@@ -68,6 +71,7 @@ json report_json(const planner::RuntimeCalibration& r, const std::string& output
           {"fitted_mape", r.fitted_mape},
           {"cv_mape", r.cv_mape},
           {"folds", r.fit.provenance.folds},
+          {"repeats", r.fit.provenance.repeats},
           {"shrinkage", r.fit.provenance.shrinkage},
           {"held_out", held},
           {"pairs", r.pairs},
@@ -97,8 +101,9 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
                error_pct(c.fitted_ms, c.measured_ms), c.held_out_ms * scale, error_pct(c.held_out_ms, c.measured_ms));
   }
   fmt::print(out, "time MAPE: priors {:.1f}%, fitted {:.1f}% (in sample, the fit applied to the profiles), "
-             "nested {}-fold cross-validation {:.1f}% (ridge {:.3g})\n",
-             100 * r.prior_mape, 100 * r.fitted_mape, r.fit.provenance.folds, 100 * r.cv_mape, r.fit.provenance.shrinkage);
+             "nested {}-fold cross-validation {:.1f}% (mean of {} repeats; ridge {:.3g})\n",
+             100 * r.prior_mape, 100 * r.fitted_mape, r.fit.provenance.folds, 100 * r.cv_mape, r.fit.provenance.repeats,
+             r.fit.provenance.shrinkage);
   for (const auto& [g, e] : r.held_out) fmt::print(out, "  left out {}: MAPE {:.1f}%\n", g, 100 * e);
   fmt::print(out, "plan order: {} of {} pairs (same source, GPU kind and size, over 5% apart) ordered right\n",
              r.pairs_ordered, r.pairs);
@@ -132,6 +137,7 @@ session::RuntimeFitRequest fit_request(const CalibrateArgs& c, const Args& a, co
   r.name = c.name;
   r.output = c.output;
   r.folds = parse_int("--folds", c.folds, 2, 100);
+  r.repeats = parse_int("--repeats", c.repeats, 1, 100);
   r.profiles = a.profiles;
   r.exe = exe;
   session::complete_fit_request(r);

@@ -24,6 +24,7 @@ struct CalibrateArgs {
   std::vector<std::string> model_for;    // --model-for SOURCE=MODEL
   std::vector<std::string> topology_for; // --topology-for BOX=TOPOLOGY
   std::string folds = "5";
+  std::string repeats = "5";
   bool json = false;
   bool pipeline_runs = false;            // --pipeline-runs: the database's runs of source "pipeline"
 };

@@ -20,7 +20,7 @@ constexpr double kMaxMultiplier = kMaxFitMultiplier;
 constexpr double kPeakCap = 0.95;
 
 void read_provenance(Reader& r, FitProvenance& p) {
-  r.only({"source", "rows", "fitted_at", "cpplan_version", "mape", "cv_mape", "folds", "shrinkage", "held_out"});
+  r.only({"source", "rows", "fitted_at", "cpplan_version", "mape", "cv_mape", "folds", "repeats", "shrinkage", "held_out"});
   r.string("source", p.source);
   r.integer("rows", p.rows, 0, 1 << 30);
   r.string("fitted_at", p.fitted_at, false);
@@ -28,6 +28,7 @@ void read_provenance(Reader& r, FitProvenance& p) {
   r.number("mape", p.mape, 0, 1e6, false);
   r.number("cv_mape", p.cv_mape, 0, 1e6, false);
   r.integer("folds", p.folds, 0, 1 << 20, false);
+  r.integer("repeats", p.repeats, 1, 1 << 20, false);
   r.number("shrinkage", p.shrinkage, 0, 1e12, false);
 }
 
@@ -150,8 +151,8 @@ std::string to_toml(const RuntimeFit& f) {
   s += fmt::format("name = {}\ndescription = {}\n\n", toml_string(f.name), toml_string(f.description));
   s += fmt::format("[provenance]\nsource = {}\nrows = {}\nfitted_at = {}\ncpplan_version = {}\n", toml_string(p.source), p.rows,
                    toml_string(p.fitted_at), toml_string(p.cpplan_version));
-  s += fmt::format("mape = {}\ncv_mape = {}\nfolds = {}\nshrinkage = {}\n", number(p.mape), number(p.cv_mape), p.folds,
-                   number(p.shrinkage));
+  s += fmt::format("mape = {}\ncv_mape = {}\nfolds = {}\nrepeats = {}\nshrinkage = {}\n", number(p.mape), number(p.cv_mape),
+                   p.folds, p.repeats, number(p.shrinkage));
   if (!p.held_out.empty()) {
     s += "held_out = { ";
     bool first = true;

@@ -37,8 +37,9 @@ struct FitProvenance {
   std::string fitted_at;       // ISO-8601 UTC
   std::string cpplan_version;
   double mape = 0;             // in-sample, fraction
-  double cv_mape = 0;          // nested k-fold cross-validation, fraction
+  double cv_mape = 0;          // nested k-fold cross-validation, fraction (mean of its repeats)
   int folds = 0;
+  int repeats = 1;             // of the cross-validation, each dealing the rows to the folds anew
   double shrinkage = 0;        // strength of the pull toward the priors, chosen by cross-validation
   std::map<std::string, double> held_out;  // "hardware=l20" -> MAPE with that group left out
 };

@@ -116,14 +116,6 @@ double apply(const Eigen::VectorXd& x, const Observation& o) {
   return sum;
 }
 
-// The k-fold split of `rows`: fold f holds every k-th row from the f-th.
-std::vector<std::size_t> fold_rows(const std::vector<std::size_t>& rows, int folds, int f, bool held_out) {
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if ((static_cast<int>(i % static_cast<std::size_t>(folds)) == f) == held_out) out.push_back(rows[i]);
-  return out;
-}
-
 // The k-fold MAPE over `rows` of fits with shrinkage `lambda`.
 double cv_error(const std::vector<Observation>& runs, const std::vector<std::size_t>& rows, int folds, double lambda) {
   double error = 0;

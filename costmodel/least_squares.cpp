@@ -1,5 +1,8 @@
 #include "costmodel/least_squares.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace cpplan::costmodel {
@@ -43,6 +46,34 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
     }
   }
   return x;
+}
+
+namespace {
+
+// SplitMix64's finalizer: a fixed, well-mixed 64-bit hash.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::vector<std::size_t> fold_rows(const std::vector<std::size_t>& rows, int folds, int f, bool held_out, int deal) {
+  std::vector<std::size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (deal != kInOrder) {
+    const auto key = [deal](std::size_t i) { return mix((static_cast<std::uint64_t>(deal) << 32) ^ i); };
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  }
+  std::vector<bool> in_fold(rows.size(), false);
+  for (std::size_t rank = 0; rank < order.size(); ++rank)
+    in_fold[order[rank]] = static_cast<int>(rank % static_cast<std::size_t>(folds)) == f;
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (in_fold[i] == held_out) out.push_back(rows[i]);
+  return out;
 }
 
 }  // namespace cpplan::costmodel

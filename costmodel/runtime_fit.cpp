@@ -151,14 +151,9 @@ std::vector<double> fit(const std::vector<FitObservation>& obs, const std::vecto
   return best;
 }
 
-std::vector<std::size_t> fold_rows(const std::vector<std::size_t>& rows, int folds, int f, bool held_out) {
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if ((static_cast<int>(i % static_cast<std::size_t>(folds)) == f) == held_out) out.push_back(rows[i]);
-  return out;
-}
 
-// The ridge strength with the lowest k-fold MAPE over `rows`.
+// The ridge strength with the lowest k-fold MAPE over `rows` (dealt in order: part of the fitting
+// procedure, which the shipped fits were made with).
 double choose_lambda(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
                      const std::vector<FitParameter>& params, int folds) {
   folds = std::min<int>(folds, static_cast<int>(rows.size()));
@@ -197,7 +192,7 @@ double predict_fitted(const FitObservation& o, const std::vector<double>& theta)
 }
 
 RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, const std::vector<FitParameter>& params,
-                                        int folds, const std::vector<std::string>& group_keys) {
+                                        int folds, const std::vector<std::string>& group_keys, int repeats) {
   RuntimeFitResult r;
   std::vector<std::size_t> all(obs.size());
   std::iota(all.begin(), all.end(), 0);
@@ -205,9 +200,13 @@ RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, 
   r.lambda = choose_lambda(obs, all, params, r.folds);
   r.theta = fit(obs, all, params, r.lambda);
   for (const auto& o : obs) r.fitted_ms.push_back(predict_fitted(o, r.theta));
-  // Nested: each outer fold chooses its lambda on its own training rows.
-  for (int f = 0; f < r.folds; ++f)
-    r.held_out.push_back({"", fold_rows(all, r.folds, f, true), fit_cv(obs, fold_rows(all, r.folds, f, false), params, r.folds)});
+  // Nested: each outer fold chooses its lambda on its own training rows; each repeat deals the rows
+  // to the folds at random anew.
+  r.repeats = std::max(1, repeats);
+  for (int k = 0; k < r.repeats; ++k)
+    for (int f = 0; f < r.folds; ++f)
+      r.held_out.push_back({"", fold_rows(all, r.folds, f, true, k),
+                            fit_cv(obs, fold_rows(all, r.folds, f, false, k), params, r.folds), k});
   // Leave one value of each group key out.
   std::map<std::string, std::vector<std::size_t>> members;
   for (std::size_t i = 0; i < obs.size(); ++i)
@@ -228,7 +227,7 @@ std::vector<double> linear_held_out_ms(const std::vector<FitObservation>& obs, c
   std::vector<double> out(obs.size(), 0);
   for (const HeldOutFit& h : r.held_out)
     if (h.group.empty())
-      for (std::size_t i : h.test) out[i] = predict_fitted(obs[i], h.theta);
+      for (std::size_t i : h.test) out[i] += predict_fitted(obs[i], h.theta) / r.repeats;
   return out;
 }
 

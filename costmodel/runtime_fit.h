@@ -47,6 +47,7 @@ struct HeldOutFit {
   std::string group;              // "hardware=l20" for a group left out; "" for a cross-validation fold
   std::vector<std::size_t> test;  // indices of the observations left out
   std::vector<double> theta;
+  int repeat = 0;                 // a fold's repeat of the cross-validation (each deals the rows anew)
 };
 
 struct RuntimeFitResult {
@@ -54,17 +55,19 @@ struct RuntimeFitResult {
   double lambda = 0;               // ridge strength chosen by cross-validation
   std::vector<double> fitted_ms;   // in-sample
   int folds = 0;
-  // The nested k-fold fits (each with the lambda chosen on its own training rows), then one per
-  // group value (as in FitObservation::groups) fitted to all the other observations. The caller
-  // predicts their held-out observations with the real cost model.
+  int repeats = 1;
+  // The nested k-fold fits of each repeat (each with the lambda chosen on its own training rows),
+  // then one per group value (as in FitObservation::groups) fitted to all the other observations.
+  // The caller predicts their held-out observations with the real cost model.
   std::vector<HeldOutFit> held_out;
 };
 
-// Fits `observations` (at least 2). Every group prefix in `group_keys` ("hardware", "source")
-// gets a leave-one-value-out error.
+// Fits `observations` (at least 2). The nested k-fold cross-validation runs `repeats` times, each
+// dealing the rows to the folds anew, so that its error does not hang on one split. Every group
+// prefix in `group_keys` ("hardware", "source") gets a leave-one-value-out error.
 RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& observations,
                                         const std::vector<FitParameter>& parameters, int folds,
-                                        const std::vector<std::string>& group_keys);
+                                        const std::vector<std::string>& group_keys, int repeats = 1);
 
 // The linear model's predictions of the observations held out by r.held_out's folds (index as
 // `observations`), and its MAPE of each left-out group: the stand-in the fit itself works with.

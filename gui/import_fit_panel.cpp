@@ -84,9 +84,9 @@ std::string fit_summary(const FitOutcome& o) {
   if (!o.result) return o.error;
   const planner::RuntimeCalibration& r = *o.result;
   std::string s = fmt::format("{} rows of {}: time MAPE priors {:.1f}%, fitted {:.1f}%, nested {}-fold cross-validation "
-                              "{:.1f}%; {} of {} pairs ordered",
+                              "{:.1f}% (mean of {} repeats); {} of {} pairs ordered",
                               r.rows.size(), o.source, 100 * r.prior_mape, 100 * r.fitted_mape, r.fit.provenance.folds,
-                              100 * r.cv_mape, r.pairs_ordered, r.pairs);
+                              100 * r.cv_mape, r.fit.provenance.repeats, r.pairs_ordered, r.pairs);
   for (const std::string& d : r.disagreements) s += "\ncannot settle: " + d;
   if (!o.output.empty()) s += "\nwrote " + o.output;
   return s;

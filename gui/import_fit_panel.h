@@ -40,8 +40,8 @@ struct FitOutcome {
 std::vector<std::string> split_list(const std::string& text);
 // The fit of `in` (what `cpplan calibrate --import` does), off the GUI thread.
 FitOutcome fit_timings(const FitInput& in);
-// "26 rows of a.json: time MAPE priors 30.1%, fitted 2.6%, nested 5-fold cross-validation 6.6%;
-// 21 of 22 pairs ordered" (+ "; wrote F").
+// "26 rows of a.json: time MAPE priors 30.1%, fitted 2.6%, nested 5-fold cross-validation 8.0%
+// (mean of 5 repeats); 21 of 22 pairs ordered" (+ "; wrote F").
 std::string fit_summary(const FitOutcome& o);
 
 class ImportFitPanel : public QWidget {

@@ -377,8 +377,8 @@ class FittedProfiles {
 
 double time_of(const Resolved& r, const costmodel::Prediction& p) { return r.per_image ? p.image_ms : p.step_ms; }
 
-// Each held-out fit through the real cost model: the nested folds' rows into held_out_ms, and each
-// left-out group's MAPE.
+// Each held-out fit through the real cost model: the nested folds' rows into held_out_ms and
+// held_out_error (means over the repeats), and each left-out group's MAPE.
 void predict_held_out(const std::vector<Resolved>& resolved, const costmodel::RuntimeFitResult& r,
                       const Parameters& params, const ProfileCatalog& priors, RuntimeCalibration& out) {
   for (const costmodel::HeldOutFit& h : r.held_out) {
@@ -387,8 +387,12 @@ void predict_held_out(const std::vector<Resolved>& resolved, const costmodel::Ru
     double error = 0;
     for (std::size_t i : h.test) {
       const double ms = time_of(resolved[i], fitted.predict(resolved[i]));
-      if (h.group.empty()) out.rows[i].held_out_ms = ms;
-      error += std::abs(ms / resolved[i].measured_ms - 1);
+      const double e = std::abs(ms / resolved[i].measured_ms - 1);
+      if (h.group.empty()) {
+        out.rows[i].held_out_ms += ms / r.repeats;
+        out.rows[i].held_out_error += e / r.repeats;
+      }
+      error += e;
     }
     if (!h.group.empty()) out.held_out.emplace_back(h.group, error / static_cast<double>(h.test.size()));
   }
@@ -425,6 +429,7 @@ void fill_provenance(const RuntimeCalibration& out, const costmodel::RuntimeFitR
   pv.mape = out.fitted_mape;
   pv.cv_mape = out.cv_mape;
   pv.folds = r.folds;
+  pv.repeats = r.repeats;
   pv.shrinkage = r.lambda;
   for (const auto& [group, e] : out.held_out) pv.held_out[group] = e;
 }
@@ -458,7 +463,8 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
     out.rows.push_back(std::move(c));
   }
   const costmodel::RuntimeFitResult r =
-      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source", "box", "resolution"});
+      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source", "box", "resolution"},
+                                        options.repeats);
   out.fit = fit_of(params, r.theta, priors);
   out.fit.name = options.name;
   out.fit.description = options.description;
@@ -474,7 +480,8 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
   predict_held_out(resolved, r, params, priors, out);
   out.prior_mape = mape(out.rows, &CalibratedRow::prior_ms);
   out.fitted_mape = mape(out.rows, &CalibratedRow::fitted_ms);
-  out.cv_mape = mape(out.rows, &CalibratedRow::held_out_ms);
+  out.cv_mape = 0;
+  for (const CalibratedRow& c : out.rows) out.cv_mape += c.held_out_error / static_cast<double>(out.rows.size());
   check_order(out);
   check_agreement(out, options.reading_error);
   fill_provenance(out, r, options, rows.size(), out.fit.provenance);

@@ -2,7 +2,7 @@
 // `cpplan calibrate --import`: the planner's predictions of measured end-to-end timings
 // (costmodel/timing_row.h, read by imports/timing_rows.h), the runtime and hardware defaults
 // fitted to them (costmodel/runtime_fit.h), and how well the fit predicts: in sample with the
-// fitted profiles applied to the real cost model, by nested k-fold cross-validation, and with each
+// fitted profiles applied to the real cost model, by repeated nested k-fold cross-validation, and with each
 // GPU kind and each source left out. In the planner layer because every row's plan is validated first.
 
 #include <optional>
@@ -23,7 +23,8 @@ struct CalibratedRow {
   double measured_ms = 0;
   double prior_ms = 0;       // the catalog's profiles without any fit
   double fitted_ms = 0;      // the profiles with this fit applied
-  double held_out_ms = 0;    // nested cross-validation: a fit that did not see the row
+  double held_out_ms = 0;    // nested cross-validation: fits that did not see the row (mean of the repeats)
+  double held_out_error = 0; // their mean |predicted / measured - 1| (cv_mape is its mean over the rows)
   std::optional<double> predicted_mem_bytes;  // when the row has a measured peak
 };
 
@@ -49,6 +50,7 @@ struct RuntimeCalibrationOptions {
   std::string description;
   std::string source;          // the timings' file, for the provenance
   int folds = 5;
+  int repeats = 5;             // of the nested cross-validation, each dealing the rows to the folds anew
   double reading_error = 0.02;  // how far apart two readings of one figure may be (charts: about 2%)
 };
 

@@ -143,6 +143,7 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
   o.description = fmt::format("runtime and hardware defaults fitted to {}", file_names(request.source));
   o.source = request.source;
   o.folds = request.folds;
+  o.repeats = request.repeats;
   auto calibrated = planner::calibrate_runtimes(*priors, rows, o);
   if (!calibrated) throw InvalidInput{calibrated.error().message};
   planner::RuntimeCalibration result = std::move(calibrated).value();

@@ -33,6 +33,7 @@ struct RuntimeFitRequest {
   std::string name;     // the fit's name (default: the output's stem, else "fit")
   std::string output;   // a .toml file to write, or ""
   int folds = 5;
+  int repeats = 5;                    // of the cross-validation
   std::vector<std::string> profiles;  // extra profile directories
   std::string exe;                    // locates the installed profiles
 };

@@ -34,6 +34,7 @@ cpplan_version = "0.1.0"
 mape = 0.025
 cv_mape = 0.0625
 folds = 4
+repeats = 3
 shrinkage = 0.003
 held_out = { "hardware=l20" = 0.125, "source=lab" = 0.5 }
 
@@ -132,6 +133,7 @@ TEST_CASE("a fit file gives its runtimes, architectures, links and provenance", 
   CHECK(f.provenance.mape == 0.025);
   CHECK(f.provenance.cv_mape == 0.0625);
   CHECK(f.provenance.folds == 4);
+  CHECK(f.provenance.repeats == 3);
   CHECK(f.provenance.shrinkage == 0.003);
   REQUIRE(f.provenance.held_out.size() == 2);
   CHECK(f.provenance.held_out.at("hardware=l20") == 0.125);
@@ -241,6 +243,7 @@ TEST_CASE("to_toml writes what parse_runtime_fit reads back", "[core][fits]") {
   CHECK(b.provenance.mape == 0.025);
   CHECK(b.provenance.cv_mape == 0.0625);
   CHECK(b.provenance.folds == 4);
+  CHECK(b.provenance.repeats == 3);
   CHECK(b.provenance.shrinkage == 0.003);
   CHECK(b.provenance.held_out == f.provenance.held_out);
   REQUIRE(b.runtimes.size() == 2);

@@ -1,6 +1,7 @@
 // The fit of runtime and hardware multipliers to end-to-end timings (costmodel/runtime_fit.h):
 // predictions by hand, recovery of a known theta from synthetic timings whose blocks are host-
-// or device-bound, lower bounds, and the errors with one group left out.
+// or device-bound, lower bounds, the errors with one group left out, and the folds of the
+// repeated cross-validation.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/least_squares.h"
 #include "costmodel/runtime_fit.h"
 
 using cpplan::costmodel::FitBlock;
 using cpplan::costmodel::FitObservation;
 using cpplan::costmodel::FitParameter;
+using cpplan::costmodel::fold_rows;
 using cpplan::costmodel::fit_runtime_parameters;
 using cpplan::costmodel::kFixed;
 using cpplan::costmodel::predict_fitted;
@@ -249,4 +252,66 @@ TEST_CASE("the synthetic timings report a held-out error for every hardware and 
     CHECK(held[g] >= 0);
     CHECK(held[g] < 0.05);
   }
+}
+
+namespace {
+
+std::vector<std::size_t> iota_rows(std::size_t n, std::size_t first) {
+  std::vector<std::size_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = first + i;
+  return rows;
+}
+
+// Each row of `rows` in exactly one held-out fold, and each fold's rest the other rows.
+void check_partition(const std::vector<std::size_t>& rows, int folds, int deal) {
+  std::map<std::size_t, int> seen;
+  for (int f = 0; f < folds; ++f) {
+    const auto test = fold_rows(rows, folds, f, true, deal);
+    const auto train = fold_rows(rows, folds, f, false, deal);
+    CHECK(test.size() == rows.size() / folds);
+    CHECK(test.size() + train.size() == rows.size());
+    for (std::size_t i : test) ++seen[i];
+  }
+  CHECK(seen.size() == rows.size());
+  for (const auto& [row, n] : seen) CHECK(n == 1);
+}
+
+}  // namespace
+
+TEST_CASE("folds dealt in order hold out every k-th row; dealt at random each repeat is a partition of its own",
+          "[costmodel][runtime_fit]") {
+  const auto rows = iota_rows(25, 100);
+  // In order: fold 3 of 5 holds rows 3, 8, 13, 18, 23 (here numbered from 100).
+  CHECK(fold_rows(rows, 5, 3, true) == std::vector<std::size_t>{103, 108, 113, 118, 123});
+  for (int deal : {cpplan::costmodel::kInOrder, 0, 1, 2}) {
+    INFO("deal " << deal);
+    check_partition(rows, 5, deal);
+    CHECK(fold_rows(rows, 5, 1, true, deal) == fold_rows(rows, 5, 1, true, deal));  // the same on every call
+  }
+  // Rows that come in fives (one plan kind per box and size) are not held out together at random.
+  for (int deal : {0, 1, 2}) {
+    INFO("deal " << deal);
+    for (int f = 0; f < 5; ++f) CHECK(fold_rows(rows, 5, f, true, deal) != fold_rows(rows, 5, 3, true));
+  }
+  CHECK(fold_rows(rows, 5, 0, true, 0) != fold_rows(rows, 5, 0, true, 1));
+}
+
+TEST_CASE("a cross-validation repeated 3 times holds every observation out once per repeat",
+          "[costmodel][runtime_fit]") {
+  const auto obs = synthetic();
+  const RuntimeFitResult r = fit_runtime_parameters(obs, three_parameters(), 5, {}, 3);
+  CHECK(r.repeats == 3);
+  std::map<std::pair<int, std::size_t>, int> held;  // (repeat, observation) -> times held out
+  int folds = 0;
+  for (const auto& h : r.held_out) {
+    REQUIRE(h.group.empty());
+    ++folds;
+    for (std::size_t i : h.test) ++held[{h.repeat, i}];
+  }
+  CHECK(folds == 15);
+  CHECK(held.size() == 3 * obs.size());
+  for (const auto& [key, n] : held) CHECK(n == 1);
+  // The linear stand-in's held-out prediction is the mean over the repeats: within 5% as before.
+  const std::vector<double> held_out = linear_held_out_ms(obs, r);
+  for (std::size_t i = 0; i < obs.size(); ++i) CHECK(held_out[i] == Approx(obs[i].measured_ms).epsilon(0.05));
 }
