@@ -27,6 +27,9 @@ void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
                        "with --import: SOURCE=MODEL, the model profile of a source's rows (over their \"model\"); repeatable");
   calibrate.add_option("--topology-for", c.topology_for,
                        "with --import: BOX=TOPOLOGY, the topology profile of the rows whose \"box\" is BOX; repeatable");
+  calibrate.add_option("--warmup-for", c.warmup_for,
+                       "with --import: SOURCE=W, the PipeFusion warm-up steps of a source's rows that state none "
+                       "(default xDiT's, 1); repeatable");
   calibrate.add_option("--folds", c.folds, "k of the k-fold cross-validation (default 5)");
   calibrate.add_option("--repeats", c.repeats,
                        "with --import: repeats of the cross-validation, each dealing the rows to the folds anew (default 5)");
@@ -50,6 +53,7 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"box", c.row.box.empty() ? json(nullptr) : json(c.row.box)},
                     {"topology", c.row.topology.empty() ? json(nullptr) : json(c.row.topology)},
                     {"pipefusion_degree", c.row.config.pp()},
+                    {"pipefusion_warmup_steps", c.row.config.pipefusion.warmup_steps},
                     {"resolution", fmt::format("{}x{}", c.row.width, c.row.height)},
                     {"plan", plan_label(c.row.config)},
                     {"per_image", c.per_image},
@@ -163,7 +167,7 @@ int fit_and_report(const std::vector<costmodel::TimingRow>& rows, const session:
 int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
   const std::string files = fmt::format("{}", fmt::join(c.import, ", "));
   const session::RuntimeFitRequest request = fit_request(c, a, exe, files);  // a bad -o or --folds first
-  const session::TimingMappings mappings{c.runtime, c.runtime_for, c.model_for, c.topology_for};
+  const session::TimingMappings mappings{c.runtime, c.runtime_for, c.model_for, c.topology_for, c.warmup_for};
   std::vector<costmodel::TimingRow> rows;
   for (const std::string& file : c.import) {
     auto more = session::import_timings(file, mappings);

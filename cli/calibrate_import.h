@@ -23,6 +23,7 @@ struct CalibrateArgs {
   std::vector<std::string> runtime_for;  // --runtime-for SOURCE=RUNTIME
   std::vector<std::string> model_for;    // --model-for SOURCE=MODEL
   std::vector<std::string> topology_for; // --topology-for BOX=TOPOLOGY
+  std::vector<std::string> warmup_for;   // --warmup-for SOURCE=W
   std::string folds = "5";
   std::string repeats = "5";
   bool json = false;

@@ -64,7 +64,7 @@ FitOutcome fit_timings(const FitInput& in) {
     request.profiles = in.profiles;
     request.exe = in.exe;
     session::complete_fit_request(request);  // a bad output before any work
-    const session::TimingMappings mappings{"", in.runtime_for, in.model_for, in.topology_for};
+    const session::TimingMappings mappings{"", in.runtime_for, in.model_for, in.topology_for, in.warmup_for};
     std::vector<costmodel::TimingRow> rows;
     for (const std::string& file : in.files) {
       auto more = session::import_timings(file, mappings);
@@ -101,6 +101,8 @@ ImportFitPanel::ImportFitPanel(QWidget* parent)
       model_for_(field("my-source=pixart-alpha", "SOURCE=MODEL: the model profile of a source's rows (--model-for)")),
       topology_for_(field("8 x L20 on PCIe=8x-l20-pcie", "BOX=TOPOLOGY: the topology of the rows whose box is BOX "
                                                          "(--topology-for)")),
+      warmup_for_(field("my-source=2", "SOURCE=W: the PipeFusion warm-up steps of a source's rows that state none "
+                                       "(--warmup-for; default xDiT's, 1)")),
       output_(field("mine/fits/my-fit.toml", "write the fit here (-o): a .toml in a fits/ folder of a --profiles "
                                              "directory; empty: write nothing")),
       fit_(new QPushButton(QStringLiteral("Fit"))),
@@ -115,6 +117,7 @@ ImportFitPanel::ImportFitPanel(QWidget* parent)
   form->addRow(QStringLiteral("Runtime for"), runtime_for_);
   form->addRow(QStringLiteral("Model for"), model_for_);
   form->addRow(QStringLiteral("Topology for"), topology_for_);
+  form->addRow(QStringLiteral("Warm-up for"), warmup_for_);
   form->addRow(QStringLiteral("Write fit to"), output_);
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -161,6 +164,7 @@ void ImportFitPanel::fit() {
   in.runtime_for = split_list(runtime_for_->text().toStdString());
   in.model_for = split_list(model_for_->text().toStdString());
   in.topology_for = split_list(topology_for_->text().toStdString());
+  in.warmup_for = split_list(warmup_for_->text().toStdString());
   in.output = trimmed(output_->text().toStdString());
   in.profiles = profiles_;
   in.exe = exe_;

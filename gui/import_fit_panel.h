@@ -23,7 +23,7 @@ namespace cpplan::gui {
 
 // What the fields hold: lists separated by ';' (a box name may hold commas).
 struct FitInput {
-  std::vector<std::string> files, runtime_for, model_for, topology_for;
+  std::vector<std::string> files, runtime_for, model_for, topology_for, warmup_for;
   std::string output;                 // "" : write nothing
   std::vector<std::string> profiles;  // --profiles of the GUI
   std::string exe;                    // locates the installed profiles
@@ -56,6 +56,7 @@ class ImportFitPanel : public QWidget {
   QLineEdit* runtime_for() { return runtime_for_; }
   QLineEdit* model_for() { return model_for_; }
   QLineEdit* topology_for() { return topology_for_; }
+  QLineEdit* warmup_for() { return warmup_for_; }
   QLineEdit* output() { return output_; }
   QPushButton* fit_button() { return fit_; }
   QTableWidget* rows() { return rows_; }
@@ -74,6 +75,7 @@ class ImportFitPanel : public QWidget {
   QLineEdit* runtime_for_;
   QLineEdit* model_for_;
   QLineEdit* topology_for_;
+  QLineEdit* warmup_for_;
   QLineEdit* output_;
   QPushButton* fit_;
   QLabel* status_;

@@ -277,6 +277,9 @@ Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, c
   }
   for (auto read : {read_size, read_plan, read_placement, read_timings})
     if (auto r = read(f, row); !r) return r.error();
+  if (auto w = o.warmup_for_source.find(row.source);
+      w != o.warmup_for_source.end() && row.config.pp() > 1 && !f.has("pipefusion_warmup_steps"))
+    row.config.pipefusion.warmup_steps = w->second;
   return row;
 }
 

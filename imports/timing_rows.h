@@ -23,6 +23,8 @@ struct TimingImportOptions {
   std::map<std::string, std::string> runtime_for_source; // --runtime-for SOURCE=RUNTIME
   std::map<std::string, std::string> model_for_source;   // --model-for SOURCE=MODEL (over the rows' "model")
   std::map<std::string, std::string> topology_for_box;   // --topology-for BOX=TOPOLOGY (the rows' "box")
+  std::map<std::string, int> warmup_for_source;           // --warmup-for SOURCE=W: the PipeFusion warm-up
+                                                          // steps of its rows that state none (else xDiT's, 1)
 };
 
 // Parses `text` (the content of `path`; its extension .json, .jsonl or .csv picks the format, and

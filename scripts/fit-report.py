@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """One section of docs/accuracy.md from `cpplan calibrate --import ... --json` (scripts/fit-runtimes.sh).
 
-Usage: fit-report.py FIT.json SECTION [ALL.json], SECTION one of published-timings (FLUX.1-dev:
-FIT.json the shipped fit of that set, ALL.json the fit of all three sets), published-pixart
-(PixArt-alpha under xDiT), published-compiled (FLUX.1-dev compiled), from the fit of all three. Prints
+Usage: fit-report.py FIT.json SECTION [ALL.json | W=SCAN.json ...], SECTION one of published-timings
+(FLUX.1-dev: FIT.json the shipped fit of that set, ALL.json the fit of all three sets), published-pixart
+(PixArt-alpha under xDiT; each W=SCAN.json the fit of all three with the unstated PipeFusion warm-up
+read as W), published-compiled (FLUX.1-dev compiled), from the fit of all three. Prints
 markdown. Every figure is computed here from the rows the command printed: measured, priors,
 fitted (the shipped profiles through the real cost model) and held out (nested cross-validation,
 each row predicted by a fit that did not see it, through the real cost model)."""
@@ -149,7 +150,32 @@ def joint_value(fit, runtime, key):
     return "?"
 
 
-def pixart_section(fit):
+def warmup_scan(scans):
+    """The PipeFusion rows whose chart states no warm-up, read with each warm-up W in turn (one fit of all
+    three sets per W, `--warmup-for xdit-pixart-legacy=W`): their error, and the whole set's."""
+    def key(r):
+        return (r["box"], r["resolution"], r["plan"], r["measured_ms"])
+    unstated = None
+    for fit in scans.values():
+        pixart = {key(r): r["pipefusion_warmup_steps"] for r in fit["rows"] if r["source"] in PIXART_SOURCES}
+        unstated = {k: {w} for k, w in pixart.items()} if unstated is None else {k: unstated[k] | {pixart[k]} for k in unstated}
+    unstated = {k for k, ws in unstated.items() if len(ws) > 1}
+    print(f"The charts of the two A100 boxes label their bars \"PipeFusion\" without the warm-up; xDiT's default is one")
+    print(f"step. Read with each warm-up W in turn (`calibrate --warmup-for xdit-pixart-legacy=W`, one fit of all three")
+    print(f"sets each), their {len(unstated)} rows come out:\n")
+    print("| W | those rows: fitted | held out | PipeFusion rows: held out | PixArt-alpha set: held out |")
+    print("|---|---|---|---|---|")
+    for w, fit in sorted(scans.items(), key=lambda kv: int(kv[0])):
+        rows = [r for r in fit["rows"] if r["source"] in PIXART_SOURCES]
+        mine = [r for r in rows if key(r) in unstated]
+        pf = [r for r in rows if r["pipefusion_degree"] > 1]
+        print(f"| {w} | {pct(mape(mine, 'fitted_ms'))} | {pct(cv_mape(mine))} | {pct(cv_mape(pf))} | {pct(cv_mape(rows))} |")
+    print("\nThe data settle it at 2 warm-up steps, and the fits read the unlabelled bars so (the L20 chart's bars,")
+    print("labelled warm-up 1 and 2, as labelled). One synchronous step more costs about one step of a single GPU,")
+    print("which is what the A100 bars spend beyond a pipeline warmed up once.\n")
+
+
+def pixart_section(fit, scans):
     rows = [r for r in fit["rows"] if r["source"] in PIXART_SOURCES]
     pf = [r for r in rows if r["pipefusion_degree"] > 1]
     print("## Published xDiT PixArt-alpha timings: PipeFusion, USP and tensor parallel on three boxes\n")
@@ -157,11 +183,13 @@ def pixart_section(fit):
     print("8192 px) in one fit of all three published sets (`scripts/fit-runtimes.sh`; not shipped, see above), each")
     print("on its box's topology (`--topology-for`: dgx-a100,")
     print("4x-a100-pcie, 8x-l20-pcie) and with the pixart-alpha profile (`--model-for`). PipeFusion rows take xDiT's")
-    print("defaults where the chart states none: one warm-up step and one patch per stage. The 4 x A100 PCIe box")
+    print("default where the chart states none of the patch count, one per stage, and 2 warm-up steps where it")
+    print("states none (`--warmup-for`; the data settle it, below). The 4 x A100 PCIe box")
     print("is written without peer-to-peer (its switch stages peer traffic through host memory): the page does not")
     print("say, but its Ulysses, Ring and tensor-parallel timings at 1024 and 2048 px take the time of staged")
-    print("transfers, not of peer-to-peer through the switch (with peer-to-peer, when this was written: nested CV 16.7%")
-    print("instead of 12.9%, PipeFusion 7.7% instead of 11.1%, as many pairs out of order). Its groups move at the")
+    print("transfers, not of peer-to-peer through the switch (with peer-to-peer, when this was written, warm-up 1 and")
+    print("the folds dealt once in order: nested CV 16.7% instead of 12.9%, PipeFusion 7.7% instead of 11.1%, as many")
+    print("pairs out of order). Its groups move at the")
     print("staged efficiency, a fit's [links] pcie_host, not at the P2P box's pcie (docs/topology.md). Columns as above.\n")
     rows_table(rows, True)
     summary(rows, "PixArt-alpha")
@@ -169,6 +197,8 @@ def pixart_section(fit):
           f"**{pct(cv_mape(pf))}**.\n")
     held_out_table(fit, {"box", "resolution"}, rows)
     order(rows, 0.10)
+    if scans:
+        warmup_scan(scans)
     cannot_settle(fit, PIXART_SOURCES)
 
 
@@ -183,14 +213,20 @@ def compiled_section(fit):
 
 
 def main():
-    fits = [json.load(open(path)) for path in [sys.argv[1]] + sys.argv[3:4]]
+    fits = [json.load(open(path)) for path in [sys.argv[1]] + [a for a in sys.argv[3:4] if "=" not in a]]
     for fit in fits:
         for r in fit["rows"]:
             r["box"] = r.get("box") or ""
     if sys.argv[2] == "published-timings":
         flux_section(fits[0], fits[1])
+    elif sys.argv[2] == "published-pixart":
+        scans = {w: json.load(open(path)) for w, path in (arg.split("=", 1) for arg in sys.argv[3:])}
+        for fit in scans.values():
+            for r in fit["rows"]:
+                r["box"] = r.get("box") or ""
+        pixart_section(fits[0], scans)
     else:
-        {"published-pixart": pixart_section, "published-compiled": compiled_section}[sys.argv[2]](fits[0])
+        compiled_section(fits[0])
 
 
 if __name__ == "__main__":

@@ -177,6 +177,15 @@ std::vector<costmodel::TimingRow> import_timings(const std::string& path, const 
   read_pairs(mappings.runtime_for, "--runtime-for", "SOURCE=RUNTIME", o.runtime_for_source);
   read_pairs(mappings.model_for, "--model-for", "SOURCE=MODEL", o.model_for_source);
   read_pairs(mappings.topology_for, "--topology-for", "BOX=TOPOLOGY", o.topology_for_box);
+  std::map<std::string, std::string> warmups;
+  read_pairs(mappings.warmup_for, "--warmup-for", "SOURCE=W", warmups);
+  for (const auto& [source, w] : warmups) {
+    try {
+      o.warmup_for_source[source] = parse_int("--warmup-for", w, 0, 100000);
+    } catch (const InvalidInput&) {
+      throw InvalidInput{printable(fmt::format("--warmup-for = {}={}: W must be an integer from 0 to 100000", source, w))};
+    }
+  }
   auto rows = imports::parse_timing_rows(read_file(path), path, o);
   if (!rows) throw InvalidInput{rows.error().message};
   return std::move(rows).value();
@@ -197,6 +206,7 @@ void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const Ti
   };
   check(mappings.model_for, "--model-for", "source", &costmodel::TimingRow::source);
   check(mappings.topology_for, "--topology-for", "box", &costmodel::TimingRow::box);
+  check(mappings.warmup_for, "--warmup-for", "source", &costmodel::TimingRow::source);
 }
 
 std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path) {

@@ -48,11 +48,12 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
 struct TimingMappings {
   std::string runtime;
   std::vector<std::string> runtime_for, model_for, topology_for;
+  std::vector<std::string> warmup_for;  // SOURCE=W: the PipeFusion warm-up of its rows that state none
 };
 // The rows of an imported timings file (.json, .csv or .jsonl). InvalidInput names the file, row,
 // field and rule.
 std::vector<costmodel::TimingRow> import_timings(const std::string& path, const TimingMappings& mappings);
-// InvalidInput (one line) for a --model-for SOURCE or --topology-for BOX no row of `rows` has: a
+// InvalidInput (one line) for a --model-for or --warmup-for SOURCE or a --topology-for BOX no row of `rows` has: a
 // mistyped name would otherwise leave its rows as they were, silently.
 void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const TimingMappings& mappings);
 // The pipeline runs (cpplan import-runs) of the store at `db` as timing rows; InvalidInput when

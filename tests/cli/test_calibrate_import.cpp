@@ -303,7 +303,7 @@ TEST_CASE("calibrate --import refuses an output that is not a .toml in an existi
   CHECK(fs::is_empty(dir.path()));
 }
 
-TEST_CASE("calibrate --import refuses a malformed --runtime-for and --folds below 2", "[cli][calibrate_import][errors]") {
+TEST_CASE("calibrate --import refuses a malformed --runtime-for or --warmup-for and --folds below 2", "[cli][calibrate_import][errors]") {
   TempDir dir("cpplan-calibrate-import-");
   {
     const CliResult r =
@@ -320,6 +320,17 @@ TEST_CASE("calibrate --import refuses a malformed --runtime-for and --folds belo
                                  dir.file("out.toml"), "--topology-for", "my box=dgx-a100"});
     check_refused(t);
     CHECK_THAT(t.err, Catch::Contains("--topology-for = my box=dgx-a100: no row has box my box"));
+    const CliResult w = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--warmup-for", "xdit-flx=2"});
+    check_refused(w);
+    CHECK_THAT(w.err, Catch::StartsWith("cpplan: --warmup-for = xdit-flx=2: no row has source xdit-flx (the rows': "));
+  }
+  for (const char* bad : {"xdit-flux=two", "xdit-flux=-1"}) {  // W: a count of steps
+    INFO(bad);
+    const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--warmup-for", bad});
+    check_refused(r);
+    CHECK(r.err == "cpplan: --warmup-for = " + std::string(bad) + ": W must be an integer from 0 to 100000\n");
   }
   {
     const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
@@ -414,7 +425,7 @@ std::vector<std::string> pixart_args() {
   return {"calibrate", "--import", pixart(), "--runtime-for", "xdit-pixart-legacy=xdit", "--model-for",
           "xdit-pixart-legacy=pixart-alpha", "--topology-for", "8 x A100 80GB SXM (NVLink, NVSwitch)=dgx-a100",
           "--topology-for", "4 x A100 80GB on PCIe Gen4 under one switch, no NVLink=4x-a100-pcie", "--topology-for",
-          "8 x L20 48GB on PCIe=8x-l20-pcie", "--json"};
+          "8 x L20 48GB on PCIe=8x-l20-pcie", "--warmup-for", "xdit-pixart-legacy=2", "--json"};
 }
 
 }  // namespace

@@ -479,6 +479,32 @@ TEST_CASE("a PipeFusion row reads its degree, patches and warm-up, xDiT's defaul
   CHECK((*rows)[1].config.pipefusion.warmup_steps == 1);
 }
 
+TEST_CASE("calibrate's --warmup-for sets the warm-up of a source's PipeFusion rows that state none, and only theirs",
+          "[imports][timing_rows]") {
+  // Four points of source "pf": warm-up 2 stated, null, absent, and a row without PipeFusion.
+  const std::string base = R"("model": "flux.1-dev", "hardware": "l20", "runtime": "xdit", "gpus": 4, "resolution": "1024x1024",
+                              "seconds_per_image": 1.0, "steps": 20, "source": "pf")";
+  const std::string points = "{\"points\": [{" + base + R"(, "pipefusion_degree": 4, "pipefusion_warmup_steps": 2}, {)" + base +
+                             R"(, "pipefusion_degree": 4, "pipefusion_warmup_steps": null}, {)" + base +
+                             R"(, "pipefusion_degree": 4}, {)" + base + R"(, "ulysses_degree": 4}]})";
+  const TimingFile file("w.json", points);
+  TimingImportOptions o;
+  o.warmup_for_source["pf"] = 3;
+  auto rows = file.parse(o);
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 4);
+  CHECK((*rows)[0].config.pipefusion.warmup_steps == 2);  // stated: kept
+  CHECK((*rows)[1].config.pipefusion.warmup_steps == 3);
+  CHECK((*rows)[2].config.pipefusion.warmup_steps == 3);
+  CHECK((*rows)[3].config.pipefusion.warmup_steps == 0);  // no PipeFusion: none
+  // Another source's rows keep xDiT's default.
+  o.warmup_for_source = {{"other", 3}};
+  auto kept = file.parse(o);
+  REQUIRE(kept.ok());
+  CHECK((*kept)[1].config.pipefusion.warmup_steps == cpplan::kXditWarmupSteps);
+}
+
 TEST_CASE("a row's box names its topology through --topology-for and --model-for names a source's model",
           "[imports][timing_rows]") {
   const std::string box = point_with("box", "\"4 x A100 on PCIe\"");
