@@ -62,6 +62,7 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"fitted_ms", c.fitted_ms},
                     {"held_out_ms", c.held_out_ms},
                     {"held_out_error", c.held_out_error},
+                    {"unreconciled", c.unreconciled},
                     {"measured_mem_bytes", c.row.peak_mem_bytes ? json(*c.row.peak_mem_bytes) : json(nullptr)},
                     {"predicted_mem_bytes", c.predicted_mem_bytes ? json(*c.predicted_mem_bytes) : json(nullptr)}});
   return rows;

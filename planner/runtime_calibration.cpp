@@ -345,9 +345,10 @@ void check_agreement(RuntimeCalibration& c, double reading_error) {
         c.disagreements.push_back(fmt::format("{} and {}: one configuration measured {:.0f}% apart", row_label(a),
                                               row_label(b), 100 * gap));
     }
-  for (const CalibratedRow& r : c.rows) {
+  for (CalibratedRow& r : c.rows) {
     const double fitted = r.fitted_ms / r.measured_ms - 1, held = r.held_out_ms / r.measured_ms - 1;
-    if (std::abs(fitted) > kUnreconciled && std::abs(held) > kUnreconciled && (fitted > 0) == (held > 0))
+    r.unreconciled = std::abs(fitted) > kUnreconciled && std::abs(held) > kUnreconciled && (fitted > 0) == (held > 0);
+    if (r.unreconciled)
       c.disagreements.push_back(fmt::format("{}: measured {:.3g} {}, fitted {:+.0f}%, held out {:+.0f}%: not reconciled "
                                             "with the other rows", row_label(r), r.measured_ms * (r.per_image ? 1e-3 : 1),
                                             r.per_image ? "s" : "ms", 100 * fitted, 100 * held));

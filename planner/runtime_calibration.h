@@ -25,6 +25,7 @@ struct CalibratedRow {
   double fitted_ms = 0;      // the profiles with this fit applied
   double held_out_ms = 0;    // nested cross-validation: fits that did not see the row (mean of the repeats)
   double held_out_error = 0; // their mean |predicted / measured - 1| (cv_mape is its mean over the rows)
+  bool unreconciled = false; // the fit and the fits without it miss it alike by over 25% (a disagreement)
   std::optional<double> predicted_mem_bytes;  // when the row has a measured peak
 };
 

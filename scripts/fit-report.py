@@ -60,7 +60,9 @@ def pairs(rows, gap):
                 continue
             count += 1
             if (a["measured_ms"] < b["measured_ms"]) != (a["fitted_ms"] < b["fitted_ms"]):
-                wrong.append(f"{a['resolution']} {a['box'] or a['hardware']}: {a['plan']} ({a['gpus']}) vs {b['plan']} ({b['gpus']})")
+                flag = " (a row the data cannot settle)" if a.get("unreconciled") or b.get("unreconciled") else ""
+                wrong.append(f"{a['resolution']} {a['box'] or a['hardware']}: {a['plan']} ({a['gpus']}) vs {b['plan']} ({b['gpus']})"
+                             + flag)
     return count, wrong
 
 

@@ -453,6 +453,19 @@ TEST_CASE("calibrate --import fits xDiT's PixArt-alpha set on its three boxes", 
   CHECK(boxes.size() == 3);
   CHECK(pf_rows == 14);
   CHECK(pf_error / pf_rows <= 0.15);
+  // A row is flagged unreconciled when the fit and the fits without it both miss it by over 25%,
+  // the same way; each such row is one "not reconciled" line.
+  int flagged = 0, lines = 0;
+  for (const auto& row : j["rows"]) {
+    const double m = row["measured_ms"].get<double>();
+    const double fitted = row["fitted_ms"].get<double>() / m - 1, held = row["held_out_ms"].get<double>() / m - 1;
+    const bool missed = std::abs(fitted) > 0.25 && std::abs(held) > 0.25 && (fitted > 0) == (held > 0);
+    CHECK(row["unreconciled"].get<bool>() == missed);
+    flagged += missed ? 1 : 0;
+  }
+  for (const auto& d : j["disagreements"]) lines += d.get<std::string>().find("not reconciled") != std::string::npos ? 1 : 0;
+  CHECK(flagged == lines);
+  CHECK(flagged > 0);
   for (const std::string& box : boxes) CHECK(j["held_out"].contains("box=" + box));
 }
 

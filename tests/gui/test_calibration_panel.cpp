@@ -191,6 +191,11 @@ TEST_CASE("A bad mapping or no file in the Calibration tab's fit is one line, an
   INFO(fit.status_text().toStdString());
   CHECK(fit.status_text().startsWith(QStringLiteral("--runtime-for = cache-dit")));
   CHECK_FALSE(fit.status_text().contains(QLatin1Char('\n')));
+  fit.runtime_for()->setText(QStringLiteral("cache-dit=diffusers"));
+  fit.warmup_for()->setText(QStringLiteral("xdit-flux=two"));  // as calibrate --warmup-for refuses it
+  fit.fit();
+  REQUIRE(cpplan::test::wait_for(&fit, &cpplan::gui::ImportFitPanel::fitted, 60000));
+  CHECK(fit.status_text() == QStringLiteral("--warmup-for = xdit-flux=two: W must be an integer from 0 to 100000"));
   CHECK(fit.rows()->rowCount() == 0);
   CHECK_FALSE(std::filesystem::exists(out));
 }
