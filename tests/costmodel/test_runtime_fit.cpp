@@ -278,7 +278,7 @@ void check_partition(const std::vector<std::size_t>& rows, int folds, int deal) 
 
 }  // namespace
 
-TEST_CASE("folds dealt in order hold out every k-th row; dealt at random each repeat is a partition of its own",
+TEST_CASE("folds dealt in order hold out every k-th row, and dealt at random each repeat is a partition of its own",
           "[costmodel][runtime_fit]") {
   const auto rows = iota_rows(25, 100);
   // In order: fold 3 of 5 holds rows 3, 8, 13, 18, 23 (here numbered from 100).
