@@ -151,7 +151,6 @@ std::vector<double> fit(const std::vector<FitObservation>& obs, const std::vecto
   return best;
 }
 
-
 // The ridge strength with the lowest k-fold MAPE over `rows` (dealt in order: part of the fitting
 // procedure, which the shipped fits were made with).
 double choose_lambda(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,

@@ -337,6 +337,10 @@ TEST_CASE("calibrate --import refuses a malformed --runtime-for or --warmup-for 
                                  dir.file("out.toml"), "--folds", "1"});
     check_refused(r);
     CHECK_THAT(r.err, Catch::Contains("--folds = 1"));
+    const CliResult z = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--repeats", "0"});
+    check_refused(z);
+    CHECK(z.err == "cpplan: --repeats = 0: must be between 1 and 100\n");
   }
   CHECK(fs::is_empty(dir.path()));
 }
