@@ -169,13 +169,7 @@ int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::s
   const std::string files = fmt::format("{}", fmt::join(c.import, ", "));
   const session::RuntimeFitRequest request = fit_request(c, a, exe, files);  // a bad -o or --folds first
   const session::TimingMappings mappings{c.runtime, c.runtime_for, c.model_for, c.topology_for, c.warmup_for};
-  std::vector<costmodel::TimingRow> rows;
-  for (const std::string& file : c.import) {
-    auto more = session::import_timings(file, mappings);
-    rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  }
-  session::check_mappings_used(rows, mappings);
-  return fit_and_report(rows, request, c, out);
+  return fit_and_report(session::import_timings(c.import, mappings), request, c, out);
 }
 
 int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,

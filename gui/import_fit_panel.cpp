@@ -65,13 +65,7 @@ FitOutcome fit_timings(const FitInput& in) {
     request.exe = in.exe;
     session::complete_fit_request(request);  // a bad output before any work
     const session::TimingMappings mappings{"", in.runtime_for, in.model_for, in.topology_for, in.warmup_for};
-    std::vector<costmodel::TimingRow> rows;
-    for (const std::string& file : in.files) {
-      auto more = session::import_timings(file, mappings);
-      rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-    }
-    session::check_mappings_used(rows, mappings);
-    out.result = session::fit_runtimes(rows, request);
+    out.result = session::fit_runtimes(session::import_timings(in.files, mappings), request);
   } catch (const session::InvalidInput& e) {
     out.error = e.message;
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@ fitted (the shipped profiles through the real cost model) and held out (nested c
 each row predicted by a fit that did not see it, through the real cost model)."""
 import json
 import sys
+from collections import defaultdict
 
 FLUX_SOURCES = {"diffusers-cp-guide", "xdit-flux", "cache-dit"}
 PIXART_SOURCES = {"xdit-pixart-legacy"}
@@ -157,11 +158,12 @@ def warmup_scan(scans):
     three sets per W, `--warmup-for xdit-pixart-legacy=W`): their error, and the whole set's."""
     def key(r):
         return (r["box"], r["resolution"], r["plan"], r["measured_ms"])
-    unstated = None
+    warmups = defaultdict(set)  # each PixArt row -> the warm-ups the scans read it with
     for fit in scans.values():
-        pixart = {key(r): r["pipefusion_warmup_steps"] for r in fit["rows"] if r["source"] in PIXART_SOURCES}
-        unstated = {k: {w} for k, w in pixart.items()} if unstated is None else {k: unstated[k] | {pixart[k]} for k in unstated}
-    unstated = {k for k, ws in unstated.items() if len(ws) > 1}
+        for r in fit["rows"]:
+            if r["source"] in PIXART_SOURCES:
+                warmups[key(r)].add(r["pipefusion_warmup_steps"])
+    unstated = {k for k, ws in warmups.items() if len(ws) > 1}
     print(f"The charts of the two A100 boxes label their bars \"PipeFusion\" without the warm-up; xDiT's default is one")
     print(f"step. Read with each warm-up W in turn (`calibrate --warmup-for xdit-pixart-legacy=W`, one fit of all three")
     print(f"sets each), their {len(unstated)} rows come out:\n")

@@ -169,9 +169,8 @@ void read_pairs(const std::vector<std::string>& pairs, const char* option, const
   }
 }
 
-}  // namespace
-
-std::vector<costmodel::TimingRow> import_timings(const std::string& path, const TimingMappings& mappings) {
+// The import options the mappings spell: each KEY=VALUE pair read once, W as a count of steps.
+imports::TimingImportOptions import_options(const TimingMappings& mappings) {
   imports::TimingImportOptions o;
   o.default_runtime = mappings.runtime;
   read_pairs(mappings.runtime_for, "--runtime-for", "SOURCE=RUNTIME", o.runtime_for_source);
@@ -186,11 +185,11 @@ std::vector<costmodel::TimingRow> import_timings(const std::string& path, const 
       throw InvalidInput{printable(fmt::format("--warmup-for = {}={}: W must be an integer from 0 to 100000", source, w))};
     }
   }
-  auto rows = imports::parse_timing_rows(read_file(path), path, o);
-  if (!rows) throw InvalidInput{rows.error().message};
-  return std::move(rows).value();
+  return o;
 }
 
+// A --model-for or --warmup-for SOURCE or a --topology-for BOX no row of `rows` has: a mistyped
+// name would otherwise leave its rows as they were, silently.
 void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const TimingMappings& mappings) {
   auto check = [&](const std::vector<std::string>& pairs, const char* option, const char* what,
                    std::string costmodel::TimingRow::*field) {
@@ -207,6 +206,20 @@ void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const Ti
   check(mappings.model_for, "--model-for", "source", &costmodel::TimingRow::source);
   check(mappings.topology_for, "--topology-for", "box", &costmodel::TimingRow::box);
   check(mappings.warmup_for, "--warmup-for", "source", &costmodel::TimingRow::source);
+}
+
+}  // namespace
+
+std::vector<costmodel::TimingRow> import_timings(const std::vector<std::string>& files, const TimingMappings& mappings) {
+  const imports::TimingImportOptions o = import_options(mappings);
+  std::vector<costmodel::TimingRow> rows;
+  for (const std::string& path : files) {
+    auto more = imports::parse_timing_rows(read_file(path), path, o);
+    if (!more) throw InvalidInput{more.error().message};
+    rows.insert(rows.end(), std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
+  }
+  check_mappings_used(rows, mappings);
+  return rows;
 }
 
 std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path) {

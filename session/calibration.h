@@ -44,18 +44,17 @@ void complete_fit_request(RuntimeFitRequest& request);
 planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>& rows, RuntimeFitRequest request);
 
 // How imported rows name what the file does not: `runtime` for rows that name none, and
-// KEY=VALUE pairs (--runtime-for SOURCE=RUNTIME, --model-for SOURCE=MODEL, --topology-for BOX=TOPOLOGY).
+// KEY=VALUE pairs (--runtime-for SOURCE=RUNTIME, --model-for SOURCE=MODEL, --topology-for BOX=TOPOLOGY,
+// --warmup-for SOURCE=W).
 struct TimingMappings {
   std::string runtime;
   std::vector<std::string> runtime_for, model_for, topology_for;
   std::vector<std::string> warmup_for;  // SOURCE=W: the PipeFusion warm-up of its rows that state none
 };
-// The rows of an imported timings file (.json, .csv or .jsonl). InvalidInput names the file, row,
-// field and rule.
-std::vector<costmodel::TimingRow> import_timings(const std::string& path, const TimingMappings& mappings);
-// InvalidInput (one line) for a --model-for or --warmup-for SOURCE or a --topology-for BOX no row of `rows` has: a
-// mistyped name would otherwise leave its rows as they were, silently.
-void check_mappings_used(const std::vector<costmodel::TimingRow>& rows, const TimingMappings& mappings);
+// The rows of every imported timings file (.json, .csv or .jsonl), one fit's worth. InvalidInput
+// (one line) names the file, row, field and rule, or a --model-for or --warmup-for SOURCE or a
+// --topology-for BOX no row has (a mistyped name would otherwise leave its rows as they were).
+std::vector<costmodel::TimingRow> import_timings(const std::vector<std::string>& files, const TimingMappings& mappings);
 // The pipeline runs (cpplan import-runs) of the store at `db` as timing rows; InvalidInput when
 // it is missing or holds fewer than 2.
 std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path);
