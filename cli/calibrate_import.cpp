@@ -55,6 +55,7 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"pipefusion_degree", c.row.config.pp()},
                     {"pipefusion_warmup_steps", c.row.config.pipefusion.warmup_steps},
                     {"resolution", fmt::format("{}x{}", c.row.width, c.row.height)},
+                    {"steps", c.row.steps == 0 ? json(nullptr) : json(c.row.steps)},
                     {"plan", plan_label(c.row.config)},
                     {"per_image", c.per_image},
                     {"measured_ms", c.measured_ms},

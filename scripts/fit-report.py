@@ -179,6 +179,54 @@ def warmup_scan(scans):
     print("which is what the A100 bars spend beyond a pipeline warmed up once.\n")
 
 
+CHART_ERROR = 0.02  # the published files' stated reading error of a bar
+
+
+def warmup_consistency(rows):
+    """Without the model: PipeFusion bars of one box and size that differ only in their warm-up. Each
+    warm-up step more runs one step synchronously, stage after stage, where a warmed-up step runs the
+    patch pipeline: it costs about one single-GPU step more (1 - 1/P of it, plus the transfers between
+    stages). A pair whose difference is further from one single-GPU step than 1/P plus the chart-reading
+    error of both bars allows disagrees with it: one of its two bars is off."""
+    groups = defaultdict(list)
+    for r in rows:
+        if r["per_image"] and r.get("steps"):
+            groups[(r["source"], r["box"] or r["hardware"], r["resolution"])].append(r)
+    lines, off = [], []
+    for (source, box, size), group in groups.items():
+        single = [r for r in group if r["gpus"] == 1]
+        if len(single) != 1:
+            continue
+        step = single[0]["measured_ms"] / single[0]["steps"]
+        pf = sorted((r for r in group if r["pipefusion_degree"] > 1), key=lambda r: r["pipefusion_warmup_steps"])
+        for i, a in enumerate(pf):
+            for b in pf[i + 1:]:
+                extra = b["pipefusion_warmup_steps"] - a["pipefusion_warmup_steps"]
+                if a["plan"] != b["plan"] or extra <= 0:
+                    continue
+                ratio = (b["measured_ms"] - a["measured_ms"]) / extra / step
+                slack = 1 / a["pipefusion_degree"] + CHART_ERROR * (a["measured_ms"] + b["measured_ms"]) / extra / step
+                agrees = abs(ratio - 1) <= slack
+                lines.append(f"| {box} | {size} | {a['plan']} | {a['pipefusion_warmup_steps']} vs "
+                             f"{b['pipefusion_warmup_steps']} | {ratio:.2f} | 1 ± {slack:.2f} | {'yes' if agrees else '**no**'} |")
+                if not agrees:
+                    off.append(f"{box} {size} {a['plan']}, warm-up {a['pipefusion_warmup_steps']} and "
+                               f"{b['pipefusion_warmup_steps']} ({a['measured_ms'] * 1e-3:.3g} s and {b['measured_ms'] * 1e-3:.3g} s)")
+    if not lines:
+        return
+    print("Bars that disagree with each other, without the model: each warm-up step more costs about one")
+    print("single-GPU step (the same work run stage after stage instead of pipelined: 1 - 1/P of a step, plus the")
+    print("transfers between stages). The difference of two PipeFusion bars that differ only in their warm-up,")
+    print("per extra warm-up step, in single-GPU steps of the same chart (its single-GPU bar over its steps):\n")
+    print("| box | size | plan | warm-up | difference per warm-up step, in single-GPU steps | expected, with 1/P and the chart-reading error (2% a bar) | agrees |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(lines))
+    print()
+    if off:
+        print("One of the two bars of each pair that does not agree is off beyond the chart-reading error, whatever the")
+        print("model: " + "; ".join(off) + ".\n")
+
+
 def pixart_section(fit, scans):
     rows = [r for r in fit["rows"] if r["source"] in PIXART_SOURCES]
     pf = [r for r in rows if r["pipefusion_degree"] > 1]
@@ -203,6 +251,7 @@ def pixart_section(fit, scans):
     order(rows, 0.10)
     if scans:
         warmup_scan(scans)
+    warmup_consistency(rows)
     cannot_settle(fit, PIXART_SOURCES)
 
 

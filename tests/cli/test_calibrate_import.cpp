@@ -449,6 +449,7 @@ TEST_CASE("calibrate --import fits xDiT's PixArt-alpha set on its three boxes", 
   std::set<std::string> boxes;
   for (const auto& row : j["rows"]) {
     boxes.insert(row["box"].get<std::string>());
+    CHECK(row["steps"] == 20);  // the published file: 20 DPM-Solver steps on every bar
     if (row["pipefusion_degree"].get<int>() > 1) {
       ++pf_rows;
       pf_error += row["held_out_error"].get<double>();
