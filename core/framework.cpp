@@ -195,13 +195,14 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
           "family_reason", "conflicts", "backend_rules", "missing", "unlisted", "common", "models",
-          "unconfirmed", "with_fully_shard_reason"});
+          "unconfirmed", "with_fully_shard_reason", "runtime"});
   detail::read_name(r, path, p.name);
   r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
   r.string("version", p.version);
   r.string("description", p.description, false);
   r.string("launcher", p.launcher);
+  r.string("runtime", p.runtime, false);
   if (r.ok() && p.launcher != "script" && p.launcher != "runner" && p.launcher != "command" && p.launcher != "note")
     r.fail("launcher", fmt::format("\"{}\"", p.launcher), "must be \"script\", \"runner\", \"command\" or \"note\"");
   r.string("unconfirmed", p.unconfirmed, false);

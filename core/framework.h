@@ -98,6 +98,7 @@ struct FrameworkProfile {
   std::string family_reason;               // on a family not listed
   std::vector<std::string> entry_points;   // commands and scripts that exist in this version
   std::string launcher;                    // "runner": `xdit` ...; "script": a Python script; "command": a CLI; "note"
+  std::string runtime;                     // the runtime profile its plans run under, when --runtime is not given
   std::string unconfirmed;                 // non-empty: what of this file the reference marks unconfirmed
   std::vector<FeatureConflict> conflicts;
   std::vector<BackendRule> backend_rules;

@@ -489,6 +489,10 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
     if (auto r = c.check_hardware(t); !r) return r.error();
   for (const RuntimeFit& f : c.fits_)
     if (auto r = c.check_fit(f); !r) return r.error();
+  for (const FrameworkProfile& f : c.frameworks_)
+    if (!f.runtime.empty() && !c.find_runtime(f.runtime))
+      return Error{fmt::format("{}: runtime = {}: must name a runtime profile ({})", f.source, printable(f.runtime),
+                               join_or(c.runtime_names()))};
   if (options.apply_fits) c.apply_fits();
   c.directories_ = directories;
   return c;

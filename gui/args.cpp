@@ -40,7 +40,7 @@ QueryInput query_input(const session::Options& q, const planner::PlannerOptions&
   if (!q.steps.empty()) in.steps = session::parse_int("--steps", q.steps, 1, 100000);
   if (!q.nodes.empty()) in.nodes = session::parse_int("--nodes", q.nodes, 1, kMaxGpus);
   if (const auto b = attention_backend_from_string(q.backend)) in.backend = *b;
-  in.runtime = q.runtime.empty() ? "diffusers" : q.runtime;
+  in.runtime = q.runtime;  // "": the framework's
   in.framework = q.framework;
   if (q.offload) in.text_encoder = TextEncoderPlacement::kOffloaded;
   in.offload_idle_transformer = q.offload_idle_transformer;

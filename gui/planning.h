@@ -44,7 +44,7 @@ struct QueryInput {
   // P, 2P and 4P) and warm-up steps.
   int pipeline_patches = 0;
   int pipefusion_warmup_steps = kXditWarmupSteps;
-  std::string runtime = "diffusers";   // runtime profile (cpplan --runtime)
+  std::string runtime;                 // runtime profile (cpplan --runtime); "": the framework's, else diffusers
   // cpplan --framework: rank only the valid plans this framework runs (diffusers, xdit,
   // cache-dit); "any" ranks them all.
   std::string framework = "any";

@@ -126,8 +126,11 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   }
   topology_->setToolTip(QStringLiteral("place every plan's groups on this node's GPUs and links (cpplan --topology)"));
   for (int b = 0; b < kAttentionBackendCount; ++b) backend_->addItem(qstr(to_string(static_cast<AttentionBackend>(b))));
+  runtime_->addItem(QStringLiteral("framework's"), QString());  // cpplan without --runtime
+  runtime_->setItemData(0, QStringLiteral("the runtime of the framework below (xdit for xdit), else diffusers"),
+                        Qt::ToolTipRole);
   for (const RuntimeProfile& r : catalog_->runtimes()) {
-    runtime_->addItem(QString::fromStdString(r.name));
+    runtime_->addItem(QString::fromStdString(r.name), QString::fromStdString(r.name));
     runtime_->setItemData(runtime_->count() - 1, QString::fromStdString(r.description), Qt::ToolTipRole);
   }
   runtime_->setToolTip(QStringLiteral("how the framework runs the plan: its host cost per op, fusion, waits"));
@@ -231,11 +234,11 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
 
   const int flux = model_->findText(QStringLiteral("flux.1-dev"));
   const int h100 = hardware_->findText(QStringLiteral("h100-sxm"));
-  const int diffusers = runtime_->findText(QString::fromStdString(QueryInput{}.runtime));
+  const int runtime = runtime_->findData(QString::fromStdString(QueryInput{}.runtime));
   quiet_ = true;
   model_->setCurrentIndex(flux >= 0 ? flux : 0);
   hardware_->setCurrentIndex(h100 >= 0 ? h100 : 0);
-  runtime_->setCurrentIndex(diffusers >= 0 ? diffusers : 0);
+  runtime_->setCurrentIndex(runtime >= 0 ? runtime : 0);
   gpus_->setValue(4);
   apply_model_defaults();
   quiet_ = false;
@@ -388,7 +391,7 @@ QueryInput QueryPanel::input() const {
   in.steps = steps_->value();
   in.backend = static_cast<AttentionBackend>(backend_->currentIndex());
   in.allow_anything = anything_->isChecked();
-  in.runtime = runtime_->currentText().toStdString();
+  in.runtime = runtime_->currentData().toString().toStdString();
   in.framework = framework_->currentText().toStdString();
   in.text_encoder = placement_of<TextEncoderPlacement>(text_encoder_);
   in.vae = placement_of<VaePlacement>(vae_);
@@ -422,7 +425,7 @@ void QueryPanel::set_input(const QueryInput& in) {
   if (h >= 0) hardware_->setCurrentIndex(h);
   backend_->setCurrentIndex(static_cast<int>(in.backend));
   anything_->setChecked(in.allow_anything);
-  const int r = runtime_->findText(QString::fromStdString(in.runtime));
+  const int r = runtime_->findData(QString::fromStdString(in.runtime));
   if (r >= 0) runtime_->setCurrentIndex(r);
   const int f = framework_->findText(QString::fromStdString(in.framework));
   if (f >= 0) framework_->setCurrentIndex(f);

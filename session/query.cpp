@@ -97,6 +97,17 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
     q.vae = v;
   }
 }
+
+// Without --runtime, the runtime of the framework --framework names (its profile's `runtime`): a plan
+// ranked for xDiT is priced as xDiT runs it. Other frameworks, and none, keep diffusers'.
+void resolve_framework_runtime(const Options& a, const ProfileCatalog& catalog, Query& q) {
+  const auto f = a.runtime.empty() ? framework_choice(a) : std::nullopt;
+  const FrameworkProfile* profile = f ? q.frameworks[static_cast<int>(*f)] : nullptr;
+  if (!profile || profile->runtime.empty()) return;
+  auto runtime = catalog.runtime(profile->runtime);
+  if (!runtime) throw InvalidInput{runtime.error().message};
+  q.runtime = *runtime;
+}
 }  // namespace
 
 
@@ -159,6 +170,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   auto frameworks = catalog.frameworks_for_query(a.framework_versions);
   if (!frameworks) throw InvalidInput{frameworks.error().message};
   q.frameworks = *frameworks;
+  resolve_framework_runtime(a, catalog, q);
   auto seq = compute_sequence(m, q.resolution, q.frames, text);
   if (!seq) throw InvalidInput{seq.error().message};
   q.sequence = *seq;

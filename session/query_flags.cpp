@@ -25,7 +25,8 @@ void add_query_flags(CLI::App& app, Options& o) {
   app.add_option("--batch", o.batch, "images generated together (split over dp replicas; default 1)");
   app.add_option("--text-tokens", o.text_tokens, "text tokens (default: the model's)");
   app.add_option("--runtime", o.runtime,
-                 "how the framework runs it: diffusers | xdit | compiled | cpplan (default diffusers; cpplan run: cpplan)");
+                 "how the framework runs it: diffusers | xdit | compiled | cpplan (default: --framework's, xdit for xdit; else "
+                 "diffusers; cpplan run: cpplan)");
   app.add_option("--text-encoder", o.text_encoder,
                  "replicated | offloaded | sequential | sharded | fully-sharded | fully-sharded-host (default: the fastest "
                  "that fits, per plan and framework)");

@@ -170,3 +170,34 @@ TEST_CASE("check --framework prices the plan as the framework runs it, or says w
   CHECK_THAT(whole, Catch::Contains("xDiT cannot run it: xDiT's fully_shard shards the largest text encoder too "
                                     "(the runner's fsdp_strategy), and only with it"));
 }
+
+// Without --runtime, --framework xdit prices its plans as xDiT runs them: the xdit runtime its
+// framework profile names (profiles/frameworks/xdit.toml), as --runtime xdit would; an explicit
+// --runtime still wins, and the other frameworks keep diffusers'.
+TEST_CASE("Without --runtime, --framework xdit prices with xDiT's runtime, and --runtime still wins",
+          "[cli][frameworks][runtime]") {
+  const std::vector<std::string> q{"--gpus", "4", "--model", "flux.1-dev", "--hardware", "l20", "--res", "1024x1024",
+                                   "--top", "3", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = q;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return json::parse(out_of(a));
+  };
+  auto steps = [](const json& j) {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& p : j["plans"]) out.emplace_back(p["label"].get<std::string>(), p["predicted"]["step_ms"].get<double>());
+    return out;
+  };
+  const json framework = with({"--framework", "xdit"});
+  const json explicit_xdit = with({"--framework", "xdit", "--runtime", "xdit"});
+  const json forced = with({"--framework", "xdit", "--runtime", "diffusers"});
+  CHECK(framework["runtime"] == "xdit");
+  CHECK(framework["plans"][0]["predicted"]["runtime"] == "xdit");
+  CHECK(forced["runtime"] == "diffusers");
+  CHECK(steps(framework) == steps(explicit_xdit));
+  CHECK(steps(framework) != steps(forced));  // xDiT's host costs are not diffusers'
+  for (const char* name : {"diffusers", "cache-dit", "sglang", "any"})
+    CHECK(with({"--framework", name})["runtime"] == "diffusers");
+  CHECK_THAT(out_of({"--gpus", "4", "--model", "flux.1-dev", "--hardware", "l20", "--framework", "xdit"}),
+             Catch::Contains("runtime xdit"));
+}

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/fit.h"
@@ -485,4 +486,22 @@ TEST_CASE("a later fit's multipliers replace an earlier fit's, later values winn
   // profiles/hardware/h100-sxm.toml: memory 0.85, interconnect 0.85; b-second's multipliers only.
   CHECK(h->memory_efficiency == Approx(1.275));       // 0.85 x 1.5, not 0.85 x 2 x 1.5 = 2.55
   CHECK(h->intra_node.efficiency == Approx(0.935));   // 0.85 x 1.1, not 0.85 x 0.5 x 1.1 = 0.4675
+}
+
+// A framework profile's `runtime` (the runtime its plans run under without --runtime) must name a
+// runtime profile: the catalog refuses it in one line naming the file.
+TEST_CASE("a catalog whose framework names an unknown runtime fails to load, naming the file", "[core][frameworks][errors]") {
+  TempDir dir("cpplan-frameworks-");
+  std::ifstream in(fs::path(cpplan::test::profiles_dir()) / "frameworks" / "xdit.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string line = "runtime = \"xdit\"";
+  REQUIRE(text.find(line) != std::string::npos);
+  text.replace(text.find(line), line.size(), "runtime = \"xdti\"");
+  const fs::path file = dir.path() / "frameworks" / "xdit.toml";
+  write(file, text);
+  auto c = cpplan::ProfileCatalog::load({cpplan::test::profiles_dir(), dir.path().string()});
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(c.error().message, Catch::StartsWith(file.string() + ": runtime = xdti: must name a runtime profile ("));
+  CHECK_THAT(c.error().message, Catch::Contains("xdit"));
+  CHECK(c.error().message.find('\n') == std::string::npos);
 }

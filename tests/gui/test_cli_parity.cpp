@@ -70,6 +70,11 @@ std::vector<Case> cases() {
             input("flux.1-dev", "h100-sxm", 8, 1024, 1024)};
   xdit.in.runtime = "xdit";
   c.push_back(xdit);
+  // No runtime: --framework xdit's own (frameworks/xdit.toml), in both fronts.
+  Case xdit_framework{{"--model", "flux.1-dev", "--hardware", "l20", "--gpus", "4", "--framework", "xdit"},
+                      input("flux.1-dev", "l20", 4)};
+  xdit_framework.in.framework = "xdit";
+  c.push_back(xdit_framework);
   c.push_back({{"--model", "wan2.1-t2v-14b", "--hardware", "h100-sxm", "--gpus", "8"}, input("wan2.1-t2v-14b", "h100-sxm", 8)});
   c.push_back({{"--model", "sd3.5-large", "--hardware", "l40s", "--gpus", "2"}, input("sd3.5-large", "l40s", 2)});
   Case compiled{{"--model", "qwen-image", "--hardware", "h200-sxm", "--gpus", "4", "--runtime", "compiled"},
@@ -207,7 +212,7 @@ TEST_CASE("The GUI and the CLI print the same plans, times, verdicts and snippet
     // The framework snippets of the top plan: the plan detail's text, line by line in the CLI's.
     if (gui.report.valid_count == 0) continue;
     cpplan::gui::PlanDetail detail;
-    detail.set_plan(&*gui.query, &plans.front());
+    detail.set_plan(&*gui.query, &plans.front(), gui.report.framework, &gui.report);  // as the window: the chosen one's
     const std::string snippets = detail.snippet_text().toStdString();
     CHECK_FALSE(snippets.empty());
     CHECK(snippets_in(snippets, cpplan_stdout(c.args)));

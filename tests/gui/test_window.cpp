@@ -176,8 +176,11 @@ TEST_CASE("The runtime combo re-plans: compiled code steps faster than eager dif
   QStringList names;
   for (int i = 0; i < runtime->count(); ++i) names << runtime->itemText(i);
   for (const std::string& name : shared_catalog()->runtime_names()) CHECK(names.contains(QString::fromStdString(name)));
-  CHECK(runtime->count() == static_cast<int>(shared_catalog()->runtime_names().size()));
-  CHECK(runtime->currentText() == "diffusers");
+  // First "framework's" (no --runtime): the framework's runtime, diffusers' for any framework.
+  CHECK(runtime->count() == static_cast<int>(shared_catalog()->runtime_names().size()) + 1);
+  CHECK(runtime->itemText(0) == "framework's");
+  CHECK(runtime->currentText() == "framework's");
+  CHECK(w.result()->input.runtime.empty());
   CHECK(w.result()->query->runtime->name == "diffusers");
 
   REQUIRE(w.selected_plan() == 0);
@@ -199,6 +202,14 @@ TEST_CASE("The runtime combo re-plans: compiled code steps faster than eager dif
   CHECK(w.plan_detail()->summary_text().contains("with the compiled runtime"));
   // `cpplan run` predicts as it runs (the cpplan runtime): the Run tab does not pass --runtime
   CHECK(!w.run_panel()->arguments().contains("--runtime"));
+
+  // Back to the framework's runtime: xDiT's plans are priced as xDiT runs them.
+  choose(w, runtime, QStringLiteral("framework's"));
+  choose(w, w.query_panel()->framework_box(), QStringLiteral("xdit"));
+  CHECK(w.result()->input.runtime.empty());
+  CHECK(w.result()->query->runtime->name == "xdit");
+  CHECK(w.plan_model()->plan(0).predicted->runtime == "xdit");
+  CHECK(w.plan_detail()->summary_text().contains("with the xdit runtime"));
 }
 
 TEST_CASE("Forcing the text encoder and VAE shows them in the table, the summary and the run", "[gui][window][placement]") {
@@ -398,7 +409,7 @@ TEST_CASE("cpplan-gui's flags: the CLI's query flags, exit 2 for usage and 3 for
   CHECK(ok.options.input.backend == cpplan::AttentionBackend::kCudnn);
   CHECK(ok.options.input.text_encoder == cpplan::TextEncoderPlacement::kOffloaded);  // the alias
   CHECK(!ok.options.input.vae);
-  CHECK(ok.options.input.runtime == "diffusers");
+  CHECK(ok.options.input.runtime.empty());  // the framework's
   CHECK(ok.catalog != nullptr);
 
   auto unknown = parse({"--gpu", "4"});
@@ -426,7 +437,7 @@ TEST_CASE("cpplan-gui's --runtime, --text-encoder and --vae: the CLI's values an
   CHECK(ok.options.input.vae == cpplan::VaePlacement::kParallel);
   auto defaults = parse({});
   REQUIRE(defaults.exit_code == -1);
-  CHECK(defaults.options.input.runtime == "diffusers");
+  CHECK(defaults.options.input.runtime.empty());  // the framework's
   CHECK(!defaults.options.input.text_encoder);
   CHECK(!defaults.options.input.vae);
   auto both = parse({"--offload-text-encoders", "--text-encoder", "offloaded"});  // the alias agrees
