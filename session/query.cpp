@@ -99,7 +99,8 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
 }
 
 // Without --runtime, the runtime of the framework --framework names (its profile's `runtime`): a plan
-// ranked for xDiT is priced as xDiT runs it. Other frameworks, and none, keep diffusers'.
+// ranked for xDiT is priced as xDiT runs it. A framework whose profile names none (SGLang Diffusion,
+// vLLM-Omni), and --framework any or cpplan, keep the default (diffusers; xla off CUDA, below).
 void resolve_framework_runtime(const Options& a, const ProfileCatalog& catalog, Query& q) {
   const auto f = a.runtime.empty() ? framework_choice(a) : std::nullopt;
   const FrameworkProfile* profile = f ? q.frameworks[static_cast<int>(*f)] : nullptr;
