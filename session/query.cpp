@@ -77,10 +77,12 @@ void resolve_nodes(const Options& a, Query& q) {
 }
 // --runtime, --text-encoder (or --offload-text-encoders) and --vae.
 void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catalog, Query& q) {
-  // The default for CUDA; TPU and Neuron hardware get xla once the hardware is known.
-  auto runtime = catalog.runtime(a.runtime.empty() ? "diffusers" : a.runtime);
-  if (!runtime) throw InvalidInput{runtime.error().message};
-  q.runtime = *runtime;
+  // An explicit --runtime is checked with the other flags; the default waits for the hardware.
+  if (!a.runtime.empty()) {
+    auto runtime = catalog.runtime(a.runtime);
+    if (!runtime) throw InvalidInput{runtime.error().message};
+    q.runtime = *runtime;
+  }
   if (a.offload && !a.text_encoder.empty() && a.text_encoder != "offloaded")
     throw InvalidInput{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", a.text_encoder)};
   if (a.offload) q.text_encoder = TextEncoderPlacement::kOffloaded;
@@ -98,16 +100,14 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
   }
 }
 
-// Without --runtime, the runtime of the framework --framework names (its profile's `runtime`): a plan
-// ranked for xDiT is priced as xDiT runs it. A framework whose profile names none (SGLang Diffusion,
-// vLLM-Omni), and --framework any or cpplan, keep the default (diffusers; xla off CUDA, below).
-void resolve_framework_runtime(const Options& a, const ProfileCatalog& catalog, Query& q) {
-  const auto f = a.runtime.empty() ? framework_choice(a) : std::nullopt;
+// The runtime without --runtime: PyTorch/XLA's on TPU and Neuron hardware (their programs compile);
+// else the one the --framework's profile names (a plan ranked for xDiT priced as xDiT runs it); else
+// diffusers' (--framework any or cpplan, and frameworks whose profile names none).
+std::string default_runtime(const Options& a, const Query& q) {
+  if (q.hardware && q.hardware->family != DeviceFamily::kCuda) return "xla";
+  const auto f = framework_choice(a);
   const FrameworkProfile* profile = f ? q.frameworks[static_cast<int>(*f)] : nullptr;
-  if (!profile || profile->runtime.empty()) return;
-  auto runtime = catalog.runtime(profile->runtime);
-  if (!runtime) throw InvalidInput{runtime.error().message};
-  q.runtime = *runtime;
+  return profile && !profile->runtime.empty() ? profile->runtime : "diffusers";
 }
 }  // namespace
 
@@ -171,7 +171,6 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   auto frameworks = catalog.frameworks_for_query(a.framework_versions);
   if (!frameworks) throw InvalidInput{frameworks.error().message};
   q.frameworks = *frameworks;
-  resolve_framework_runtime(a, catalog, q);
   auto seq = compute_sequence(m, q.resolution, q.frames, text);
   if (!seq) throw InvalidInput{seq.error().message};
   q.sequence = *seq;
@@ -203,11 +202,10 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                       : r.local_hardware  ? physical_memory_mib() / 1024.0
                       : q.hardware        ? q.hardware->host_memory_gib
                                           : 0.0;
-  // TPU and Neuron chips run PyTorch/XLA programs: their default runtime compiles.
-  if (a.runtime.empty() && q.hardware && q.hardware->family != DeviceFamily::kCuda) {
-    auto xla = catalog.runtime("xla");
-    if (!xla) throw InvalidInput{xla.error().message};
-    q.runtime = *xla;
+  if (a.runtime.empty()) {
+    auto runtime = catalog.runtime(default_runtime(a, q));
+    if (!runtime) throw InvalidInput{runtime.error().message};
+    q.runtime = *runtime;
   }
   return r;
 }
