@@ -227,6 +227,52 @@ def warmup_consistency(rows):
         print("model: " + "; ".join(off) + ".\n")
 
 
+def single_gpu_ms(rows):
+    """The one single-GPU bar among `rows`, or None."""
+    single = [r["measured_ms"] for r in rows if r["gpus"] == 1]
+    return single[0] if len(single) == 1 else None
+
+
+def box_consistency(rows):
+    """Without the model: one plan at one size on two boxes of one source. The box whose single-GPU bar is
+    faster beyond the chart-reading error of both runs the plan's kernels faster; where it runs the plan
+    itself slower beyond that error, something the charts do not show differs between the two boxes (the
+    links, the host's CPU, the software), and a model of the GPUs and links alone orders one box's bars
+    or the other's, not both."""
+    boxes = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r["per_image"]:
+            boxes[(r["source"], r["resolution"], r.get("steps"))][r["box"] or r["hardware"]].append(r)
+    lines = []
+    for (source, size, steps), by_box in boxes.items():
+        names = sorted(by_box)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                sa, sb = single_gpu_ms(by_box[a]), single_gpu_ms(by_box[b])
+                if sa is None or sb is None or max(sa, sb) <= min(sa, sb) * (1 + 2 * CHART_ERROR):
+                    continue
+                fast, slow = (a, b) if sa < sb else (b, a)
+                for r in by_box[fast]:
+                    for o in by_box[slow]:
+                        same = r["gpus"] > 1 and all(r.get(k) == o.get(k) for k in
+                                                     ("plan", "gpus", "pipefusion_warmup_steps"))
+                        if same and r["measured_ms"] > o["measured_ms"] * (1 + 2 * CHART_ERROR):
+                            lines.append(f"| {size} | {r['plan']} | {fast} | {min(sa, sb) * 1e-3:.3g} s | "
+                                         f"{r['measured_ms'] * 1e-3:.3g} s | {slow} | {max(sa, sb) * 1e-3:.3g} s | "
+                                         f"{o['measured_ms'] * 1e-3:.3g} s |")
+    if not lines:
+        return
+    print("Boxes that disagree with each other, without the model: a plan at one size runs slower, beyond the")
+    print("chart-reading error of both bars, on the box whose single GPU runs the same size faster. The kernels")
+    print("are the same and faster there, so something the charts do not show differs between the two boxes (the")
+    print("links, the host's CPU, the software version), and a model of the GPUs and links alone cannot order")
+    print("both boxes' bars:\n")
+    print("| size | plan | faster GPU's box | its single GPU | its plan | other box | its single GPU | its plan |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(lines))
+    print()
+
+
 def pixart_section(fit, scans):
     rows = [r for r in fit["rows"] if r["source"] in PIXART_SOURCES]
     pf = [r for r in rows if r["pipefusion_degree"] > 1]
@@ -252,6 +298,7 @@ def pixart_section(fit, scans):
     if scans:
         warmup_scan(scans)
     warmup_consistency(rows)
+    box_consistency(rows)
     cannot_settle(fit, PIXART_SOURCES)
 
 
