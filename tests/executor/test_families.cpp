@@ -147,3 +147,85 @@ TEST_CASE("wan22-tiny runs its first transformer (seed) for the first ceil(steps
   a.steps = b.steps = 2;
   CHECK(relative_error(run_threads(a).latents, run_threads(b).latents) > 1e-3);
 }
+
+// Fully sharded weights (fs_degree F, FSDP): each rank keeps 1/F of every block, flattened and padded
+// to F equal chunks, and all-gathers it over the fs group (F consecutive ranks) before the block
+// runs, once per forward pass (true CFG batches both prompts into one pass or gives each CFG rank
+// one). The latents must stay the single-rank run's, and each rank must send its twin plan's bytes
+// (the same plan without fully_shard) plus (F - 1) chunks of fp32 per block.
+namespace {
+
+double fully_shard_bytes(const std::vector<int64_t>& block_elements, int f) {
+  double bytes = 0;
+  for (const int64_t n : block_elements) bytes += static_cast<double>((n + f - 1) / f) * (f - 1) * 4;
+  return bytes;
+}
+
+// Each of `plans` with fs_degree F (the pair's second) against the single-rank latents and its
+// unsharded twin's bytes; `block_elements`: the executor's tensors per block.
+void check_fully_sharded(const std::string& model, const std::vector<std::pair<ParallelConfig, int>>& plans,
+                         const std::vector<int64_t>& block_elements) {
+  const cpplan::Query one = cpplan::test::make_query(model, 1);
+  const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1))).latents;
+  for (const auto& [twin, f] : plans) {
+    ParallelConfig sharded = twin;
+    sharded.fs_degree = f;
+    const cpplan::Query q = cpplan::test::make_query(model, static_cast<int>(twin.world_size()));
+    INFO(model << ": " << cpplan::plan_label(twin) << " with fully_shard " << f);
+    REQUIRE(cpplan::planner::validate(q, sharded).empty());
+    const RunFigures r = run_threads(spec_for(q, sharded)), unsharded = run_threads(spec_for(q, twin));
+    REQUIRE(r.latents.sizes() == reference.sizes());
+    CHECK(relative_error(r.latents, reference) <= 1e-4);
+    const double gathers = fully_shard_bytes(block_elements, f);
+    INFO("bytes per rank per step: measured " << r.bytes_sent << ", twin " << unsharded.bytes_sent << " + gathers "
+                                              << gathers);
+    CHECK(r.bytes_sent == Approx(unsharded.bytes_sent + gathers).epsilon(1e-9));
+  }
+}
+
+using cpplan::test::config;  // ring, ulysses, tp, cfg
+
+// flux-tiny, counted like its profile: double block 2 x 666,464 = 1,332,928 (two streams), single
+// block 555,104; F = 2: chunks of 666,464 and 277,552, F = 4: 333,232 and 138,776.
+const std::vector<int64_t> kFluxTinyBlocks = {1332928, 1332928, 555104, 555104};
+
+}  // namespace
+
+TEST_CASE("fully sharded weights on flux-tiny (double and single-stream blocks) reproduce the single-rank latents",
+          "[executor][multirank][fully_shard]") {
+  check_fully_sharded("flux-tiny",
+                      {{config(1, 2), 2},
+                       {config(1, 4), 2},  // two groups of 2: ranks {0, 1} and {2, 3}
+                       {config(2, 2), 4}},
+                      kFluxTinyBlocks);
+}
+
+TEST_CASE("fully sharded weights on cogvideox-tiny (sequential blocks, true CFG) reproduce the single-rank latents",
+          "[executor][multirank][fully_shard]") {
+  // Its profile counts the executor's block: adaLN 2 x 222,336 + attention 148,256 + FFN 295,872.
+  check_fully_sharded("cogvideox-tiny", {{config(1, 2), 2}, {config(1, 2, 1, 2), 4}}, {888800, 888800});
+}
+
+TEST_CASE("fully sharded weights on wan-tiny (cross-attention blocks) reproduce the single-rank latents",
+          "[executor][multirank][fully_shard]") {
+  // Block: table 6D = 1,152; self and cross attention 4(D^2 + D) + q/k norm 2 x 16 = 148,256 each;
+  // FFN D*F + F + F*D + D = 197,312 (D = 192, F = 512) -> 494,976.
+  check_fully_sharded("wan-tiny", {{config(1, 1, 1, 2), 2}, {config(1, 2, 1, 2), 4}}, {494976, 494976});
+}
+
+TEST_CASE("fully sharded weights on hunyuandit-tiny (long skips) and hidream-tiny (experts) reproduce one rank",
+          "[executor][multirank][fully_shard]") {
+  // hunyuandit-tiny (its profile's counts): block 593,536; a skip block adds skip_linear 73,920.
+  check_fully_sharded("hunyuandit-tiny", {{config(1, 2), 2}, {config(1, 2, 1, 2), 4}},
+                      {593536, 593536, 593536, 667456, 667456});
+  // hidream-tiny: double block 2,964,168, single (sequential) block 1,482,084.
+  check_fully_sharded("hidream-tiny", {{config(1, 2), 2}}, {2964168, 1482084, 1482084});
+}
+
+TEST_CASE("fully sharded weights on sana-tiny (conv-GLU FFN) and mochi-tiny (narrower text) reproduce one rank",
+          "[executor][multirank][fully_shard]") {
+  // As their profiles count the executor's blocks: sana-tiny 18,112 (the conv-GLU's depthwise taps
+  // and bias among them), mochi-tiny 93,760 (the text stream's weights at its width).
+  check_fully_sharded("sana-tiny", {{config(1, 2), 2}}, {18112, 18112});
+  check_fully_sharded("mochi-tiny", {{config(2, 1), 2}}, {93760, 93760});
+}

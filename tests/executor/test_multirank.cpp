@@ -91,7 +91,7 @@ TEST_CASE("wan-tiny with CFG, Ulysses and Ring reproduces the single-rank latent
 }
 
 // Every family's tiny model under every plan the planner accepts, with its latents and bytes against
-// the cost model, runs on rank threads (tests/executor/test_families.cpp); here, through real
+// the cost model, and its fully sharded plans run on rank threads (tests/executor/test_families.cpp); here, through real
 // `cpplan run` processes: flux-tiny and wan-tiny above, the planner's refusal below, and SANA's
 // conv halo across shares that start mid-row.
 
@@ -109,95 +109,6 @@ TEST_CASE("cpplan run refuses Ring Anything for qwen-tiny's masked text", "[exec
 TEST_CASE("sana-tiny with CP shares starting mid-row reproduces the single-rank latents",
           "[executor][multirank][families]") {
   check_plans("sana-tiny", "128x192", {{"--ring", "4"}, {"--ring", "2", "--ulysses", "2"}}, true);
-}
-
-// Fully sharded weights (--fully-shard F, FSDP): each rank keeps 1/F of every block, flattened and
-// padded to F equal chunks, and all-gathers it over the fs group (F consecutive ranks) before the
-// block runs, once per forward pass (true CFG batches both prompts into one pass or gives each
-// CFG rank one). The latents must stay the single-rank run's, and each rank must send its twin
-// plan's bytes (the same plan without --fully-shard) plus (F - 1) chunks of fp32 per block.
-namespace {
-
-double fully_shard_bytes(const std::vector<int64_t>& block_elements, int f) {
-  double bytes = 0;
-  for (const int64_t n : block_elements) bytes += static_cast<double>((n + f - 1) / f) * (f - 1) * 4;
-  return bytes;
-}
-
-// `plans` end with "--fully-shard", "F"; `block_elements`: the executor's tensors per block.
-void check_fully_sharded(const std::string& model, const std::string& res,
-                         const std::vector<std::vector<std::string>>& plans, const std::vector<int64_t>& block_elements) {
-  static std::map<std::string, Run> references;
-  const std::string key = model + " " + res;
-  if (!references.count(key)) references[key] = run(model, res, {});
-  const Run& reference = references[key];
-  for (const auto& plan : plans) {
-    std::string label;
-    for (const auto& a : plan) label += a + " ";
-    SECTION(model + " " + res + " " + label) {
-      const Run r = run(model, res, plan);
-      REQUIRE(r.result["status"] == "ok");
-      REQUIRE(r.latents.sizes() == reference.latents.sizes());
-      CHECK(relative_error(r.latents, reference.latents) <= 1e-4);
-      const Run twin = run(model, res, std::vector<std::string>(plan.begin(), plan.end() - 2));
-      const double measured = r.result["measured"]["bytes_sent"], unsharded = twin.result["measured"]["bytes_sent"];
-      const double gathers = fully_shard_bytes(block_elements, std::stoi(plan.back()));
-      INFO("bytes per rank per step: measured " << measured << ", twin " << unsharded << " + gathers " << gathers
-                                                << ", cost model " << r.result["comm_bytes_predicted"].get<double>());
-      CHECK(measured == Approx(unsharded + gathers).epsilon(1e-9));
-    }
-  }
-}
-
-// flux-tiny, counted like its profile: double block 2 x 666,464 = 1,332,928 (two streams), single
-// block 555,104; F = 2: chunks of 666,464 and 277,552, F = 4: 333,232 and 138,776.
-const std::vector<int64_t> kFluxTinyBlocks = {1332928, 1332928, 555104, 555104};
-
-}  // namespace
-
-TEST_CASE("fully sharded weights on flux-tiny (double and single-stream blocks) reproduce the single-rank latents",
-          "[executor][multirank][fully_shard]") {
-  check_fully_sharded("flux-tiny", "128x128",
-                      {{"--ulysses", "2", "--fully-shard", "2"},
-                       {"--ulysses", "4", "--fully-shard", "2"},  // two groups of 2: ranks {0, 1} and {2, 3}
-                       {"--ring", "2", "--ulysses", "2", "--fully-shard", "4"}},
-                      kFluxTinyBlocks);
-}
-
-TEST_CASE("fully sharded weights on cogvideox-tiny (sequential blocks, true CFG) reproduce the single-rank latents",
-          "[executor][multirank][fully_shard]") {
-  // Its profile counts the executor's block: adaLN 2 x 222,336 + attention 148,256 + FFN 295,872.
-  check_fully_sharded("cogvideox-tiny", "128x128",
-                      {{"--ulysses", "2", "--fully-shard", "2"}, {"--cfg", "2", "--ulysses", "2", "--fully-shard", "4"}},
-                      {888800, 888800});
-}
-
-TEST_CASE("fully sharded weights on wan-tiny (cross-attention blocks) reproduce the single-rank latents",
-          "[executor][multirank][fully_shard]") {
-  // Block: table 6D = 1,152; self and cross attention 4(D^2 + D) + q/k norm 2 x 16 = 148,256 each;
-  // FFN D*F + F + F*D + D = 197,312 (D = 192, F = 512) -> 494,976.
-  check_fully_sharded("wan-tiny", "128x128",
-                      {{"--cfg", "2", "--fully-shard", "2"}, {"--cfg", "2", "--ulysses", "2", "--fully-shard", "4"}},
-                      {494976, 494976});
-}
-
-TEST_CASE("fully sharded weights on hunyuandit-tiny (long skips) and hidream-tiny (experts) reproduce one rank",
-          "[executor][multirank][fully_shard]") {
-  // hunyuandit-tiny (its profile's counts): block 593,536; a skip block adds skip_linear 73,920.
-  check_fully_sharded("hunyuandit-tiny", "128x128",
-                      {{"--ulysses", "2", "--fully-shard", "2"}, {"--cfg", "2", "--ulysses", "2", "--fully-shard", "4"}},
-                      {593536, 593536, 593536, 667456, 667456});
-  // hidream-tiny: double block 2,964,168, single (sequential) block 1,482,084.
-  check_fully_sharded("hidream-tiny", "128x128", {{"--ulysses", "2", "--fully-shard", "2"}},
-                      {2964168, 1482084, 1482084});
-}
-
-TEST_CASE("fully sharded weights on sana-tiny (conv-GLU FFN) and mochi-tiny (narrower text) reproduce one rank",
-          "[executor][multirank][fully_shard]") {
-  // As their profiles count the executor's blocks: sana-tiny 18,112 (the conv-GLU's depthwise taps
-  // and bias among them), mochi-tiny 93,760 (the text stream's weights at its width).
-  check_fully_sharded("sana-tiny", "256x256", {{"--ulysses", "2", "--fully-shard", "2"}}, {18112, 18112});
-  check_fully_sharded("mochi-tiny", "128x128", {{"--ring", "2", "--fully-shard", "2"}}, {93760, 93760});
 }
 
 TEST_CASE("every run is recorded in the store with its metrics", "[executor][multirank][store]") {
