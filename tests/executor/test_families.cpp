@@ -38,7 +38,7 @@ RunSpec spec_for(const cpplan::Query& q, const ParallelConfig& pc) {
   s.resolution = q.resolution;
   s.frames = q.frames;
   s.warmup = 0;
-  s.steps = 2;
+  s.steps = 1;
   s.config = pc;
   s.seed = 11;
   s.timeout = std::chrono::seconds(60);
