@@ -182,6 +182,12 @@ def warmup_scan(scans):
 CHART_ERROR = 0.02  # the published files' stated reading error of a bar
 
 
+def single_gpu_row(rows):
+    """The one single-GPU bar among `rows`, or None."""
+    single = [r for r in rows if r["gpus"] == 1]
+    return single[0] if len(single) == 1 else None
+
+
 def warmup_consistency(rows):
     """Without the model: PipeFusion bars of one box and size that differ only in their warm-up. Each
     warm-up step more runs one step synchronously, stage after stage, where a warmed-up step runs the
@@ -194,10 +200,10 @@ def warmup_consistency(rows):
             groups[(r["source"], r["box"] or r["hardware"], r["resolution"])].append(r)
     lines, off = [], []
     for (source, box, size), group in groups.items():
-        single = [r for r in group if r["gpus"] == 1]
-        if len(single) != 1:
+        single = single_gpu_row(group)
+        if single is None:
             continue
-        step = single[0]["measured_ms"] / single[0]["steps"]
+        step = single["measured_ms"] / single["steps"]
         pf = sorted((r for r in group if r["pipefusion_degree"] > 1), key=lambda r: r["pipefusion_warmup_steps"])
         for i, a in enumerate(pf):
             for b in pf[i + 1:]:
@@ -227,12 +233,6 @@ def warmup_consistency(rows):
         print("model: " + "; ".join(off) + ".\n")
 
 
-def single_gpu_ms(rows):
-    """The one single-GPU bar among `rows`, or None."""
-    single = [r["measured_ms"] for r in rows if r["gpus"] == 1]
-    return single[0] if len(single) == 1 else None
-
-
 def box_consistency(rows):
     """Without the model: one plan at one size on two boxes of one source. The box whose single-GPU bar is
     faster beyond the chart-reading error of both runs the plan's kernels faster; where it runs the plan
@@ -248,8 +248,11 @@ def box_consistency(rows):
         names = sorted(by_box)
         for i, a in enumerate(names):
             for b in names[i + 1:]:
-                sa, sb = single_gpu_ms(by_box[a]), single_gpu_ms(by_box[b])
-                if sa is None or sb is None or max(sa, sb) <= min(sa, sb) * (1 + 2 * CHART_ERROR):
+                ra, rb = single_gpu_row(by_box[a]), single_gpu_row(by_box[b])
+                if ra is None or rb is None:
+                    continue
+                sa, sb = ra["measured_ms"], rb["measured_ms"]
+                if max(sa, sb) <= min(sa, sb) * (1 + 2 * CHART_ERROR):
                     continue
                 fast, slow = (a, b) if sa < sb else (b, a)
                 for r in by_box[fast]:

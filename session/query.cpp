@@ -75,14 +75,17 @@ void resolve_nodes(const Options& a, Query& q) {
     throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs per node = {} (or leave --gpus out)",
                                    a.gpus, hw.name, hw.gpus_per_node, gpus)};
 }
+// The runtime profile `name` (InvalidInput naming the runtimes there are).
+const RuntimeProfile* runtime_named(const ProfileCatalog& catalog, const std::string& name) {
+  auto runtime = catalog.runtime(name);
+  if (!runtime) throw InvalidInput{runtime.error().message};
+  return *runtime;
+}
+
 // --runtime, --text-encoder (or --offload-text-encoders) and --vae.
 void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catalog, Query& q) {
   // An explicit --runtime is checked with the other flags; the default waits for the hardware.
-  if (!a.runtime.empty()) {
-    auto runtime = catalog.runtime(a.runtime);
-    if (!runtime) throw InvalidInput{runtime.error().message};
-    q.runtime = *runtime;
-  }
+  if (!a.runtime.empty()) q.runtime = runtime_named(catalog, a.runtime);
   if (a.offload && !a.text_encoder.empty() && a.text_encoder != "offloaded")
     throw InvalidInput{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", a.text_encoder)};
   if (a.offload) q.text_encoder = TextEncoderPlacement::kOffloaded;
@@ -202,11 +205,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                       : r.local_hardware  ? physical_memory_mib() / 1024.0
                       : q.hardware        ? q.hardware->host_memory_gib
                                           : 0.0;
-  if (a.runtime.empty()) {
-    auto runtime = catalog.runtime(default_runtime(a, q));
-    if (!runtime) throw InvalidInput{runtime.error().message};
-    q.runtime = *runtime;
-  }
+  if (a.runtime.empty()) q.runtime = runtime_named(catalog, default_runtime(a, q));
   return r;
 }
 

@@ -18,6 +18,7 @@
 #include "executor/runner.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
+#include "session/local_model.h"
 
 // Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
 #undef CHECK
@@ -60,8 +61,7 @@ RunFigures run_threads(const RunSpec& s) {
 // The bytes per rank per step the cost model predicts for the plan (the most loaded rank's), its
 // activations in fp32 as these CPU runs hold them (as `cpplan run` predicts its fp32 runs).
 double predicted_bytes(const cpplan::Query& q, const ParallelConfig& pc) {
-  cpplan::ModelProfile fp32 = *q.model;
-  fp32.bytes_per_activation = fp32.bytes_per_param = 4;
+  const cpplan::ModelProfile fp32 = cpplan::session::as_executed(*q.model, true);
   cpplan::Query as_run = q;
   as_run.model = &fp32;
   const cpplan::costmodel::DatasheetModel hw(*q.hardware);
