@@ -1,6 +1,6 @@
 // The diffusers transformer classes as data (profiles/classes/<Class>.toml): the published configs
 // of six checkpoints import with their published sizes; every class of the reference list
-// (shared/reference/diffusers-transformers.md) has a file that either plans from its defaults or
+// (profiles/reference/diffusers-transformers.md, a copy of shared/reference's) has a file that either plans from its defaults or
 // refuses in one line naming the class; every planning file derives from its own defaults.
 #include <catch2/catch.hpp>
 
@@ -26,8 +26,8 @@ namespace {
 fs::path root() { return fs::path(CPPLAN_TEST_PROFILES).parent_path(); }
 fs::path data_dir() { return root() / "tests" / "data" / "diffusers"; }
 fs::path classes_dir() { return fs::path(CPPLAN_TEST_PROFILES) / "classes"; }
-// The shared folder is the project root's sibling.
-fs::path reference() { return root().parent_path() / "shared" / "reference" / "diffusers-transformers.md"; }
+// The repository's copy of the reference list (scripts/fit-runtimes.sh checks it against the original).
+fs::path reference() { return fs::path(CPPLAN_TEST_PROFILES) / "reference" / "diffusers-transformers.md"; }
 
 // The `## Name (file.py)` headings of the reference list.
 std::vector<std::string> reference_classes() {
