@@ -19,6 +19,23 @@ std::vector<int> pipefusion_stage_blocks(int blocks, int stages) {
   return out;
 }
 
+int pipefusion_skips_crossing(const ModelProfile& m, const std::vector<int>& stage_blocks) {
+  int skips = 0;
+  for (const BlockGroup& g : m.blocks)
+    if (g.skip) skips += g.count;
+  const int blocks = m.total_blocks();
+  int most = 0, before = 0;  // blocks in the stages before the boundary
+  for (std::size_t s = 0; s + 1 < stage_blocks.size(); ++s) {
+    before += stage_blocks[s];
+    const int last = before - 1;  // the boundary follows block `last`
+    int crossing = 0;
+    for (int j = 0; j < skips; ++j)
+      if (j <= last && blocks - 1 - j > last) ++crossing;
+    most = std::max(most, crossing);
+  }
+  return most;
+}
+
 std::string stage_split_text(const std::vector<int>& stage_blocks) { return fmt::format("{}", fmt::join(stage_blocks, "+")); }
 
 long long latent_rows(const Query& q) {

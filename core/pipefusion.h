@@ -14,6 +14,12 @@ namespace cpplan {
 // ceil(blocks / stages) per stage, the last stage the rest (empty entries where that leaves
 // nothing: xDiT runs such a stage with no block between the forward's ends).
 std::vector<int> pipefusion_stage_blocks(int blocks, int stages);
+// The most long skips (HunyuanDiT) any stage boundary of `stage_blocks` carries: the last K
+// blocks take skips (K = the model's skip blocks), block L - 1 - j the output of block j (diffusers'
+// hunyuan_transformer_2d.py pops the skips last in, first out); a boundary after block b carries
+// the skips of every j <= b whose consumer L - 1 - j lies beyond it. They travel with the hidden
+// states, so each is one more hidden-state tensor of the patch per send. 0 without skips.
+int pipefusion_skips_crossing(const ModelProfile& m, const std::vector<int>& stage_blocks);
 // "15+15+15+12".
 std::string stage_split_text(const std::vector<int>& stage_blocks);
 

@@ -17,13 +17,6 @@ bool parse_int(std::string_view s, int& out) {
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
-// Nearest valid counts below/above for a "1 + k * step" frame rule.
-std::string frames_hint(int frames, int step) {
-  const int below = 1 + ((frames - 1) / step) * step;
-  const int above = below + step;
-  if (below < 1 || below == frames) return fmt::format("{}", above);
-  return fmt::format("{} or {}", below, above);
-}
 }  // namespace
 
 Result<Resolution> parse_resolution(std::string_view text) {
@@ -60,14 +53,15 @@ Result<Sequence> compute_sequence(const ModelProfile& m, Resolution res, int fra
   }
   Sequence s;
   if (m.video) {
-    const int t = m.vae.temporal * m.patch_temporal;
     if (frames < 1 || frames > kMaxFrames)
       return Error{fmt::format("--frames = {}: must be between 1 and {}", frames, kMaxFrames)};
-    if ((frames - 1) % t != 0)
-      return Error{fmt::format(
-          "--frames = {}: {} needs 1 + a multiple of {} frames (VAE temporal factor); nearest: {}",
-          frames, m.name, t, frames_hint(frames, t))};
-    s.latent_frames = 1 + (frames - 1) / t;
+    // diffusers' video pipelines floor the latent frames, (num_frames - 1) // temporal factor + 1
+    // (Mochi's prepare_latents, CogVideoX's, HunyuanVideo's, LTX's), and decode
+    // (latent - 1) x factor + 1 of them; a temporal patch pads the latent frames up to its multiple
+    // (CogVideoX 1.5's additional_frames).
+    const long long latent = 1 + (frames - 1) / m.vae.temporal;
+    s.latent_frames = (latent + m.patch_temporal - 1) / m.patch_temporal;
+    s.decoded_frames = static_cast<int>((s.latent_frames * m.patch_temporal - 1) * m.vae.temporal + 1);
   } else if (frames != 1) {
     return Error{fmt::format("--frames = {}: {} generates images; frames must be 1", frames,
                              m.name)};

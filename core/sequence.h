@@ -16,7 +16,8 @@ struct Resolution {
 };
 
 struct Sequence {
-  long long latent_frames = 1;   // 1 + (F - 1) / temporal factor (1 for images)
+  long long latent_frames = 1;   // token frames: ceil((1 + (F - 1) // VAE factor) / temporal patch) (1 for images)
+  int decoded_frames = 1;        // the frames the pipeline decodes: F when F - 1 is a multiple of the factors
   long long image_tokens = 0;    // image or video tokens (S_img)
   long long text_tokens = 0;     // S_txt
   // attention sequence of the self-attention: S_img + S_txt for joint models, S_img for
@@ -29,7 +30,8 @@ struct Sequence {
 Result<Resolution> parse_resolution(std::string_view text);
 
 // Checks that the size is one the model can denoise: width and height multiples of
-// VAE factor x patch size, frames 4k+1 style for video VAEs, 1 for image models.
+// VAE factor x patch size, frames from 1 to 2049 for video models (diffusers floors the
+// latent frames, so any count runs; decoded_frames says what it decodes), 1 for image models.
 // The message names the nearest valid sizes.
 Result<Sequence> compute_sequence(const ModelProfile& model, Resolution res, int frames,
                                   int text_tokens);

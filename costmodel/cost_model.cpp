@@ -194,6 +194,22 @@ AttentionCost linear_attention(const AttentionCost& softmax, const AttentionInpu
   if (in.ring > 1) c.add({Collective::kAllReduce, CpAxis::kRing, state, 1});
   return c;
 }
+// Latte's factored attention over a split of spatial tokens (each rank holds every frame of its
+// rows). The spatial blocks attend within a frame: under Ring each K/V block holds 1 / r of the
+// frame's keys. The temporal blocks attend across the frames of each position, all on the rank:
+// under Ring they exchange nothing (Ulysses still moves heads for the frames' all-to-all).
+void factor_by_frames(const ModelProfile& m, const Sequence& s, int ring, AttentionCost& spatial,
+                      AttentionCost& temporal) {
+  for (const BlockGroup& g : m.blocks)
+    (g.temporal ? temporal : spatial).kv_tokens = attention_keys(m, g, s) / (g.temporal ? 1 : ring);
+  if (ring <= 1) return;
+  const AttentionCost ringed = temporal;
+  temporal.calls = 1;
+  temporal.merge_bytes = 0;
+  temporal.comm_count = 0;
+  for (int i = 0; i < ringed.comm_count; ++i)
+    if (ringed.comm[i].axis == CpAxis::kUlysses) temporal.add(ringed.comm[i]);
+}
 }  // namespace
 
 StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant v, const HardwareModel& model,
@@ -222,8 +238,7 @@ StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant 
   if (m.attention == AttentionKind::kLinear) attention = image_attention = linear_attention(attention, input);
   temporal_attention = attention;
   const bool factored = std::any_of(m.blocks.begin(), m.blocks.end(), [](const BlockGroup& g) { return g.temporal; });
-  for (const BlockGroup& g : m.blocks)  // Latte: spatial blocks attend within a frame, temporal ones across frames
-    if (factored) (g.temporal ? temporal_attention : attention).kv_tokens = attention_keys(m, g, q.sequence);
+  if (factored) factor_by_frames(m, q.sequence, axes.r, attention, temporal_attention);
   tokens = attention.tokens;
   text_local = !joint ? 0.0 : (input.split_text ? cp::ceil_div(text, axes.r * axes.u) : text);
 }

@@ -179,8 +179,14 @@ PipelinedPhase pipelined_phase(const PipeShape& s) {
   return out;
 }
 
+// Hidden-state tensors per send: the hidden states and the long skips the busiest boundary carries.
+double tensors_per_send(const StepContext& ctx) {
+  return 1.0 + pipefusion_skips_crossing(ctx.m, pipefusion_stage_blocks(ctx.m.total_blocks(), ctx.axes.p));
+}
+
 Bytes pipefusion_p2p_bytes(const StepContext& ctx) {
-  return ctx.samples * (image_local(ctx) + ctx.text_local) * ctx.m.hidden() * ctx.m.bytes_per_activation;
+  return tensors_per_send(ctx) * ctx.samples * (image_local(ctx) + ctx.text_local) * ctx.m.hidden() *
+         ctx.m.bytes_per_activation;
 }
 
 namespace {
@@ -277,7 +283,7 @@ Stages price_stages(const StepContext& ctx, const StepContext& patch) {
 // The sends: a patch's image tokens, the joint text once per step, the full sequence in a
 // warm-up step, the last stage's updated latent back to stage 0 (ms).
 void pipefusion_sends(const StepContext& ctx, const StepContext& patch, PipeFusionCost& c) {
-  const double unit = ctx.samples * ctx.m.hidden() * ctx.m.bytes_per_activation;
+  const double unit = tensors_per_send(ctx) * ctx.samples * ctx.m.hidden() * ctx.m.bytes_per_activation;
   const double velocity = ctx.samples * ctx.m.in_channels * ctx.m.bytes_per_activation;
   const double patch_image = patch.tokens - patch.text_local;
   c.p2p_patch_ms = send(ctx, unit * patch_image).ms;

@@ -31,6 +31,7 @@
 #include "executor/memory.h"
 #include "executor/npy.h"
 #include "executor/rendezvous.h"
+#include "executor/supported.h"
 #include "executor/runner.h"
 #include "planner/framework_runs.h"
 #include "planner/planner.h"
@@ -55,17 +56,6 @@ struct Prepared {
   Plan plan;
   executor::DeviceSpec device;
 };
-
-// Plans the planner accepts that the executor does not run yet: one line naming the flags.
-void refuse_unsupported(const ParallelConfig& c) {
-  if (c.pp() <= 1 || (c.ring() == 1 && c.ulysses() == 1)) return;
-  std::string cp;
-  if (c.ulysses() > 1) cp += fmt::format("--ulysses {}", c.ulysses());
-  if (c.ring() > 1) cp += fmt::format("{}--ring {}", cp.empty() ? "" : " ", c.ring());
-  throw InvalidInput{fmt::format("--pipefusion {} with {}: the executor does not run context parallelism inside "
-                                 "PipeFusion stages yet",
-                                 c.pp(), cp)};
-}
 
 Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   const executor::DeviceSpec device = rank_device(a.device, a.dtype);
@@ -96,7 +86,8 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons(), "; "))};
-  refuse_unsupported(config);
+  if (const std::string why = executor::unsupported_plan(*ctx.query.model, config); !why.empty())
+    throw InvalidInput{why};
   return {std::move(ctx), std::move(plan), device};
 }
 

@@ -94,32 +94,29 @@ bool has_group(const ModelProfile& m, bool BlockGroup::*flag) {
   return false;
 }
 
-// The structure of newer models limits the plans cpplan computes for them (docs/usage.md,
-// "Models with other math"): linear attention exchanges its K^T V state (Ulysses and Ring only),
-// temporal blocks attend across frames (Ulysses only: Ring would split them), long skips cross
-// PipeFusion's stages, and a conv-GLU FFN needs each CP rank to hold a whole row of the latent grid.
+// The structure of newer models limits the plans that compute their math (docs/usage.md, "Models
+// with other math"). Linear attention exchanges its K^T V state and temporal blocks attend across
+// frames: both need an even split (no anything modes). The split is over spatial tokens (each rank
+// holds every frame of its rows), so Ring runs spatial attention within each frame and temporal
+// attention stays local (xDiT's latte_example.py runs Latte with --ring_degree). PipeFusion's row
+// patches would cut the temporal blocks' frames apart. PipeFusion runs linear attention, its stale
+// K/V sums standing in for stale K/V (sana_example.py, --pipefusion_parallel_degree), and long
+// skips, which travel from stage to stage with the hidden states (hunyuandit_example.py). A conv-GLU
+// FFN needs each CP rank to hold a whole row of the latent grid.
 void model_structure(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
   const ModelProfile& m = *q.model;
   const ContextParallelConfig& cp = c.context_parallel_config;
   const bool anything = cp.ulysses_anything || cp.ring_anything;
   const bool linear = m.attention == AttentionKind::kLinear;
-  const bool temporal = has_group(m, &BlockGroup::temporal), skip = has_group(m, &BlockGroup::skip);
+  const bool temporal = has_group(m, &BlockGroup::temporal);
   if ((linear || temporal) && anything)
     out.push_back({cp.ulysses_anything ? "ulysses_anything" : "ring_anything", "true",
                    fmt::format("{} runs with Ulysses and Ring only (an even split)",
                                linear ? "linear attention" : "temporal attention across frames"),
                    Lever::kVariant});
-  if (temporal && c.ring() > 1)
-    out.push_back({"ring_degree", std::to_string(c.ring()),
-                   "must be 1: temporal blocks attend across frames, which a Ring split cuts apart; use Ulysses",
-                   Lever::kVariant});
-  if (c.pp() > 1 && (linear || temporal || skip))
+  if (c.pp() > 1 && temporal)
     out.push_back({"pipefusion_degree", std::to_string(c.pp()),
-                   fmt::format("must be 1: {}",
-                               linear     ? "PipeFusion's stale K/V patches assume softmax attention"
-                               : temporal ? "PipeFusion's row patches cut the temporal blocks' frames"
-                                          : "long skip connections cross PipeFusion's stages"),
-                   Lever::kDegree});
+                   "must be 1: PipeFusion's row patches cut the temporal blocks' frames", Lever::kDegree});
   const long long cp_ranks = 1LL * c.ring() * c.ulysses();
   const long long row = q.resolution.width / std::max(1, m.pixel_granularity());
   if (m.ffn_kind == FfnKind::kConvGlu && cp_ranks > 1 && q.sequence.image_tokens / cp_ranks < row)

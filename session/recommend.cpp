@@ -110,6 +110,12 @@ void plan_query(PlannedQuery& out, const Options& o, const CostModelChoice& cost
     if (!line.empty()) out.notes.push_back(line);
   const ModelProfile& m = *out.context.query.model;  // a derived profile's guesses (--model-config)
   for (const std::string& a : m.assumptions) out.notes.push_back(fmt::format("note: {}: {}", m.name, a));
+  const Query& q = out.context.query;
+  if (m.video && q.sequence.decoded_frames != q.frames)
+    out.notes.push_back(fmt::format("note: --frames = {}: {}'s pipeline floors the latent frames ((frames - 1) // {} + 1 "
+                                    "= {}) and decodes {} frames; priced as that",
+                                    q.frames, m.name, m.vae.temporal, 1 + (q.frames - 1) / m.vae.temporal,
+                                    q.sequence.decoded_frames));
   out.model = make_cost_model(out.context.query, cost, machine, out.context.catalog);
   out.forward_flops = costmodel::forward_flops(*out.query().model, out.query().sequence);
 }

@@ -129,7 +129,7 @@ TEST_CASE("bad input gets one line naming the field, value and rule, and a non-z
       {{"--gpus", "4", "--hardware", "../../x"}, 3, "--hardware = ../../x: unknown profile"},
       {{"--gpus", "4", "--attention-backend", "xformers"}, 3, "--attention-backend = xformers: must be flash"},
       {{"--gpus", "4", "--steps", "0"}, 3, "--steps = 0: must be between 1 and"},
-      {{"--gpus", "4", "--model", "wan2.1-t2v-14b", "--frames", "80"}, 3, "nearest: 77 or 81"},
+      {{"--gpus", "4", "--model", "wan2.1-t2v-14b", "--frames", "3000"}, 3, "--frames = 3000: must be between 1 and 2049"},
       {{"--gpus", "4", "--frames", "5"}, 3, "--frames = 5: flux.1-dev generates images"},
       {{"--gpus", "4", "--text-tokens", "5000"}, 3, "--text-tokens = 5000: must be between 1 and 512"},
       {{"--gpus", "4", "--top", "0"}, 3, "--top = 0: must be between 1 and"},

@@ -86,3 +86,27 @@ TEST_CASE("A query's patch span follows xDiT's split of its latent", "[core][pip
   CHECK(span.smallest == 576);
   CHECK(xdit_patch_split(q, 6, 1).height == 128);
 }
+
+// HunyuanDiT-v1.2's 40 blocks (diffusers' hunyuan_transformer_2d.py: "skip=layer > num_layers // 2",
+// so blocks 21..39 take skips, 19 of them; block 39 - j takes block j's output). Four stages of 10:
+// after block 9 the skips of blocks 0..9 (consumers 39..30) cross: 10; after block 19, blocks 0..18
+// (consumers 39..21): 19; after block 29, blocks 0..9 (consumers 39..30): 10. The busiest carries 19.
+TEST_CASE("PipeFusion's busiest stage boundary carries HunyuanDiT's long skips counted by hand", "[core][pipefusion]") {
+  cpplan::ModelProfile m = *cpplan::test::catalog().find_model("pixart-alpha");
+  m.blocks = {cpplan::BlockGroup{cpplan::BlockKind::kCross, 21},
+              cpplan::BlockGroup{cpplan::BlockKind::kCross, 19, false, false, false, true}};
+  CHECK(cpplan::pipefusion_skips_crossing(m, {10, 10, 10, 10}) == 19);
+  // Two stages of 20: after block 19, 19 skips.
+  CHECK(cpplan::pipefusion_skips_crossing(m, {20, 20}) == 19);
+  // Eight stages of 5: after block 4, blocks 0..4 (5); the most is after block 19: 19.
+  CHECK(cpplan::pipefusion_skips_crossing(m, {5, 5, 5, 5, 5, 5, 5, 5}) == 19);
+  // hunyuandit-tiny's 3 + 2: block 3 takes block 1's output, block 4 block 0's. Stages 3 + 2: both cross.
+  m.blocks = {cpplan::BlockGroup{cpplan::BlockKind::kCross, 3},
+              cpplan::BlockGroup{cpplan::BlockKind::kCross, 2, false, false, false, true}};
+  CHECK(cpplan::pipefusion_skips_crossing(m, {3, 2}) == 2);
+  // Stages 1 + 1 + 1 + 1 + 1: after block 0, block 0's skip (1); after block 1, both (2); after 2, both; after 3, block 0's.
+  CHECK(cpplan::pipefusion_skips_crossing(m, {1, 1, 1, 1, 1}) == 2);
+  // No skips: nothing crosses.
+  m.blocks = {cpplan::BlockGroup{cpplan::BlockKind::kCross, 5}};
+  CHECK(cpplan::pipefusion_skips_crossing(m, {3, 2}) == 0);
+}

@@ -193,17 +193,27 @@ TEST_CASE("nearest_sizes_hint never goes below one step", "[core][sequence]") {
   CHECK(cpplan::nearest_sizes_hint({1024, 1024}, 16) == "1024x1024");
 }
 
-TEST_CASE("A video frame count off the 1 + 4k grid names the nearest valid counts", "[core][sequence]") {
-  auto s = cpplan::compute_sequence(model("wan2.1-t2v-14b"), {832, 480}, 80, 512);
-  REQUIRE_FALSE(s.ok());
-  // 80 - 1 = 79 = 4 * 19 + 3: 1 + 76 = 77 below, 81 above
-  CHECK(s.error().message ==
-        "--frames = 80: wan2.1-t2v-14b needs 1 + a multiple of 4 frames (VAE temporal factor); nearest: 77 or 81");
-
-  // LTX's temporal factor is 8: 160 -> 153 or 161
-  auto l = cpplan::compute_sequence(model("ltx-video-2b"), {704, 512}, 160, 128);
-  REQUIRE_FALSE(l.ok());
-  CHECK_THAT(l.error().message, Catch::Contains("multiple of 8 frames") && Catch::Contains("153 or 161"));
+// diffusers floors the latent frames of any count (pipeline_mochi.py, prepare_latents:
+// "num_frames = (num_frames - 1) // self.vae_temporal_compression_ratio + 1"; CogVideoX, HunyuanVideo
+// and LTX alike), so a count off the 1 + k x factor grid runs: Mochi 84 frames, factor 6:
+// (84 - 1) // 6 + 1 = 14 latent frames, decoded (14 - 1) x 6 + 1 = 79 frames.
+TEST_CASE("A video frame count off the 1 + k x factor grid runs with the latent frames floored, as diffusers does",
+          "[core][sequence]") {
+  auto mochi = cpplan::compute_sequence(model("mochi-tiny"), {256, 256}, 84, 16);
+  REQUIRE(mochi.ok());
+  CHECK(mochi->latent_frames == 14);
+  CHECK(mochi->decoded_frames == 79);
+  // Wan 80 frames, factor 4: 79 // 4 + 1 = 20 latent frames, 77 decoded; 832 x 480 / 16 per side: 52 x 30.
+  auto wan = cpplan::compute_sequence(model("wan2.1-t2v-14b"), {832, 480}, 80, 512);
+  REQUIRE(wan.ok());
+  CHECK(wan->latent_frames == 20);
+  CHECK(wan->decoded_frames == 77);
+  CHECK(wan->image_tokens == 20LL * 30 * 52);
+  // On the grid nothing is floored: 81 frames, 21 latent frames, 81 decoded.
+  auto on = cpplan::compute_sequence(model("wan2.1-t2v-14b"), {832, 480}, 81, 512);
+  REQUIRE(on.ok());
+  CHECK(on->latent_frames == 21);
+  CHECK(on->decoded_frames == 81);
 }
 
 TEST_CASE("Video frame counts outside 1..2049 are rejected", "[core][sequence]") {

@@ -195,11 +195,11 @@ const std::vector<Row> kXditRows = {
     // from configs: the example scripts' models by class
     {"config:cogvideox-2b", 768, 480, {kRun, kRun, kRun, kSil, kRef, kInv, kRun, kRef, kSil, kSil}},
     {"config:consisid", 768, 480, {kRun, kRun, kRun, kSil, kRef, kRef, kRun, kRef, kSil, kSil}},
-    {"config:latte-1", 0, 0,  {kRun, kInv, kInv, kInv, kRef, kRef, kRef, kInv, kSil, kSil}},
-    {"config:hunyuandit-v1.2", 0, 0, {kRun, kRun, kRun, kSil, kRef, kRef, kRun, kInv, kSil, kSil}},
+    {"config:latte-1", 0, 0,  {kRun, kRun, kRun, kInv, kRef, kRef, kRef, kInv, kSil, kSil}},  // Ring: the split is over spatial tokens
+    {"config:hunyuandit-v1.2", 0, 0, {kRun, kRun, kRun, kSil, kRef, kRef, kRun, kRun, kSil, kSil}},
     {"config:pixart-alpha", 0, 0, {kRun, kRun, kRun, kSil, kRef, kRef, kRun, kRun, kSil, kSil}},
     {"config:pixart-sigma", 0, 0, {kRun, kRun, kRun, kSil, kRef, kRef, kRun, kRun, kSil, kSil}},
-    {"config:sana-1600m-4k", 0, 0, {kRun, kRun, kRun, kInv, kRef, kInv, kRun, kInv, kSil, kSil}},
+    {"config:sana-1600m-4k", 0, 0, {kRun, kRun, kRun, kInv, kRef, kInv, kRun, kRun, kSil, kSil}},
     // not listed
     {"ltx-video-2b", 0, 0,    {kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef}},
     {"config:mochi-1", 0, 0,  {kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef}},
@@ -260,10 +260,10 @@ const std::vector<Row> kCacheDitRows = {
     {"sd3.5-large", 0, 0,     {kRef, kRef, kRef, kRef, kRun, kInv, kRef, kRef, kRef, kSil}},
     {"sd3.5-medium", 0, 0,    {kRef, kRef, kRef, kRef, kRun, kRef, kRef, kRef, kRef, kSil}},
     {"config:sd3-medium", 0, 0, {kRef, kRef, kRef, kRef, kRun, kRef, kRef, kRef, kRef, kSil}},
-    {"config:hunyuandit-v1.2", 0, 0, {kRef, kRef, kRef, kRef, kRun, kRef, kRef, kInv, kRef, kSil}},
+    {"config:hunyuandit-v1.2", 0, 0, {kRef, kRef, kRef, kRef, kRun, kRef, kRef, kRef, kRef, kSil}},
     {"config:mochi-1", 0, 0,  {kRef, kRef, kRef, kRef, kRun, kRef, kRef, kRef, kRef, kSil}},
     // neither
-    {"config:sana-1600m-4k", 0, 0, {kRef, kRef, kRef, kInv, kRef, kInv, kRef, kInv, kRef, kSil}},
+    {"config:sana-1600m-4k", 0, 0, {kRef, kRef, kRef, kInv, kRef, kInv, kRef, kRef, kRef, kSil}},
     {"class:HunyuanVideo15Transformer3DModel", 832, 480, {kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kSil}},
     // absent from the matrix
     {"ltx-video-2b", 0, 0,    {kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kRef, kSil}},

@@ -6,7 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
+#include "core/diffusers_config.h"
 #include "core/sequence.h"
+#include "planner/frameworks.h"
 #include "planner/validate.h"
 #include "tests/support/fixtures.h"
 
@@ -36,20 +40,53 @@ cpplan::ParallelConfig pipefusion(int degree) {
   return c;
 }
 
+// A published checkpoint's transformer (tests/data/diffusers/NAME/config.json) or pipeline folder
+// (tests/data/diffusers/pipelines/NAME).
+ModelProfile checkpoint(const std::string& path) {
+  const auto dir = std::filesystem::path(CPPLAN_TEST_PROFILES).parent_path() / "tests" / "data" / "diffusers";
+  auto m = cpplan::diffusers::import_profile((dir / path).string(), cpplan::test::catalog());
+  INFO(path << ": " << (m ? std::string() : m.error().message));
+  REQUIRE(m.ok());
+  return std::move(m).value();
+}
+
+bool xdit_runs(const cpplan::Query& q, const cpplan::ParallelConfig& c) {
+  const cpplan::Plan p = cpplan::planner::make_plan(q, c);
+  INFO(cpplan::planner::unsupported_reason(cpplan::Framework::kXdit, q, p));
+  return p.valid() && cpplan::planner::frameworks_for(q, p).has(cpplan::Framework::kXdit);
+}
+
+cpplan::ParallelConfig pipefusion_of(int degree, int patches) {
+  auto c = pipefusion(degree);
+  c.pipefusion.patches = patches;
+  return c;
+}
+
 }  // namespace
 
-TEST_CASE("linear attention runs Ulysses and Ring, not the Anything modes nor PipeFusion", "[planner][rules][model_math]") {
-  ModelProfile m = from("pixart-sigma");
-  m.attention = cpplan::AttentionKind::kLinear;
+// Plans a framework's source runs are valid, and that framework runs them. xDiT's README, "Supported
+// DiTs" (shared/reference/frameworks.md): "| SANA | yes | yes | yes | no | no (sana example) |" (CFG,
+// USP, PipeFusion), "| HunyuanDiT-v1.2 | yes | yes | yes | no | no (hunyuandit example) |", "| Latte |
+// no | yes | no | no | no (latte example) |"; the examples pass the parser's degrees through,
+// sana_example.py and hunyuandit_example.py: f"pp{engine_args.pipefusion_parallel_degree}_patch
+// {engine_args.num_pipeline_patch}", latte_example.py: f"ulysses{engine_args.ulysses_degree}_ring
+// {engine_args.ring_degree}_".
+
+TEST_CASE("linear attention runs Ulysses, Ring and PipeFusion, not the Anything modes (xDiT runs SANA so)",
+          "[planner][rules][model_math]") {
+  const ModelProfile m = checkpoint("pipelines/sana-1600m-1024px");
+  REQUIRE(m.attention == cpplan::AttentionKind::kLinear);
+  // SANA-1600M's 70 heads: Ulysses 2, not 4 (heads must divide).
+  CHECK(rules_of(cpplan::test::make_query(m, 2, 1024, 1024), config(1, 2)).empty());
   const auto q = cpplan::test::make_query(m, 4, 1024, 1024);
-  CHECK(rules_of(q, config(1, 4)).empty());
   CHECK(rules_of(q, config(4, 1)).empty());
   CHECK(rules_of(q, config(2, 2)).empty());
+  CHECK(rules_of(q, pipefusion_of(4, 4)).empty());
+  CHECK(xdit_runs(q, pipefusion_of(4, 4)));
+  CHECK(xdit_runs(q, config(4, 1)));
   CHECK(any_contains(rules_of(q, config(1, 4, 1, 1, 1, true)),
                      "ulysses_anything = true: linear attention runs with Ulysses and Ring only"));
   CHECK(any_contains(rules_of(q, config(4, 1, 1, 1, 1, false, true)), "ring_anything = true"));
-  CHECK(any_contains(rules_of(q, pipefusion(4)),
-                     "pipefusion_degree = 4: must be 1: PipeFusion's stale K/V patches assume softmax attention"));
 }
 
 TEST_CASE("the conv-GLU FFN needs a latent row on every CP rank", "[planner][rules][model_math]") {
@@ -62,20 +99,26 @@ TEST_CASE("the conv-GLU FFN needs a latent row on every CP rank", "[planner][rul
                      "ring_degree x ulysses_degree = 16: leaves a rank fewer than one latent row (8 tokens)"));
 }
 
-TEST_CASE("temporal blocks run Ulysses only", "[planner][rules][model_math]") {
-  ModelProfile m = from("wan2.1-t2v-1.3b");
-  m.blocks = {BlockGroup{BlockKind::kCross, 15}, BlockGroup{BlockKind::kCross, 15, false, false, true}};
-  const auto q = cpplan::test::make_query(m, 4, 832, 480, 81);
+// Latte splits over spatial tokens: each rank holds every frame of its rows, so Ring runs the
+// spatial blocks within each frame and the temporal blocks attend locally.
+TEST_CASE("temporal blocks run Ulysses and Ring, not PipeFusion (xDiT runs Latte with Ring)",
+          "[planner][rules][model_math]") {
+  const ModelProfile m = checkpoint("latte-1/config.json");
+  const auto q = cpplan::test::make_query(m, 4, 512, 512, 16);
   CHECK(rules_of(q, config(1, 4)).empty());
-  CHECK(any_contains(rules_of(q, config(2, 2)), "ring_degree = 2: must be 1: temporal blocks attend across frames"));
-  CHECK(any_contains(rules_of(q, pipefusion(4)), "PipeFusion's row patches cut the temporal blocks' frames"));
+  CHECK(rules_of(q, config(4, 1)).empty());
+  CHECK(rules_of(q, config(2, 2)).empty());
+  CHECK(xdit_runs(q, config(4, 1)));
+  CHECK(xdit_runs(q, config(2, 2)));
+  CHECK(any_contains(rules_of(q, pipefusion_of(4, 4)), "PipeFusion's row patches cut the temporal blocks' frames"));
 }
 
-TEST_CASE("long skips refuse PipeFusion only", "[planner][rules][model_math]") {
-  ModelProfile m = from("pixart-sigma");
-  m.blocks = {BlockGroup{BlockKind::kCross, 15}, BlockGroup{BlockKind::kCross, 13, false, false, false, true}};
+TEST_CASE("long skips run every plan, PipeFusion too (xDiT runs HunyuanDiT so)", "[planner][rules][model_math]") {
+  const ModelProfile m = checkpoint("hunyuandit-v1.2/config.json");
   const auto q = cpplan::test::make_query(m, 4, 1024, 1024);
   CHECK(rules_of(q, config(2, 2)).empty());
   CHECK(rules_of(q, config(1, 1, 4)).empty());
-  CHECK(any_contains(rules_of(q, pipefusion(4)), "long skip connections cross PipeFusion's stages"));
+  CHECK(rules_of(q, pipefusion_of(4, 4)).empty());
+  CHECK(xdit_runs(q, pipefusion_of(4, 4)));
+  CHECK(xdit_runs(q, config(2, 2)));
 }
