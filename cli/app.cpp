@@ -205,6 +205,8 @@ std::optional<int> store_and_calibration_command(Parsed& p, const std::string& e
   if (parsed(p.profile_import)) return profile_import_command(p.profile_args, p.a, exe, out);
   if (parsed(p.calibrate) && !p.calibrate_args.import.empty())
     return calibrate_import_command(p.calibrate_args, p.a, exe, out);
+  if (parsed(p.calibrate) && p.calibrate_args.check)
+    throw InvalidInput{"--check: needs --import FILE (it predicts imported timings with the shipped profiles)"};
 #ifdef CPPLAN_HAVE_EXECUTOR
   if (parsed(p.db_check)) return db_check_command(p.a.db, p.a.json, out, err);
   if (parsed(p.db_merge)) return db_merge_command(p.store_args, out, err);

@@ -36,6 +36,9 @@ void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
   calibrate.add_flag("--pipeline-runs", c.pipeline_runs,
                      "fit the runtime and hardware defaults to the database's runs recorded by python/cpplan_record.py "
                      "(cpplan import-runs)");
+  calibrate.add_flag("--check", c.check,
+                     "with --import: fit nothing; predict every row with the shipped profiles (their fits applied) and "
+                     "report the error and the plan order (scripts/published-order.py compares it with a baseline)");
   calibrate.add_flag("--json", c.json, "machine-readable output");
 }
 
@@ -61,6 +64,8 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"measured_ms", c.measured_ms},
                     {"prior_ms", c.prior_ms},
                     {"fitted_ms", c.fitted_ms},
+                    {"fitted_text_encode_ms", c.fitted_text_encode_ms},
+                    {"fitted_vae_decode_ms", c.fitted_vae_decode_ms},
                     {"held_out_ms", c.held_out_ms},
                     {"held_out_error", c.held_out_error},
                     {"unreconciled", c.unreconciled},
@@ -164,13 +169,42 @@ int fit_and_report(const std::vector<costmodel::TimingRow>& rows, const session:
   return kExitOk;
 }
 
+// --check: the shipped profiles' predictions of the rows, fitting nothing.
+int check_and_report(const std::vector<costmodel::TimingRow>& rows, const session::RuntimeFitRequest& request,
+                     const CalibrateArgs& c, std::ostream& out) {
+  const planner::RuntimeCalibration r = session::check_shipped(rows, request);
+  if (c.json) {
+    out << json{{"rows", rows_json(r)}, {"mape", r.fitted_mape}, {"pairs", r.pairs}, {"pairs_ordered", r.pairs_ordered},
+                {"misordered", r.misordered}}
+               .dump(2)
+        << '\n';
+    return kExitOk;
+  }
+  fmt::print(out, "calibrate --import {} --check: {} rows predicted by the shipped profiles\n", request.source, r.rows.size());
+  fmt::print(out, "{:<20} {:<12} {:<9} {:>4} {:<26} {:>11} {:>15}\n", "source", "hardware", "runtime", "GPUs", "plan",
+             "measured", "predicted");
+  for (const auto& row : r.rows) {
+    const double scale = row.per_image ? 1e-3 : 1;
+    fmt::print(out, "{:<20} {:<12} {:<9} {:>4} {:<26} {:>9.2f}{:<2} {:>8.2f} {:+5.1f}%\n", row.row.source, row.hardware,
+               row.row.runtime, row.row.gpus, plan_label(row.row.config), row.measured_ms * scale,
+               row.per_image ? "s" : "ms", row.fitted_ms * scale, error_pct(row.fitted_ms, row.measured_ms));
+  }
+  fmt::print(out, "time MAPE {:.1f}%; plan order: {} of {} pairs (same source, GPU kind and size, over 5% apart) ordered right\n",
+             100 * r.fitted_mape, r.pairs_ordered, r.pairs);
+  for (const auto& m : r.misordered) fmt::print(out, "  misordered: {}\n", m);
+  return kExitOk;
+}
+
 }  // namespace
 
 int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::string& exe, std::ostream& out) {
   const std::string files = fmt::format("{}", fmt::join(c.import, ", "));
+  if (c.check && !c.output.empty())
+    throw InvalidInput{fmt::format("-o = {}: --check fits nothing, so there is no fit to write", c.output)};
   const session::RuntimeFitRequest request = fit_request(c, a, exe, files);  // a bad -o or --folds first
   const session::TimingMappings mappings{c.runtime, c.runtime_for, c.model_for, c.topology_for, c.warmup_for};
-  return fit_and_report(session::import_timings(c.import, mappings), request, c, out);
+  const auto rows = session::import_timings(c.import, mappings);
+  return c.check ? check_and_report(rows, request, c, out) : fit_and_report(rows, request, c, out);
 }
 
 int fit_runtimes_command(const std::vector<costmodel::TimingRow>& rows, const std::string& source, const CalibrateArgs& c,

@@ -27,6 +27,7 @@ struct CalibrateArgs {
   std::string folds = "5";
   std::string repeats = "5";
   bool json = false;
+  bool check = false;                    // --check: predict the rows with the shipped profiles, fit nothing
   bool pipeline_runs = false;            // --pipeline-runs: the database's runs of source "pipeline"
 };
 

@@ -69,12 +69,24 @@ struct VaeProfile {
   double decode_gflop_per_pixel = 0;   // decoder FLOPs per output pixel per frame, in GFLOP
   double decode_bytes_per_pixel = 0;   // live decoder activations per output pixel of a chunk
   double decode_traffic_bytes_per_pixel = 0;  // memory traffic of GroupNorm/SiLU/upsampling per output pixel
+  double encode_gflop_per_pixel = 0;   // encoder FLOPs per input pixel per frame, in GFLOP (0: not known)
+  // The decoder's convolutions with a spatial kernel, and their input channels as one full-width
+  // row per neighbour, averaged (core/vae_cost.h): the patch-parallel decode exchanges a halo of
+  // 2 x width x frames x halo_channels elements and reduces GroupNorm statistics per convolution.
+  int decoder_convs = 30;
+  double halo_channels = 256;
   // The decoder's mid block holds a single-head self-attention over every latent pixel of a chunk
   // (diffusers' AutoencoderKL, mid_block_add_attention): its score matrix is materialised.
   bool mid_block_attention = false;
   // Pixels per side of one tile of the tiled decode (diffusers' enable_tiling: the VAE config's
   // sample_size; tiles overlap by a quarter).
   int tile_sample_size = 512;
+  // Where the costs come from: the diffusers class and the structure read from its vae/config.json
+  // (core/vae_cost.h), and the file as the profile's [vae] config names it; empty when the profile
+  // gives the numbers.
+  std::string class_name;
+  std::string structure;
+  std::string config;
 };
 
 struct ModelProfile {

@@ -76,8 +76,15 @@ toml::table vae_table(const VaeProfile& v) {
                      {"decode_bytes_per_pixel", v.decode_bytes_per_pixel},
                      {"decode_traffic_bytes_per_pixel", v.decode_traffic_bytes_per_pixel},
                      {"mid_block_attention", v.mid_block_attention},
-                     {"sample_size", v.tile_sample_size}};
+                     {"sample_size", v.tile_sample_size},
+                     {"encode_gflop_per_pixel", v.encode_gflop_per_pixel},
+                     {"decoder_convs", v.decoder_convs},
+                     {"halo_channels", v.halo_channels}};
   put_count(t, "params", v.weights.params);
+  // The derivation's class and structure, stated; the numbers above are what it gave (a written
+  // file need not sit beside the config it came from).
+  if (!v.class_name.empty()) t.insert("class", v.class_name);
+  if (!v.structure.empty()) t.insert("structure", v.structure);
   return t;
 }
 

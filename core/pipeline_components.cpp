@@ -362,18 +362,6 @@ double autoencoder_kl(const ConfigFields& f) {
 
 int power_of_two(std::size_t n) { return 1 << n; }
 
-// AutoencoderKL's decoder runs its up stages from the latent resolution up: stage i (counted from
-// the output) at 1 / 2^i of the output's side reads the previous stage's channels (upsampled) and
-// writes block_out_channels[i]; per output pixel its widest tensor is max(in, out) / 4^i.
-double widest_decoder_channels(const std::vector<int>& ch) {
-  double widest = 0;
-  for (std::size_t i = 0; i < ch.size(); ++i) {
-    const double in = i + 1 < ch.size() ? ch[i + 1] : ch.back();
-    widest = std::max(widest, std::max<double>(in, ch[i]) / power_of_two(2 * i));
-  }
-  return widest;
-}
-
 int count_true(const ConfigFields& f, std::string_view field, std::vector<bool> fallback) {
   const auto it = f.config().find(std::string(field));
   if (it != f.config().end() && it->is_array()) {
@@ -449,12 +437,9 @@ std::optional<VaeShape> vae_from_config(const json& j) {
   const std::string cls = text_field(j, "_class_name");
   const ConfigFields f(j, cls);
   VaeShape v;
-  if (cls == "AutoencoderKL") {
+  if (cls == "AutoencoderKL" || cls == "AutoencoderKLFlux2") {
     v.spatial = power_of_two(f.integers("block_out_channels").size() - 1);
     v.params = autoencoder_kl(f);
-    v.decode_channels_per_pixel = widest_decoder_channels(f.integers("block_out_channels"));
-    v.mid_block_attention = f.boolean_or("mid_block_add_attention", true);
-    v.sample_size = f.integer_or("sample_size", 0);
   } else if (cls == "AutoencoderKLWan" || cls == "AutoencoderKLQwenImage") {
     v = wan_vae(f, cls == "AutoencoderKLQwenImage");
   } else if (cls == "AutoencoderKLHunyuanVideo") {
@@ -474,6 +459,12 @@ std::optional<VaeShape> vae_from_config(const json& j) {
     v.spatial = power_of_two(f.integers("encoder_block_out_channels").size() - 1);
   } else {
     return std::nullopt;
+  }
+  v.cost = vae_cost(j);
+  if (v.cost) {
+    v.decode_channels_per_pixel = v.cost->decode_channels_per_pixel;
+    v.mid_block_attention = v.cost->mid_block_attention;
+    v.sample_size = v.cost->sample_size;
   }
   return v;
 }
@@ -551,22 +542,21 @@ void apply_vae(const PipelineConfigs& p, ModelProfile& m) {
     return m.assumptions.push_back(fmt::format("{}: vae/config.json: {}", kept, e.message));
   }
   if (!v) return m.assumptions.push_back(fmt::format("{}: {} is not a VAE class cpplan reads", kept, cls));
+  const std::string template_cost = fmt::format("decode cost per pixel the template's {}", m.vae.weights.name);
+  if (v->cost) {
+    apply_vae_cost(*v->cost, m.vae);
+    m.vae.config.clear();
+  }
   m.vae.spatial = v->spatial;
   m.vae.temporal = v->temporal;
   if (v->params > 0) m.vae.weights.params = v->params;
-  // Three live tensors of the widest activation: a resnet's input, its GroupNorm/SiLU output and
-  // its convolution's output.
-  constexpr double kLiveDecoderTensors = 3;
-  if (v->decode_channels_per_pixel > 0) {
-    m.vae.decode_bytes_per_pixel = kLiveDecoderTensors * v->decode_channels_per_pixel * m.vae.weights.bytes_per_param;
-    m.vae.mid_block_attention = v->mid_block_attention;
-  }
-  if (v->sample_size > 0) m.vae.tile_sample_size = v->sample_size;
-  m.assumptions.push_back(fmt::format("VAE ({}): spatial {}, temporal {}{}; decode cost per pixel the template's {}",
-                                      cls, v->spatial, v->temporal,
-                                      v->params > 0 ? fmt::format(", {:.1f}M parameters counted", v->params / 1e6)
-                                                    : fmt::format(", parameters the template's {:.1f}M", m.vae.weights.params / 1e6),
-                                      m.vae.weights.name));
+  m.assumptions.push_back(fmt::format(
+      "VAE ({}): spatial {}, temporal {}{}; {}", cls, v->spatial, v->temporal,
+      v->params > 0 ? fmt::format(", {:.1f}M parameters counted", v->params / 1e6)
+                    : fmt::format(", parameters the template's {:.1f}M", m.vae.weights.params / 1e6),
+      v->cost ? fmt::format("decode cost derived from its structure ({:.2f} MFLOP per pixel per frame)",
+                            v->cost->decode_gflop_per_pixel * 1e3)
+              : template_cost));
 }
 
 }  // namespace

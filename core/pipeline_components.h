@@ -13,6 +13,7 @@
 
 #include "core/model.h"
 #include "core/result.h"
+#include "core/vae_cost.h"
 
 namespace cpplan::diffusers {
 
@@ -48,12 +49,13 @@ struct VaeShape {
   int spatial = 8;
   int temporal = 1;
   double params = 0;
-  // The decoder's widest activation, in channels per output pixel: the largest over its up stages
-  // of the stage's widest tensor (its input or its output channels) over the stage's pixels per
-  // output pixel (AutoencoderKL; 0: not derived).
+  // The decoder's widest activation, in channels per output pixel: the largest over its layers of
+  // the wider of a convolution's input and output channels times the share of the output's pixels
+  // (and frames) it runs at (0: not derived).
   double decode_channels_per_pixel = 0;
   bool mid_block_attention = false;  // mid_block_add_attention (AutoencoderKL's default: true)
   int sample_size = 0;               // the tile side of enable_tiling, pixels (0: not in the config)
+  std::optional<VaeCost> cost;       // the decode and encode costs, for the classes vae_cost derives
 };
 // nullopt for a class cpplan does not know.
 std::optional<VaeShape> vae_from_config(const nlohmann::json& config);

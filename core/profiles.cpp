@@ -8,8 +8,11 @@
 #include <initializer_list>
 #include <toml++/toml.h>
 
+#include "core/diffusers_classes.h"
+#include "core/pipeline_components.h"
 #include "core/text.h"
 #include "core/toml_reader.h"
+#include "core/vae_cost.h"
 
 namespace cpplan {
 
@@ -107,20 +110,70 @@ void read_text(Reader& tx, ModelProfile& m) {
   });
 }
 
-// Reads [vae]: weights, spatial / temporal compression and the decode cost per pixel.
+// Where a [vae] config is looked for: the profiles folder of the file (the folder above its models/
+// or classes/), then the built-in profiles (beside the installed executable, else the source
+// tree's), so that a built-in model copied into a folder of one's own still finds its VAE.
+fs::path vae_config_path(const std::string& file, const std::string& config) {
+  const fs::path own = fs::path(file).parent_path().parent_path() / config;
+  std::error_code ec;
+  std::vector<fs::path> builtin;
+  if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
+    builtin.push_back(exe.parent_path() / ".." / "share" / "cpplan" / "profiles" / config);
+#ifdef CPPLAN_SOURCE_PROFILES
+  builtin.push_back(fs::path(CPPLAN_SOURCE_PROFILES) / config);
+#endif
+  if (fs::is_regular_file(own, ec)) return own;
+  for (const fs::path& p : builtin)
+    if (fs::is_regular_file(p, ec)) return p;
+  return own;  // the error names where it was first looked for
+}
+
+// [vae] config: the VAE's diffusers vae/config.json (vae_config_path). Its class's structure gives
+// the compression, the decode and encode costs and, where counted, the parameters
+// (core/vae_cost.h); explicit keys, read after it, override what it gave.
+void read_vae_config(Reader& v, VaeProfile& vae) {
+  v.string("config", vae.config, false);
+  if (vae.config.empty() || !v.ok()) return;
+  const std::string value = fmt::format("\"{}\"", vae.config);
+  const fs::path path = vae_config_path(v.file(), vae.config);
+  auto j = diffusers::read_config_file(path);
+  if (!j) return v.fail("config", value, j.error().message);
+  try {
+    const auto cost = diffusers::vae_cost(*j);
+    if (!cost)
+      return v.fail("config", value,
+                    fmt::format("{}: _class_name = {}: must be a VAE class whose cost cpplan derives ({})", path.string(),
+                                j->value("_class_name", std::string("(missing)")), diffusers::kDerivedVaeClasses));
+    diffusers::apply_vae_cost(*cost, vae);
+    if (const auto shape = diffusers::vae_from_config(*j); shape && shape->params > 0) vae.weights.params = shape->params;
+  } catch (const diffusers::detail::FieldError& e) {
+    v.fail("config", value, fmt::format("{}: {}", path.string(), e.message));
+  }
+}
+
+// Reads [vae]: weights, spatial / temporal compression and the decode cost per pixel, from its
+// config or given (the tiny test profiles).
 void read_vae(Reader& v, ModelProfile& m) {
-  v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel",
-          "decode_bytes_per_pixel", "decode_traffic_bytes_per_pixel", "mid_block_attention", "sample_size"});
+  v.only({"name", "params", "dtype", "spatial", "temporal", "decode_gflop_per_pixel", "decode_bytes_per_pixel",
+          "decode_traffic_bytes_per_pixel", "mid_block_attention", "sample_size", "config", "encode_gflop_per_pixel",
+          "decoder_convs", "halo_channels", "class", "structure"});
+  read_vae_config(v, m.vae);
+  const bool derived = !m.vae.config.empty();
   v.string("name", m.vae.weights.name);
-  v.number("params", m.vae.weights.params, 0, kMaxParams, true, true);
+  v.number("params", m.vae.weights.params, 0, kMaxParams, !derived || m.vae.weights.params <= 0, true);
   m.vae.weights.bytes_per_param = dtype_bytes(v, "dtype", 2);
-  v.integer("spatial", m.vae.spatial, 1, 256);
+  v.integer("spatial", m.vae.spatial, 1, 256, !derived);
   v.integer("temporal", m.vae.temporal, 1, 64, false);
-  v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, true, true);
-  v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, true, true);
+  v.number("decode_gflop_per_pixel", m.vae.decode_gflop_per_pixel, 0, 1e3, !derived, true);
+  v.number("decode_bytes_per_pixel", m.vae.decode_bytes_per_pixel, 0, 1e6, !derived, true);
   v.number("decode_traffic_bytes_per_pixel", m.vae.decode_traffic_bytes_per_pixel, 0, 1e8, false);
+  v.number("encode_gflop_per_pixel", m.vae.encode_gflop_per_pixel, 0, 1e3, false);
+  v.integer("decoder_convs", m.vae.decoder_convs, 0, 10000, false);
+  v.number("halo_channels", m.vae.halo_channels, 0, 1e6, false);
   v.boolean("mid_block_attention", m.vae.mid_block_attention);
   v.integer("sample_size", m.vae.tile_sample_size, 8, 1 << 16, false);
+  v.string("class", m.vae.class_name, false);
+  v.string("structure", m.vae.structure, false);
 }
 
 // Reads [parallel]: how context parallelism splits the sequence and which runtimes support the model.

@@ -127,6 +127,35 @@ std::string_view to_string(HostLoad h);  // "fits", "staggered", "too large", "u
 // The verdict for `ranks` ranks of a node each holding `per_rank` bytes in `host` bytes (0: unknown).
 HostLoad host_load_verdict(Bytes per_rank, int ranks, Bytes host);
 
+// One text encoder's encoding per image, for the placement chosen (docs/cost-model.md, "Per image").
+struct TextEncodeTerms {
+  int encoder = -1;        // index into ModelProfile::text_encoders
+  double tokens = 0;       // tokens it reads per prompt
+  double prompts = 0;      // prompts it encodes per image on this GPU (both under true CFG)
+  Milliseconds gemm_ms = 0, attention_ms = 0, memory_ms = 0;  // on the GPU
+  Milliseconds comm_ms = 0;      // all-reduces (sharded) or the exposed layer gathers (fully sharded)
+  Milliseconds transfer_ms = 0;  // weights over the host link not hidden by compute
+  Milliseconds host_ms = 0;      // the runtime's ops on the host
+  Milliseconds ms = 0;           // the encoder's part of text_encode_ms
+};
+inline constexpr int kMaxTextEncoders = 4;  // HiDream's four
+
+// The VAE decode per image batch of this replica, for the placement chosen: the decoder's FLOPs
+// over the pixels and frames it computes, its memory-bound traffic, the host's ops per decoded
+// chunk and the parallel decode's communication.
+struct VaeDecodeTerms {
+  double gflop_per_pixel = 0;     // decoder GFLOP per output pixel per frame
+  double traffic_bytes_per_pixel = 0;
+  double frame_pixels = 0;        // output pixels of one frame the decoder computes (every tile's when tiled)
+  double frames = 1;              // frames per image
+  double images = 1;              // images per replica
+  double tiles = 1;               // tiles per frame
+  double chunks = 1;              // host decode calls: latent frames (video) x tiles
+  int gpus = 1;                   // GPUs sharing each image (parallel)
+  Milliseconds conv_ms = 0, memory_ms = 0, host_ms = 0, comm_ms = 0;
+  Source conv_source = Source::kDatasheet;
+};
+
 // The once-per-image work, for the placement chosen.
 struct PipelineCost {
   TextEncoderPlacement text_encoder = TextEncoderPlacement::kReplicated;
@@ -140,6 +169,10 @@ struct PipelineCost {
   // Two transformers, the idle one offloaded: each is loaded over the host link once per image
   // (the first for its steps, the second at the boundary timestep).
   Milliseconds transformer_load_ms = 0;
+  // The terms behind text_encode_ms (each encoder's, the first kMaxTextEncoders) and vae_decode_ms.
+  std::array<TextEncodeTerms, kMaxTextEncoders> encoders{};
+  int encoder_count = 0;
+  VaeDecodeTerms decode;
   Milliseconds total_ms() const { return text_encode_ms + vae_decode_ms + host_ms + transformer_load_ms; }
   PipelinePlacement placement() const { return {text_encoder, vae}; }
 };

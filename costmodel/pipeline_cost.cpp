@@ -21,12 +21,11 @@ constexpr double kEncoderElementwise = 18;
 // Live activations of one encoder layer per token, in hidden-sized elements: hidden state,
 // residual, Q, K, V, attention output and the FFN's hidden (~4).
 constexpr double kEncoderLive = 10;
-// Parallel decode (patch parallelism, as xDiT's DistVAE): every 3x3 convolution of the decoder
-// (about 30 in the 2D and causal 3D decoders of the profiles) exchanges one boundary row of its
-// input with each neighbour; about 256 channels on average; its GroupNorms reduce statistics
-// (latency only); the patches are gathered at the end (3 bf16 channels per pixel).
-constexpr double kDecoderConvs = 30;
-constexpr double kHaloChannels = 256;
+// Parallel decode (patch parallelism, as xDiT's DistVAE): every convolution of the decoder with a
+// spatial kernel (m.vae.decoder_convs, counted from its structure: 33 in FLUX.1's AutoencoderKL)
+// exchanges its boundary rows with each neighbour (m.vae.halo_channels: their input channels at
+// their share of the output's width and frames, averaged; 256 unless derived); its GroupNorms
+// reduce statistics (latency only); the patches are gathered at the end (3 bf16 channels per pixel).
 
 CommGroup replica_group(const StepContext& ctx, int n) {
   const HardwareProfile& hw = ctx.hw.profile();
@@ -39,6 +38,7 @@ double prompts(const StepContext& ctx) {
 }
 
 struct EncoderTerms {
+  TextEncodeTerms terms;  // what the explain shows
   Milliseconds ms = 0, transfer_ms = 0, comm_ms = 0;
   Bytes resident = 0;  // on the GPU throughout
   Bytes encoding = 0;  // on the GPU only while encoding (weights streamed or loaded, activations)
@@ -77,14 +77,19 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
   const int n = te == TextEncoderPlacement::kSharded ? ctx.axes.replica() : 1;
   const Bytes weights = e.params * e.bytes_per_param;
   const double b = ctx.m.bytes_per_activation;
-  Milliseconds device = hw.gemm(2.0 * e.params * rows / n, weights / n + rows * 2.0 * e.hidden * b, rows).ms;
-  double host_ops = 0, collectives = 0;
   EncoderTerms out;
+  TextEncodeTerms& t = out.terms;
+  t.tokens = tokens;
+  t.prompts = prompts(ctx);
+  t.gemm_ms = hw.gemm(2.0 * e.params * rows / n, weights / n + rows * 2.0 * e.hidden * b, rows).ms;
+  Milliseconds device = t.gemm_ms;
+  double host_ops = 0, collectives = 0;
   if (e.layers > 0) {
     const double hidden = e.hidden;
-    device += hw.attention(4.0 * tokens * tokens * hidden * e.layers * prompts(ctx) / n, tokens, tokens,
-                           ctx.q.backend).ms;
-    device += hw.memory(e.layers * rows * hidden * b * kEncoderElementwise * rt.elementwise_traffic).ms;
+    t.attention_ms = hw.attention(4.0 * tokens * tokens * hidden * e.layers * prompts(ctx) / n, tokens, tokens,
+                                  ctx.q.backend).ms;
+    t.memory_ms = hw.memory(e.layers * rows * hidden * b * kEncoderElementwise * rt.elementwise_traffic).ms;
+    device += t.attention_ms + t.memory_ms;
     host_ops = e.layers * rt.ops.text_encoder_layer;
     if (n > 1) {  // Megatron-style: an all-reduce after attention and after the FFN of every layer
       collectives = 2.0 * e.layers;
@@ -104,6 +109,7 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
   }
   const Milliseconds host = rt.eager_host_ms(host_ops) + collectives * rt.collective_us * 1e-3;
   out.ms = rt.overlaps_device ? std::max(device, host) : device + host;
+  t.host_ms = host;
   const Bytes live = rows * std::max(1, e.hidden) * b * kEncoderLive;
   // The running layer and the prefetched one (the whole encoder when it has no layers).
   const Bytes two_layers = e.layers > 0 ? 2.0 * weights / e.layers : weights;
@@ -137,10 +143,14 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
       out.encoding = two_layers + live;
       break;
   }
+  t.comm_ms = out.comm_ms;
+  t.transfer_ms = out.transfer_ms;
+  t.ms = out.ms;
   return out;
 }
 
 struct DecodeTerms {
+  VaeDecodeTerms terms;  // what the explain shows
   Milliseconds ms = 0, comm_ms = 0;
   Bytes live = 0;
 };
@@ -194,27 +204,36 @@ DecodeTerms decode(const StepContext& ctx, VaePlacement placement) {
   const Query& q = ctx.q;
   const int n = placement == VaePlacement::kParallel ? ctx.axes.replica() : 1;
   const double images = std::max(1.0, static_cast<double>(q.batch) / ctx.axes.d);
-  const double frames = m.video ? q.frames : 1;
+  const double frames = m.video ? q.sequence.decoded_frames : 1;  // the frames the pipeline decodes (core/sequence.h)
   const Tiling tiles = tiling(m.vae, q.resolution, placement == VaePlacement::kTiled);
   // Pixels the decoder computes: every tile's (overlaps twice) when tiled.
   const double pixels = tiles.decoded_pixels * frames * images;
   const double chunks = (m.video ? static_cast<double>(q.sequence.latent_frames) : 1.0) * tiles.tiles;
   const double b = m.bytes_per_activation;
   DecodeTerms out;
-  Milliseconds device = hw.conv(m.vae.decode_gflop_per_pixel * 1e9 * pixels / n).ms +
-                        hw.memory(m.vae.decode_traffic_bytes_per_pixel * pixels / n).ms;
+  VaeDecodeTerms& t = out.terms;
+  t = {m.vae.decode_gflop_per_pixel, m.vae.decode_traffic_bytes_per_pixel, tiles.decoded_pixels, frames, images,
+       tiles.tiles, chunks, n};
+  const Timed conv = hw.conv(m.vae.decode_gflop_per_pixel * 1e9 * pixels / n);
+  t.conv_ms = conv.ms;
+  t.conv_source = conv.source;
+  t.memory_ms = hw.memory(m.vae.decode_traffic_bytes_per_pixel * pixels / n).ms;
+  Milliseconds device = t.conv_ms + t.memory_ms;
   double collectives = 0;
   if (n > 1) {
     const CommGroup g = replica_group(ctx, n);
-    const Bytes halo = 2.0 * q.resolution.width * kHaloChannels * b * frames * images;
-    out.comm_ms = kDecoderConvs * (hw.collective(Collective::kSendRecv, halo, g).ms +
-                                   hw.collective(Collective::kAllReduce, 8.0 * kHaloChannels, g).ms) +
+    const double convs = m.vae.decoder_convs, channels = m.vae.halo_channels;
+    const Bytes halo = 2.0 * q.resolution.width * channels * b * frames * images;
+    out.comm_ms = convs * (hw.collective(Collective::kSendRecv, halo, g).ms +
+                           hw.collective(Collective::kAllReduce, 8.0 * channels, g).ms) +
                   hw.collective(Collective::kAllGather, pixels * 3.0 * b, g).ms;
-    collectives = 2 * kDecoderConvs + 1;
+    collectives = 2 * convs + 1;
     device += out.comm_ms;
   }
   const Milliseconds host = rt.eager_host_ms(rt.ops.vae_decode * chunks) + collectives * rt.collective_us * 1e-3;
   out.ms = rt.overlaps_device ? std::max(device, host) : device + host;
+  t.host_ms = host;
+  t.comm_ms = out.comm_ms;
   const double chunk_frames = m.video ? m.vae.temporal : 1;
   const double live_images = placement == VaePlacement::kSliced ? 1.0 : images;
   out.live = decoder_live(m, tiles.tile_pixels * chunk_frames, live_images, n);
@@ -245,6 +264,8 @@ namespace {
 struct EncodingTerms {
   Milliseconds ms = 0, transfer_ms = 0, comm_ms = 0;
   Bytes resident = 0, encoding = 0;
+  std::array<TextEncodeTerms, kMaxTextEncoders> terms{};
+  int count = 0;
 };
 EncodingTerms encoding_terms(const StepContext& ctx, TextEncoderPlacement te) {
   EncodingTerms out;
@@ -252,6 +273,10 @@ EncodingTerms encoding_terms(const StepContext& ctx, TextEncoderPlacement te) {
   for (const Component& e : ctx.m.text_encoders) {
     const bool whole = fully_sharded(te) && &e != sharded;
     const EncoderTerms t = encode(ctx, e, whole ? TextEncoderPlacement::kReplicated : te);
+    if (out.count < kMaxTextEncoders) {
+      out.terms[out.count] = t.terms;
+      out.terms[out.count++].encoder = static_cast<int>(&e - ctx.m.text_encoders.data());
+    }
     out.ms += t.ms;
     out.transfer_ms += t.transfer_ms;
     out.comm_ms += t.comm_ms;
@@ -305,6 +330,9 @@ void place_pipeline(const StepContext& ctx, TextEncoderPlacement te, const Encod
   out.cost.text_encode_ms = e.ms;
   out.cost.text_transfer_ms = e.transfer_ms;
   out.cost.text_comm_ms = e.comm_ms;
+  out.cost.encoders = e.terms;
+  out.cost.encoder_count = e.count;
+  out.cost.decode = d.terms;
   out.memory.text_encoder_weights += e.resident;
   out.memory.text_encode = e.encoding;
   out.memory.transformer_while_encoding = te != TextEncoderPlacement::kSequential;

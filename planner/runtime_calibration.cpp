@@ -437,6 +437,29 @@ void fill_provenance(const RuntimeCalibration& out, const costmodel::RuntimeFitR
 
 }  // namespace
 
+Result<RuntimeCalibration> check_timings(const ProfileCatalog& shipped, const std::vector<TimingRow>& rows) {
+  RuntimeCalibration out;
+  for (const TimingRow& row : rows) {
+    auto r = resolve(shipped, row);
+    if (!r) return r.error();
+    const costmodel::Prediction p = predict(*r).predicted;
+    CalibratedRow c;
+    c.row = row;
+    c.hardware = r->query.hardware->name;
+    c.per_image = r->per_image;
+    c.measured_ms = r->measured_ms;
+    c.prior_ms = c.fitted_ms = time_of(*r, p);
+    c.fitted_text_encode_ms = p.text_encode_ms;
+    c.fitted_vae_decode_ms = p.vae_decode_ms;
+    out.rows.push_back(std::move(c));
+    check_memory(rows, out.rows.size() - 1, p, out);
+  }
+  if (out.memory_rows > 0) out.memory_mape /= out.memory_rows;
+  out.prior_mape = out.fitted_mape = mape(out.rows, &CalibratedRow::fitted_ms);
+  check_order(out);
+  return out;
+}
+
 Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, const std::vector<TimingRow>& rows,
                                               const RuntimeCalibrationOptions& options) {
   if (rows.size() < 2) return Error{fmt::format("{}: {} rows; a fit needs at least 2", options.source, rows.size())};
@@ -475,6 +498,8 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const costmodel::Prediction p = fitted.predict(resolved[i]);
     out.rows[i].fitted_ms = time_of(resolved[i], p);
+    out.rows[i].fitted_text_encode_ms = p.text_encode_ms;
+    out.rows[i].fitted_vae_decode_ms = p.vae_decode_ms;
     check_memory(rows, i, p, out);
   }
   if (out.memory_rows > 0) out.memory_mape /= out.memory_rows;

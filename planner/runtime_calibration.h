@@ -23,6 +23,8 @@ struct CalibratedRow {
   double measured_ms = 0;
   double prior_ms = 0;       // the catalog's profiles without any fit
   double fitted_ms = 0;      // the profiles with this fit applied
+  // Its once-per-image serial terms (ms): encoding the prompt and decoding the latents.
+  double fitted_text_encode_ms = 0, fitted_vae_decode_ms = 0;
   double held_out_ms = 0;    // nested cross-validation: fits that did not see the row (mean of the repeats)
   double held_out_error = 0; // their mean |predicted / measured - 1| (cv_mape is its mean over the rows)
   bool unreconciled = false; // the fit and the fits without it miss it alike by over 25% (a disagreement)
@@ -57,6 +59,11 @@ struct RuntimeCalibrationOptions {
 
 // `priors`: a catalog loaded without fits (ProfileCatalog::load with apply_fits = false). Every
 // row must name profiles of it and a valid plan; the first that does not is the error.
+// Every row predicted by `shipped` as it is (the profiles with their fits applied), fitting nothing:
+// how the shipped defaults do on timings (`cpplan calibrate --import --check`). Each row's
+// prior_ms and fitted_ms are that prediction; held_out_ms is 0. The pair counts as a fit's.
+Result<RuntimeCalibration> check_timings(const ProfileCatalog& shipped, const std::vector<costmodel::TimingRow>& rows);
+
 Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, const std::vector<costmodel::TimingRow>& rows,
                                               const RuntimeCalibrationOptions& options);
 

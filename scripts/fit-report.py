@@ -4,7 +4,8 @@
 Usage: fit-report.py FIT.json SECTION [ALL.json | W=SCAN.json ...], SECTION one of published-timings
 (FLUX.1-dev: FIT.json the shipped fit of that set, ALL.json the fit of all three sets), published-pixart
 (PixArt-alpha under xDiT; each W=SCAN.json the fit of all three with the unstated PipeFusion warm-up
-read as W), published-compiled (FLUX.1-dev compiled), from the fit of all three. Prints
+read as W), published-compiled (FLUX.1-dev compiled) and published-serial (the text encoding and VAE decode terms
+in the per-image rows), from the fit of all three. Prints
 markdown. Every figure is computed here from the rows the command printed: measured, priors,
 fitted (the shipped profiles through the real cost model) and held out (nested cross-validation,
 each row predicted by a fit that did not see it, through the real cost model)."""
@@ -305,6 +306,57 @@ def pixart_section(fit, scans):
     cannot_settle(fit, PIXART_SOURCES)
 
 
+def fit_values(fit, section_prefix, key):
+    """Every `key` of the fit TOML's sections named section_prefix.NAME: {NAME: value}."""
+    out, section = {}, None
+    for line in fit["fit"].splitlines():
+        if line.startswith("["):
+            section = line.strip("[] ")
+        elif section and section.startswith(section_prefix + ".") and line.split("=")[0].strip() == key:
+            out[section[len(section_prefix) + 1:]] = float(line.split("=")[1])
+    return out
+
+
+def serial_share(r):
+    return (r["fitted_text_encode_ms"] + r["fitted_vae_decode_ms"]) / r["fitted_ms"]
+
+
+def serial_section(fit):
+    """The once-per-image serial terms (text encoding, VAE decode) in the per-image rows of the fit of all
+    three sets: each group's terms, their share of the time, and the error of the rows they weigh in."""
+    rows = [r for r in fit["rows"] if r["per_image"]]
+    print("## The serial terms: text encoding and VAE decode\n")
+    print("Every per-image timing (seconds per image) holds the prompt's encoding and the latents' decode once; the")
+    print("per-step timings hold neither. Their cost comes from the encoders' and the VAE's structure (the VAE's")
+    print("config: stages, channels, layers per block, 2D or causal 3D convolutions, docs/cost-model.md), the")
+    print("GPU's datasheet and the fitted efficiencies: the architecture's convolution multiplier (`conv`) and its")
+    print("GEMM and memory-bound ones, which the encoders share with the transformer. No published file times these")
+    print("terms on their own, so their error shows in the rows they weigh in: below, the fit of all three sets")
+    print("(the columns as above) per group of one source, box and size, with the terms' fitted times and their")
+    print("share of the group's fastest bar.\n")
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["source"], r["box"] or r["hardware"], r["resolution"])].append(r)
+    print("| source | box or GPU | size | timings | text encoding | VAE decode | share of the fastest | fitted MAPE | held-out MAPE |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (source, box, size), g in sorted(groups.items()):
+        fastest = min(g, key=lambda r: r["fitted_ms"])
+        print(f"| {source} | {box} | {size} | {len(g)} | {fastest['fitted_text_encode_ms']:.0f} ms | "
+              f"{fastest['fitted_vae_decode_ms']:.0f} ms | {pct(serial_share(fastest))} | {pct(mape(g, 'fitted_ms'))} | "
+              f"{pct(cv_mape(g))} |")
+    print()
+    heavy = [r for r in rows if serial_share(r) >= 0.2]
+    light = [r for r in rows if serial_share(r) < 0.2]
+    print(f"Rows where the serial terms are at least 20% of the fitted time ({len(heavy)}): fitted MAPE "
+          f"**{pct(mape(heavy, 'fitted_ms'))}**, nested cross-validation **{pct(cv_mape(heavy))}**; the other "
+          f"{len(light)} per-image rows: fitted {pct(mape(light, 'fitted_ms'))}, nested cross-validation "
+          f"{pct(cv_mape(light))}.\n")
+    conv = fit_values(fit, "architectures", "conv")
+    if conv:
+        print("Fitted convolution multipliers (of the datasheet's convolution efficiency): " +
+              ", ".join(f"{a} x {v:.3f}" for a, v in sorted(conv.items())) + ".\n")
+
+
 def compiled_section(fit):
     rows = [r for r in fit["rows"] if r["source"] in COMPILED_SOURCES]
     print("## Published FLUX.1-dev timings with torch.compile (xDiT, 1-4 H100)\n")
@@ -328,6 +380,8 @@ def main():
             for r in fit["rows"]:
                 r["box"] = r.get("box") or ""
         pixart_section(fits[0], scans)
+    elif sys.argv[2] == "published-serial":
+        serial_section(fits[0])
     else:
         compiled_section(fits[0])
 

@@ -156,6 +156,14 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
   return result;
 }
 
+planner::RuntimeCalibration check_shipped(const std::vector<costmodel::TimingRow>& rows, const RuntimeFitRequest& request) {
+  auto shipped = ProfileCatalog::load(profile_search_path(request.profiles, request.exe));
+  if (!shipped) throw InvalidInput{shipped.error().message};
+  auto checked = planner::check_timings(*shipped, rows);
+  if (!checked) throw InvalidInput{checked.error().message};
+  return std::move(checked).value();
+}
+
 namespace {
 
 // KEY=VALUE pairs of a repeatable option into `out`; InvalidInput names the option and the rule.

@@ -42,6 +42,9 @@ void complete_fit_request(RuntimeFitRequest& request);
 // The fit of `rows` from the profiles' priors, written to request.output when set. InvalidInput
 // on a bad output name or rows the fit cannot use.
 planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>& rows, RuntimeFitRequest request);
+// `rows` predicted by the shipped profiles (fits applied) of request.profiles, fitting nothing;
+// InvalidInput on rows they cannot predict.
+planner::RuntimeCalibration check_shipped(const std::vector<costmodel::TimingRow>& rows, const RuntimeFitRequest& request);
 
 // How imported rows name what the file does not: `runtime` for rows that name none, and
 // KEY=VALUE pairs (--runtime-for SOURCE=RUNTIME, --model-for SOURCE=MODEL, --topology-for BOX=TOPOLOGY,

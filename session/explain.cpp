@@ -102,6 +102,9 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
   e.steps = q.steps;
   e.gpu_bytes = q.hardware ? q.hardware->memory_bytes() : 0.0;
   e.host_memory_gib = q.host_memory_gib;
+  e.text_encoders = q.model->text_encoders;
+  e.vae = q.model->vae;
+  e.conv_efficiency = hw.conv_efficiency;
   if (pr.pipefusion.active()) {
     const costmodel::PipeFusionCost& c = pr.pipefusion;
     ExplainPipeFusion pf;
@@ -222,6 +225,47 @@ std::string text_encoder_waits(const costmodel::PipelineCost& pc) {
   return out;
 }
 
+namespace {
+
+// One text encoder's line under "per image:": its shape, the tokens it reads, its terms.
+void print_text_encoder(std::ostream& out, const costmodel::TextEncodeTerms& t, const std::vector<Component>& encoders) {
+  const Component* c = t.encoder >= 0 && t.encoder < static_cast<int>(encoders.size()) ? &encoders[t.encoder] : nullptr;
+  const std::string shape = c && c->layers > 0 ? fmt::format("{} layers x {} hidden", c->layers, c->hidden)
+                                               : std::string("no layers known: the GEMM roofline alone");
+  fmt::print(out,
+             "  text encoder {}: {}, {:g} tokens x {:g} prompt{}: GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}, "
+             "communication {:.2f}, host link {:.2f} ms; host {:.2f} ms -> {:.2f} ms\n",
+             c ? c->name : "?", shape, t.tokens, t.prompts, t.prompts == 1 ? "" : "s", t.gemm_ms, t.attention_ms,
+             t.memory_ms, t.comm_ms, t.transfer_ms, t.host_ms, t.ms);
+}
+
+// Where the VAE's per-pixel costs come from: its class and structure read from a config, or the
+// profile's numbers.
+std::string vae_origin(const VaeProfile& v) {
+  if (v.class_name.empty()) return fmt::format("{}: per-pixel costs given in the profile", v.weights.name);
+  return fmt::format("{} {}{} ({}){}", v.weights.name, v.class_name,
+                     v.config.empty() ? " from its vae/config.json" : " from " + v.config, v.structure,
+                     v.encode_gflop_per_pixel > 0
+                         ? fmt::format("; its encoder {:.2f} MFLOP per pixel per frame", v.encode_gflop_per_pixel * 1e3)
+                         : "");
+}
+
+// The VAE decode's lines under "per image:": the derivation, then the terms.
+void print_vae_decode(std::ostream& out, const costmodel::VaeDecodeTerms& d, const VaeProfile& v, double e_conv) {
+  fmt::print(out, "  VAE decode: {}\n", vae_origin(v));
+  const bool datasheet = d.conv_source != costmodel::Source::kMeasured;
+  fmt::print(out,
+             "    {:.2f} MFLOP and {:.1f} KB memory-bound per pixel per frame x {:.0f} pixels x {:g} frame{} x {:g} "
+             "image{} ({:g} tile{}, {:g} chunk{}) on {} GPU{}: conv {:.2f} ms [{}]{}, memory-bound {:.2f} ms, host {:.2f} ms, "
+             "communication {:.2f} ms\n",
+             d.gflop_per_pixel * 1e3, d.traffic_bytes_per_pixel / 1e3, d.frame_pixels, d.frames,
+             d.frames == 1 ? "" : "s", d.images, d.images == 1 ? "" : "s", d.tiles, d.tiles == 1 ? "" : "s", d.chunks,
+             d.chunks == 1 ? "" : "s", d.gpus, d.gpus == 1 ? "" : "s", d.conv_ms, costmodel::to_string(d.conv_source),
+             datasheet ? fmt::format(" at e_conv {:.2f}", e_conv) : "", d.memory_ms, d.host_ms, d.comm_ms);
+}
+
+}  // namespace
+
 bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory_gib) {
   if (pr.host_load == costmodel::HostLoad::kStaggered || pr.host_load == costmodel::HostLoad::kTooLarge) return true;
   return pr.host_load == costmodel::HostLoad::kFits && pr.host_load_bytes > 0.5 * host_memory_gib * kGiB;
@@ -267,6 +311,8 @@ void print_explain(std::ostream& out, const Explain& e) {
              e.steps, pr.step_ms, pr.vae_decode_ms, to_string(pc.vae),
              pc.vae_comm_ms > 0 ? fmt::format(", {:.1f} ms of it communication", pc.vae_comm_ms) : "", pc.host_ms,
              pr.image_ms / 1e3);
+  for (int i = 0; i < pc.encoder_count; ++i) print_text_encoder(out, pc.encoders[i], e.text_encoders);
+  print_vae_decode(out, pc.decode, e.vae, e.conv_efficiency);
   fmt::print(out, "memory per GPU by phase: {} of {:.1f}; the peak is the {}\n", memory_phases_text(pr.memory),
              e.gpu_bytes / kGiB, to_string(pr.peak_phase));
   fmt::print(out, "  load, if the whole pipeline moved to the GPU before its transformer is sharded: {:.1f} GiB{}\n",

@@ -61,6 +61,11 @@ struct Explain {
   Bytes gpu_bytes = 0;         // one GPU's memory
   double host_memory_gib = 0;  // one node's host memory (0: unknown)
   std::optional<ExplainPipeFusion> pipefusion;
+  // What the per-image terms were priced from: the model's text encoders and VAE (its class and
+  // structure when derived from a config), the hardware profile's conv efficiency.
+  std::vector<Component> text_encoders;
+  VaeProfile vae;
+  double conv_efficiency = 0;
 };
 
 // The explanation of a predicted plan; none for a plan without prediction (an invalid one).

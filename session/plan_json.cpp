@@ -43,6 +43,43 @@ json pipefusion_json(const costmodel::PipeFusionCost& c) {
 }
 }  // namespace
 
+// The per-image terms behind text_encode_ms and vae_decode_ms (docs/cost-model.md, "Per image").
+json text_encoders_json(const costmodel::PipelineCost& pc, const ModelProfile& m) {
+  json out = json::array();
+  for (int i = 0; i < pc.encoder_count; ++i) {
+    const costmodel::TextEncodeTerms& t = pc.encoders[i];
+    const bool known = t.encoder >= 0 && t.encoder < static_cast<int>(m.text_encoders.size());
+    out.push_back({{"name", known ? json(m.text_encoders[t.encoder].name) : json(nullptr)},
+                   {"tokens", t.tokens},
+                   {"prompts", t.prompts},
+                   {"gemm_ms", t.gemm_ms},
+                   {"attention_ms", t.attention_ms},
+                   {"memory_bound_ms", t.memory_ms},
+                   {"comm_ms", t.comm_ms},
+                   {"transfer_ms", t.transfer_ms},
+                   {"host_ms", t.host_ms},
+                   {"ms", t.ms}});
+  }
+  return out;
+}
+
+json vae_decode_json(const costmodel::VaeDecodeTerms& d, const VaeProfile& v) {
+  return {{"class", v.class_name.empty() ? json(nullptr) : json(v.class_name)},
+          {"gflop_per_pixel", d.gflop_per_pixel},
+          {"traffic_bytes_per_pixel", d.traffic_bytes_per_pixel},
+          {"frame_pixels", d.frame_pixels},
+          {"frames", d.frames},
+          {"images", d.images},
+          {"tiles", d.tiles},
+          {"chunks", d.chunks},
+          {"gpus", d.gpus},
+          {"conv_ms", d.conv_ms},
+          {"memory_bound_ms", d.memory_ms},
+          {"host_ms", d.host_ms},
+          {"comm_ms", d.comm_ms},
+          {"conv_source", costmodel::to_string(d.conv_source)}};
+}
+
 json placement_json(const planner::topology::Placement& p) {
   json order = json::array();
   for (MeshAxis a : p.axis_order) order.push_back(to_string(a));
@@ -232,7 +269,9 @@ json plan_json(const Query& q, const RankedPlan& rp) {
                         {"vae_decode_ms", pc.vae_decode_ms},
                         {"vae_comm_ms", pc.vae_comm_ms},
                         {"host_ms", pc.host_ms},
-                        {"transformer_load_ms", pc.transformer_load_ms}}},
+                        {"transformer_load_ms", pc.transformer_load_ms},
+                        {"text_encoders", text_encoders_json(pc, *q.model)},
+                        {"vae_decode", vae_decode_json(pc.decode, q.model->vae)}}},
                       {"step_tflop", pr.step_flops / 1e12},
                       {"comm_bytes", pr.comm_bytes},
                       {"source", costmodel::to_string(pr.source)},

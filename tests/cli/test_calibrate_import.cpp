@@ -492,3 +492,34 @@ TEST_CASE("calibrate --import reports one configuration measured twice beyond th
   CHECK(r.out.find("cannot settle: ") != std::string::npos);
   CHECK(r.out.find("one configuration measured 10% apart") != std::string::npos);
 }
+
+// --check fits nothing: the shipped profiles (profiles/fits/published-flux.toml applied) predict
+// the rows. The fit file records the in-sample MAPE it had when it was written from these rows
+// ([provenance] mape); the shipped profiles' predictions of them must give that MAPE again.
+TEST_CASE("calibrate --import --check predicts the published rows with the shipped fit applied",
+          "[cli][calibrate_import]") {
+  const json j = query({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "--check", "--json"});
+  REQUIRE(j["rows"].size() == 26);
+  const auto fit = cpplan::parse_runtime_fit(
+      [] {
+        std::ifstream in(std::string(CPPLAN_TEST_PROFILES) + "/fits/published-flux.toml");
+        return std::string(std::istreambuf_iterator<char>(in), {});
+      }(),
+      "published-flux.toml");
+  REQUIRE(fit.ok());
+  CHECK(j["mape"].get<double>() == Approx(fit->provenance.mape).epsilon(1e-4));
+  for (const json& r : j["rows"]) CHECK(r["fitted_ms"].get<double>() == r["prior_ms"].get<double>());
+  CHECK(j["pairs"].get<int>() >= j["pairs_ordered"].get<int>());
+}
+
+TEST_CASE("calibrate --check refuses -o (nothing is fitted) and a run without --import, in one line",
+          "[cli][calibrate_import][errors]") {
+  TempDir dir("cpplan-calibrate-check-");
+  const CliResult with_output = run_cli({"calibrate", "--import", published(), "--check", "-o", dir.file("out.toml")});
+  check_refused(with_output);
+  CHECK_THAT(with_output.err, Catch::Contains("-o = " + dir.file("out.toml") + ": --check fits nothing"));
+  CHECK_FALSE(fs::exists(dir.file("out.toml")));
+  const CliResult alone = run_cli({"calibrate", "--check"});
+  check_refused(alone);
+  CHECK_THAT(alone.err, Catch::Contains("--check: needs --import FILE"));
+}
