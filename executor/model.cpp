@@ -2,8 +2,13 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -14,21 +19,58 @@
 
 namespace cpplan::executor {
 
+class WeightDraws {
+ public:
+  // One model's draws in order; `done` once its drawing rank finished (or failed).
+  struct Sequence {
+    std::mutex m;
+    std::condition_variable grown;
+    std::vector<at::Tensor> draws;
+    bool done = false;
+  };
+  // The sequence of `key`, and whether the caller is the first to ask (it draws, the others read).
+  std::pair<std::shared_ptr<Sequence>, bool> claim(const std::string& key) {
+    std::lock_guard lock(m_);
+    auto& seq = sequences_[key];
+    if (seq) return {seq, false};
+    seq = std::make_shared<Sequence>();
+    return {seq, true};
+  }
+
+ private:
+  std::mutex m_;
+  std::map<std::string, std::shared_ptr<Sequence>> sequences_;
+};
+
+std::shared_ptr<WeightDraws> make_weight_draws() { return std::make_shared<WeightDraws>(); }
+
 namespace {
 
 // Draws every weight in a fixed order from one generator; the shard a rank keeps does not
 // change the draws, so every plan sees the same full weights.
 // On a GPU the weights are drawn there, from the device's generator seeded with `seed` (the same
 // on every rank), so that a full-size model takes seconds to build instead of minutes of CPU draws.
+// With a WeightDraws, the draws of the rank that drew first are read instead.
 class WeightSource {
  public:
-  WeightSource(uint64_t seed, int tp_rank, int tp_size, const DeviceSpec& device)
+  WeightSource(const ModelProfile& m, uint64_t seed, int tp_rank, int tp_size, const DeviceSpec& device,
+               WeightDraws* shared)
       : gen_(generator(seed, device.device)), rank_(tp_rank), size_(tp_size), dtype_(device.dtype),
-        draw_(at::TensorOptions().dtype(at::kFloat).device(device.device)) {}
-
-  at::Tensor full(std::vector<int64_t> shape, double scale) {
-    return (at::randn(shape, gen_, draw_) * scale).to(dtype_);
+        draw_(at::TensorOptions().dtype(at::kFloat).device(device.device)) {
+    if (!shared) return;
+    std::tie(sequence_, drawing_) =
+        shared->claim(fmt::format("{} {} {} {}", m.name, static_cast<const void*>(&m), seed, device.device.str()));
   }
+  WeightSource(const WeightSource&) = delete;
+  WeightSource& operator=(const WeightSource&) = delete;
+  ~WeightSource() {
+    if (!sequence_ || !drawing_) return;
+    std::lock_guard lock(sequence_->m);
+    sequence_->done = true;
+    sequence_->grown.notify_all();
+  }
+
+  at::Tensor full(std::vector<int64_t> shape, double scale) { return (draw(shape) * scale).to(dtype_); }
   // W [out, in] with 1/sqrt(in) scale, bias [out].
   std::pair<at::Tensor, at::Tensor> linear(int64_t out, int64_t in) {
     return {full({out, in}, 1.0 / std::sqrt(static_cast<double>(in))), full({out}, 0.02)};
@@ -48,10 +90,45 @@ class WeightSource {
     return gen;
   }
 
+  // The next standard-normal draw: this rank's generator's, or the drawing rank's.
+  at::Tensor draw(const std::vector<int64_t>& shape) {
+    if (sequence_ && !drawing_) {
+      if (at::Tensor t = read(shape); t.defined()) return t;
+    }
+    at::Tensor t = at::randn(shape, gen_, draw_);
+    if (sequence_ && drawing_) {
+      std::lock_guard lock(sequence_->m);
+      sequence_->draws.push_back(t);
+      sequence_->grown.notify_all();
+    }
+    return t;
+  }
+  // The drawing rank's draw number next_, once it is drawn; undefined (and this rank draws its
+  // own from here, its generator brought level) when that rank stopped short of it.
+  at::Tensor read(const std::vector<int64_t>& shape) {
+    std::unique_lock lock(sequence_->m);
+    sequence_->grown.wait(lock, [&] { return next_ < sequence_->draws.size() || sequence_->done; });
+    if (next_ < sequence_->draws.size()) {
+      at::Tensor t = sequence_->draws[next_++];
+      if (t.sizes() != at::IntArrayRef(shape))
+        throw std::logic_error("WeightDraws: a draw of another shape under the same model, seed and device");
+      return t;
+    }
+    std::vector<std::vector<int64_t>> drawn;
+    for (std::size_t i = 0; i < next_; ++i) drawn.push_back(sequence_->draws[i].sizes().vec());
+    lock.unlock();
+    for (const auto& s : drawn) (void)at::randn(s, gen_, draw_);
+    sequence_.reset();
+    return {};
+  }
+
   at::Generator gen_;
   int rank_, size_;
   at::ScalarType dtype_;
   at::TensorOptions draw_;
+  std::shared_ptr<WeightDraws::Sequence> sequence_;  // null: no sharing
+  bool drawing_ = false;
+  std::size_t next_ = 0;  // the next draw to read
 };
 
 struct Linear {
@@ -336,12 +413,12 @@ ShardedBlock<Block> keep(bool held, Block b, Comm& fs) {
 class Mmdit final : public DitModel {
  public:
   Mmdit(const ModelProfile& m, uint64_t seed, Comm& tp, Comm& fs, const DeviceSpec& device, const AttentionOp& op,
-        BlockRange held)
+        BlockRange held, WeightDraws* shared)
       : m_(m), tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), f_(m.ffn_hidden),
         tw_(m.text_width()), local_heads_(m.heads / tp.size()) {
     refuse_structure(m);
     check_supported(m);
-    WeightSource ws(seed, tp.rank(), tp.size(), device);
+    WeightSource ws(m, seed, tp.rank(), tp.size(), device, shared);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, tw_, d_);
     time_in_ = replicated(ws, d_, 256);
@@ -608,10 +685,10 @@ class Mmdit final : public DitModel {
 class CrossDit final : public DitModel {
  public:
   CrossDit(const ModelProfile& m, uint64_t seed, Comm& tp, Comm& fs, const DeviceSpec& device, const AttentionOp& op,
-           BlockRange held)
+           BlockRange held, WeightDraws* shared)
       : tp_(tp), fs_(fs), op_(op), held_(held), d_(m.hidden()), hd_(m.head_dim), local_heads_(m.heads / tp.size()),
         linear_(m.attention == AttentionKind::kLinear) {
-    WeightSource ws(seed, tp.rank(), tp.size(), device);
+    WeightSource ws(m, seed, tp.rank(), tp.size(), device, shared);
     x_embed_ = replicated(ws, d_, m.in_channels);
     txt_embed_ = replicated(ws, d_, d_);
     time_in_ = replicated(ws, d_, 256);
@@ -752,16 +829,17 @@ class CrossDit final : public DitModel {
 }  // namespace
 
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, Comm& fs,
-                                      const DeviceSpec& device, const AttentionOp& attention, BlockRange blocks) {
+                                      const DeviceSpec& device, const AttentionOp& attention, BlockRange blocks,
+                                      WeightDraws* shared) {
   if (profile.text_handling == TextHandling::kCross)
-    return std::make_unique<CrossDit>(profile, seed, tp, fs, device, attention, blocks);
-  return std::make_unique<Mmdit>(profile, seed, tp, fs, device, attention, blocks);
+    return std::make_unique<CrossDit>(profile, seed, tp, fs, device, attention, blocks, shared);
+  return std::make_unique<Mmdit>(profile, seed, tp, fs, device, attention, blocks, shared);
 }
 
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
-                                      const AttentionOp& attention, BlockRange blocks) {
+                                      const AttentionOp& attention, BlockRange blocks, WeightDraws* shared) {
   static Comm whole;  // a group of one: its collectives are the identity and change nothing
-  return build_model(profile, seed, tp, whole, device, attention, blocks);
+  return build_model(profile, seed, tp, whole, device, attention, blocks, shared);
 }
 
 at::Tensor image_rope_angles(int64_t frames, int64_t rows, int64_t cols, int64_t head_dim) {

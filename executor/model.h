@@ -61,6 +61,14 @@ class DitModel {
   virtual at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const = 0;
 };
 
+// The full weights drawn in one process, for ranks that run as its threads: the first rank to
+// build a model of (profile, seed, device) draws it and keeps every draw here, the others read
+// them as they come (the numbers their own generator gives: each rank draws the whole model and
+// keeps its shard). The draws live as long as the WeightDraws; hold it across runs of one model
+// to draw it once.
+class WeightDraws;
+std::shared_ptr<WeightDraws> make_weight_draws();
+
 // Builds the model of `profile` with weights drawn from `seed`, sharded for `tp` (rank, size), on
 // `device` in its dtype. The draws depend on the device kind (CPU or CUDA generator), never on
 // the plan: blocks outside `blocks` are drawn too (the same generator sequence) and dropped at
@@ -68,11 +76,14 @@ class DitModel {
 // transformer block is kept as this rank's 1/F and all-gathered over `fs` just before it runs
 // (FSDP; embedders and final layer stay whole); every rank of `fs` must then run the same blocks.
 // `tp` and `fs` must outlive the model.
+// `shared`: see WeightDraws; null: this rank draws its own.
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, Comm& fs,
-                                      const DeviceSpec& device, const AttentionOp& attention, BlockRange blocks = {});
+                                      const DeviceSpec& device, const AttentionOp& attention, BlockRange blocks = {},
+                                      WeightDraws* shared = nullptr);
 // As above with every block held whole (no fully-shard group): PipeFusion's stages, the bench.
 std::unique_ptr<DitModel> build_model(const ModelProfile& profile, uint64_t seed, Comm& tp, const DeviceSpec& device,
-                                      const AttentionOp& attention, BlockRange blocks = {});
+                                      const AttentionOp& attention, BlockRange blocks = {},
+                                      WeightDraws* shared = nullptr);
 
 // RoPE angles [S, head_dim/2] for latent-grid positions (frame, row, column) of the image tokens
 // and position 0 for text tokens.

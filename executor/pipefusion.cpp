@@ -255,7 +255,8 @@ RunFigures run_pipefusion_rank(const RunSpec& spec, Mesh& mesh, int rank, int wo
   const LoadPhase loading(spec.device.device);
   Transformers models;  // transformer t's stage weights drawn from seed + t
   for (int t = 0; t < spec.model->transformers; ++t)
-    models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), spec.device, attention_op(CpVariant::kNone), held));
+    models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), spec.device, attention_op(CpVariant::kNone), held,
+                                 spec.weight_draws.get()));
   const LoadFigures load = loading.end();
   const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);

@@ -345,7 +345,8 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   const LoadPhase loading(dev.device);
   Transformers models;  // transformer t's weights drawn from seed + t; all of them held
   for (int t = 0; t < spec.model->transformers; ++t)
-    models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), mesh.fs(), dev, attention_op(variant)));
+    models.push_back(
+        build_model(*spec.model, spec.seed + t, mesh.tp(), mesh.fs(), dev, attention_op(variant), {}, spec.weight_draws.get()));
   const LoadFigures load = loading.end();
   const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);

@@ -7,6 +7,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "executor/device.h"
 
 namespace cpplan::executor {
+
+class WeightDraws;  // model.h
 
 struct RunSpec {
   const ModelProfile* model = nullptr;
@@ -30,6 +33,9 @@ struct RunSpec {
   // CPU in fp32 by default; a GPU rank names its device (cuda:LOCAL_RANK) and runs in bf16.
   DeviceSpec device;
   bool sync_collectives = false;  // NCCL: time collectives between device synchronisations (Comm)
+  // Ranks that run as threads of one process may share one: the first to build a model draws its
+  // weights, the others read them (model.h). Null: each rank draws its own, as separate processes do.
+  std::shared_ptr<WeightDraws> weight_draws;
 };
 
 struct RunFigures {

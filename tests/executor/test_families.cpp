@@ -16,6 +16,7 @@
 
 #include "core/plan.h"
 #include "costmodel/cost_model.h"
+#include "executor/model.h"
 #include "executor/runner.h"
 #include "executor/supported.h"
 #include "planner/planner.h"
@@ -35,8 +36,11 @@ using cpplan::ParallelConfig;
 using cpplan::executor::RunFigures;
 using cpplan::executor::RunSpec;
 
-RunSpec spec_for(const cpplan::Query& q, const ParallelConfig& pc) {
+// `draws`: the model's weights drawn once for every run that shares it (runner.h).
+RunSpec spec_for(const cpplan::Query& q, const ParallelConfig& pc,
+                 std::shared_ptr<cpplan::executor::WeightDraws> draws = nullptr) {
   RunSpec s;
+  s.weight_draws = std::move(draws);
   s.model = q.model;
   s.resolution = q.resolution;
   s.frames = q.frames;
@@ -88,13 +92,32 @@ double relative_error(const at::Tensor& a, const at::Tensor& reference) {
 
 }  // namespace
 
+// The tests below share one model's weight draws across their runs (runner.h): a run that reads
+// them computes what ranks drawing their own compute, on every rank count and stage split.
+TEST_CASE("ranks that read shared weight draws compute the latents of ranks that draw their own",
+          "[executor][multirank][families]") {
+  for (const std::string model : {"flux-tiny", "wan22-tiny"}) {  // wan22-tiny: two transformers, seeds s and s + 1
+    const auto draws = cpplan::executor::make_weight_draws();
+    ParallelConfig stages = cpplan::test::config(1, 1);
+    stages.pipefusion.degree = stages.pipefusion.patches = stages.pipefusion.warmup_steps = 2;
+    for (const ParallelConfig& pc : {cpplan::test::config(1, 1), cpplan::test::config(2, 2),
+                                     cpplan::test::config(1, 2, 2), stages}) {
+      const cpplan::Query q = cpplan::test::make_query(model, static_cast<int>(pc.world_size()));
+      INFO(model << " " << cpplan::plan_label(pc));
+      const at::Tensor own = run_threads(spec_for(q, pc)).latents;
+      CHECK(relative_error(run_threads(spec_for(q, pc, draws)).latents, own) == 0);
+    }
+  }
+}
+
 TEST_CASE("every plan the planner accepts for each family's tiny profile runs and reproduces one rank",
           "[executor][multirank][families]") {
   for (const std::string model :
        {"flux-tiny", "flux2-tiny", "qwen-tiny", "sd35-tiny", "hunyuan-tiny", "cogvideox-tiny", "wan-tiny", "latte-tiny",
         "hunyuandit-tiny", "hidream-tiny", "wan22-tiny", "sana-tiny", "mochi-tiny"}) {
     const cpplan::Query one = cpplan::test::make_query(model, 1);
-    const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1))).latents;
+    const auto draws = cpplan::executor::make_weight_draws();
+    const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1), draws)).latents;
     int accepted = 0, skipped = 0, bytes_checked = 0;
     double worst = 0;
     for (int gpus : {2, 3, 4}) {
@@ -114,7 +137,7 @@ TEST_CASE("every plan the planner accepts for each family's tiny profile runs an
           INFO(model << " on " << gpus << " ranks: " << cpplan::plan_label(pc)
                      << (cp.ulysses_anything ? " (Ulysses Anything)" : cp.ring_anything ? " (Ring Anything)" : "")
                      << (cp.rotate_method == cpplan::RotateMethod::kP2P ? " (p2p)" : ""));
-          const RunFigures f = run_threads(spec_for(q, pc));
+          const RunFigures f = run_threads(spec_for(q, pc, draws));
           REQUIRE(f.latents.sizes() == reference.sizes());
           const double error = relative_error(f.latents, reference);
           worst = std::max(worst, error);
@@ -168,14 +191,15 @@ double fully_shard_bytes(const std::vector<int64_t>& block_elements, int f) {
 void check_fully_sharded(const std::string& model, const std::vector<std::pair<ParallelConfig, int>>& plans,
                          const std::vector<int64_t>& block_elements) {
   const cpplan::Query one = cpplan::test::make_query(model, 1);
-  const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1))).latents;
+  const auto draws = cpplan::executor::make_weight_draws();
+  const at::Tensor reference = run_threads(spec_for(one, cpplan::test::config(1, 1), draws)).latents;
   for (const auto& [twin, f] : plans) {
     ParallelConfig sharded = twin;
     sharded.fs_degree = f;
     const cpplan::Query q = cpplan::test::make_query(model, static_cast<int>(twin.world_size()));
     INFO(model << ": " << cpplan::plan_label(twin) << " with fully_shard " << f);
     REQUIRE(cpplan::planner::validate(q, sharded).empty());
-    const RunFigures r = run_threads(spec_for(q, sharded)), unsharded = run_threads(spec_for(q, twin));
+    const RunFigures r = run_threads(spec_for(q, sharded, draws)), unsharded = run_threads(spec_for(q, twin, draws));
     REQUIRE(r.latents.sizes() == reference.sizes());
     CHECK(relative_error(r.latents, reference) <= 1e-4);
     const double gathers = fully_shard_bytes(block_elements, f);
