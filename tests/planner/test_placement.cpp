@@ -251,7 +251,8 @@ TEST_CASE("exact: the search equals exhaustive search on 4 x RTX 4090 (host-memo
 
 TEST_CASE("exact: the search equals exhaustive search on 8x-l40s-pcie, 4 of 8 GPUs", "[planner][placement][exact]") {
   PlacementOptions exhaustive{.prune = false, .reduce = false, .all_axis_orders = true, .all_device_orders = true};
-  check_exact(topo_query("wan2.1-t2v-1.3b", "8x-l40s-pcie", 1, 4, 832, 480, 33), exhaustive, 12);
+  // The first 6 valid plans (each exhaustive placement walks every arrangement of 4 of the 8 GPUs).
+  check_exact(topo_query("wan2.1-t2v-1.3b", "8x-l40s-pcie", 1, 4, 832, 480, 33), exhaustive, 6);
 }
 
 TEST_CASE("exact: two and three dgx nodes, reductions off, every axis order", "[planner][placement][exact]") {
