@@ -193,6 +193,53 @@ std::vector<int> reversed(std::vector<int> v) {
   return v;
 }
 
+// Whether a stage resamples after its resnets, in space and in time.
+struct Resample {
+  bool space = false, time = false;
+};
+
+// A 3x3 conv at `at` after a resample: in the Style's kernel, or 2D on each frame (`per_frame`).
+void resample_conv(Tally& t, const Style& s, double c, Level at, bool per_frame) {
+  if (per_frame) t.conv(3, 1, c, c, at);
+  else conv3(t, s, c, c, at);
+}
+
+// A decoder's up stages from the deepest channels (stage j = 0 holds ch.back()): layers + 1 resnets
+// each, then, where resample_of(j) says, a nearest 2x upsample and a conv at the new level.
+template <class ResampleOf>
+Level up_stages(Tally& t, const Style& s, const std::vector<int>& ch, int layers, Level at, ResampleOf resample_of,
+                bool per_frame = false) {
+  double prev = ch.back();
+  for (std::size_t j = 0; j < ch.size(); ++j) {
+    const std::size_t i = ch.size() - 1 - j;
+    for (int r = 0; r <= layers; ++r) resnet(t, s, r == 0 ? prev : ch[i], ch[i], at);
+    if (const Resample rs = resample_of(j); rs.space || rs.time) {
+      at = at.up(rs.space, rs.time);
+      upsample(t, ch[i], at, rs.time);
+      resample_conv(t, s, ch[i], at, per_frame);
+    }
+    prev = ch[i];
+  }
+  return at;
+}
+
+// An encoder's down stages from the first channels: layers resnets each, then, where
+// resample_of(i) says, a stride-2 conv (counted at its output positions).
+template <class ResampleOf>
+Level down_stages(Tally& t, const Style& s, const std::vector<int>& ch, int layers, Level at, ResampleOf resample_of,
+                  bool per_frame = false) {
+  double prev = ch.front();
+  for (std::size_t i = 0; i < ch.size(); ++i) {
+    for (int r = 0; r < layers; ++r) resnet(t, s, r == 0 ? prev : ch[i], ch[i], at);
+    if (const Resample rs = resample_of(i); rs.space || rs.time) {
+      at = at.down(rs.space, rs.time);
+      resample_conv(t, s, ch[i], at, per_frame);
+    }
+    prev = ch[i];
+  }
+  return at;
+}
+
 // ---- AutoencoderKL (and AutoencoderKLFlux2, the same Encoder / Decoder) --------------------------
 // diffusers' vae.py: Decoder = conv_in, UNetMidBlock2D (resnet, attention, resnet), UpDecoderBlock2D
 // stages from the last block_out_channels to the first, layers_per_block + 1 resnets each and a
@@ -224,16 +271,7 @@ Level kl_decode(Tally& t, const KlConfig& c) {
   if (c.post_quant) t.conv(1, 1, c.latent, c.latent, at);
   conv3(t, s, c.latent, c.ch.back(), at);
   mid_block(t, s, c.ch.back(), at, c.attention);
-  double prev = c.ch.back();
-  for (std::size_t i = c.ch.size(); i-- > 0;) {
-    for (int r = 0; r <= c.layers; ++r) resnet(t, s, r == 0 ? prev : c.ch[i], c.ch[i], at);
-    if (i > 0) {
-      at = at.up(true, false);
-      upsample(t, c.ch[i], at, false);
-      conv3(t, s, c.ch[i], c.ch[i], at);
-    }
-    prev = c.ch[i];
-  }
+  at = up_stages(t, s, c.ch, c.layers, at, [&](std::size_t j) { return Resample{j + 1 < c.ch.size(), false}; });
   norm_act(t, s, c.ch.front(), at);
   conv3(t, s, c.ch.front(), c.out, at);
   return at;
@@ -243,15 +281,7 @@ void kl_encode(Tally& t, const KlConfig& c) {
   const Style s;
   Level at;
   conv3(t, s, c.in, c.ch.front(), at);
-  double prev = c.ch.front();
-  for (std::size_t i = 0; i < c.ch.size(); ++i) {
-    for (int r = 0; r < c.layers; ++r) resnet(t, s, r == 0 ? prev : c.ch[i], c.ch[i], at);
-    if (i + 1 < c.ch.size()) {
-      at = at.down(true, false);
-      conv3(t, s, c.ch[i], c.ch[i], at);  // stride 2: its output positions
-    }
-    prev = c.ch[i];
-  }
+  at = down_stages(t, s, c.ch, c.layers, at, [&](std::size_t i) { return Resample{i + 1 < c.ch.size(), false}; });
   mid_block(t, s, c.ch.back(), at, c.attention);
   norm_act(t, s, c.ch.back(), at);
   conv3(t, s, c.ch.back(), 2 * c.latent, at);
@@ -293,18 +323,13 @@ Level cog_decode(Tally& t, const CogConfig& c) {
   Level at;
   conv3(t, s, c.latent, c.ch.back(), at);
   mid_block(t, s, c.ch.back(), at, false);
-  double prev = c.ch.back();
-  for (std::size_t j = 0; j < c.ch.size(); ++j) {
-    const std::size_t i = c.ch.size() - 1 - j;
-    for (int r = 0; r <= c.layers; ++r) resnet(t, s, r == 0 ? prev : c.ch[i], c.ch[i], at);
-    if (i > 0) {
-      const bool time = static_cast<int>(j) < c.time_doublings;
-      at = at.up(true, time);
-      upsample(t, c.ch[i], at, time);
-      t.conv(3, 1, c.ch[i], c.ch[i], at);
-    }
-    prev = c.ch[i];
-  }
+  at = up_stages(
+      t, s, c.ch, c.layers, at,
+      [&](std::size_t j) {
+        const bool more = j + 1 < c.ch.size();
+        return Resample{more, more && static_cast<int>(j) < c.time_doublings};
+      },
+      true);
   norm_act(t, s, c.ch.front(), at);
   conv3(t, s, c.ch.front(), c.out, at);
   return at;
@@ -314,15 +339,13 @@ void cog_encode(Tally& t, const CogConfig& c) {
   const Style s{3, kGroupNorm, 0};
   Level at;
   conv3(t, s, c.in, c.ch.front(), at);
-  double prev = c.ch.front();
-  for (std::size_t i = 0; i < c.ch.size(); ++i) {
-    for (int r = 0; r < c.layers; ++r) resnet(t, s, r == 0 ? prev : c.ch[i], c.ch[i], at);
-    if (i + 1 < c.ch.size()) {
-      at = at.down(true, static_cast<int>(i) < c.time_doublings);
-      t.conv(3, 1, c.ch[i], c.ch[i], at);
-    }
-    prev = c.ch[i];
-  }
+  at = down_stages(
+      t, s, c.ch, c.layers, at,
+      [&](std::size_t i) {
+        const bool more = i + 1 < c.ch.size();
+        return Resample{more, more && static_cast<int>(i) < c.time_doublings};
+      },
+      true);
   mid_block(t, s, c.ch.back(), at, false);
   norm_act(t, s, c.ch.back(), at);
   conv3(t, s, c.ch.back(), 2 * c.latent, at);
@@ -371,17 +394,7 @@ Level hunyuan_decode(Tally& t, const HunyuanConfig& c) {
   t.conv(1, 1, c.latent, c.latent, at);
   conv3(t, s, c.latent, c.ch.back(), at);
   mid_block(t, s, c.ch.back(), at, c.attention);
-  double prev = c.ch.back();
-  for (std::size_t j = 0; j < c.ch.size(); ++j) {
-    const std::size_t i = c.ch.size() - 1 - j;
-    for (int r = 0; r <= c.layers; ++r) resnet(t, s, r == 0 ? prev : c.ch[i], c.ch[i], at);
-    if (c.space(j) || c.time(j)) {
-      at = at.up(c.space(j), c.time(j));
-      upsample(t, c.ch[i], at, c.time(j));
-      conv3(t, s, c.ch[i], c.ch[i], at);
-    }
-    prev = c.ch[i];
-  }
+  at = up_stages(t, s, c.ch, c.layers, at, [&](std::size_t j) { return Resample{c.space(j), c.time(j)}; });
   norm_act(t, s, c.ch.front(), at);
   conv3(t, s, c.ch.front(), c.out, at);
   return at;
@@ -391,15 +404,7 @@ void hunyuan_encode(Tally& t, const HunyuanConfig& c) {
   const Style s{3, kGroupNorm, 0};
   Level at;
   conv3(t, s, c.in, c.ch.front(), at);
-  double prev = c.ch.front();
-  for (std::size_t i = 0; i < c.ch.size(); ++i) {
-    for (int r = 0; r < c.layers; ++r) resnet(t, s, r == 0 ? prev : c.ch[i], c.ch[i], at);
-    if (c.space(i) || c.time(i)) {
-      at = at.down(c.space(i), c.time(i));
-      conv3(t, s, c.ch[i], c.ch[i], at);
-    }
-    prev = c.ch[i];
-  }
+  at = down_stages(t, s, c.ch, c.layers, at, [&](std::size_t i) { return Resample{c.space(i), c.time(i)}; });
   mid_block(t, s, c.ch.back(), at, c.attention);
   norm_act(t, s, c.ch.back(), at);
   conv3(t, s, c.ch.back(), 2 * c.latent, at);
