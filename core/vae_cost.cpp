@@ -305,6 +305,11 @@ std::string kl_structure(const KlConfig& c) {
 struct CogConfig {
   std::vector<int> ch;
   int layers = 3, latent = 16, in = 3, out = 3, time_doublings = 2;
+  // After every stage but the last, in space; in time too for the first time_doublings stages.
+  Resample after(std::size_t stage) const {
+    const bool more = stage + 1 < ch.size();
+    return {more, more && static_cast<int>(stage) < time_doublings};
+  }
 };
 
 CogConfig cog_config(const ConfigFields& f) {
@@ -323,13 +328,7 @@ Level cog_decode(Tally& t, const CogConfig& c) {
   Level at;
   conv3(t, s, c.latent, c.ch.back(), at);
   mid_block(t, s, c.ch.back(), at, false);
-  at = up_stages(
-      t, s, c.ch, c.layers, at,
-      [&](std::size_t j) {
-        const bool more = j + 1 < c.ch.size();
-        return Resample{more, more && static_cast<int>(j) < c.time_doublings};
-      },
-      true);
+  at = up_stages(t, s, c.ch, c.layers, at, [&](std::size_t j) { return c.after(j); }, true);
   norm_act(t, s, c.ch.front(), at);
   conv3(t, s, c.ch.front(), c.out, at);
   return at;
@@ -339,13 +338,7 @@ void cog_encode(Tally& t, const CogConfig& c) {
   const Style s{3, kGroupNorm, 0};
   Level at;
   conv3(t, s, c.in, c.ch.front(), at);
-  at = down_stages(
-      t, s, c.ch, c.layers, at,
-      [&](std::size_t i) {
-        const bool more = i + 1 < c.ch.size();
-        return Resample{more, more && static_cast<int>(i) < c.time_doublings};
-      },
-      true);
+  at = down_stages(t, s, c.ch, c.layers, at, [&](std::size_t i) { return c.after(i); }, true);
   mid_block(t, s, c.ch.back(), at, false);
   norm_act(t, s, c.ch.back(), at);
   conv3(t, s, c.ch.back(), 2 * c.latent, at);
