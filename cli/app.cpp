@@ -26,6 +26,7 @@
 #include "core/profiles.h"
 #include "core/text.h"
 #include "core/version.h"
+#include "session/engine.h"
 #include "session/machine.h"
 #include "session/planning.h"
 #include "session/recommend.h"
@@ -251,11 +252,13 @@ void print_notes(std::ostream& err, const std::vector<std::string>& notes) {
 
 // `cpplan check`: one plan's verdict (exit 3 when invalid).
 int check_command(const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
-  auto checked = session::check(a, exe, machine_source(exe));
+  auto engine = session::Engine::open(a.profiles, exe, machine_source(exe));
+  if (!engine) return refused(err, engine.error());
+  auto checked = engine->check(a);
   if (!checked) return refused(err, checked.error());
   const session::CheckResult& c = **checked;
   print_notes(err, c.notes);
-  if (a.json) out << plan_json(c.query(), c.plan).dump(2) << '\n';
+  if (a.json) out << plan_json(c.query(), c.plan, c.scripts).dump(2) << '\n';
   else print_check(out, c);
   return c.plan.plan.valid() ? kExitOk : kExitInvalid;
 }
@@ -270,7 +273,9 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   // them (at 4,096 GPUs, thousands); the text groups them.
   auto request = session::parse_request(a, !a.json || a.all);
   if (!request) return refused(err, request.error());
-  auto answer = session::recommend(*request, exe, machine_source(exe));
+  auto engine = session::Engine::open(a.profiles, exe, machine_source(exe));
+  if (!engine) return refused(err, engine.error());
+  auto answer = engine->recommend(*request);
   if (!answer) return refused(err, answer.error());
   const session::Recommendation& rec = **answer;
   print_notes(err, rec.notes);

@@ -33,10 +33,8 @@
 #include "executor/rendezvous.h"
 #include "executor/supported.h"
 #include "executor/runner.h"
-#include "planner/framework_runs.h"
-#include "planner/planner.h"
-#include "planner/validate.h"
 #include "session/calibration.h"
+#include "session/engine.h"
 #include "session/local_model.h"
 #include "session/sweep.h"
 
@@ -52,6 +50,7 @@ namespace {
 
 
 struct Prepared {
+  std::shared_ptr<const session::Engine> engine;
   Context ctx;
   Plan plan;
   executor::DeviceSpec device;
@@ -71,24 +70,22 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   // name matches (build_query), h100-sxm when none does.
   if (a.hardware.empty() && !device.cuda()) a.hardware = "h100-sxm";
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
-  Context ctx = build_query(a, exe, err);
+  auto engine = session::Engine::open(a.profiles, exe);
+  if (!engine) throw InvalidInput{engine.error().message};
+  Context ctx = build_query(a, engine->catalog(), err);
   ctx.query.batch = parse_int("--batch", a.batch, 1, 4096);
-  if (!a.plan.empty()) {
-    const costmodel::DatasheetModel hw(*ctx.query.hardware);
-    const costmodel::CostModel cost(hw);
-    planner::PlannerOptions options;
-    options.keep_invalid = false;
-    const auto report = planner::Planner(cost).plan(ctx.query, options);
-    if (report.plans.empty()) throw InvalidInput{fmt::format("--plan = best: no valid plan for {} ranks", ctx.query.gpus)};
-    config = report.plans.front().plan.config;
+  if (!a.plan.empty()) {  // cpplan's first row for the same flags (session::best_plan)
+    auto best = engine->best(a);
+    if (!best) throw InvalidInput{fmt::format("--plan = best: {}", best.error().message)};
+    config = *best;
   }
-  Plan plan = planner::make_plan(ctx.query, config);
+  Plan plan = engine->plan_of(ctx.query, config);
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons(), "; "))};
   if (const std::string why = executor::unsupported_plan(*ctx.query.model, config); !why.empty())
     throw InvalidInput{why};
-  return {std::move(ctx), std::move(plan), device};
+  return {std::make_shared<const session::Engine>(std::move(engine).value()), std::move(ctx), std::move(plan), device};
 }
 
 // A byte size: a number and an optional unit (B, KiB, MiB, GiB, TiB binary; KB, MB, GB, TB decimal).
@@ -305,16 +302,13 @@ void print_phases(std::ostream& out, const RunReport& rep) {
 }
 
 void print_run(std::ostream& out, const Args& a, const Prepared& p, const executor::RunSpec& spec,
-               const data::RunRecord& r, const std::string& gpu_name, const costmodel::Prediction& datasheet,
+               const data::RunRecord& r, const std::string& gpu_name, const session::RunPrediction& datasheet,
                const RunReport& rep) {
   const Query& q = p.ctx.query;
   if (a.json) {
-    planner::RankedPlan ranked;
-    ranked.plan = p.plan;
-    ranked.predicted = datasheet;
-    planner::place_for_frameworks(q, q.hardware->memory_bytes(), ranked);
-    json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, ranked)}, {"measured", rep.measured},
-           {"predicted", rep.predicted}, {"comm_bytes_predicted", datasheet.comm_bytes}, {"db", rep.db_path}};
+    json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, datasheet.ranked, datasheet.scripts)},
+           {"measured", rep.measured}, {"predicted", rep.predicted},
+           {"comm_bytes_predicted", datasheet.ranked.predicted->comm_bytes}, {"db", rep.db_path}};
     if (!rep.error.empty()) j["error"] = rep.error;
     if (const auto asked = executor::oom_bytes(rep.error); rep.status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
@@ -371,8 +365,8 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   std::optional<RuntimeProfile> runtime;
   if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
   if (runtime) run_query.runtime = &*runtime;
-  const costmodel::DatasheetModel hw(*q.hardware);
-  const auto prediction = costmodel::CostModel(hw).predict(run_query, p.plan.config, p.plan.variant);
+  const session::RunPrediction run_prediction = p.engine->predict_run(q, run_query, p.plan);
+  const costmodel::Prediction& prediction = *run_prediction.ranked.predicted;
   rep.predicted = record_prediction(r, a, p, store.value(), here, prediction);
   // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
   if (figures && *r.step_ms > 0) {
@@ -387,7 +381,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
     return kExitRuntime;
   }
   rep.run_id = *id;
-  print_run(out, a, p, spec, r, here.fingerprint.gpu_name, prediction, rep);
+  print_run(out, a, p, spec, r, here.fingerprint.gpu_name, run_prediction, rep);
   if (status == "ok") return kExitOk;
   if (status == "cancelled") return 130;
   return kExitRuntime;
@@ -490,10 +484,26 @@ int rank_of_job(const Args& a, const launch::LaunchEnv& job, const std::string& 
 
 }  // namespace
 
+// --dry-run: the plan the run would execute, as text or JSON (its label, CP variant and ranks).
+int print_dry_run(const Args& a, const Prepared& p, std::ostream& out) {
+  const ParallelConfig& c = p.plan.config;
+  if (a.json) {
+    out << json{{"plan", plan_label(c)}, {"cp_variant", to_string(p.plan.variant)}, {"world_size", c.world_size()},
+                {"model", p.ctx.query.model->name}}
+               .dump(2)
+        << '\n';
+  } else {
+    fmt::print(out, "cpplan run --dry-run: plan {} ({}), {} ranks; nothing run\n", plan_label(c),
+               display_name(p.plan.variant), c.world_size());
+  }
+  return kExitOk;
+}
+
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
                 std::ostream& err) {
   if (const auto job = adopt_launcher()) return rank_of_job(a, *job, exe, out, err);
   Prepared p = prepare(a, exe, err);
+  if (a.dry_run) return print_dry_run(a, p, out);
 
   const executor::RunSpec spec = make_spec(a, p);
   const int world = static_cast<int>(p.plan.config.world_size());

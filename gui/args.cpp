@@ -6,6 +6,7 @@
 #include <string_view>
 #include <fmt/format.h>
 
+#include "session/query_fields.h"
 #include "session/query_flags.h"
 
 namespace cpplan::gui {
@@ -28,23 +29,23 @@ QueryInput query_input(const session::Options& q, const planner::PlannerOptions&
   in.all_plans = q.all;
   in.topology = q.topology;
   in.hardware = q.hardware;  // "" with a topology: the topology's
-  in.gpus = q.gpus.empty() ? 0 : session::parse_int("--gpus", q.gpus, 1, kMaxGpus);  // 0: the topology's
-  in.batch = session::parse_int("--batch", q.batch, 1, 65536);
+  in.gpus = q.gpus.empty() ? 0 : session::parse_int_field("--gpus", q.gpus);  // 0: the topology's
+  in.batch = session::parse_int_field("--batch", q.batch);
   if (!q.res.empty()) {
     auto r = parse_resolution(q.res);
     if (!r) throw session::InvalidInput{r.error().message};
     in.width = r->width;
     in.height = r->height;
   }
-  if (!q.frames.empty()) in.frames = session::parse_int("--frames", q.frames, 1, 100000);
-  if (!q.steps.empty()) in.steps = session::parse_int("--steps", q.steps, 1, 100000);
-  if (!q.nodes.empty()) in.nodes = session::parse_int("--nodes", q.nodes, 1, kMaxGpus);
+  if (!q.frames.empty()) in.frames = session::parse_int_field("--frames", q.frames);
+  if (!q.steps.empty()) in.steps = session::parse_int_field("--steps", q.steps);
+  if (!q.nodes.empty()) in.nodes = session::parse_int_field("--nodes", q.nodes);
   if (const auto b = attention_backend_from_string(q.backend)) in.backend = *b;
   in.runtime = q.runtime;  // "": the framework's
   in.framework = q.framework;
   if (q.offload) in.text_encoder = TextEncoderPlacement::kOffloaded;
   in.offload_idle_transformer = q.offload_idle_transformer;
-  if (!q.host_mem.empty()) in.host_mem_gib = session::parse_number("--host-mem", q.host_mem, 1, 1e7);
+  if (!q.host_mem.empty()) in.host_mem_gib = session::parse_number_field("--host-mem", q.host_mem);
   if (!q.text_encoder.empty()) {
     TextEncoderPlacement te{};
     if (text_encoder_placement_from_string(q.text_encoder, te)) in.text_encoder = te;
@@ -107,15 +108,11 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
       const session::Context ctx = session::build_query(q, *out.catalog, notes);
     }
     const planner::PlannerOptions planner = session::planner_options(q, true);
-    // The query panel has no field for these yet: refused rather than dropped.
-    if (!q.text_tokens.empty())
-      throw session::InvalidInput{fmt::format(
-          "--text-tokens = {}: cpplan-gui plans with the model's text tokens (its query panel has no such field)",
-          q.text_tokens)};
-    if (!q.topology_file.empty())
-      throw session::InvalidInput{fmt::format(
-          "--topology-file = {}: cpplan-gui places plans on the topologies of its profiles (use --topology)",
-          q.topology_file)};
+    // The query fields the panel has no control for (the table's fronts): refused rather than dropped.
+    for (const session::QueryField& f : session::query_fields())
+      if (!f.accepted_by(session::kGuiFront) && session::field_set(q, f))
+        throw session::InvalidInput{fmt::format("{} = {}: cpplan-gui's query panel has no field for it (cpplan takes it)",
+                                                f.flag, session::field_text(q, f))};
     QueryInput& in = o.input;
     in = query_input(q, planner);
     in.db = o.db;

@@ -13,7 +13,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
-#include "session/explore.h"
+#include "session/engine.h"
 
 namespace cpplan::gui {
 
@@ -25,8 +25,8 @@ FleetResult compute_fleet(const FleetRequest& request, std::optional<double> slo
     r.error = request.error.empty() ? "no query" : request.error;
     return r;
   }
-  auto report = session::fleet(*request.query, request.model->cost(), slo_ms, request.allow_anything,
-                               request.plans);
+  auto report = session::Engine(request.catalog).fleet(*request.query, request.model->cost(), slo_ms,
+                                                       request.allow_anything, request.plans);
   if (!report) r.error = report.error().message;
   else r.report = std::move(report).value();
   return r;

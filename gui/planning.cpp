@@ -128,7 +128,7 @@ PlanResult plan_resolved(PlanResult r, const QueryInput& in, Clock::time_point s
   }
   session::Request req = std::move(request).value();
   req.planner.allow_anything = in.allow_anything;
-  auto answer = session::recommend(req, *r.catalog, cached_machine);
+  auto answer = session::Engine(r.catalog, cached_machine).recommend(req);
   if (!answer) {
     r.error = answer.error().message;
     return r;
@@ -180,7 +180,7 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
   const ModelProfile* m = profiles.find_model(cell_in.model);
   const auto rows = !resolutions.empty() || !m ? resolutions : heatmap_resolutions(*m);
   static_cast<session::Heatmap&>(r) =
-      session::heatmap(profiles, options_of(cell_in), rows, gpu_counts, cell_in.allow_anything);
+      session::Engine(resolved->catalog).heatmap(options_of(cell_in), rows, gpu_counts, cell_in.allow_anything);
   return r;
 }
 

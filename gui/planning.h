@@ -15,12 +15,12 @@
 #include "planner/planner.h"
 #include "session/planning.h"
 #include "session/query.h"
+#include "session/engine.h"
 #include "session/explore.h"
 #include "session/recommend.h"
 
 namespace cpplan::gui {
 
-using session::kMaxGpus;  // as the CLI (session/query.h)
 
 // The query panel's state. 0 in width/height/frames/steps means the model's default. With a
 // topology, "" hardware and 0 GPUs mean the topology's (its hardware, nodes x its GPUs), as the
@@ -127,7 +127,7 @@ struct HeatmapResult : session::Heatmap {
 };
 
 // `in`'s model (its model config resolved here), hardware and options at every resolution x GPU
-// count (session::heatmap); no resolutions: heatmap_resolutions of that model.
+// count (session::Engine::heatmap); no resolutions: heatmap_resolutions of that model.
 HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
                               const std::vector<int>& gpu_counts, std::uint64_t generation);
 

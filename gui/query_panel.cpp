@@ -15,8 +15,25 @@
 #include <QVBoxLayout>
 
 #include "planner/frameworks.h"
+#include "session/query_fields.h"
 
 namespace cpplan::gui {
+
+namespace {
+
+// A spin box's range: its query field's bounds (session/query_fields.h), the CLI's own.
+void set_field_range(QSpinBox* box, std::string_view flag) {
+  const session::QueryField& f = session::query_field(flag);
+  box->setRange(static_cast<int>(f.lo), static_cast<int>(f.hi));
+}
+
+// --nodes of nodes holding `gpus_per_node` GPUs each: the GPUs of every node within --gpus' bound.
+int max_nodes(int gpus_per_node) {
+  return static_cast<int>(session::query_field("--gpus").hi) / std::max(1, gpus_per_node);
+}
+
+}  // namespace
+
 
 namespace {
 QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
@@ -141,19 +158,19 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
                                            "with fully sharded weights (on the GPU or in host memory, as xDiT does)"));
   fill_placements<VaePlacement>(vae_, kVaePlacementCount);
   vae_->setToolTip(QStringLiteral("the VAE decode on one GPU, patch-parallel over the plan's GPUs, or on one GPU tile by tile or image by image (tiled, sliced: less memory, more time)"));
-  width_->setRange(1, 16384);
-  height_->setRange(1, 16384);
+  set_field_range(width_, "--res");  // each side
+  set_field_range(height_, "--res");
   width_->setSuffix(QStringLiteral(" px"));
   height_->setSuffix(QStringLiteral(" px"));
-  frames_->setRange(1, 2049);
-  gpus_->setRange(1, kMaxGpus);
-  batch_->setRange(1, 65536);
+  set_field_range(frames_, "--frames");
+  set_field_range(gpus_, "--gpus");
+  set_field_range(batch_, "--batch");
   batch_->setToolTip(QStringLiteral("images generated together (cpplan --batch); dp_degree must divide it"));
-  nodes_->setRange(1, kMaxGpus);
+  set_field_range(nodes_, "--nodes");
   nodes_->setEnabled(false);
   nodes_->setToolTip(QStringLiteral(
       "nodes of the topology, or of a PCIe GPU's usual server, joined by their network (cpplan --nodes)"));
-  steps_->setRange(1, 100000);
+  set_field_range(steps_, "--steps");
   anything_->setChecked(true);
   all_plans_->setToolTip(QStringLiteral("also the fully-sharded twins (fs > 1) of every valid plan, not only of "
                                         "those that do not fit, and data parallel for one image"));
@@ -173,7 +190,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Batch"), batch_);
   form->addRow(QStringLiteral("Topology"), topology_);
   form->addRow(QStringLiteral("Nodes"), nodes_);
-  host_mem_->setRange(0, 1e7);
+  host_mem_->setRange(0, session::query_field("--host-mem").hi);  // 0: the profile's
   host_mem_->setDecimals(0);
   host_mem_->setSuffix(QStringLiteral(" GiB"));
   host_mem_->setSpecialValueText(QStringLiteral("profile's"));
@@ -358,7 +375,7 @@ void QueryPanel::apply_hardware_node() {
   if (!has_node || nodes_->value() < 2) return;
   const bool was_quiet = quiet_;
   quiet_ = true;
-  nodes_->setMaximum(kMaxGpus / h->gpus_per_node);
+  nodes_->setMaximum(max_nodes(h->gpus_per_node));
   gpus_->setValue(nodes_->value() * h->gpus_per_node);
   quiet_ = was_quiet;
 }
@@ -369,7 +386,7 @@ void QueryPanel::apply_topology_defaults() {
   nodes_->setEnabled(true);
   const bool was_quiet = quiet_;
   quiet_ = true;
-  nodes_->setMaximum(kMaxGpus / t->gpus);
+  nodes_->setMaximum(max_nodes(t->gpus));
   gpus_->setValue(nodes_->value() * t->gpus);
   const int h = hardware_->findText(QString::fromStdString(t->hardware));
   if (h >= 0) hardware_->setCurrentIndex(h);

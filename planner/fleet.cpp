@@ -93,7 +93,7 @@ std::optional<FleetMix> mixed_split(const std::vector<Replica>& replicas, int gp
   FleetMix mix;
   for (const auto& [size, count] : c.counts) {
     const auto it = std::find_if(replicas.begin(), replicas.end(), [size = size](const Replica& r) { return r.gpus == size; });
-    mix.parts.push_back({count, *it});
+    mix.parts.push_back({count, *it, images_per_hour(count, it->image_ms())});
     mix.worst_image_ms = std::max(mix.worst_image_ms, it->image_ms());
   }
   mix.images_per_hour = c.value;

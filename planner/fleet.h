@@ -100,6 +100,7 @@ int replicas_of_size(int k, int gpus, int gpus_per_node);
 struct FleetPart {
   int replicas = 0;
   Replica replica;
+  double images_per_hour = 0;  // of these replicas together
 };
 struct FleetMix {
   std::vector<FleetPart> parts;  // ascending replica size

@@ -11,8 +11,10 @@
 #include <utility>
 #include <string>
 
+#include "session/engine.h"
 #include "session/plan_json.h"
 #include "session/query.h"
+#include "session/query_fields.h"
 
 namespace py = pybind11;
 using cpplan::session::InvalidInput;
@@ -25,11 +27,56 @@ namespace {
 // and the notes the CLI prints on stderr (the package turns them into warnings). `exe` locates the
 // installed profiles (empty: the source tree's, compiled in); throws InvalidInput.
 std::pair<std::string, std::string> recommend(const Options& options, const std::string& exe) {
-  auto report = cpplan::session::recommend_json(options, exe);
-  if (!report) throw InvalidInput{report.error().message};
+  auto engine = cpplan::session::Engine::open(options.profiles, exe);  // no probe: not --hardware local
+  if (!engine) throw InvalidInput{engine.error().message};
+  auto rec = engine->recommend(options);
+  if (!rec) throw InvalidInput{rec.error().message};
+  const auto report = cpplan::session::recommendation_json(**rec);
   std::string notes;
-  for (const auto& note : report->at("notes")) notes += note.get<std::string>() + "\n";
-  return {report->dump(), std::move(notes)};
+  for (const auto& note : report.at("notes")) notes += note.get<std::string>() + "\n";
+  return {report.dump(), std::move(notes)};
+}
+
+void set_option(Options& o, const std::string& key, const std::string& text) {
+  const cpplan::session::QueryField* f = cpplan::session::find_query_field(key);
+  if (!f || f->key != key || !f->accepted_by(cpplan::session::kPythonFront))
+    throw InvalidInput{key + ": not a query field (cpplan.query_fields() lists them)"};
+  cpplan::session::set_field(o, *f, text);
+}
+
+const char* kind_name(cpplan::session::FieldKind k) {
+  using K = cpplan::session::FieldKind;
+  switch (k) {
+    case K::kText: return "text";
+    case K::kChoice: return "choice";
+    case K::kInt: return "int";
+    case K::kNumber: return "number";
+    case K::kResolution: return "resolution";
+    case K::kFlag: return "flag";
+    case K::kList: return "list";
+  }
+  return "text";
+}
+
+// The query fields Python takes, as dicts (key, flag, kind, lo, hi, choices, default, help).
+py::list python_fields() {
+  py::list out;
+  for (const cpplan::session::QueryField& f : cpplan::session::query_fields()) {
+    if (!f.accepted_by(cpplan::session::kPythonFront)) continue;
+    py::dict d;
+    d["key"] = std::string(f.key);
+    d["flag"] = std::string(f.flag);
+    d["kind"] = kind_name(f.kind);
+    d["lo"] = f.lo;
+    d["hi"] = f.hi;
+    py::list choices;
+    for (std::string_view c : f.choices) choices.append(std::string(c));
+    d["choices"] = choices;
+    d["default"] = std::string(f.default_text);
+    d["help"] = f.help;
+    out.append(d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,32 +95,17 @@ PYBIND11_MODULE(_cpplan, m) {
     }
   });
 
-  // Only the options of a ranking; the names are the CLI's flags (Options in session/query.h).
+  // The options of a ranking: every query field (session/query_fields.h) by its key, and the three
+  // the package sets itself.
   py::class_<Options>(m, "Options", "Every option of a ranking as text, as `cpplan` receives its flags")
       .def(py::init<>())
-      .def_readwrite("gpus", &Options::gpus)
-      .def_readwrite("res", &Options::res)
-      .def_readwrite("frames", &Options::frames)
-      .def_readwrite("model", &Options::model)
-      .def_readwrite("model_config", &Options::model_config)
+      .def("set", &set_option, py::arg("key"), py::arg("text"),
+           "query field `key` (query_fields()) set from text; a list field gains one element")
       .def_readwrite("model_config_json", &Options::model_config_json)
-      .def_readwrite("hardware", &Options::hardware)
-      .def_readwrite("steps", &Options::steps)
-      .def_readwrite("backend", &Options::backend)
-      .def_readwrite("batch", &Options::batch)
-      .def_readwrite("text_tokens", &Options::text_tokens)
-      .def_readwrite("runtime", &Options::runtime)
-      .def_readwrite("text_encoder", &Options::text_encoder)
-      .def_readwrite("vae", &Options::vae)
-      .def_readwrite("profiles", &Options::profiles)
-      .def_readwrite("topology", &Options::topology)
-      .def_readwrite("topology_file", &Options::topology_file)
-      .def_readwrite("nodes", &Options::nodes)
       .def_readwrite("cluster", &Options::cluster)
       .def_readwrite("db", &Options::db)
-      .def_readwrite("top", &Options::top)
-      .def_readwrite("framework", &Options::framework)
-      .def_readwrite("all", &Options::all);
+      .def_readwrite("top", &Options::top);
+  m.def("query_fields", &python_fields, "the query fields the package takes as keywords");
 
   // The GIL is released while planning (tens of milliseconds), so that other Python threads run;
   // cpplan.plan builds a fresh Options per call, which nothing else touches meanwhile.

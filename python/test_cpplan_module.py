@@ -113,6 +113,72 @@ class Planning(unittest.TestCase):
         self.assertEqual(plans[0].json, json.loads(out)["plans"][0])
 
 
+# The 25 query flags of `cpplan` (cpplan --help), each with a value off its default: the keyword
+# Python takes for it is the flag without its dashes, '-' written '_'.
+QUERY_FLAG_VALUES = {
+    "--gpus": "2", "--res": "512x512", "--frames": "1", "--model": "sd3.5-medium", "--model-config": None,
+    "--hardware": "h200-sxm", "--steps": "10", "--attention-backend": "cudnn", "--batch": "2",
+    "--text-tokens": "256", "--runtime": "xdit", "--text-encoder": "offloaded", "--vae": "tiled",
+    "--offload-text-encoders": True, "--offload-idle-transformer": True, "--host-mem": "64", "--profiles": None,
+    "--framework": "xdit", "--framework-version": "xdit-2025", "--topology": "4x-a100-pcie",
+    "--topology-file": None, "--nodes": "2", "--num-pipeline-patch": "8", "--pipefusion-warmup-steps": "2",
+    "--all": True,
+}
+SOURCE_PROFILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiles")
+
+
+class QueryFlags(unittest.TestCase):
+    def test_python_takes_every_query_flag(self):
+        keys = {f["key"] for f in cpplan.query_fields()}
+        expected = {flag[2:].replace("-", "_") for flag in QUERY_FLAG_VALUES}
+        self.assertEqual(keys, expected)
+        flags = {f["flag"] for f in cpplan.query_fields()}
+        self.assertEqual(flags, set(QUERY_FLAG_VALUES))
+
+    def test_each_query_flag_reaches_the_query_as_the_clis(self):
+        """Each flag set alone on a base query: Python's plans are the CLI's, or its error the CLI's."""
+        base = ["--model", "flux.1-dev", "--gpus", "4", "--hardware", "h100-sxm"]
+        with tempfile.TemporaryDirectory() as tmp:
+            config = os.path.join(tmp, "config.json")
+            with open(config, "w") as f:
+                json.dump(FLUX_DEV_CONFIG, f)
+            values = dict(QUERY_FLAG_VALUES)
+            values["--model-config"] = config
+            values["--profiles"] = tmp  # an empty directory of extra profiles
+            values["--topology-file"] = os.path.join(SOURCE_PROFILES, "topologies", "4x-a100-pcie.toml")
+            for flag, value in values.items():
+                with self.subTest(flag=flag):
+                    args = list(base)
+                    if flag in ("--model", "--model-config", "--gpus", "--hardware"):
+                        i = args.index(flag) if flag in args else None
+                        if flag == "--model-config":
+                            del args[0:2]  # --model-config replaces --model
+                        elif i is not None:
+                            del args[i:i + 2]
+                    if flag in ("--topology", "--topology-file", "--nodes"):
+                        del args[args.index("--hardware"):args.index("--hardware") + 2]
+                    kwargs = {args[i][2:].replace("-", "_"): args[i + 1] for i in range(0, len(args), 2)}
+                    key = flag[2:].replace("-", "_")
+                    kwargs[key] = value
+                    args += [flag] if value is True else [flag, value]
+                    rc, out, err = cli(*args, "--json")
+                    if rc == 0:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            plans = cpplan.plan(**kwargs)
+                        self.assertEqual([p.json for p in plans[:3]], json.loads(out)["plans"][:3])
+                    else:
+                        self.assertEqual(rc, 3, err)
+                        with self.assertRaises(cpplan.InvalidInput) as e:
+                            cpplan.plan(**kwargs)
+                        self.assertEqual(str(e.exception), cli_error(*args, "--json"))
+
+    def test_a_keyword_that_is_no_query_flag_is_a_type_error(self):
+        with self.assertRaises(TypeError) as e:
+            cpplan.plan(gpus=4, colour="red")
+        self.assertIn("colour", str(e.exception))
+
+
 class Frameworks(unittest.TestCase):
     def test_xdit_args_of_the_top_plan_set_ulysses_4(self):
         best = cpplan.plan(gpus=4, width=1024, height=1024, hardware="h100-sxm")[0]

@@ -39,16 +39,6 @@ std::vector<Resolution> heatmap_resolutions(const ModelProfile& m);
 // 1, 2, 4, ..., 64.
 std::vector<int> heatmap_gpu_counts();
 
-// The query `base` (its --model a profile of `catalog`) at every resolution x GPU count, on the
-// datasheet of base.hardware, without placement; `allow_anything` as PlannerOptions'. A cell whose
-// query is invalid holds the error; an options error fills every cell.
-Heatmap heatmap(const ProfileCatalog& catalog, const Options& base, const std::vector<Resolution>& resolutions,
-                const std::vector<int>& gpu_counts, bool allow_anything);
-
-// The replica splits of query `q` priced by `cost` (planner::plan_fleet), latency target slo_ms;
-// refused with a topology (replicas are planned without placement).
-// `plans`: which plans replicas come from (session::replica_plans of the request).
-Result<planner::FleetReport> fleet(const Query& q, const costmodel::CostModel& cost, std::optional<double> slo_ms,
-                                   bool allow_anything, const planner::ReplicaPlans& plans = {});
+// The heatmap and the fleet are computed by the engine (session/engine.h: Engine::heatmap, Engine::fleet).
 
 }  // namespace cpplan::session

@@ -4,8 +4,6 @@
 #include <ostream>
 
 #include "costmodel/cost_model.h"
-#include "planner/framework_scripts.h"
-#include "planner/snippets.h"
 #include "session/planning.h"
 #include "session/recommend.h"
 
@@ -137,30 +135,23 @@ namespace {
 // in Python) and the expression itself; null when diffusers cannot run the plan. "xdit_args",
 // "sglang_args", "vllm_omni_args": the parallel flags of xDiT, SGLang Diffusion and vLLM-Omni, each
 // null when that framework cannot run it.
-void add_framework_configs(json& j, const RankedPlan& rp) {
+void add_framework_configs(json& j, const PlanScripts& s) {
   j["diffusers_config"] = nullptr;
   j["xdit_args"] = nullptr;
   j["sglang_args"] = nullptr;
   j["vllm_omni_args"] = nullptr;
-  if (!rp.plan.valid() || !rp.predicted) return;
-  const ParallelConfig& c = rp.plan.config;
-  if (rp.frameworks.has(planner::Framework::kDiffusers)) {
-    const bool cp = c.context_parallel_config.degree() > 1;
-    const auto args = cp ? planner::context_parallel_arguments(c) : planner::tensor_parallel_arguments(c);
+  if (!s.valid) return;
+  if (s.diffusers) {
+    const DiffusersConfig& d = *s.diffusers;
     json kwargs = json::array();
-    for (const auto& a : args) kwargs.push_back({a.name, a.boolean ? json(a.value != 0) : json(a.value)});
-    const char* cls = cp ? "ContextParallelConfig" : (c.tp() > 1 ? "TensorParallelConfig" : nullptr);
-    j["diffusers_config"] = {{"class", cls ? json(cls) : json(nullptr)},
+    for (const auto& a : d.kwargs) kwargs.push_back({a.name, a.boolean ? json(a.value != 0) : json(a.value)});
+    j["diffusers_config"] = {{"class", d.cls.empty() ? json(nullptr) : json(d.cls)},
                              {"kwargs", kwargs},
-                             {"expression", cls ? json(fmt::format("{}({})", cls, planner::python_arguments(args)))
-                                                : json(nullptr)}};
+                             {"expression", d.expression.empty() ? json(nullptr) : json(d.expression)}};
   }
-  if (rp.frameworks.has(planner::Framework::kXdit))
-    j["xdit_args"] = planner::xdit_parallel_args(rp.plan, rp.run(planner::Framework::kXdit).where);
-  if (rp.frameworks.has(planner::Framework::kSglang))
-    j["sglang_args"] = planner::sglang_parallel_args(rp.plan, rp.run(planner::Framework::kSglang).where);
-  if (rp.frameworks.has(planner::Framework::kVllmOmni))
-    j["vllm_omni_args"] = planner::vllm_omni_parallel_args(rp.plan, rp.run(planner::Framework::kVllmOmni).where);
+  if (s.xdit_args) j["xdit_args"] = *s.xdit_args;
+  if (s.sglang_args) j["sglang_args"] = *s.sglang_args;
+  if (s.vllm_omni_args) j["vllm_omni_args"] = *s.vllm_omni_args;
 }
 
 // "framework_runs": per framework that runs the plan, the text-encoder and VAE placement it offers
@@ -183,13 +174,13 @@ json framework_runs_json(const RankedPlan& rp) {
 // "snippets": each framework's script or command (null when it cannot run the plan), the text the
 // CLI and the GUI show; "frameworks_unavailable": why, for those that cannot. Both null for an
 // invalid plan.
-void add_snippets_json(json& j, const Query& q, const RankedPlan& rp) {
-  if (!rp.plan.valid() || !rp.predicted) {
+void add_snippets_json(json& j, const PlanScripts& s) {
+  if (!s.valid) {
     j["snippets"] = nullptr;
     j["frameworks_unavailable"] = nullptr;
     return;
   }
-  const auto all = planner::snippets_for(q, rp);
+  const auto& all = s.snippets;
   json snippets = json::object(), unavailable = json::object();
   for (int i = 0; i < planner::kFrameworkCount; ++i) {
     const std::string name(planner::to_string(static_cast<planner::Framework>(i)));
@@ -202,7 +193,7 @@ void add_snippets_json(json& j, const Query& q, const RankedPlan& rp) {
 
 }  // namespace
 
-json plan_json(const Query& q, const RankedPlan& rp) {
+json plan_json(const Query& q, const RankedPlan& rp, const PlanScripts& scripts) {
   const Plan& p = rp.plan;
   const ParallelConfig& c = p.config;
   json j{{"label", plan_label(c)},
@@ -307,8 +298,8 @@ json plan_json(const Query& q, const RankedPlan& rp) {
   j["frameworks"] = rp.frameworks.names();
   j["cpplan_only"] = rp.cpplan_only();
   j["framework_runs"] = framework_runs_json(rp);
-  add_snippets_json(j, q, rp);
-  add_framework_configs(j, rp);
+  add_snippets_json(j, scripts);
+  add_framework_configs(j, scripts);
   if (rp.placement && q.topology) j["placement"] = placement_json(*rp.placement);  // not the hardware's node
   return j;
 }
@@ -318,8 +309,8 @@ json report_json(const Recommendation& rec) {
   const planner::PlanReport& r = rec.report;
   json j = query_json(q);
   json plans = json::array();
-  for (const RankedPlan& p : r.plans)
-    if (p.plan.valid() || rec.request.all) plans.push_back(plan_json(q, p));
+  for (std::size_t i = 0; i < r.plans.size(); ++i)
+    if (r.plans[i].plan.valid() || rec.request.all) plans.push_back(plan_json(q, r.plans[i], rec.scripts[i]));
   j["valid_plans"] = r.valid_count;
   j["invalid_plans"] = r.invalid_count;
   j["framework"] = r.framework ? json(planner::to_string(*r.framework)) : json("any");
@@ -388,8 +379,9 @@ json fleet_json(const Recommendation& rec) {
   j["slo_ms"] = f.slo_ms ? json(*f.slo_ms) : json(nullptr);
   j["replica_sizes"] = f.all_sizes ? "all" : "divisors and powers of two";
   json plans = json::array();
-  for (const planner::FleetRow& row : f.rows) {
-    json p = plan_json(q, row.replica);
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {
+    const planner::FleetRow& row = f.rows[i];
+    json p = plan_json(q, row.replica, rec.fleet_scripts[i]);
     p["replicas"] = row.replicas;
     p["gpus_per_replica"] = row.gpus_per_replica;
     p["idle_gpus"] = row.idle_gpus;
@@ -407,22 +399,11 @@ json fleet_json(const Recommendation& rec) {
                        {"gpus_per_replica", part.replica.gpus},
                        {"label", plan_label(part.replica.plan.plan.config)},
                        {"image_ms", part.replica.image_ms()},
-                       {"images_per_hour", planner::images_per_hour(part.replicas, part.replica.image_ms())}});
+                       {"images_per_hour", part.images_per_hour}});
     j["mixed"] = std::move(parts);
     j["mixed_images_per_hour"] = f.mixed->images_per_hour;
   }
   return j;
-}
-
-Result<json> recommend_json(const Options& a, const std::string& exe) {
-  const auto no_probe = []() -> Machine {
-    throw InvalidInput{"--hardware = local: needs this machine's probe, which only the cpplan command runs"};
-  };
-  auto request = parse_request(a);
-  if (!request) return request.error();
-  auto rec = recommend(*request, exe, no_probe);
-  if (!rec) return rec.error();
-  return recommendation_json(**rec);
 }
 
 }  // namespace cpplan::session

@@ -9,16 +9,17 @@
 #include "core/result.h"
 #include "planner/planner.h"
 #include "session/query.h"
+#include "session/recommend.h"
 
 namespace cpplan::session {
 
 nlohmann::json query_json(const Query& q);
-// A plan with its prediction, frameworks, snippets, diffusers config and xDiT arguments.
-nlohmann::json plan_json(const Query& q, const planner::RankedPlan& p);
+// A plan with its prediction, frameworks, and `scripts` (plan_scripts of it, session/recommend.h):
+// snippets, diffusers config and the frameworks' arguments. Renders; computes nothing.
+nlohmann::json plan_json(const Query& q, const planner::RankedPlan& p, const PlanScripts& scripts);
 nlohmann::json placement_json(const planner::topology::Placement& p);
 nlohmann::json topology_query_json(const Query& q);
 
-struct Recommendation;
 
 // The ranking `cpplan --json` prints: the query, the counts, each framework's best plan, the
 // prediction source and the plans (the invalid ones with --all).
@@ -29,10 +30,5 @@ nlohmann::json report_json(const Recommendation& rec);
 nlohmann::json recommendation_json(const Recommendation& rec);
 // --objective throughput: the uniform replica splits ranked, and the mixed one when it is better.
 nlohmann::json fleet_json(const Recommendation& rec);
-
-// recommendation_json for the options `a`, over the datasheet model or `a.cluster`'s (not
-// --hardware local, which needs the executor's probe); the error names the field, its value and
-// the rule. `exe` locates the installed profiles (profile_search_path).
-Result<nlohmann::json> recommend_json(const Options& a, const std::string& exe);
 
 }  // namespace cpplan::session

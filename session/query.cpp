@@ -7,6 +7,7 @@
 #include "core/diffusers_config.h"
 #include "session/detect.h"
 #include "session/machine.h"
+#include "session/query_fields.h"
 
 namespace cpplan::session {
 
@@ -136,7 +137,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   if (a.gpus.empty() && !q.topology && !gpus_from_nodes)
     fmt::print(err, "note: planning for the {} GPU{} nvidia-smi lists ({}); set --gpus for another count\n", gpu->count,
                gpu->count == 1 ? "" : "s", gpu->name);
-  q.gpus = !a.gpus.empty()   ? parse_int("--gpus", a.gpus, 1, kMaxGpus)
+  q.gpus = !a.gpus.empty()   ? parse_int_field("--gpus", a.gpus)
            : q.topology      ? q.nodes * q.topology->gpus
            : gpus_from_nodes ? 0  // resolve_nodes, once the hardware is known
                              : gpu->count;
@@ -158,10 +159,10 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
     if (!res) throw InvalidInput{res.error().message};
     q.resolution = *res;
   }
-  q.frames = a.frames.empty() ? m.default_frames : parse_int("--frames", a.frames, 1, 100000);
-  q.steps = a.steps.empty() ? m.default_steps : parse_int("--steps", a.steps, 1, 100000);
-  q.batch = parse_int("--batch", a.batch, 1, 65536);
-  const int text = a.text_tokens.empty() ? m.text_tokens : parse_int("--text-tokens", a.text_tokens, 1, 1 << 20);
+  q.frames = a.frames.empty() ? m.default_frames : parse_int_field("--frames", a.frames);
+  q.steps = a.steps.empty() ? m.default_steps : parse_int_field("--steps", a.steps);
+  q.batch = parse_int_field("--batch", a.batch);
+  const int text = a.text_tokens.empty() ? m.text_tokens : parse_int_field("--text-tokens", a.text_tokens);
   const auto backend = attention_backend_from_string(a.backend);
   if (!backend)
     throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
@@ -201,7 +202,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
     }
   }
   resolve_nodes(a, q);
-  q.host_memory_gib = !a.host_mem.empty() ? parse_number("--host-mem", a.host_mem, 1, 1e7)
+  q.host_memory_gib = !a.host_mem.empty() ? parse_number_field("--host-mem", a.host_mem)
                       : r.local_hardware  ? physical_memory_mib() / 1024.0
                       : q.hardware        ? q.hardware->host_memory_gib
                                           : 0.0;
@@ -268,9 +269,9 @@ planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
   o.single_image_dp = a.all;
   // --all: every plan, so the fully-sharded variants of plans that fit too (slower twins).
   if (a.all) o.fully_shard = planner::FullyShardPlans::kAll;
-  if (!a.pipeline_patches.empty()) o.pipeline_patches = parse_int("--num-pipeline-patch", a.pipeline_patches, 1, kMaxGpus);
+  if (!a.pipeline_patches.empty()) o.pipeline_patches = parse_int_field("--num-pipeline-patch", a.pipeline_patches);
   if (!a.pipefusion_warmup.empty())
-    o.pipefusion_warmup_steps = parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, 0, 100000);
+    o.pipefusion_warmup_steps = parse_int_field("--pipefusion-warmup-steps", a.pipefusion_warmup);
   return o;
 }
 

@@ -57,6 +57,7 @@ struct Options {
   std::string max_memory;  // per rank, e.g. 512MiB; empty: the device's own capacity
   std::string dtype;       // fp32 | bf16; empty: fp32 on cpu, bf16 on cuda
   bool sync_collectives = false;  // NCCL collectives timed between device synchronisations
+  bool dry_run = false;           // the plan resolved (--plan best's too) and printed, nothing run
   // list
   std::string what;
   // topo import

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "costmodel/cost_model.h"
+#include "planner/framework_scripts.h"
 #include "planner/snippets.h"
 
 namespace cpplan::session {
@@ -120,17 +121,23 @@ void plan_query(PlannedQuery& out, const Options& o, const CostModelChoice& cost
   out.forward_flops = costmodel::forward_flops(*out.query().model, out.query().sequence);
 }
 
+std::vector<PlanScripts> scripts_of(const Query& q, const std::vector<planner::RankedPlan>& plans) {
+  std::vector<PlanScripts> out;
+  out.reserve(plans.size());
+  for (const planner::RankedPlan& p : plans) out.push_back(plan_scripts(q, p));
+  return out;
+}
+
 void rank(Recommendation& rec) {
   const Request& r = rec.request;
   const Query& q = rec.query();
-  const planner::Planner planner(rec.model->cost());
-  rec.report = planner.plan(q, r.planner);
-  if (r.framework) planner::keep_plans_of(rec.report, *r.framework);
+  rec.report = ranking(q, rec.model->cost(), r);
   rec.rows = rows_of(rec.report, r.all);
   for (const planner::RankedPlan& p : rec.report.plans) rec.fitting += p.plan.valid() && p.predicted->fits_memory;
   rec.rejections = rejections_of(rec.report);
   rec.frameworks = framework_choices(q, rec.report);
   rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster(), rec.model->tune());
+  rec.scripts = scripts_of(q, rec.report.plans);
   const planner::RankedPlan* top = rec.top();
   if (!top) return;
   rec.warmup = warmup_of(*top->predicted);
@@ -145,6 +152,7 @@ void plan_fleet(Recommendation& rec) {
                        "without placement); leave the topology out"};
   const planner::Planner planner(rec.model->cost());
   rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, replica_plans(r));  // replicas keep no invalid plan
+  for (const planner::FleetRow& row : rec.fleet->rows) rec.fleet_scripts.push_back(plan_scripts(rec.query(), row.replica));
 }
 
 template <class F>
@@ -206,7 +214,35 @@ bool Row::differs(Framework f) const {
   return r.runs && r.where != plan->predicted->pipeline.placement();
 }
 
-const planner::RankedPlan* Recommendation::top() const {
+planner::PlanReport ranking(const Query& q, const costmodel::CostModel& cost, const Request& r) {
+  planner::PlanReport report = planner::Planner(cost).plan(q, r.planner);
+  if (r.framework) planner::keep_plans_of(report, *r.framework);
+  return report;
+}
+
+PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& rp) {
+  PlanScripts s;
+  if (!rp.plan.valid() || !rp.predicted) return s;
+  s.valid = true;
+  const ParallelConfig& c = rp.plan.config;
+  if (rp.frameworks.has(Framework::kDiffusers)) {
+    const bool cp = c.context_parallel_config.degree() > 1;
+    DiffusersConfig d;
+    d.kwargs = cp ? planner::context_parallel_arguments(c) : planner::tensor_parallel_arguments(c);
+    d.cls = cp ? "ContextParallelConfig" : (c.tp() > 1 ? "TensorParallelConfig" : "");
+    if (!d.cls.empty()) d.expression = fmt::format("{}({})", d.cls, planner::python_arguments(d.kwargs));
+    s.diffusers = std::move(d);
+  }
+  if (rp.frameworks.has(Framework::kXdit)) s.xdit_args = planner::xdit_parallel_args(rp.plan, rp.run(Framework::kXdit).where);
+  if (rp.frameworks.has(Framework::kSglang))
+    s.sglang_args = planner::sglang_parallel_args(rp.plan, rp.run(Framework::kSglang).where);
+  if (rp.frameworks.has(Framework::kVllmOmni))
+    s.vllm_omni_args = planner::vllm_omni_parallel_args(rp.plan, rp.run(Framework::kVllmOmni).where);
+  s.snippets = planner::snippets_for(q, rp);
+  return s;
+}
+
+const planner::RankedPlan* best_plan(const planner::PlanReport& report) {
   if (report.plans.empty() || !report.plans.front().plan.valid() || !report.plans.front().predicted) return nullptr;
   return &report.plans.front();
 }
@@ -246,16 +282,14 @@ Result<std::unique_ptr<Recommendation>> recommend(const Request& r, const std::s
   return recommend(r, std::move(catalog).value(), machine);
 }
 
-Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine) {
+Result<std::unique_ptr<CheckResult>> check(const Options& o, ProfileCatalog catalog, const MachineSource& machine) {
   return as_result([&] {
     Request r;
     parse_objective(o, r);
     if (r.throughput)
       throw InvalidInput{"--objective = throughput: not for check (one plan); rank replicas with recommend"};
-    auto catalog = ProfileCatalog::load(profile_search_path(o.profiles, exe));
-    if (!catalog) throw InvalidInput{catalog.error().message};
     auto out = std::make_unique<CheckResult>();
-    plan_query(*out, o, {o.hardware == "local", o.cluster, o.db}, std::move(catalog).value(), machine);
+    plan_query(*out, o, {o.hardware == "local", o.cluster, o.db}, std::move(catalog), machine);
     // Priced with the placements --framework runs it with (the cost model's own choice otherwise).
     const auto framework = framework_choice(o);
     out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o), framework);
@@ -264,6 +298,7 @@ Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& 
       out->framework_refusal = fmt::format("{} cannot run it: {}", framework_title(*framework),
                                            why.empty() ? "none of its placements of the text encoders and the VAE applies" : why);
     }
+    out->scripts = plan_scripts(out->query(), out->plan);
     if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
     out->placement = placement_view(out->query(), out->plan);
     if (o.explain) out->explain = explain(out->query(), out->plan, collective_source(*out));

@@ -17,7 +17,9 @@
 #include "core/result.h"
 #include "core/violation.h"
 #include "planner/fleet.h"
+#include "planner/frameworks.h"
 #include "planner/planner.h"
+#include "planner/snippets.h"
 #include "session/explain.h"
 #include "session/machine.h"
 #include "session/planning.h"
@@ -125,12 +127,35 @@ struct FrameworkChoice {
   bool shown = true;                             // false when --framework names another one
 };
 
+// What a plan's JSON shows of each framework (render/plan_json.h), computed with the answer so that
+// the renderers compute nothing: diffusers' parallel config, the parallel flags of xDiT, SGLang
+// Diffusion and vLLM-Omni (each unset when that framework cannot run the plan), and each
+// framework's script or why it cannot run it. Empty for an invalid plan.
+struct DiffusersConfig {
+  std::string cls;                                 // "ContextParallelConfig", "TensorParallelConfig"; "" on one GPU
+  std::vector<planner::ConfigArgument> kwargs;     // in the order the script writes them
+  std::string expression;                          // "ContextParallelConfig(ulysses_degree=4)"; "" on one GPU
+};
+struct PlanScripts {
+  bool valid = false;  // the plan is valid and predicted: the fields below are set
+  std::optional<DiffusersConfig> diffusers;
+  std::optional<std::vector<std::string>> xdit_args, sglang_args, vllm_omni_args;
+  std::array<planner::FrameworkSnippet, planner::kFrameworkCount> snippets{};
+};
+// The scripts of plan `p` of query `q`.
+PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& p);
+
 // A static-shape runtime's warm-up before the first timed image (XLA on TPU and Neuron).
 struct Warmup {
   double compile_ms = 0;
   double warmup_ms = 0;          // the compile plus one image
   double images_to_amortize = 0; // images at this size until the warm-up is under 10% per image
 };
+
+// The one choice of a best plan (every front's, session/engine.h): the first ranked plan of
+// `report` when it is valid and predicted, else null. Ranking puts the fitting plans first, and
+// with --framework any those some framework runs.
+const planner::RankedPlan* best_plan(const planner::PlanReport& report);
 
 struct Recommendation : PlannedQuery {
   Request request;
@@ -144,9 +169,15 @@ struct Recommendation : PlannedQuery {
   std::optional<PlacementView> placement;  // the top plan's, with a topology
   std::optional<Explain> explain;          // the top plan's, with request.explain
   std::optional<planner::FleetReport> fleet;  // --objective throughput (rows and report then empty)
+  std::vector<PlanScripts> scripts;        // of report.plans, in its order
+  std::vector<PlanScripts> fleet_scripts;  // of fleet->rows' replicas, in their order
 
-  const planner::RankedPlan* top() const;  // the first ranked plan when it is valid, else null
+  const planner::RankedPlan* top() const { return best_plan(report); }
 };
+
+// The ranked plans of query `q` priced by `cost` as request `r` asks (its planner options, its
+// --framework): the ranking every front's rows, best plan and heatmap cells come from.
+planner::PlanReport ranking(const Query& q, const costmodel::CostModel& cost, const Request& r);
 
 // The ranking of a parsed request on `catalog` (moved into the result; the query points into
 // it), priced as r.cost says; `machine` is asked only for --hardware local.
@@ -163,8 +194,9 @@ struct CheckResult : PlannedQuery {
   // With --framework F that cannot run the valid plan: "<F's title> cannot run it: <reason>" (the
   // plan is then priced with the cost model's own placement).
   std::string framework_refusal;
+  PlanScripts scripts;  // of plan
 };
-Result<std::unique_ptr<CheckResult>> check(const Options& o, const std::string& exe, const MachineSource& machine);
+Result<std::unique_ptr<CheckResult>> check(const Options& o, ProfileCatalog catalog, const MachineSource& machine);
 
 // Every framework's answer for one valid plan, as the GUI's plan detail shows it: "# <title>\n
 // <script or command>" or "# <title>: cannot run this plan: <reason>"; with `framework`, only its

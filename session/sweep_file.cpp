@@ -11,8 +11,7 @@
 
 #include "core/diffusers_config.h"
 #include "core/text.h"
-#include "costmodel/cost_model.h"
-#include "planner/planner.h"
+#include "session/engine.h"
 
 namespace cpplan::session {
 
@@ -242,30 +241,35 @@ Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
   return s;
 }
 
-// The plans of one model, size and frame count: those listed, or the planner's (all, or the top
-// K) for each GPU count, ranked on h100-sxm's datasheet.
-std::vector<ParallelConfig> configs_for(const SweepSpec& s, Query q) {
-  if (s.mode == SweepSpec::Mode::kList) return s.listed;
-  std::vector<ParallelConfig> configs;
-  const costmodel::DatasheetModel hw(*q.hardware);
-  const costmodel::CostModel cost(hw);
-  for (int g : s.gpus) {
-    q.gpus = g;
-    const auto report = planner::Planner(cost).plan(q, {.allow_anything = true, .keep_invalid = false});
-    int taken = 0;
-    for (const auto& p : report.plans) {
-      if (s.mode == SweepSpec::Mode::kTop && taken++ >= s.top) break;
-      configs.push_back(p.plan.config);
-    }
-  }
-  return configs;
-}
-
 // `cpplan run`'s arguments naming a sweep's model: a profile, or a diffusers config by its path.
 struct ModelArgs {
   const ModelProfile& profile;
   std::vector<std::string> flags;  // --model NAME | --model-config PATH
 };
+
+// The plans of one model, size and frame count: those listed, or for each GPU count cpplan's
+// first K rows (plans = "top K"; the engine's, as `cpplan run --plan best` chooses its plan) or
+// every valid plan ("all"), of the query as `cpplan run` plans it: h100-sxm's datasheet, the
+// cpplan runtime.
+Result<std::vector<ParallelConfig>> configs_for(const SweepSpec& s, const Engine& engine, const ModelArgs& m,
+                                                const std::string& size, int frames) {
+  if (s.mode == SweepSpec::Mode::kList) return s.listed;
+  Options o;
+  (m.flags.front() == "--model" ? o.model : o.model_config) = m.flags.back();
+  o.res = size;
+  o.frames = std::to_string(frames);
+  o.steps = std::to_string(s.steps);
+  o.hardware = "h100-sxm";
+  o.runtime = "cpplan";
+  std::vector<ParallelConfig> configs;
+  for (int g : s.gpus) {
+    o.gpus = std::to_string(g);
+    auto top = engine.top(o, s.mode == SweepSpec::Mode::kTop ? s.top : 0);
+    if (!top) return top.error();
+    configs.insert(configs.end(), top->begin(), top->end());
+  }
+  return configs;
+}
 
 SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& size, Resolution res, int frames,
                   const ParallelConfig& c) {
@@ -291,7 +295,7 @@ SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& siz
 }
 
 // The runs of one model: every size x frame count x plan.
-std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, const ProfileCatalog& catalog,
+std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, const Engine& engine,
                                   const std::string& path, std::vector<SweepRun>& runs) {
   const ModelProfile& m = args.profile;
   std::vector<std::string> sizes = s.resolutions;
@@ -304,14 +308,9 @@ std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, con
       if (!res) return Error{fmt::format("{}: resolutions: {}", path, res.error().message)};
       auto seq = compute_sequence(m, *res, f, m.text_tokens);
       if (!seq) return Error{fmt::format("{}: {}", path, seq.error().message)};
-      Query q;
-      q.model = &m;
-      q.hardware = catalog.find_hardware("h100-sxm");
-      q.resolution = *res;
-      q.frames = f;
-      q.steps = s.steps;
-      q.sequence = *seq;
-      for (const ParallelConfig& c : configs_for(s, q)) runs.push_back(make_run(s, args, size, *res, f, c));
+      auto configs = configs_for(s, engine, args, size, f);
+      if (!configs) return Error{fmt::format("{}: {}", path, configs.error().message)};
+      for (const ParallelConfig& c : *configs) runs.push_back(make_run(s, args, size, *res, f, c));
     }
   return std::nullopt;
 }
@@ -326,17 +325,18 @@ Result<std::vector<SweepRun>> expand(std::string_view text, const std::string& p
   auto spec = read_spec(root, path);
   if (!spec) return spec.error();
   std::vector<SweepRun> runs;
+  const Engine engine(catalog);
   for (const std::string& name : spec->models) {
     auto model = catalog.model(name);
     if (!model) return Error{fmt::format("{}: models: {}", path, model.error().message)};
-    if (auto e = expand_model(*spec, {**model, {"--model", name}}, catalog, path, runs)) return *e;
+    if (auto e = expand_model(*spec, {**model, {"--model", name}}, engine, path, runs)) return *e;
   }
   for (const std::string& config : spec->model_configs) {
     // Relative to the sweep file, as the runs start wherever the sweep (or its job script) does.
     const std::string at = fs::absolute(fs::path(path).parent_path() / config).lexically_normal().string();
     auto model = diffusers::import_profile(at, catalog);
     if (!model) return Error{fmt::format("{}: model_configs: {}", path, model.error().message)};
-    if (auto e = expand_model(*spec, {*model, {"--model-config", at}}, catalog, path, runs)) return *e;
+    if (auto e = expand_model(*spec, {*model, {"--model-config", at}}, engine, path, runs)) return *e;
   }
   return runs;
 }

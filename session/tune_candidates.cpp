@@ -39,7 +39,7 @@ namespace {
 
 TuneCandidate candidate_of(const Query& q, const planner::RankedPlan& p, int rank, std::string why) {
   TuneCandidate c;
-  c.plan = plan_json(q, p);
+  c.plan = plan_json(q, p, plan_scripts(q, p));
   c.config = p.plan.config;
   c.family = family_of(c.config);
   const std::string variant = c.plan.value("cp_variant", "none");

@@ -18,8 +18,9 @@ from collections.abc import Mapping as _Mapping
 from ._cpplan import InvalidInput
 from ._cpplan import Options as _Options
 from ._cpplan import recommend as _recommend
+from ._cpplan import query_fields as _query_fields
 
-__all__ = ["plan", "recommend", "current_plan", "record", "Plan", "Recommendation", "InvalidInput", "UnsupportedPlan"]
+__all__ = ["plan", "recommend", "query_fields", "current_plan", "record", "Plan", "Recommendation", "InvalidInput", "UnsupportedPlan"]
 
 
 class UnsupportedPlan(Exception):
@@ -168,80 +169,94 @@ class Recommendation:
         return f"<cpplan.Recommendation {best}; {len(self.rows)} rows, {len(self.rejected)} rejection groups>"
 
 
-def recommend(model=None, model_config=None, gpus=None, width=None, height=None, frames=None, hardware=None,
-              runtime=None, topology=None, nodes=None, steps=None, batch=None, text_encoder=None, cluster=None,
-              db=None, top=None, all=False, profiles=None, framework=None):
+def recommend(model=None, *, width=None, height=None, top=None, cluster=None, db=None, **flags):
     """The whole recommendation of one inference (a Recommendation); the arguments are plan()'s.
     top: at most this many rows (plan() takes at most this many plans)."""
-    o = _options(model, model_config, gpus, width, height, frames, hardware, runtime, topology, nodes, steps,
-                 batch, text_encoder, cluster, db, top, all, profiles, framework)
+    o = _options(model, width, height, top, cluster, db, flags)
     text, notes = _recommend(o)
     for note in notes.splitlines():  # e.g. "note: no local GPU found by nvidia-smi; planning for h100-sxm"
         _warnings.warn(note.removeprefix("note: "), stacklevel=3)
     return Recommendation(_json.loads(text), top)
 
 
-def plan(model=None, model_config=None, gpus=None, width=None, height=None, frames=None, hardware=None,
-         runtime=None, topology=None, nodes=None, steps=None, batch=None, text_encoder=None, cluster=None,
-         db=None, top=None, all=False, profiles=None, framework=None):
+def plan(model=None, *, width=None, height=None, top=None, cluster=None, db=None, **flags):
     """The plans of one inference, fastest first: those that run, or with all=True every plan
-    (the invalid ones last, with their reasons). The arguments are `cpplan`'s flags:
+    (the invalid ones last, with their reasons). Every query flag of `cpplan` is a keyword
+    argument, its name without the dashes and with '_' for '-' (query_fields() lists them):
 
     model         a model profile name (`cpplan list models`); default flux.1-dev
     model_config  instead of model: a diffusers transformer config as a dict
                   (pipe.transformer.config), or the path of its config.json or pipeline folder
     gpus          GPUs for the job (required unless topology sets it)
-    width, height output size in pixels (both or neither; default the model's)
-    frames, steps, batch, hardware, runtime, topology, nodes, text_encoder, cluster, db
-                  as --frames, --steps, --batch, --hardware, --runtime, --topology, --nodes,
-                  --text-encoder, --cluster, --db
-    top           at most this many plans
+    width, height output size in pixels (both or neither; default the model's), or res="WxH"
+    frames, steps, batch, hardware, runtime, topology, nodes, text_encoder, vae, host_mem,
+    attention_backend, text_tokens, topology_file, num_pipeline_patch, pipefusion_warmup_steps
+                  as --frames, --steps, ... (numbers or text)
+    all, offload_text_encoders, offload_idle_transformer
+                  True or False, as the flags
     framework     only the plans this framework runs: "diffusers", "xdit", "cache-dit", "sglang" or
                   "vllm-omni" (--framework)
-    profiles      an extra profile directory, or a list of them (--profiles)
+    profiles, framework_version
+                  one value or a list of them (--profiles, --framework-version)
+    cluster, db   as --cluster and --db
+    top           at most this many plans
 
-    Raises InvalidInput (a ValueError) with the CLI's one-line message on bad input.
+    Raises InvalidInput (a ValueError) with the CLI's one-line message on bad input, and TypeError
+    for a keyword that is no query flag.
     """
-    rec = recommend(model, model_config, gpus, width, height, frames, hardware, runtime, topology, nodes, steps,
-                    batch, text_encoder, cluster, db, top, all, profiles, framework)
+    rec = recommend(model, width=width, height=height, top=top, cluster=cluster, db=db, **flags)
     return rec.plans[:top] if top is not None else rec.plans
 
 
-def _options(model, model_config, gpus, width, height, frames, hardware, runtime, topology, nodes, steps, batch,
-             text_encoder, cluster, db, top, all, profiles, framework):
+def query_fields():
+    """The query flags plan() and recommend() take, as cpplan declares them: a list of dicts with
+    key (the keyword), flag, kind, lo, hi, choices, default and help."""
+    return _query_fields()
+
+
+def _options(model, width, height, top, cluster, db, flags):
     """plan()'s arguments as the CLI's options, checked as the CLI checks its flags."""
+    model_config = flags.pop("model_config", None)
     if model is not None and model_config is not None:
         raise InvalidInput(f"model = {model!r} and model_config: give one of them, not both")
     if (width is None) != (height is None):
         given, missing = ("width", "height") if height is None else ("height", "width")
         raise InvalidInput(f"{given} = {width if height is None else height!r}: needs {missing} too (both or neither)")
+    if width is not None and flags.get("res") is not None:
+        raise InvalidInput(f"res = {flags['res']!r} and width/height: give one of them, not both")
     if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
         raise InvalidInput(f"top = {top!r}: must be a positive integer")
 
     o = _Options()
     if model is not None:
-        o.model = _text(model)
+        o.set("model", _text(model))
     if model_config is not None:
         if isinstance(model_config, _Mapping):
             o.model_config_json = _config_json(model_config)
         elif isinstance(model_config, (str, _os.PathLike)):
-            o.model_config = _os.fspath(model_config)
+            o.set("model_config", _os.fspath(model_config))
         else:
             raise InvalidInput(f"model_config = {type(model_config).__name__}: must be a dict "
                                "(pipe.transformer.config) or the path of a config.json or pipeline folder")
     if width is not None:
-        o.res = f"{_text(width)}x{_text(height)}"
-    for name, value in (("gpus", gpus), ("frames", frames), ("hardware", hardware), ("runtime", runtime),
-                        ("topology", topology), ("nodes", nodes), ("steps", steps), ("batch", batch),
-                        ("text_encoder", text_encoder), ("cluster", cluster), ("db", db),
-                        ("framework", framework)):
+        o.set("res", f"{_text(width)}x{_text(height)}")
+    for name, value in (("cluster", cluster), ("db", db)):
         if value is not None:
             setattr(o, name, _text(value))
-    o.all = bool(all)
-    if profiles is not None:
-        o.profiles = [_os.fspath(profiles)] if isinstance(profiles, (str, _os.PathLike)) else \
-            [_os.fspath(p) for p in profiles]
-
+    fields = {f["key"]: f for f in _query_fields()}
+    for name, value in flags.items():
+        field = fields.get(name)
+        if field is None:
+            raise TypeError(f"plan() got an unexpected keyword argument {name!r} (cpplan.query_fields() lists them)")
+        if value is None:
+            continue
+        if field["kind"] == "flag":
+            o.set(name, "true" if value else "false")
+        elif field["kind"] == "list":
+            for item in [value] if isinstance(value, (str, _os.PathLike)) else value:
+                o.set(name, _text(item))
+        else:
+            o.set(name, _text(value))
     return o
 
 

@@ -1,7 +1,9 @@
-// The fronts render; they do not compute (issue 31): every source file of cli/ and gui/ is read,
-// and (1) its costmodel/ and planner/ includes are only the headers of the types it renders, and
-// (2) it calls none of the functions that predict, rank, choose frameworks, group rejections or
-// lay out collectives. Those live in session/ (session/recommend.h) and below.
+// The fronts render; they do not compute (issues 31, 49): every source file of cli/, gui/, exec/
+// and python/ is read, and (1) its costmodel/ and planner/ includes are only the headers of the
+// types it renders, (2) it calls none of the functions that predict, rank, choose a plan or a
+// framework, write a framework's arguments, group rejections or lay out collectives, and (3) it
+// asks the engine (session/engine.h), not the session's functions under it. The renderers
+// (session/plan_json.cpp, cli's text) call none of (2) either. Those live in session/ and below.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -21,9 +23,17 @@ fs::path source_root() { return fs::path(cpplan::test::profiles_dir()).parent_pa
 
 std::vector<fs::path> front_sources() {
   std::vector<fs::path> files;
-  for (const char* front : {"cli", "gui"})
+  for (const char* front : {"cli", "gui", "exec", "python"})
     for (const auto& entry : fs::recursive_directory_iterator(source_root() / front))
       if (entry.path().extension() == ".cpp" || entry.path().extension() == ".h") files.push_back(entry.path());
+  return files;
+}
+
+// The fronts and the JSON renderer.
+std::vector<fs::path> front_and_renderer_sources() {
+  auto files = front_sources();
+  files.push_back(source_root() / "session" / "plan_json.cpp");
+  files.push_back(source_root() / "session" / "plan_json.h");
   return files;
 }
 
@@ -43,7 +53,7 @@ std::string code_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("cli/ and gui/ include only the costmodel/ and planner/ headers of the types they render",
+TEST_CASE("The fronts and the renderers include only the costmodel/ and planner/ headers of the types they render",
           "[session][layers]") {
   // The value types a front renders: RankedPlan and PlanReport, FleetReport, FrameworkSet,
   // RuntimeCalibration, Placement, Prediction, Calibration and the timing rows it fits.
@@ -52,8 +62,8 @@ TEST_CASE("cli/ and gui/ include only the costmodel/ and planner/ headers of the
                                           "planner/topology/placement.h", "costmodel/cost_model.h",
                                           "costmodel/calibration.h", "costmodel/timing_row.h"};
   static const std::regex kInclude(R"re(#include "((costmodel|planner)/[^"]+)")re");
-  const auto files = front_sources();
-  REQUIRE(files.size() > 40);  // both fronts were found
+  const auto files = front_and_renderer_sources();
+  REQUIRE(files.size() > 60);  // every front was found
   for (const fs::path& file : files) {
     const std::string text = read(file);
     for (std::sregex_iterator it(text.begin(), text.end(), kInclude), end; it != end; ++it) {
@@ -63,19 +73,54 @@ TEST_CASE("cli/ and gui/ include only the costmodel/ and planner/ headers of the
   }
 }
 
-TEST_CASE("No function in cli/ or gui/ predicts, ranks, chooses a framework or groups rejections",
+TEST_CASE("No function of a front or a renderer predicts, ranks, chooses a framework or writes its arguments",
           "[session][layers]") {
-  // The computations of a recommendation (costmodel/, planner/): session::recommend calls them.
+  // The computations of a recommendation (costmodel/, planner/): the engine's answers hold their results.
   const std::vector<std::string> computing = {
       "Planner(",         "plan_fleet(",       "forward_flops(",      "best_by_framework(", "snippets_for(",
       "framework_snippets(", "rejection_groups(", "merged_rows(",     "CostModel(",         "default_layout(",
       "main_collective(", "prediction_source(", "keep_plans_of(",     "predict(",           "make_plan(",
-      "planner::validate(", "rank_plans(",     "fastest_plan_for(",   "unsupported_reason(", "frameworks_for("};
-  for (const fs::path& file : front_sources()) {
+      "planner::validate(", "rank_plans(",     "fastest_plan_for(",   "unsupported_reason(", "frameworks_for(",
+      "context_parallel_arguments(", "tensor_parallel_arguments(", "python_arguments(", "xdit_parallel_args(",
+      "sglang_parallel_args(", "vllm_omni_parallel_args(", "place_for_frameworks(", "images_per_hour(",
+      "planner::enumerate(", "DatasheetModel("};
+  for (const fs::path& file : front_and_renderer_sources()) {
     const std::string code = code_of(read(file));
     for (const std::string& call : computing) {
       INFO(fs::relative(file, source_root()).string() << " calls " << call);
       CHECK(code.find(call) == std::string::npos);
     }
+  }
+}
+
+TEST_CASE("The fronts ask the engine, which chooses the best plan in one place", "[session][layers]") {
+  // What the engine wraps (session/engine.h): a front calling these would answer beside it.
+  const std::vector<std::string> beside = {"session::recommend(", "session::check(", "session::heatmap(",
+                                           "session::fleet(",     "session::ranking(", "recommend_json("};
+  for (const fs::path& file : front_sources()) {
+    const std::string code = code_of(read(file));
+    for (const std::string& call : beside) {
+      INFO(fs::relative(file, source_root()).string() << " calls " << call);
+      CHECK(code.find(call) == std::string::npos);
+    }
+  }
+  // One choice: no front takes "the first plan" of a report as the best, nor reads its plans' front().
+  static const std::regex kFirstPlan(R"(plans\s*(\.front\(\)|\[0\]))");
+  for (const fs::path& file : front_sources()) {
+    const std::string code = code_of(read(file));
+    INFO(fs::relative(file, source_root()).string() << " picks a report's first plan itself");
+    CHECK_FALSE(std::regex_search(code, kFirstPlan));
+  }
+}
+
+TEST_CASE("cpplan-gui declares no bounds of the query flags: the table's (session/query_fields.h)", "[session][layers]") {
+  // Bounds come from the query field table (parse_int_field, query_field(...).lo/hi); a GUI source
+  // parsing a flag with bounds of its own, or ranging a query spin box by a number, would copy them.
+  static const std::regex kOwnBounds(R"re(parse_int\s*\(|parse_number\s*\(|kMaxGpus|(gpus|batch|frames|steps|nodes|width|height)_->setRange\s*\(\s*[0-9])re");
+  for (const auto& entry : fs::recursive_directory_iterator(source_root() / "gui")) {
+    if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
+    const std::string code = code_of(read(entry.path()));
+    INFO(fs::relative(entry.path(), source_root()).string() << " declares a flag bound of its own");
+    CHECK_FALSE(std::regex_search(code, kOwnBounds));
   }
 }

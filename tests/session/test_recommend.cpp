@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "session/engine.h"
 #include "session/recommend.h"
 #include "tests/support/fixtures.h"
 
@@ -168,7 +169,7 @@ TEST_CASE("For throughput (--objective) the answer is replica splits, not a rank
 TEST_CASE("check: one plan's verdict with its typed violations", "[session][recommend]") {
   Options o = flux("4", "1008x1008");
   o.ring = "4";
-  auto checked = cpplan::session::check(o, "", no_machine);
+  auto checked = cpplan::session::Engine(cpplan::test::fitted_catalog(), no_machine).check(o);
   REQUIRE(checked.ok());
   const auto& plan = (*checked)->plan.plan;
   REQUIRE(plan.violations.size() == 1);

@@ -1,0 +1,188 @@
+// One best plan (issue 49): for ten queries, every front that picks "the best plan" picks the same
+// one, each read from what it shows the user: `cpplan --json` (its first plan), the GUI's
+// Recommendation tab (a real widget, off-screen: its first row) and its heatmap cell at the same
+// size and GPU count, Python in a real python3 process (cpplan.plan(...)[0]), a sweep's "top 1"
+// (`cpplan sweep --dry-run`) and `cpplan run --plan best --dry-run`. The queries are planned as
+// `cpplan run` plans them (h100-sxm's datasheet, the cpplan runtime), so that all six compare.
+#include <catch2/catch.hpp>
+
+#include <QTreeWidgetItem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gui/planning.h"
+#include "gui/recommendation_view.h"
+#include "tests/gui/gui_support.h"
+#include "tests/support/temp_dir.h"
+
+using nlohmann::json;
+
+namespace {
+
+struct BestQuery {
+  std::string model;
+  int gpus = 1;
+  int width = 0, height = 0;  // 0: the model's default
+  int frames = 0;             // 0: the model's default
+  int steps = 0;              // 0: the model's default
+};
+
+// Picked to cover the axes a best plan comes from: uneven splits (Anything forms), CFG, TP,
+// PipeFusion, video, two transformers, one GPU.
+const std::vector<BestQuery> kQueries = {
+    {"flux.1-dev", 4, 1008, 1008},      {"flux.1-dev", 8, 1024, 1024},     {"flux.1-dev", 3, 1024, 1024},
+    {"flux.1-dev", 1, 512, 512},        {"sd3.5-large", 2},                {"pixart-alpha", 8},
+    {"qwen-image", 4, 1328, 1328},      {"wan2.1-t2v-14b", 8, 832, 480, 33, 20},
+    {"hunyuanvideo", 4, 640, 368, 33, 20}, {"wan2.2-ti2v-5b", 2, 1280, 704, 25, 20},
+};
+
+std::string res_of(const BestQuery& q) { return std::to_string(q.width) + "x" + std::to_string(q.height); }
+
+// The query's flags as every command takes them.
+std::vector<std::string> flags_of(const BestQuery& q) {
+  std::vector<std::string> a{"--model", q.model, "--gpus", std::to_string(q.gpus), "--hardware", "h100-sxm",
+                             "--runtime", "cpplan"};
+  if (q.width > 0) a.insert(a.end(), {"--res", res_of(q)});
+  if (q.frames > 0) a.insert(a.end(), {"--frames", std::to_string(q.frames)});
+  if (q.steps > 0) a.insert(a.end(), {"--steps", std::to_string(q.steps)});
+  return a;
+}
+
+std::string shell(const std::vector<std::string>& argv) {
+  std::string command;
+  for (const std::string& a : argv) command += (command.empty() ? "'" : " '") + a + "'";
+  return command;
+}
+
+std::string cli_best(const BestQuery& q) {
+  std::vector<std::string> argv{CPPLAN_BINARY};
+  const auto flags = flags_of(q);
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--json");
+  const json j = json::parse(cpplan::test::command_output(shell(argv) + " 2>/dev/null"));
+  REQUIRE_FALSE(j.at("plans").empty());
+  return j.at("plans").at(0).at("label");
+}
+
+cpplan::gui::QueryInput gui_input(const BestQuery& q) {
+  cpplan::gui::QueryInput in;
+  in.model = q.model;
+  in.hardware = "h100-sxm";
+  in.gpus = q.gpus;
+  in.width = q.width;
+  in.height = q.height;
+  in.frames = q.frames;
+  in.steps = q.steps;
+  in.runtime = "cpplan";
+  return in;
+}
+
+// The first row of the GUI's Recommendation tab.
+std::string gui_best(const BestQuery& q) {
+  const auto result = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), gui_input(q), 1);
+  REQUIRE(result.error.empty());
+  using View = cpplan::gui::RecommendationView;
+  View view;
+  view.set_recommendation(result.recommendation.get());
+  const QTreeWidgetItem* ranked = view.section(View::kRanked);
+  REQUIRE(ranked->childCount() > 0);
+  return ranked->child(0)->text(View::kPlan).toStdString();
+}
+
+// The GUI heatmap's cell at the query's size and GPU count.
+std::string heatmap_best(const BestQuery& q, const cpplan::ModelProfile& m) {
+  const cpplan::Resolution res = q.width > 0 ? cpplan::Resolution{q.width, q.height}
+                                             : cpplan::Resolution{m.default_width, m.default_height};
+  const auto h = cpplan::gui::compute_heatmap(cpplan::test::shared_catalog(), gui_input(q), {res}, {q.gpus}, 1);
+  REQUIRE(h.cells.size() == 1);
+  INFO("heatmap cell error: " << h.cells[0].error);
+  REQUIRE(h.cells[0].error.empty());
+  return h.cells[0].label;
+}
+
+#ifdef CPPLAN_PYTHON_DIR
+// cpplan.plan(...)[0].label for every query, in one python3 process.
+std::vector<std::string> python_best(const std::vector<BestQuery>& queries) {
+  json all = json::array();
+  for (const BestQuery& q : queries) {
+    json kwargs = {{"model", q.model}, {"gpus", q.gpus}, {"hardware", "h100-sxm"}, {"runtime", "cpplan"}};
+    if (q.width > 0) kwargs.update({{"width", q.width}, {"height", q.height}});
+    if (q.frames > 0) kwargs["frames"] = q.frames;
+    if (q.steps > 0) kwargs["steps"] = q.steps;
+    all.push_back(kwargs);
+  }
+  const std::string script =
+      "import json, sys, cpplan\n"
+      "print(json.dumps([cpplan.plan(**k)[0].label for k in json.loads(sys.argv[1])]))\n";
+  const std::string command = std::string("PYTHONPATH='") + CPPLAN_PYTHON_DIR + "' '" + CPPLAN_PYTHON + "' -c \"" +
+                              script + "\" '" + all.dump() + "' 2>/dev/null";
+  return json::parse(cpplan::test::command_output(command)).get<std::vector<std::string>>();
+}
+#endif
+
+#ifdef CPPLAN_RUN_BINARY
+// A sweep of this one query, plans = "top 1": the plan `cpplan sweep --dry-run` lists.
+std::string sweep_best(const BestQuery& q, const cpplan::ModelProfile& m, const cpplan::test::TempDir& dir) {
+  const std::string file = dir.file("sweep.toml");
+  std::ofstream(file) << "models = [\"" << q.model << "\"]\n"
+                      << "resolutions = [\"" << (q.width > 0 ? res_of(q) : std::to_string(m.default_width) + "x" +
+                                                                                  std::to_string(m.default_height))
+                      << "\"]\nframes = [" << (q.frames > 0 ? q.frames : m.default_frames) << "]\ngpus = [" << q.gpus
+                      << "]\nsteps = " << (q.steps > 0 ? q.steps : m.default_steps) << "\nplans = \"top 1\"\n";
+  const std::string out = cpplan::test::command_output(
+      shell({CPPLAN_RUN_BINARY, "sweep", file, "--dry-run", "--db", dir.file("sweep.db")}) + " 2>&1");
+  // "run  MODEL WxHxGPUS frames F: LABEL"
+  const auto colon = out.find(": ");
+  INFO("cpplan sweep --dry-run printed: " << out);
+  REQUIRE(out.rfind("run  ", 0) == 0);
+  REQUIRE(colon != std::string::npos);
+  return out.substr(colon + 2, out.find('\n') - colon - 2);
+}
+
+// The plan `cpplan run --plan best` would execute (--dry-run: nothing runs).
+std::string run_best(const BestQuery& q) {
+  std::vector<std::string> argv{CPPLAN_RUN_BINARY, "run", "--plan", "best", "--dry-run", "--json"};
+  const auto flags = flags_of(q);
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  const std::string out = cpplan::test::command_output(shell(argv) + " 2>&1");
+  INFO("cpplan run --plan best --dry-run printed: " << out);
+  return json::parse(out).at("plan");
+}
+#endif
+
+}  // namespace
+
+TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan best choose the same best plan",
+          "[gui][parity][best]") {
+  cpplan::test::gui_app();
+#ifdef CPPLAN_PYTHON_DIR
+  const std::vector<std::string> python = python_best(kQueries);
+  REQUIRE(python.size() == kQueries.size());
+#else
+  WARN("built without the Python module (CPPLAN_PYTHON=OFF): Python is not compared");
+#endif
+#ifdef CPPLAN_RUN_BINARY
+  const cpplan::test::TempDir dir;
+#else
+  WARN("built without the executor: the sweep and run --plan best are not compared");
+#endif
+  for (std::size_t i = 0; i < kQueries.size(); ++i) {
+    const BestQuery& q = kQueries[i];
+    INFO("query: " << shell(flags_of(q)));
+    const cpplan::ModelProfile* m = cpplan::test::shared_catalog()->find_model(q.model);
+    REQUIRE(m);
+    const std::string cli = cli_best(q);
+    REQUIRE_FALSE(cli.empty());
+    CHECK(gui_best(q) == cli);
+    CHECK(heatmap_best(q, *m) == cli);
+#ifdef CPPLAN_PYTHON_DIR
+    CHECK(python[i] == cli);
+#endif
+#ifdef CPPLAN_RUN_BINARY
+    CHECK(sweep_best(q, *m, dir) == cli);
+    CHECK(run_best(q) == cli);
+#endif
+  }
+}
