@@ -81,7 +81,7 @@ cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAK
   >"$work/configure.log" 2>&1 || { tail -20 "$work/configure.log" >&2; log "configure failed ($work/configure.log)"; exit 1; }
 grep -q "CUDA ON" "$work/configure.log" || { log "the LibTorch found has no CUDA ($work/configure.log)"; exit 1; }
 log "build"
-cmake --build "$build" --parallel "$(nproc)" --target cpplan test_cuda >"$work/build.log" 2>&1 ||
+cmake --build "$build" --parallel "$(nproc)" --target cpplan cpplan-exec test_cuda >"$work/build.log" 2>&1 ||
   { grep -m5 -B2 -A8 "error" "$work/build.log" >&2 || tail -30 "$work/build.log" >&2; log "build failed ($work/build.log)"; exit 1; }
 build_s=$(since "$t0")
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package cpplan needs to build, test and benchmark. Idempotent:
-# packages already present are left alone; apt-get update runs once, only when something is missing.
+# Installs every Debian 12 package cpplan needs to build, test and benchmark; with --planner, only
+# those the planning binary `cpplan` needs (scripts/run.sh). Idempotent: packages already present
+# are left alone; apt-get update runs once, only when something is missing.
 set -euo pipefail
 
-packages=(
+planner_packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libboost-graph-dev      # costmodel (least squares), planner (topology graphs)
   libtomlplusplus-dev                   # profile files (TOML)
@@ -11,6 +12,9 @@ packages=(
   libcli11-dev                          # command-line parsing
   libfmt-dev                            # formatting
   libsqlite3-dev                        # the measurement store (data/)
+)
+packages=(
+  "${planner_packages[@]}"
   libtorch-dev libgloo-dev              # the executor: LibTorch 1.13 CPU and its c10d/Gloo headers
   python3-torch                         # python/cpplan_record.py's tests: the recorder times a real torch loop (/usr/bin/python3)
   pybind11-dev python3-dev              # the Python module cpplan (python/, CPPLAN_PYTHON): pybind11 and Python's headers
@@ -22,6 +26,12 @@ packages=(
   slurmd slurmctld slurm-client munge   # tests/cluster: a one-node Slurm the test starts (as root)
   openmpi-bin mpich                     # tests/cluster: Open MPI's mpirun, MPICH's mpiexec.mpich
 )
+
+case "${1:-}" in
+  --planner) packages=("${planner_packages[@]}") ;;
+  "") ;;
+  *) echo "install-deps: $1: unknown option (--planner: only what cpplan needs)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

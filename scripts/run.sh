@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs cpplan with the given arguments.
+# Installs what the planner needs, builds the planning binary alone, and runs cpplan with the given
+# arguments. scripts/build.sh builds the rest (cpplan run's executor, the GUI, Python, the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh >&2
-scripts/build.sh >&2
+scripts/install-deps.sh --planner >&2
+scripts/build.sh --planner >&2
 exec build/cli/cpplan "$@"

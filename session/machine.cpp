@@ -31,7 +31,7 @@ std::string executor_binary(const std::string& exe) {
 Machine this_machine(const std::string& exe, const std::string& device) {
   const std::string binary = executor_binary(exe);
   if (binary.empty())
-    throw InvalidInput{fmt::format("this machine: {} is not beside {} (a build with CPPLAN_EXECUTOR=ON has it)",
+    throw InvalidInput{fmt::format("this machine: {} is not beside {} (scripts/build.sh builds it)",
                                    kExecutorBinary, exe)};
   const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-machine-{}.json", getpid());
   std::vector<std::string> argv{binary, "fingerprint"};
