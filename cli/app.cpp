@@ -52,7 +52,7 @@ struct Parsed {
   CLI::App* list = nullptr;
   CLI::App* topo_import = nullptr;
   CLI::App* profile_import = nullptr;
-  // Built with the executor (CPPLAN_HAVE_EXECUTOR) and the report (CPPLAN_HAVE_REPORT) only.
+  // Run by cpplan-exec (run, bench, probe, fingerprint, report), started with the same command line.
   CLI::App* run = nullptr;
   CLI::App* bench = nullptr;
   CLI::App* probe = nullptr;
@@ -68,7 +68,6 @@ struct Parsed {
 
 void add_planning_commands(CLI::App& app, Parsed& p) {
   add_query_options(app, p.a);
-  app.add_option("--top", p.a.top, "ranked plans to show (default 10)");
   p.calibrate = app.add_subcommand(
       "calibrate", "fit the cost model: to the runs measured here, or to imported end-to-end timings (--import)");
   add_calibrate_import_options(*p.calibrate, p.calibrate_args);
@@ -93,23 +92,18 @@ void add_planning_commands(CLI::App& app, Parsed& p) {
   add_profile_import_options(*p.profile_import, p.profile_args);
 }
 
-void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Parsed& p) {
-#ifdef CPPLAN_HAVE_EXECUTOR
+void add_executor_commands(CLI::App& app, Parsed& p) {
   p.run = app.add_subcommand("run", "run one plan for real (LibTorch) and record it in SQLite; its own launcher, or one "
                                      "rank under torchrun, srun or mpirun");
   p.run->fallthrough();
   add_run_options(*p.run, p.a);
   p.bench = app.add_subcommand("bench", "measure cpplan's own speed (docs/performance.md)");
   add_bench_options(*p.bench, p.bench_args);
-  app.add_option("--db", p.a.db, "with --hardware local or --cluster: the database of the probes and imports "
-                                 "(default $XDG_DATA_HOME/cpplan/cpplan.db)");
-  app.add_option("--cluster", p.a.cluster,
-                 "price collectives from the nccl-tests logs imported under this cluster name (import-nccl-tests "
-                 "--cluster), each group from the curve of its node span; kernels from --hardware")
-      ->check(kClusterName);
+  session::add_field_option(app, "db", p.a.db);
+  session::add_field_option(app, "cluster", p.a.cluster)->check(kClusterName);
   CLI::App* db_cmd = app.add_subcommand("db", "the measurement store");
   p.db_check = db_cmd->add_subcommand("check", "integrity check of the database");
-  p.db_check->add_option("--db", p.a.db, kDbHelp);
+  session::add_field_option(*p.db_check, "db", p.a.db);
   p.db_check->add_flag("--json", p.a.json, "machine-readable output");
   p.db_merge = add_db_merge_command(*db_cmd, p.store_args);
   p.import_nccl = add_import_nccl_tests_command(app, p.store_args);
@@ -127,10 +121,7 @@ void add_executor_commands([[maybe_unused]] CLI::App& app, [[maybe_unused]] Pars
   p.fingerprint = app.add_subcommand("fingerprint", "internal: this machine's fingerprint as JSON");
   p.fingerprint->group("");
   p.fingerprint->add_option("--device", p.fingerprint_device, "cpu | cuda");
-#endif
-#ifdef CPPLAN_HAVE_REPORT
   p.report = add_report_command(app, p.report_args);
-#endif
 }
 
 bool parsed(const CLI::App* cmd) { return cmd && cmd->parsed(); }
@@ -139,7 +130,7 @@ bool parsed(const CLI::App* cmd) { return cmd && cmd->parsed(); }
 int start_executor(int argc, const char* const* argv, const std::string& exe, const char* command, std::ostream& err) {
   const std::string binary = session::executor_binary(exe);
   if (binary.empty()) {
-    fmt::print(err, "cpplan {}: needs {} beside {} (a build with CPPLAN_EXECUTOR=ON installs both)\n", command,
+    fmt::print(err, "cpplan {}: needs {} beside {} (scripts/build.sh builds both)\n", command,
                session::kExecutorBinary, exe);
     return kExitRuntime;
   }
@@ -208,7 +199,6 @@ std::optional<int> store_and_calibration_command(Parsed& p, const std::string& e
     return calibrate_import_command(p.calibrate_args, p.a, exe, out);
   if (parsed(p.calibrate) && p.calibrate_args.check)
     throw InvalidInput{"--check: needs --import FILE (it predicts imported timings with the shipped profiles)"};
-#ifdef CPPLAN_HAVE_EXECUTOR
   if (parsed(p.db_check)) return db_check_command(p.a.db, p.a.json, out, err);
   if (parsed(p.db_merge)) return db_merge_command(p.store_args, out, err);
   if (parsed(p.import_nccl)) return import_nccl_tests_command(p.store_args, out, err);
@@ -220,24 +210,12 @@ std::optional<int> store_and_calibration_command(Parsed& p, const std::string& e
     return calibrate_command(p.probe_args, p.a, exe, out, err);
   }
   if (parsed(p.sweep)) return sweep_command(p.sweep_args, p.a, exe, out, err);
-#else
-  (void)err;
-  if (parsed(p.calibrate))
-    throw InvalidInput{"calibrate: without --import it fits the runs of this machine, which needs the executor "
-                       "(a build with CPPLAN_EXECUTOR=ON)"};
-#endif
   return std::nullopt;
 }
 
 // This machine, for --hardware local: asked of cpplan-exec (the executor's probe).
-session::MachineSource machine_source([[maybe_unused]] const std::string& exe) {
-#ifdef CPPLAN_HAVE_EXECUTOR
+session::MachineSource machine_source(const std::string& exe) {
   return [exe] { return session::this_machine(exe); };
-#else
-  return []() -> session::Machine {
-    throw InvalidInput{"--hardware = local: this build has no executor to probe this machine (CPPLAN_EXECUTOR=OFF)"};
-  };
-#endif
 }
 
 // A request the session refused: its one line (field, value, rule), exit 3.

@@ -5,6 +5,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "session/query_flags.h"  // add_field_option: every command's --db and --cluster
+
 namespace cpplan::session {
 struct Options;
 }
@@ -21,13 +23,10 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInvalid = 3;
 inline constexpr int kExitRuntime = 4;
 
-// The help of every command's --db.
 // --cluster NAME: a name to record and find imports under, so not empty.
 inline const CLI::Validator kClusterName(
     [](std::string& name) { return name.empty() ? std::string("must not be empty") : std::string(); }, "NAME");
 
-inline constexpr const char* kDbHelp =
-    "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db, whose folder is created; elsewhere the folder must exist)";
 
 // The commands that load LibTorch or Qt, run by the executor binary cpplan-exec (exec/commands.h).
 // The planning binary passes none: it parses those commands like the others, then starts

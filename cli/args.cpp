@@ -11,26 +11,10 @@ void add_query_options(CLI::App& app, Args& a) {
   session::add_query_flags(app, a);  // the flags cpplan-gui takes too (session/query_flags.h)
   app.add_flag("--json", a.json, "machine-readable output");
   app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
-  app.add_option("--objective", a.objective,
-                 "latency: one job over every GPU (default) | throughput: replicas for the most images per hour");
-  app.add_option("--slo-ms", a.slo_ms, "with --objective throughput: latency target per image, ms");
+  session::add_field_flags(app, a, session::FieldGroup::kRecommend);  // --top, --objective, --slo-ms
 }
 
-void add_plan_options(CLI::App& app, Args& a) {
-  app.add_option("--ring", a.ring, "ring_degree");
-  app.add_option("--ulysses", a.ulysses, "ulysses_degree");
-  app.add_option("--tp", a.tp, "tp_degree");
-  app.add_option("--cfg", a.cfg, "cfg_degree");
-  app.add_option("--dp", a.dp, "dp_degree");
-  app.add_option("--fully-shard", a.fully_shard,
-                 "fs_degree: ranks that each hold 1/F of every block's weights, gathered block by block (xDiT "
-                 "--fully_shard_degree; divides ring x ulysses x cfg x dp, not with --tp)");
-  app.add_option("--pipefusion", a.pipefusion, "pipefusion_parallel_degree: PipeFusion stages");
-  app.add_flag("--ulysses-anything", a.ulysses_anything, "ulysses_anything=True");
-  app.add_flag("--ring-anything", a.ring_anything, "ring_anything=True");
-  app.add_option("--rotate-method", a.rotate, "allgather | p2p (alltoall is reserved)");
-  app.add_flag("--no-fp32", a.no_fp32, "convert_to_fp32=False");
-}
+void add_plan_options(CLI::App& app, Args& a) { session::add_field_flags(app, a, session::FieldGroup::kPlan); }
 
 void add_run_options(CLI::App& run, Args& a) {
   add_plan_options(run, a);
@@ -40,7 +24,7 @@ void add_run_options(CLI::App& run, Args& a) {
   run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
   run.add_option("--device", a.device, "cpu | cuda (one GPU per local rank: cuda:LOCAL_RANK; NCCL groups)");
   run.add_option("--dtype", a.dtype, "fp32 | bf16 (default: fp32 on cpu, bf16 on cuda)");
-  run.add_option("--db", a.db, kDbHelp);
+  session::add_field_option(run, "db", a.db);
   run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
   run.add_option("--plan", a.plan, "best: cpplan's first row for the same flags (--gpus/--nproc ranks)");
   run.add_flag("--dry-run", a.dry_run, "print the plan it would run (with --plan best: the one chosen), run nothing");

@@ -11,14 +11,14 @@ namespace cpplan::cli {
 void add_probe_options(CLI::App& probe, ProbeArgs& p) {
   probe.add_option("--nproc", p.nproc, "ranks: collectives for every group size up to N (default 2)");
   probe.add_option("--device", p.device, "cpu | cuda (default: cuda when this build sees a GPU; one per rank, bf16)");
-  probe.add_option("--db", p.db, kDbHelp);
+  session::add_field_option(probe, "db", p.db);
   probe.add_option("--model", p.models, "kernel shapes of these models' blocks (default flux-tiny wan-tiny)");
   probe.add_flag("--quick", p.quick, "messages up to 4 MiB, sequences up to 1024 tokens");
   probe.add_option("--worker", p.worker, "internal")->group("");
 }
 
 void add_calibrate_options(CLI::App& calibrate, ProbeArgs& p) {
-  calibrate.add_option("--db", p.db, kDbHelp);
+  session::add_field_option(calibrate, "db", p.db);
 }
 
 int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe, std::ostream& out, std::ostream&) {

@@ -31,7 +31,7 @@ constexpr std::string_view kName = "cpplan import-runs";
 CLI::App* add_import_runs_command(CLI::App& app, StoreArgs& s) {
   CLI::App* cmd = app.add_subcommand("import-runs", "record the runs python/cpplan_record.py timed in your own pipeline");
   cmd->add_option("file", s.runs_file, "JSONL file of the recorder (one run per line)")->required();
-  cmd->add_option("--db", s.db, std::string(kDbHelp) + "; its directory must exist");
+  session::add_field_option(*cmd, "db", s.db);
   cmd->add_flag("--json", s.json, "machine-readable output");
   return cmd;
 }

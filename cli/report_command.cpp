@@ -6,7 +6,7 @@ namespace cpplan::cli {
 
 CLI::App* add_report_command(CLI::App& app, ReportArgs& r) {
   CLI::App* cmd = app.add_subcommand("report", "markdown summary and PNG plots of the cost model's accuracy");
-  cmd->add_option("--db", r.db, kDbHelp);
+  session::add_field_option(*cmd, "db", r.db);
   cmd->add_option("--out", r.out, "output directory, created if missing (default ./cpplan-report)");
   return cmd;
 }

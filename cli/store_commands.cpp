@@ -99,13 +99,13 @@ CLI::App* add_import_nccl_tests_command(CLI::App& app, StoreArgs& s) {
       ->required();
   cmd->add_option("--ranks", s.ranks, "ranks of the test (default: from the file's device list or nThread x nGpus)");
   cmd->add_option("--nodes", s.nodes, "nodes the ranks sat on (default: the hosts of the file's device list, else 1)");
-  cmd->add_option("--cluster", s.cluster,
+  session::add_field_option(*cmd, "cluster", s.cluster,
                   "name the measurements are recorded under, for cpplan --cluster NAME (default: the stem of the "
                   "file's host names, e.g. gpu07 and gpu08 -> gpu; without a device list, this machine's host name)")
       ->check(kClusterName);
   cmd->add_option("--collective", s.collective, "the test, e.g. all_reduce_perf (default: from the file or its name)");
   cmd->add_option("--hardware-name", s.hardware_name, "GPU name of the fingerprint (default: the file's, else unknown)");
-  cmd->add_option("--db", s.db, kDbHelp);
+  session::add_field_option(*cmd, "db", s.db);
   cmd->add_flag("--json", s.json, "print what was recorded as one JSON object");
   return cmd;
 }

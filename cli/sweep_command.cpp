@@ -48,7 +48,7 @@ int dry_run(const std::vector<session::SweepRun>& runs, const std::vector<std::s
 
 void add_sweep_options(CLI::App& sweep, SweepArgs& s) {
   sweep.add_option("file", s.file, "sweep file (TOML; docs/calibration.md)")->required();
-  sweep.add_option("--db", s.db, kDbHelp);
+  session::add_field_option(sweep, "db", s.db);
   sweep.add_flag("--resume", s.resume, "skip runs already recorded ok on this machine");
   sweep.add_flag("--dry-run", s.dry_run, "list the runs, run nothing");
   sweep.add_option("--csv", s.csv, "predicted vs measured per run (default: FILE with .csv)");

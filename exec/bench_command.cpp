@@ -22,6 +22,7 @@
 #include "executor/rendezvous.h"
 #include "executor/runner.h"
 #include "session/planner_speed.h"
+#include "session/query_fields.h"
 
 namespace cpplan::exec {
 
@@ -102,7 +103,7 @@ json bench_variants(const std::string& exe, bool quick) {
   const fs::path db = fs::temp_directory_path() / fmt::format("cpplan-bench-{}.db", getpid());
   auto run = [&](std::vector<std::string> plan) -> double {
     std::vector<std::string> argv{exe, "run", "--model", "flux-tiny", "--res", "128x128", "--steps",
-                                  quick ? "6" : "30", "--warmup", "2", "--db", db.string(), "--json"};
+                                  quick ? "6" : "30", "--warmup", "2", session::flag_of("db"), db.string(), "--json"};
     argv.insert(argv.end(), plan.begin(), plan.end());
     const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-bench-{}.json", getpid());
     launch::run_to_file(argv, out.string());  // the run's JSON, or nothing when it failed

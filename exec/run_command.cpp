@@ -68,12 +68,11 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   }
   // Only names the profile predictions would use (see finish); on a GPU, the profile nvidia-smi's
   // name matches (build_query), h100-sxm when none does.
-  if (a.hardware.empty() && !device.cuda()) a.hardware = "h100-sxm";
+  if (a.hardware.empty() && !device.cuda()) a.hardware = session::kFallbackHardware;
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
   Context ctx = build_query(a, engine->catalog(), err);
-  ctx.query.batch = parse_int("--batch", a.batch, 1, 4096);
   if (!a.plan.empty()) {  // cpplan's first row for the same flags (session::best_plan)
     auto best = engine->best(a);
     if (!best) throw InvalidInput{fmt::format("--plan = best: {}", best.error().message)};

@@ -70,8 +70,8 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   CLI::App app{"cpplan-gui: explore the planner's configurations (Qt); the query flags are the CLI's", "cpplan-gui"};
   session::add_query_flags(app, q);
   app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
-  app.add_option("--db", o.db, "SQLite database of runs (default $XDG_DATA_HOME/cpplan/cpplan.db)");
-  app.add_option("--cluster", o.cluster, "price collectives from this cluster's nccl-tests imports in --db");
+  session::add_field_option(app, "db", o.db);
+  session::add_field_option(app, "cluster", o.cluster);
   app.add_option("--sweep-file", o.sweep_file, "the Sweep tab's sweep file (TOML; Start runs it)");
   app.add_option("--screenshot", o.screenshot, "render the window to this PNG once the plans are shown, then exit");
   app.add_option("--tab", o.tab, "tab shown first: plans | heatmap | history | run | calibration | sweep | fleet | recommendation");

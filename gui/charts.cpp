@@ -227,6 +227,9 @@ void BreakdownChart::set_prediction(const costmodel::Prediction* p) {
   x->setLabelFormat(x->max() < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
 }
 
+// The phases of MemoryPhase, as the chart names them.
+constexpr const char* kPhaseNames[costmodel::kMemoryPhaseCount] = {"loading", "encoding", "denoising", "decoding"};
+
 MemoryChart::MemoryChart(QWidget* parent) : QChartView(parent) {
   setRenderHint(QPainter::Antialiasing);
   setMinimumSize(280, 180);  // three bars: below it Qt Charts elides the axis labels
@@ -238,49 +241,48 @@ void MemoryChart::set_prediction(const costmodel::Prediction* p, double gpu_memo
     fresh_chart(this, QStringLiteral("Peak memory"));
     return;
   }
-  // One bar per phase of an image, as MemoryBreakdown::peak() (costmodel/cost_model.cpp): the
-  // prompt's encoding (with the encoder streamed or loaded, and the transformer only when it is
-  // already resident), the denoising (activations) and the VAE decode; the peak is the largest.
+  // One bar per phase of an image, MemoryBreakdown::phases() (costmodel/cost_model.h): loading the
+  // pipeline, the prompt's encoding (with the encoder streamed or loaded, and the transformer only
+  // when it is already resident), the denoising (activations) and the VAE decode, each with the
+  // runtime's reserve; the peak is the prediction's own peak_phase.
   const costmodel::MemoryBreakdown& m = p->memory;
-  const Bytes resident = m.transformer_weights + m.text_encoder_weights + m.vae_weights;
-  const Bytes encode = (m.transformer_while_encoding ? m.transformer_weights : 0.0) + m.text_encoder_weights +
-                       m.vae_weights + m.text_encode;
-  const Bytes phases[3] = {encode, resident + m.activations, resident + m.vae_decode};
-  const int peak_phase = static_cast<int>(std::max_element(std::begin(phases), std::end(phases)) - std::begin(phases));
-  const char* const kPhases[3] = {"encoding", "denoising", "decoding"};
+  const int peak = static_cast<int>(p->peak_phase);
   QChart* chart = fresh_chart(this, QStringLiteral("Peak memory %1 of %2 GiB per GPU, while %3%4")
                                         .arg(p->peak_mem_bytes / kGiB, 0, 'f', 1)
                                         .arg(gpu_memory_gib, 0, 'f', 1)
-                                        .arg(QString::fromLatin1(kPhases[peak_phase]))
+                                        .arg(QString::fromLatin1(kPhaseNames[peak]))
                                         .arg(p->fits_memory ? QString() : QStringLiteral(" (does NOT fit)")));
-  // Bytes of each part in the phases encode, denoise, decode. Each phase's own bytes share one
-  // colour (the category says which): the text encoding's streamed or loaded encoder and its
-  // activations, the transformer's activations (less the attention's extra), the VAE decoder's.
+  // Bytes of each part in each phase (MemoryPhase order); they add up to MemoryBreakdown::phases().
+  // Each phase's own bytes share one colour (the category says which): the weights reaching the GPU
+  // while loading, the text encoding's streamed or loaded encoder and its activations, the
+  // transformer's activations (less the attention's extra), the VAE decoder's.
   struct Part {
     QString name;
-    Bytes bytes[3];
+    Bytes bytes[costmodel::kMemoryPhaseCount];
   };
-  const Bytes tw_encoding = m.transformer_while_encoding ? m.transformer_weights : 0.0;
+  const Bytes tw = m.transformer_weights, te = m.text_encoder_weights, vae = m.vae_weights;
+  const Bytes tw_encoding = m.transformer_while_encoding ? tw : 0.0, reserved = m.runtime_reserved;
   const std::vector<Part> parts = {
-      {QStringLiteral("transformer"), {tw_encoding, m.transformer_weights, m.transformer_weights}},
-      {QStringLiteral("text encoders"), {m.text_encoder_weights, m.text_encoder_weights, m.text_encoder_weights}},
-      {QStringLiteral("VAE"), {m.vae_weights, m.vae_weights, m.vae_weights}},
-      {QStringLiteral("reserved"), {m.runtime_reserved, m.runtime_reserved, m.runtime_reserved}},
-      {QStringLiteral("working set"), {m.text_encode, m.activations - m.attention_extra, m.vae_decode}},
-      {QStringLiteral("attention extra"), {0, m.attention_extra, 0}},
+      {QStringLiteral("loading weights"), {m.load_weights, 0, 0, 0}},
+      {QStringLiteral("transformer"), {0, tw_encoding, tw, tw}},
+      {QStringLiteral("text encoders"), {0, te, te, te}},
+      {QStringLiteral("VAE"), {0, vae, vae, vae}},
+      {QStringLiteral("reserved"), {reserved, reserved, reserved, reserved}},
+      {QStringLiteral("working set"), {0, m.text_encode, m.activations - m.attention_extra, m.vae_decode}},
+      {QStringLiteral("attention extra"), {0, 0, m.attention_extra, 0}},
   };
   auto* series = new QHorizontalStackedBarSeries;
   for (const Part& part : parts) {
-    if (part.bytes[0] == 0 && part.bytes[1] == 0 && part.bytes[2] == 0) continue;  // keep the legend short
-    auto* set = new QBarSet(part.name);
-    for (int phase = 2; phase >= 0; --phase) *set << part.bytes[phase] / kGiB;  // bottom-up: encoding on top
+    if (std::all_of(std::begin(part.bytes), std::end(part.bytes), [](Bytes b) { return b == 0; })) continue;
+    auto* set = new QBarSet(part.name);  // keep the legend short: only parts with bytes
+    for (int phase = costmodel::kMemoryPhaseCount - 1; phase >= 0; --phase) *set << part.bytes[phase] / kGiB;  // bottom-up
     series->append(set);
   }
   chart->addSeries(series);
   auto* y = new QBarCategoryAxis;
-  for (int phase = 2; phase >= 0; --phase)
-    y->append(QString::fromLatin1(kPhases[phase]) + (phase == peak_phase ? QStringLiteral(" (peak)") : QString()));
-  QFont small = y->labelsFont();  // three bars in a short chart: labels no taller than a bar
+  for (int phase = costmodel::kMemoryPhaseCount - 1; phase >= 0; --phase)
+    y->append(QString::fromLatin1(kPhaseNames[phase]) + (phase == peak ? QStringLiteral(" (peak)") : QString()));
+  QFont small = y->labelsFont();  // four bars in a short chart: labels no taller than a bar
   small.setPointSizeF(small.pointSizeF() * 0.8);
   y->setLabelsFont(small);
   auto* x = new QValueAxis;

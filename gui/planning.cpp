@@ -18,7 +18,7 @@ session::Options options_of(const QueryInput& in) {
   o.model = in.model;
   o.model_config = in.model_config;
   // Without a topology, an empty hardware is h100-sxm: the GUI does not guess from nvidia-smi.
-  o.hardware = !in.hardware.empty() || !in.topology.empty() ? in.hardware : "h100-sxm";
+  o.hardware = !in.hardware.empty() || !in.topology.empty() ? in.hardware : session::kFallbackHardware;
   o.gpus = in.gpus == 0 ? "" : std::to_string(in.gpus);  // 0: not given (the topology's, else required)
   o.batch = std::to_string(in.batch);
   o.topology = in.topology;
@@ -173,7 +173,7 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
   // (or the query's) without placement.
   const Topology* topology = in.topology.empty() ? nullptr : profiles.find_topology(in.topology);
   r.model = cell_in.model;
-  r.hardware = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : "h100-sxm";
+  r.hardware = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : session::kFallbackHardware;
   cell_in.hardware = r.hardware;
   cell_in.topology.clear();
   cell_in.nodes = 0;

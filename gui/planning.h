@@ -30,7 +30,7 @@ struct QueryInput {
   // cpplan --model-config: a diffusers transformer config.json or pipeline folder whose profile
   // replaces `model` ("": none). resolve_model_config turns it into a catalog model.
   std::string model_config;
-  std::string hardware = "h100-sxm";
+  std::string hardware = session::kFallbackHardware;
   int gpus = 4;
   int batch = 1;         // images per prompt (cpplan --batch); dp_degree must divide it
   std::string topology;  // cpplan --topology; "" none

@@ -250,7 +250,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   for (QCheckBox* c : {anything_, all_plans_, offload_transformer_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
 
   const int flux = model_->findText(QStringLiteral("flux.1-dev"));
-  const int h100 = hardware_->findText(QStringLiteral("h100-sxm"));
+  const int h100 = hardware_->findText(QString::fromUtf8(session::kFallbackHardware));
   const int runtime = runtime_->findData(QString::fromStdString(QueryInput{}.runtime));
   quiet_ = true;
   model_->setCurrentIndex(flux >= 0 ? flux : 0);

@@ -1,4 +1,6 @@
 #include "gui/run_panel.h"
+#include "session/query.h"
+#include "session/query_fields.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -41,25 +43,13 @@ QStringList query_arguments(const Query& q, const QString& model_config) {
 }
 
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
-  const ContextParallelConfig& cp = c.context_parallel_config;
   QStringList a = QStringList{QStringLiteral("run")} + query_arguments(q, model_config);
-  a << QStringLiteral("--ring") << QString::number(c.ring()) << QStringLiteral("--ulysses") << QString::number(c.ulysses())
-    << QStringLiteral("--tp") << QString::number(c.tp()) << QStringLiteral("--cfg") << QString::number(c.cfg_degree)
-    << QStringLiteral("--dp") << QString::number(c.dp_degree) << QStringLiteral("--rotate-method")
-    << qstr(to_string(cp.rotate_method));
-  if (c.fs() > 1) a << QStringLiteral("--fully-shard") << QString::number(c.fs());
-  if (cp.ulysses_anything) a << QStringLiteral("--ulysses-anything");
-  if (cp.ring_anything) a << QStringLiteral("--ring-anything");
-  if (!cp.convert_to_fp32) a << QStringLiteral("--no-fp32");
-  if (c.pp() > 1)
-    a << QStringLiteral("--pipefusion") << QString::number(c.pp()) << QStringLiteral("--num-pipeline-patch")
-      << QString::number(c.pipefusion.patches) << QStringLiteral("--pipefusion-warmup-steps")
-      << QString::number(c.pipefusion.warmup_steps);
+  for (const std::string& flag : session::plan_argv(c)) a << qstr(flag);  // as a sweep's runs (session/query.h)
   // No --runtime: `cpplan run` predicts as it runs (the cpplan runtime). Forced placements are
   // query flags it takes; unset, it picks them as the planner does.
   if (q.text_encoder) a << QStringLiteral("--text-encoder") << qstr(to_string(*q.text_encoder));
   if (q.vae) a << QStringLiteral("--vae") << qstr(to_string(*q.vae));
-  if (!db.isEmpty()) a << QStringLiteral("--db") << db;
+  if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   return a;
 }
 

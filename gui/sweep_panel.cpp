@@ -1,4 +1,5 @@
 #include "gui/sweep_panel.h"
+#include "session/query_fields.h"
 
 #include <QCheckBox>
 #include <QElapsedTimer>
@@ -49,7 +50,7 @@ QString sweep_summary_line(const QString& stdout_text) {
 
 QStringList sweep_arguments(const QString& file, const QString& db, bool resume) {
   QStringList a{QStringLiteral("sweep"), file};
-  if (!db.isEmpty()) a << QStringLiteral("--db") << db;
+  if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   if (resume) a << QStringLiteral("--resume");
   return a;
 }

@@ -16,6 +16,7 @@
 #include <csignal>
 
 #include "gui/run_panel.h"
+#include "session/query_fields.h"
 
 namespace cpplan::gui {
 
@@ -48,7 +49,7 @@ QStringList tune_arguments(const Query& q, const TuneOptions& o, const QString& 
   QStringList a = QStringList{QStringLiteral("tune"), o.script} + query_arguments(q, model_config);
   a << QStringLiteral("--top") << QString::number(o.top) << QStringLiteral("--launcher") << o.launcher
     << QStringLiteral("--timeout-s") << QString::number(o.timeout_s) << QStringLiteral("--device") << o.device;
-  if (!db.isEmpty()) a << QStringLiteral("--db") << db;
+  if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   if (!o.script_args.isEmpty()) a << QStringLiteral("--") << o.script_args;
   return a;
 }

@@ -1,5 +1,7 @@
 #include "session/planner_speed.h"
 
+#include "session/query.h"
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -31,7 +33,7 @@ double best_ms(int reps, const std::function<void()>& f) {
 Query query_for(const ProfileCatalog& c, const std::string& model, int gpus, Resolution res, int frames) {
   Query q;
   q.model = c.find_model(model);
-  q.hardware = c.find_hardware("h100-sxm");
+  q.hardware = c.find_hardware(kFallbackHardware);
   q.gpus = gpus;
   q.resolution = res;
   q.frames = frames;

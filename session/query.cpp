@@ -192,13 +192,14 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   } else {
     q.hardware = gpu ? match_hardware(catalog, *gpu) : nullptr;
     if (!q.hardware) {
-      auto fallback = catalog.hardware("h100-sxm");
+      auto fallback = catalog.hardware(kFallbackHardware);
       if (!fallback) throw InvalidInput{fallback.error().message};
       q.hardware = *fallback;
       r.hardware_guessed = true;
-      fmt::print(err, "note: {}; planning for h100-sxm (set --hardware)\n",
+      fmt::print(err, "note: {}; planning for {} (set --hardware)\n",
                  gpu ? fmt::format("local GPU \"{}\" matches no hardware profile", gpu->name)
-                     : std::string("no local GPU found by nvidia-smi"));
+                     : std::string("no local GPU found by nvidia-smi"),
+                 kFallbackHardware);
     }
   }
   resolve_nodes(a, q);
@@ -242,12 +243,12 @@ ParallelConfig plan_config(const Options& a) {
   ParallelConfig c;
   auto& cp = c.context_parallel_config;
   // Degrees below 1 parse here and are reported by the planner's rules, with the others.
-  cp.ring_degree = parse_int("--ring", a.ring, -kMaxGpus, kMaxGpus);
-  cp.ulysses_degree = parse_int("--ulysses", a.ulysses, -kMaxGpus, kMaxGpus);
-  c.tensor_parallel_config.tp_degree = parse_int("--tp", a.tp, -kMaxGpus, kMaxGpus);
-  c.cfg_degree = parse_int("--cfg", a.cfg, -kMaxGpus, kMaxGpus);
-  c.dp_degree = parse_int("--dp", a.dp, -kMaxGpus, kMaxGpus);
-  c.fs_degree = parse_int("--fully-shard", a.fully_shard, -kMaxGpus, kMaxGpus);
+  cp.ring_degree = parse_int_field("--ring", a.ring);
+  cp.ulysses_degree = parse_int_field("--ulysses", a.ulysses);
+  c.tensor_parallel_config.tp_degree = parse_int_field("--tp", a.tp);
+  c.cfg_degree = parse_int_field("--cfg", a.cfg);
+  c.dp_degree = parse_int_field("--dp", a.dp);
+  c.fs_degree = parse_int_field("--fully-shard", a.fully_shard);
   cp.ulysses_anything = a.ulysses_anything;
   cp.ring_anything = a.ring_anything;
   cp.convert_to_fp32 = !a.no_fp32;
@@ -255,12 +256,39 @@ ParallelConfig plan_config(const Options& a) {
   if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
   cp.rotate_method = *rotate;
   PipeFusionConfig& pf = c.pipefusion;
-  pf.degree = parse_int("--pipefusion", a.pipefusion, -kMaxGpus, kMaxGpus);
+  pf.degree = parse_int_field("--pipefusion", a.pipefusion);
   pf.patches = a.pipeline_patches.empty() ? std::max(pf.degree, 1)
                                           : parse_int("--num-pipeline-patch", a.pipeline_patches, -kMaxGpus, kMaxGpus);
   pf.warmup_steps = a.pipefusion_warmup.empty() ? (pf.degree > 1 ? kXditWarmupSteps : 0)
                                                 : parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, -1, 100000);
   return c;
+}
+
+void set_plan_fields(Options& o, const ParallelConfig& c) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  o.ring = std::to_string(cp.ring_degree);
+  o.ulysses = std::to_string(cp.ulysses_degree);
+  o.tp = std::to_string(c.tp());
+  o.cfg = std::to_string(c.cfg_degree);
+  o.dp = std::to_string(c.dp_degree);
+  o.fully_shard = std::to_string(c.fs_degree);
+  o.ulysses_anything = cp.ulysses_anything;
+  o.ring_anything = cp.ring_anything;
+  o.rotate = std::string(to_string(cp.rotate_method));
+  o.no_fp32 = !cp.convert_to_fp32;
+  o.pipefusion = std::to_string(c.pp());
+  if (c.pp() > 1) {
+    o.pipeline_patches = std::to_string(c.pipefusion.patches);
+    o.pipefusion_warmup = std::to_string(c.pipefusion.warmup_steps);
+  }
+}
+
+std::vector<std::string> plan_argv(const ParallelConfig& c) {
+  Options o;
+  set_plan_fields(o, c);
+  std::vector<std::string> argv = to_argv(o, {FieldGroup::kPlan});
+  for (std::string& flag : to_argv(o, {FieldGroup::kQuery})) argv.push_back(std::move(flag));  // PipeFusion's
+  return argv;
 }
 
 planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {

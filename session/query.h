@@ -17,6 +17,9 @@
 namespace cpplan::session {
 
 inline constexpr int kMaxGpus = 1 << 17;
+// The hardware a query plans for when nothing names one: no --hardware, no topology, and (cpplan)
+// no local GPU that nvidia-smi lists; cpplan-gui's first query; `cpplan run`'s predictions on CPU.
+inline constexpr const char* kFallbackHardware = "h100-sxm";
 
 // Every option of a request, as the user wrote it (empty: the default).
 struct Options {
@@ -101,6 +104,12 @@ Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err)
 void build_query_in(Context& ctx, const Options& a, ProfileCatalog catalog, std::ostream& err);
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Options& a);
+// The inverse of plan_config: `c`'s degrees and options set in `o`'s plan fields (and its
+// PipeFusion patches and warm-up steps when it has stages).
+void set_plan_fields(Options& o, const ParallelConfig& c);
+// The flags of plan `c` as `cpplan check` and `cpplan run` take them (the fields that differ from
+// the defaults, session/query_fields.h): every front's and job's argv of a plan.
+std::vector<std::string> plan_argv(const ParallelConfig& c);
 // The planner's options for a ranking: the PipeFusion flags and whether to keep invalid plans;
 // throws InvalidInput.
 planner::PlannerOptions planner_options(const Options& a, bool keep_invalid);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "session/query_flags.h"
@@ -16,6 +18,7 @@ constexpr double kMaxSide = 16384;      // pixels (core/sequence.cpp's parse_res
 constexpr double kMaxHostMemGib = 1e7;  // GiB of one node
 
 constexpr unsigned kNotGui = kCliFront | kPythonFront | kRunFront;
+constexpr unsigned kPlanFronts = kCliFront | kGuiFront | kRunFront;  // check, run; the GUI's run panel
 
 std::vector<QueryField> make_fields() {
   using K = FieldKind;
@@ -99,33 +102,106 @@ std::vector<QueryField> make_fields() {
   };
 }
 
+// A plan's degree: negative and zero values are parsed, then refused by the plan's rules with the
+// rule they break (session::plan_config).
+QueryField degree(std::string_view flag, std::string_view key, std::string help, std::string Options::*member) {
+  return {flag, key, FieldKind::kInt, -double(kMaxGpus), double(kMaxGpus), {}, "1", std::move(help), kPlanFronts,
+          member, FieldGroup::kPlan};
+}
+
+QueryField plan_flag(std::string_view flag, std::string_view key, std::string help, bool Options::*member) {
+  return {flag, key, FieldKind::kFlag, 0, 0, {}, "", std::move(help), kPlanFronts, member, FieldGroup::kPlan};
+}
+
+std::vector<QueryField> make_plan_fields() {
+  using K = FieldKind;
+  return {
+      degree("--ring", "ring", "ring_degree", &Options::ring),
+      degree("--ulysses", "ulysses", "ulysses_degree", &Options::ulysses),
+      degree("--tp", "tp", "tp_degree", &Options::tp),
+      degree("--cfg", "cfg", "cfg_degree", &Options::cfg),
+      degree("--dp", "dp", "dp_degree", &Options::dp),
+      degree("--fully-shard", "fully_shard",
+             "fs_degree: ranks that each hold 1/F of every block's weights, gathered block by block (xDiT "
+             "--fully_shard_degree; divides ring x ulysses x cfg x dp, not with --tp)",
+             &Options::fully_shard),
+      degree("--pipefusion", "pipefusion", "pipefusion_parallel_degree: PipeFusion stages", &Options::pipefusion),
+      plan_flag("--ulysses-anything", "ulysses_anything", "ulysses_anything=True", &Options::ulysses_anything),
+      plan_flag("--ring-anything", "ring_anything", "ring_anything=True", &Options::ring_anything),
+      {"--rotate-method", "rotate_method", K::kChoice, 0, 0, {"allgather", "p2p", "alltoall"}, "allgather",
+       "allgather | p2p (alltoall is reserved)", kPlanFronts, &Options::rotate, FieldGroup::kPlan},
+      plan_flag("--no-fp32", "no_fp32", "convert_to_fp32=False", &Options::no_fp32),
+  };
+}
+
+std::vector<QueryField> make_other_fields() {
+  using K = FieldKind;
+  return {
+      {"--top", "top", K::kInt, 1, 1 << 30, {}, "10", "ranked plans to show (default 10)", kCliFront | kPythonFront,
+       &Options::top, FieldGroup::kRecommend},
+      {"--objective", "objective", K::kChoice, 0, 0, {"latency", "throughput"}, "latency",
+       "latency: one job over every GPU (default) | throughput: replicas for the most images per hour", kCliFront,
+       &Options::objective, FieldGroup::kRecommend},
+      {"--slo-ms", "slo_ms", K::kNumber, 0, 1e9, {}, "", "with --objective throughput: latency target per image, ms",
+       kCliFront, &Options::slo_ms, FieldGroup::kRecommend},
+      {"--db", "db", K::kText, 0, 0, {}, "",
+       "SQLite database (default $XDG_DATA_HOME/cpplan/cpplan.db, whose folder is created; elsewhere the folder must "
+       "exist); planning reads this machine's probes (--hardware local) and a cluster's imports (--cluster) there",
+       kEveryFront, &Options::db, FieldGroup::kStore},
+      {"--cluster", "cluster", K::kText, 0, 0, {}, "",
+       "price collectives from the nccl-tests logs imported under this cluster name (import-nccl-tests --cluster), "
+       "each group from the curve of its node span; kernels from --hardware",
+       kEveryFront, &Options::cluster, FieldGroup::kStore},
+  };
+}
+
+std::vector<QueryField> make_shared_fields() {
+  std::vector<QueryField> all = make_fields();
+  for (auto* more : {make_plan_fields, make_other_fields})
+    for (QueryField& f : more()) all.push_back(std::move(f));
+  return all;
+}
+
 }  // namespace
 
-const std::vector<QueryField>& query_fields() {
-  static const std::vector<QueryField> fields = make_fields();
+const std::vector<QueryField>& shared_fields() {
+  static const std::vector<QueryField> fields = make_shared_fields();
   return fields;
 }
 
+const std::vector<QueryField>& fields_of(FieldGroup group) {
+  static const auto groups = [] {
+    std::array<std::vector<QueryField>, 4> out;
+    for (const QueryField& f : shared_fields()) out[static_cast<std::size_t>(f.group)].push_back(f);
+    return out;
+  }();
+  return groups[static_cast<std::size_t>(group)];
+}
+
+const std::vector<QueryField>& query_fields() { return fields_of(FieldGroup::kQuery); }
+
 const QueryField* find_query_field(std::string_view flag_or_key) {
-  for (const QueryField& f : query_fields())
+  for (const QueryField& f : shared_fields())
     if (f.flag == flag_or_key || f.key == flag_or_key) return &f;
   return nullptr;
 }
 
-const QueryField& query_field(std::string_view flag) {
-  const QueryField* f = find_query_field(flag);
-  if (!f) throw std::logic_error(fmt::format("no query field {}", flag));
+const QueryField& query_field(std::string_view flag_or_key) {
+  const QueryField* f = find_query_field(flag_or_key);
+  if (!f) throw std::logic_error(fmt::format("no shared field {}", flag_or_key));
   return *f;
 }
 
-int parse_int_field(std::string_view flag, const std::string& text) {
-  const QueryField& f = query_field(flag);
-  return parse_int(std::string(flag), text, static_cast<int>(f.lo), static_cast<int>(f.hi));
+std::string flag_of(std::string_view key) { return std::string(query_field(key).flag); }
+
+int parse_int_field(std::string_view flag_or_key, const std::string& text) {
+  const QueryField& f = query_field(flag_or_key);
+  return parse_int(std::string(f.flag), text, static_cast<int>(f.lo), static_cast<int>(f.hi));
 }
 
-double parse_number_field(std::string_view flag, const std::string& text) {
-  const QueryField& f = query_field(flag);
-  return parse_number(std::string(flag), text, f.lo, f.hi);
+double parse_number_field(std::string_view flag_or_key, const std::string& text) {
+  const QueryField& f = query_field(flag_or_key);
+  return parse_number(std::string(f.flag), text, f.lo, f.hi);
 }
 
 bool field_set(const Options& o, const QueryField& f) {
@@ -150,10 +226,12 @@ void set_field(Options& o, const QueryField& f, const std::string& text) {
   }
 }
 
-std::vector<std::string> to_argv(const Options& o) {
+std::vector<std::string> to_argv(const Options& o) { return to_argv(o, {FieldGroup::kQuery}); }
+
+std::vector<std::string> to_argv(const Options& o, std::initializer_list<FieldGroup> groups) {
   std::vector<std::string> argv;
-  for (const QueryField& f : query_fields()) {
-    if (!field_set(o, f)) continue;
+  for (const QueryField& f : shared_fields()) {
+    if (std::find(groups.begin(), groups.end(), f.group) == groups.end() || !field_set(o, f)) continue;
     if (auto* s = std::get_if<std::string Options::*>(&f.member)) {
       argv.insert(argv.end(), {std::string(f.flag), o.**s});
     } else if (auto* list = std::get_if<std::vector<std::string> Options::*>(&f.member)) {

@@ -1,9 +1,13 @@
 #pragma once
-// The query fields, one table: each field's flag, kind, bounds, default, key (the Python keyword
-// and the JSON key), help, the fronts that take it and the Options member it fills. The CLI's and
+// The fields the fronts share, one table: each field's flag, kind, bounds, default, key (the Python
+// keyword and the JSON key), help, the fronts that take it, its group and the Options member it
+// fills. The query's fields (query_fields()), a plan's (--ring ... --no-fp32), how the answer is
+// ranked (--top, --objective, --slo-ms) and the store's (--db, --cluster). The CLI's and
 // cpplan-gui's flags (session/query_flags.h), the GUI's form bounds, the Python module's keywords
-// and the argv of a query (to_argv) all come from it, and resolve_query parses with its bounds.
+// and every argv a front or a job builds (to_argv) come from it, and the parsers use its bounds: a
+// flag's name is written in this table and nowhere else in the product.
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -26,6 +30,14 @@ enum class FieldKind {
 // The fronts that take a field (a bit set).
 enum Front : unsigned { kCliFront = 1, kGuiFront = 2, kPythonFront = 4, kRunFront = 8, kEveryFront = 15 };
 
+// Which part of a command line a field belongs to.
+enum class FieldGroup {
+  kQuery,      // the query every planning front takes (query_fields())
+  kPlan,       // one plan: its degrees and options (check, run, sweeps, the GUI's run panel)
+  kRecommend,  // how the answer is ranked and shown
+  kStore,      // the measurement store, and the cluster priced from its imports
+};
+
 struct QueryField {
   using Member = std::variant<std::string Options::*, bool Options::*, std::vector<std::string> Options::*>;
   std::string_view flag;  // "--gpus"
@@ -37,16 +49,23 @@ struct QueryField {
   std::string help;
   unsigned fronts = kEveryFront;
   Member member;
+  FieldGroup group = FieldGroup::kQuery;
 
   bool accepted_by(Front f) const { return (fronts & f) != 0; }
 };
 
-// Every query field, in the order the fronts declare them.
+// Every shared field, the query's first, in the order the fronts declare them.
+const std::vector<QueryField>& shared_fields();
+// The fields of `group`, in the table's order.
+const std::vector<QueryField>& fields_of(FieldGroup group);
+// The query's fields (fields_of(kQuery)).
 const std::vector<QueryField>& query_fields();
 // The field of `flag` ("--gpus") or of `key` ("gpus"); null when none.
 const QueryField* find_query_field(std::string_view flag_or_key);
-// The field of `flag`; a missing one is a programming error (std::logic_error).
-const QueryField& query_field(std::string_view flag);
+// The field of `flag` or `key`; a missing one is a programming error (std::logic_error).
+const QueryField& query_field(std::string_view flag_or_key);
+// The flag of the field `key` (its words joined by dashes), for an argv; a missing key is a programming error.
+std::string flag_of(std::string_view key);
 
 // A kInt field's value of `text`, within the table's bounds; throws InvalidInput.
 int parse_int_field(std::string_view flag, const std::string& text);
@@ -62,5 +81,7 @@ std::string field_text(const Options& o, const QueryField& f);
 void set_field(Options& o, const QueryField& f, const std::string& text);
 // The query fields of `o` that differ from the defaults, as the flags `cpplan` takes.
 std::vector<std::string> to_argv(const Options& o);
+// The fields of `groups` that differ from the defaults, as flags, in the table's order.
+std::vector<std::string> to_argv(const Options& o, std::initializer_list<FieldGroup> groups);
 
 }  // namespace cpplan::session

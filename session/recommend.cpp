@@ -1,5 +1,7 @@
 #include "session/recommend.h"
 
+#include "session/query_fields.h"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <sstream>
@@ -18,7 +20,7 @@ void parse_objective(const Options& o, Request& r) {
     throw InvalidInput{fmt::format("--objective = {}: must be latency or throughput", o.objective)};
   if (o.objective == "latency" && !o.slo_ms.empty())
     throw InvalidInput{fmt::format("--slo-ms = {}: needs --objective throughput (a latency target of replicas)", o.slo_ms)};
-  if (!o.slo_ms.empty()) r.slo_ms = parse_number("--slo-ms", o.slo_ms, 0, 1e9);
+  if (!o.slo_ms.empty()) r.slo_ms = parse_number_field("slo_ms", o.slo_ms);
   r.throughput = o.objective == "throughput";
 }
 
@@ -171,7 +173,7 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
     Request r;
     r.options = o;
     parse_objective(o, r);
-    r.top = parse_int("--top", o.top, 1, 1 << 30);
+    r.top = parse_int_field("top", o.top);
     r.all = o.all;
     r.explain = o.explain;
     r.framework = framework_choice(o);

@@ -14,6 +14,7 @@
 #include "data/store.h"
 #include "launch/launcher.h"
 #include "session/query.h"
+#include "session/query_fields.h"
 
 namespace cpplan::session {
 
@@ -59,7 +60,7 @@ json run_child(const std::string& cpplan, const std::vector<std::string>& args, 
   const fs::path out = fs::temp_directory_path() / fmt::format("cpplan-sweep-{}.json", getpid());
   std::vector<std::string> argv = {cpplan, "run"};
   argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--db", db, "--json"});
+  argv.insert(argv.end(), {flag_of("db"), db, "--json"});
   code = launch::run_to_file(argv, out.string());
   json result;
   std::ifstream in(out);

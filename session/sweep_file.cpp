@@ -32,27 +32,6 @@ std::string where(const std::string& path, const toml::node& n) {
   return fmt::format("{}:{}", path, n.source().begin.line);
 }
 
-std::vector<std::string> plan_flags(const ParallelConfig& c) {
-  const ContextParallelConfig& cp = c.context_parallel_config;
-  std::vector<std::string> f;
-  auto degree = [&](const char* flag, int v) {
-    if (v != 1) f.insert(f.end(), {flag, std::to_string(v)});
-  };
-  degree("--ring", cp.ring_degree);
-  degree("--ulysses", cp.ulysses_degree);
-  degree("--tp", c.tp());
-  degree("--cfg", c.cfg_degree);
-  degree("--dp", c.dp_degree);
-  degree("--fully-shard", c.fs_degree);
-  if (cp.ulysses_anything) f.emplace_back("--ulysses-anything");
-  if (cp.ring_anything) f.emplace_back("--ring-anything");
-  if (cp.rotate_method != RotateMethod::kAllGather) f.insert(f.end(), {"--rotate-method", std::string(to_string(cp.rotate_method))});
-  if (c.pp() > 1)
-    f.insert(f.end(), {"--pipefusion", std::to_string(c.pp()), "--num-pipeline-patch", std::to_string(c.pipefusion.patches),
-                       "--pipefusion-warmup-steps", std::to_string(c.pipefusion.warmup_steps)});
-  return f;
-}
-
 // Reads `plans` entries given as tables: { ring = 2, ulysses = 1, tp = 1, cfg = 1, dp = 1, fs = 1,
 // ulysses_anything = false, ring_anything = false, rotate_method = "allgather", pipefusion = 1,
 // num_pipeline_patch = P, pipefusion_warmup_steps = 1 }.
@@ -259,7 +238,7 @@ Result<std::vector<ParallelConfig>> configs_for(const SweepSpec& s, const Engine
   o.res = size;
   o.frames = std::to_string(frames);
   o.steps = std::to_string(s.steps);
-  o.hardware = "h100-sxm";
+  o.hardware = kFallbackHardware;
   o.runtime = "cpplan";
   std::vector<ParallelConfig> configs;
   for (int g : s.gpus) {
@@ -282,7 +261,7 @@ SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& siz
   r.steps = s.steps;
   r.seed = s.seed;
   r.config = c;
-  r.plan_flags = plan_flags(c);
+  r.plan_flags = plan_argv(c);
   r.label = plan_label(c);
   r.run_args = m.flags;
   r.run_args.insert(r.run_args.end(), {"--res", size, "--frames", std::to_string(frames), "--steps", std::to_string(s.steps),

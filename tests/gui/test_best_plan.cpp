@@ -1,5 +1,6 @@
-// One best plan (issue 49): for ten queries, every front that picks "the best plan" picks the same
-// one, each read from what it shows the user: `cpplan --json` (its first plan), the GUI's
+// One best plan (issues 49 and 54): for ten queries, every front that picks "the best plan" picks
+// the same one, and the GUI's memory chart and Python name the peak phase `cpplan --json` names,
+// each read from what it shows the user: `cpplan --json` (its first plan), the GUI's
 // Recommendation tab (a real widget, off-screen: its first row) and its heatmap cell at the same
 // size and GPU count, Python in a real python3 process (cpplan.plan(...)[0]), a sweep's "top 1"
 // (`cpplan sweep --dry-run`) and `cpplan run --plan best --dry-run`. The queries are planned as
@@ -7,11 +8,14 @@
 #include <catch2/catch.hpp>
 
 #include <QTreeWidgetItem>
+#include <QChart>
 #include <fstream>
+#include <ostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "gui/charts.h"
 #include "gui/planning.h"
 #include "gui/recommendation_view.h"
 #include "tests/gui/gui_support.h"
@@ -56,14 +60,38 @@ std::string shell(const std::vector<std::string>& argv) {
   return command;
 }
 
-std::string cli_best(const BestQuery& q) {
+// What a front shows of its best plan: its label and the phase of its peak memory (MemoryPhase's
+// names: load, encode, denoise, decode).
+struct Best {
+  std::string label, peak_phase;
+  bool operator==(const Best&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Best& b) { return os << b.label << " (peak " << b.peak_phase << ")"; }
+
+Best cli_best(const BestQuery& q) {
   std::vector<std::string> argv{CPPLAN_BINARY};
   const auto flags = flags_of(q);
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("--json");
   const json j = json::parse(cpplan::test::command_output(shell(argv) + " 2>/dev/null"));
   REQUIRE_FALSE(j.at("plans").empty());
-  return j.at("plans").at(0).at("label");
+  const json& first = j.at("plans").at(0);
+  return {first.at("label"), first.at("predicted").at("memory_phases").at("peak")};
+}
+
+// The phase the GUI's memory chart names in its title ("Peak memory ... while denoising"), in the
+// cost model's words.
+std::string chart_peak_phase(const cpplan::costmodel::Prediction& pr) {
+  cpplan::gui::MemoryChart chart;
+  chart.set_prediction(&pr, 80);
+  const std::string title = chart.chart()->title().toStdString();
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"while loading", "load"}, {"while encoding", "encode"}, {"while denoising", "denoise"}, {"while decoding", "decode"}};
+  for (const auto& [words, phase] : names)
+    if (title.find(words) != std::string::npos) return phase;
+  FAIL("the memory chart's title names no phase: " << title);
+  return "";
 }
 
 cpplan::gui::QueryInput gui_input(const BestQuery& q) {
@@ -79,8 +107,8 @@ cpplan::gui::QueryInput gui_input(const BestQuery& q) {
   return in;
 }
 
-// The first row of the GUI's Recommendation tab.
-std::string gui_best(const BestQuery& q) {
+// The first row of the GUI's Recommendation tab, and its memory chart.
+Best gui_best(const BestQuery& q) {
   const auto result = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), gui_input(q), 1);
   REQUIRE(result.error.empty());
   using View = cpplan::gui::RecommendationView;
@@ -88,7 +116,10 @@ std::string gui_best(const BestQuery& q) {
   view.set_recommendation(result.recommendation.get());
   const QTreeWidgetItem* ranked = view.section(View::kRanked);
   REQUIRE(ranked->childCount() > 0);
-  return ranked->child(0)->text(View::kPlan).toStdString();
+  const cpplan::planner::RankedPlan* top = result.recommendation->top();
+  REQUIRE(top);
+  REQUIRE(top->predicted);
+  return {ranked->child(0)->text(View::kPlan).toStdString(), chart_peak_phase(*top->predicted)};
 }
 
 // The GUI heatmap's cell at the query's size and GPU count.
@@ -103,8 +134,8 @@ std::string heatmap_best(const BestQuery& q, const cpplan::ModelProfile& m) {
 }
 
 #ifdef CPPLAN_PYTHON_DIR
-// cpplan.plan(...)[0].label for every query, in one python3 process.
-std::vector<std::string> python_best(const std::vector<BestQuery>& queries) {
+// cpplan.plan(...)[0]'s label and peak phase for every query, in one python3 process.
+std::vector<Best> python_best(const std::vector<BestQuery>& queries) {
   json all = json::array();
   for (const BestQuery& q : queries) {
     json kwargs = {{"model", q.model}, {"gpus", q.gpus}, {"hardware", "h100-sxm"}, {"runtime", "cpplan"}};
@@ -115,10 +146,14 @@ std::vector<std::string> python_best(const std::vector<BestQuery>& queries) {
   }
   const std::string script =
       "import json, sys, cpplan\n"
-      "print(json.dumps([cpplan.plan(**k)[0].label for k in json.loads(sys.argv[1])]))\n";
+      "best = [cpplan.plan(**k)[0] for k in json.loads(sys.argv[1])]\n"
+      "print(json.dumps([[p.label, p.memory_phases['peak']] for p in best]))\n";
   const std::string command = std::string("PYTHONPATH='") + CPPLAN_PYTHON_DIR + "' '" + CPPLAN_PYTHON + "' -c \"" +
                               script + "\" '" + all.dump() + "' 2>/dev/null";
-  return json::parse(cpplan::test::command_output(command)).get<std::vector<std::string>>();
+  std::vector<Best> out;
+  for (const auto& pair : json::parse(cpplan::test::command_output(command)))
+    out.push_back({pair.at(0).get<std::string>(), pair.at(1).get<std::string>()});
+  return out;
 }
 #endif
 
@@ -154,11 +189,11 @@ std::string run_best(const BestQuery& q) {
 
 }  // namespace
 
-TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan best choose the same best plan",
+TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan best choose the same best plan, with the same peak memory phase",
           "[gui][parity][best]") {
   cpplan::test::gui_app();
 #ifdef CPPLAN_PYTHON_DIR
-  const std::vector<std::string> python = python_best(kQueries);
+  const std::vector<Best> python = python_best(kQueries);
   REQUIRE(python.size() == kQueries.size());
 #else
   WARN("built without the Python module (CPPLAN_PYTHON=OFF): Python is not compared");
@@ -173,16 +208,16 @@ TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan 
     INFO("query: " << shell(flags_of(q)));
     const cpplan::ModelProfile* m = cpplan::test::shared_catalog()->find_model(q.model);
     REQUIRE(m);
-    const std::string cli = cli_best(q);
-    REQUIRE_FALSE(cli.empty());
+    const Best cli = cli_best(q);
+    REQUIRE_FALSE(cli.label.empty());
     CHECK(gui_best(q) == cli);
-    CHECK(heatmap_best(q, *m) == cli);
+    CHECK(heatmap_best(q, *m) == cli.label);
 #ifdef CPPLAN_PYTHON_DIR
     CHECK(python[i] == cli);
 #endif
 #ifdef CPPLAN_RUN_BINARY
-    CHECK(sweep_best(q, *m, dir) == cli);
-    CHECK(run_best(q) == cli);
+    CHECK(sweep_best(q, *m, dir) == cli.label);
+    CHECK(run_best(q) == cli.label);
 #endif
   }
 }
