@@ -2,6 +2,7 @@
 against the real cpplan binary: ctest runs them with Debian's python3, PYTHONPATH=<build>/python
 and CPPLAN_BINARY=<build>/cli/cpplan (python/CMakeLists.txt)."""
 
+import ast
 import collections
 import json
 import os
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 import warnings
 
 import cpplan
@@ -60,7 +62,6 @@ def no_gpu_nvidia_smi(directory):
 def function_parameters(path, name):
     """The parameter names of the top-level function `name` in the Python file at `path`, read
     without importing it (its imports need torch)."""
-    import ast
     with open(path) as f:
         tree = ast.parse(f.read(), path)
     function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
@@ -268,7 +269,6 @@ class Frameworks(unittest.TestCase):
         self.assertTrue(all("xdit" in p.frameworks for p in derived))
 
     def test_the_clis_notes_are_warnings(self):
-        import unittest.mock
         with tempfile.TemporaryDirectory() as d, \
                 unittest.mock.patch.dict(os.environ, {"PATH": no_gpu_nvidia_smi(d)}):
             with self.assertWarns(UserWarning) as w:
