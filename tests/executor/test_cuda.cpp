@@ -22,6 +22,7 @@
 
 #include "tests/executor/attention_checks.h"
 #include "tests/executor/saved_run.h"
+#include "tests/support/skip.h"
 
 namespace fs = std::filesystem;
 using cpplan::test::run_process;
@@ -134,10 +135,7 @@ TEST_CASE("cpplan probe measures the GPU's kernels and --hardware local plans wi
 // fp32) over 3 steps; on CPU the same comparison measured 3.1e-3 to 3.6e-3 (test_device).
 TEST_CASE("on two GPUs or more, every NCCL plan reproduces the one-GPU run's latents", "[cuda][nccl]") {
   const int gpus = ex::cuda_device_count();
-  if (gpus < 2) {
-    WARN(gpus << " GPU visible: the NCCL plans need two (not run)");
-    return;
-  }
+  if (gpus < 2) CPPLAN_SKIP(gpus << " GPU visible: the NCCL plans need two");
   struct Case {
     std::string model, res;
     std::vector<std::string> plan;

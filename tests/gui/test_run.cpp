@@ -21,6 +21,7 @@
 #include "gui/tune_panel.h"
 #include "tests/gui/gui_support.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/skip.h"
 
 using cpplan::gui::RunPanel;
 using cpplan::test::wait_for;
@@ -81,10 +82,7 @@ TEST_CASE("A tiny plan run from the window records a run that History then shows
 #else
   const QString cpplan = qEnvironmentVariable("CPPLAN_TEST_RUN_BINARY");  // a cpplan with `run`, by hand
 #endif
-  if (cpplan.isEmpty()) {
-    WARN("this build has no `cpplan run` (CPPLAN_EXECUTOR=OFF): not run");
-    return;
-  }
+  if (cpplan.isEmpty()) CPPLAN_SKIP("this build has no `cpplan run` (CPPLAN_EXECUTOR=OFF)");
   cpplan::test::gui_app();
   cpplan::test::TempDir dir;
   const QString db = QString::fromStdString(dir.file("runs.db"));
@@ -186,10 +184,7 @@ TEST_CASE("A tune from the Run tab measures the CPU example's candidates live, a
 #else
   const QString cpplan;
 #endif
-  if (cpplan.isEmpty()) {
-    WARN("this build has no cpplan binary with the executor: not run");
-    return;
-  }
+  if (cpplan.isEmpty()) CPPLAN_SKIP("this build has no cpplan binary with the executor (CPPLAN_EXECUTOR=OFF)");
   cpplan::test::gui_app();
   cpplan::test::TempDir dir;
   const std::string root = std::string(CPPLAN_TEST_PROFILES) + "/..";
