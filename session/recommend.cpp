@@ -242,11 +242,6 @@ PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& rp) {
   return s;
 }
 
-const planner::RankedPlan* best_plan(const planner::PlanReport& report) {
-  if (report.plans.empty() || !report.plans.front().plan.valid() || !report.plans.front().predicted) return nullptr;
-  return &report.plans.front();
-}
-
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework,
                           const planner::PlanReport* report) {
   if (!framework) return planner::framework_snippets(q, p, report);

@@ -152,11 +152,6 @@ struct Warmup {
   double images_to_amortize = 0; // images at this size until the warm-up is under 10% per image
 };
 
-// The one choice of a best plan (every front's, session/engine.h): the first ranked plan of
-// `report` when it is valid and predicted, else null. Ranking puts the fitting plans first, and
-// with --framework any those some framework runs.
-const planner::RankedPlan* best_plan(const planner::PlanReport& report);
-
 struct Recommendation : PlannedQuery {
   Request request;
   planner::PlanReport report;              // every plan, ranked (the invalid ones per request.planner.keep_invalid)
@@ -172,7 +167,7 @@ struct Recommendation : PlannedQuery {
   std::vector<PlanScripts> scripts;        // of report.plans, in its order
   std::vector<PlanScripts> fleet_scripts;  // of fleet->rows' replicas, in their order
 
-  const planner::RankedPlan* top() const { return best_plan(report); }
+  const planner::RankedPlan* top() const { return planner::best_plan(report); }  // the one choice
 };
 
 // The ranked plans of query `q` priced by `cost` as request `r` asks (its planner options, its
