@@ -137,7 +137,7 @@ void rank(Recommendation& rec) {
   rec.rejections = rejections_of(rec.report);
   rec.frameworks = framework_choices(q, rec.report);
   rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster(), rec.model->tune());
-  rec.scripts = scripts_of(q, rec.report.plans);
+  if (r.with_scripts) rec.scripts = scripts_of(q, rec.report.plans);
   const planner::RankedPlan* top = rec.top();
   if (!top) return;
   rec.warmup = warmup_of(*top->predicted);
@@ -152,6 +152,7 @@ void plan_fleet(Recommendation& rec) {
                        "without placement); leave the topology out"};
   const planner::Planner planner(rec.model->cost());
   rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, replica_plans(r));  // replicas keep no invalid plan
+  if (!r.with_scripts) return;
   for (const planner::FleetRow& row : rec.fleet->rows) rec.fleet_scripts.push_back(plan_scripts(rec.query(), row.replica));
 }
 

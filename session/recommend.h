@@ -42,6 +42,11 @@ struct Request {
   // among them (by default they follow the plans some framework runs).
   bool cpplan_plans = false;
   CostModelChoice cost;
+  // Each listed plan's PlanScripts (Recommendation::scripts, fleet_scripts), which the JSON forms
+  // print (report_json, fleet_json). The text and the GUI leave it off: they show only the
+  // frameworks' choices, which hold their scripts, and the GUI asks plan_snippets for the plan
+  // it details.
+  bool with_scripts = false;
 };
 
 // Every option of a ranking request checked (field, value and rule in one line on error);
@@ -164,8 +169,8 @@ struct Recommendation : PlannedQuery {
   std::optional<PlacementView> placement;  // the top plan's, with a topology
   std::optional<Explain> explain;          // the top plan's, with request.explain
   std::optional<planner::FleetReport> fleet;  // --objective throughput (rows and report then empty)
-  std::vector<PlanScripts> scripts;        // of report.plans, in its order
-  std::vector<PlanScripts> fleet_scripts;  // of fleet->rows' replicas, in their order
+  std::vector<PlanScripts> scripts;        // with request.with_scripts: of report.plans, in its order
+  std::vector<PlanScripts> fleet_scripts;  // with request.with_scripts: of fleet->rows' replicas, in their order
 
   const planner::RankedPlan* top() const { return planner::best_plan(report); }  // the one choice
 };
