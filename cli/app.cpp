@@ -251,6 +251,7 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   // them (at 4,096 GPUs, thousands); the text groups them.
   auto request = session::parse_request(a, !a.json || a.all);
   if (!request) return refused(err, request.error());
+  request.value().with_scripts = a.json;  // the JSON prints each plan's scripts; the text only the frameworks' choices
   auto engine = session::Engine::open(a.profiles, exe, machine_source(exe));
   if (!engine) return refused(err, engine.error());
   auto answer = engine->recommend(*request);

@@ -73,7 +73,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
   Context ctx = build_query(a, engine->catalog(), err);
-  if (!a.plan.empty()) {  // cpplan's first row for the same flags (session::best_plan)
+  if (!a.plan.empty()) {  // cpplan's first row for the same flags (planner::best_plan)
     auto best = engine->best(a);
     if (!best) throw InvalidInput{fmt::format("--plan = best: {}", best.error().message)};
     config = *best;

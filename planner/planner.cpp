@@ -301,6 +301,21 @@ void keep_plans_of(PlanReport& r, Framework f) {
   r.valid_count -= static_cast<int>(hidden);
 }
 
+const RankedPlan* best_plan(const PlanReport& r) {
+  if (r.plans.empty() || !r.plans.front().plan.valid() || !r.plans.front().predicted) return nullptr;
+  return &r.plans.front();
+}
+
+const RankedPlan* best_plan(const PlanReport& r, Framework f) {
+  const RankedPlan* first = nullptr;  // when none fits with the framework's placement
+  for (const RankedPlan& p : r.plans) {
+    if (!p.plan.valid() || !p.predicted || !p.frameworks.has(f)) continue;
+    if (p.run(f).fits) return &p;
+    if (!first) first = &p;
+  }
+  return first;
+}
+
 namespace {
 // The levers a user moves first, in this order; the others after them.
 constexpr Lever kFirstLevers[] = {Lever::kResolution, Lever::kTextTokens, Lever::kModelHeads, Lever::kAttentionBackend};

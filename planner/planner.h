@@ -81,6 +81,16 @@ struct PlanReport {
 // Restricts `r` to the valid plans `f` runs (invalid plans stay, with their reasons).
 void keep_plans_of(PlanReport& r, Framework f);
 
+// The one choice of a best plan from a ranked report (every front's top row, the heatmap's cells,
+// a sweep's top 1, `cpplan run --plan best`, tune's predicted best): the first plan of `r` when it
+// is valid and predicted (ranking puts the fitting plans first, and with --framework any those some
+// framework runs), else null.
+const RankedPlan* best_plan(const PlanReport& r);
+// The best plan framework `f` runs (its answer when it cannot run the top plan): the first valid
+// plan of `r` it runs that fits with the placement it offers, else the first valid plan it runs;
+// null when it runs none.
+const RankedPlan* best_plan(const PlanReport& r, Framework f);
+
 // The rejected plans grouped by the rule they break first (Violation::rule), those whose lever a
 // user moves first: the resolution, the text length, the heads, the attention backend; then the
 // others, most plans first.

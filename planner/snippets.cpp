@@ -51,27 +51,18 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const
   return out;
 }
 
-const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f) {
-  const RankedPlan* first = nullptr;  // when none fits with the framework's placement
-  for (const RankedPlan& p : r.plans) {
-    if (!p.plan.valid() || !p.frameworks.has(f)) continue;
-    if (p.run(f).fits) return &p;
-    if (!first) first = &p;
-  }
-  return first;
-}
-
 std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport& r) {
   std::vector<FrameworkChoice> out;
-  if (r.plans.empty() || !r.plans.front().plan.valid() || !r.plans.front().predicted) return out;
-  const RankedPlan& top = r.plans.front();
+  const RankedPlan* best = best_plan(r);
+  if (!best) return out;
+  const RankedPlan& top = *best;
   const auto top_snippets = snippets_for(q, top);
   for (int i = 0; i < kFrameworkCount; ++i) {
     if (!q.frameworks[i]) continue;  // no file loaded for it: nothing to say
     FrameworkChoice c;
     c.framework = static_cast<Framework>(i);
     c.top_unavailable = top_snippets[i].unavailable;
-    c.plan = c.top_unavailable.empty() ? &top : fastest_plan_for(r, c.framework);
+    c.plan = c.top_unavailable.empty() ? &top : best_plan(r, c.framework);
     if (c.plan) {
       c.gap = c.plan->predicted->step_ms / top.predicted->step_ms - 1;
       c.snippet = c.plan == &top ? top_snippets[i].text : snippets_for(q, *c.plan)[i].text;
@@ -86,7 +77,7 @@ std::string framework_answer(const Query& q, const RankedPlan& p, Framework f, c
   const std::string_view title = framework_title(f);
   if (!s.text.empty()) return fmt::format("# {}\n{}", title, s.text);
   std::string out = fmt::format("# {}: cannot run this plan: {}", title, s.unavailable);
-  const RankedPlan* best = report ? fastest_plan_for(*report, f) : nullptr;
+  const RankedPlan* best = report ? best_plan(*report, f) : nullptr;
   if (!best) return out + (report ? "; nor any other plan here\n" : "\n");
   const double gap = best->predicted->step_ms / p.predicted->step_ms - 1;
   out += fmt::format("; the fastest plan it runs: {} ({}), {}\n", plan_label(best->plan.config), display_name(best->plan.variant),

@@ -21,12 +21,8 @@ struct FrameworkSnippet {
 // Indexed by Framework; every entry empty for an invalid plan.
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p);
 
-// The fastest valid plan of `r` (ranked fastest first) that `f` runs and that fits with the
-// placement it offers (else the fastest it runs); null when it runs none.
-const RankedPlan* fastest_plan_for(const PlanReport& r, Framework f);
-
-// What one framework offers for a ranking: its fastest valid plan (the top plan when it runs that;
-// null when it runs none), that plan's step time over the top plan's minus one, why it cannot run
+// What one framework offers for a ranking: the top plan when it runs that, else its best plan
+// (best_plan(r, f), planner/planner.h; null when it runs none), that plan's step time over the top plan's minus one, why it cannot run
 // the top plan (empty when it can), and the plan's script or command.
 struct FrameworkChoice {
   Framework framework = Framework::kDiffusers;

@@ -29,7 +29,10 @@ namespace {
 std::pair<std::string, std::string> recommend(const Options& options, const std::string& exe) {
   auto engine = cpplan::session::Engine::open(options.profiles, exe);  // no probe: not --hardware local
   if (!engine) throw InvalidInput{engine.error().message};
-  auto rec = engine->recommend(options);
+  auto request = cpplan::session::parse_request(options);
+  if (!request) throw InvalidInput{request.error().message};
+  request.value().with_scripts = true;  // each plan's snippets and framework arguments, as `cpplan --json`
+  auto rec = engine->recommend(*request);
   if (!rec) throw InvalidInput{rec.error().message};
   const auto report = cpplan::session::recommendation_json(**rec);
   std::string notes;

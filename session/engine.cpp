@@ -94,7 +94,7 @@ HeatCell heat_cell(const ProfileCatalog& catalog, Options base, Resolution res, 
     return cell;
   }
   const planner::PlanReport report = ranking(*q, *cost, *request);
-  if (const planner::RankedPlan* best = best_plan(report)) {
+  if (const planner::RankedPlan* best = planner::best_plan(report)) {
     cell.label = plan_label(best->plan.config);
     cell.variant = best->plan.variant;
     cell.step_ms = best->predicted->step_ms;

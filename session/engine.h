@@ -6,9 +6,9 @@
 // the plan `cpplan run` executes and its prediction. The fronts and the renderers (render/, cli's
 // text) only render those values.
 //
-// The best plan is chosen in one place, best_plan(report): cpplan's first row, the GUI's, Python's
-// plans[0], a heatmap cell, a sweep's "top 1" and `cpplan run --plan best` are that plan of the
-// same query.
+// The best plan is chosen in one place, planner::best_plan(report): cpplan's first row, the GUI's,
+// Python's plans[0], a heatmap cell, a sweep's "top 1" and `cpplan run --plan best` are that plan
+// of the same query.
 
 #include <memory>
 #include <optional>

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <ostream>
+#include <stdexcept>
 
 #include "costmodel/cost_model.h"
 #include "session/planning.h"
@@ -304,13 +305,23 @@ json plan_json(const Query& q, const RankedPlan& rp, const PlanScripts& scripts)
   return j;
 }
 
+namespace {
+// `scripts[i]`, one listed plan's; a recommendation asked without Request::with_scripts has none, a
+// caller's error that no user input causes.
+const PlanScripts& listed_scripts(const std::vector<PlanScripts>& scripts, std::size_t i) {
+  if (i >= scripts.size())
+    throw std::logic_error("the JSON of a recommendation needs its plans' scripts: set Request::with_scripts");
+  return scripts[i];
+}
+}  // namespace
+
 json report_json(const Recommendation& rec) {
   const Query& q = rec.query();
   const planner::PlanReport& r = rec.report;
   json j = query_json(q);
   json plans = json::array();
   for (std::size_t i = 0; i < r.plans.size(); ++i)
-    if (r.plans[i].plan.valid() || rec.request.all) plans.push_back(plan_json(q, r.plans[i], rec.scripts[i]));
+    if (r.plans[i].plan.valid() || rec.request.all) plans.push_back(plan_json(q, r.plans[i], listed_scripts(rec.scripts, i)));
   j["valid_plans"] = r.valid_count;
   j["invalid_plans"] = r.invalid_count;
   j["framework"] = r.framework ? json(planner::to_string(*r.framework)) : json("any");
@@ -381,7 +392,7 @@ json fleet_json(const Recommendation& rec) {
   json plans = json::array();
   for (std::size_t i = 0; i < f.rows.size(); ++i) {
     const planner::FleetRow& row = f.rows[i];
-    json p = plan_json(q, row.replica, rec.fleet_scripts[i]);
+    json p = plan_json(q, row.replica, listed_scripts(rec.fleet_scripts, i));
     p["replicas"] = row.replicas;
     p["gpus_per_replica"] = row.gpus_per_replica;
     p["idle_gpus"] = row.idle_gpus;

@@ -22,7 +22,8 @@ nlohmann::json topology_query_json(const Query& q);
 
 
 // The ranking `cpplan --json` prints: the query, the counts, each framework's best plan, the
-// prediction source and the plans (the invalid ones with --all).
+// prediction source and the plans (the invalid ones with --all). `rec` was asked with
+// Request::with_scripts (as fleet_json's and recommendation_json's): std::logic_error otherwise.
 nlohmann::json report_json(const Recommendation& rec);
 // report_json with the recommendation's rendered parts: "rows" (merged forms), "rejected" (groups
 // with their lever), "framework_choices" (each framework's plan, gap and script lines), "notes".

@@ -139,7 +139,7 @@ void rank(Recommendation& rec) {
   rec.rejections = rejections_of(rec.report);
   rec.frameworks = framework_choices(q, rec.report);
   rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster(), rec.model->tune());
-  rec.scripts = scripts_of(q, rec.report.plans);
+  if (r.with_scripts) rec.scripts = scripts_of(q, rec.report.plans);
   const planner::RankedPlan* top = rec.top();
   if (!top) return;
   rec.warmup = warmup_of(*top->predicted);
@@ -154,6 +154,7 @@ void plan_fleet(Recommendation& rec) {
                        "without placement); leave the topology out"};
   const planner::Planner planner(rec.model->cost());
   rec.fleet = planner::plan_fleet(planner, rec.query(), r.slo_ms, r.planner, replica_plans(r));  // replicas keep no invalid plan
+  if (!r.with_scripts) return;
   for (const planner::FleetRow& row : rec.fleet->rows) rec.fleet_scripts.push_back(plan_scripts(rec.query(), row.replica));
 }
 
@@ -242,11 +243,6 @@ PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& rp) {
     s.vllm_omni_args = planner::vllm_omni_parallel_args(rp.plan, rp.run(Framework::kVllmOmni).where);
   s.snippets = planner::snippets_for(q, rp);
   return s;
-}
-
-const planner::RankedPlan* best_plan(const planner::PlanReport& report) {
-  if (report.plans.empty() || !report.plans.front().plan.valid() || !report.plans.front().predicted) return nullptr;
-  return &report.plans.front();
 }
 
 std::string plan_snippets(const Query& q, const planner::RankedPlan& p, std::optional<Framework> framework,

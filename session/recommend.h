@@ -42,6 +42,11 @@ struct Request {
   // among them (by default they follow the plans some framework runs).
   bool cpplan_plans = false;
   CostModelChoice cost;
+  // Each listed plan's PlanScripts (Recommendation::scripts, fleet_scripts), which the JSON forms
+  // print (report_json, fleet_json). The text and the GUI leave it off: they show only the
+  // frameworks' choices, which hold their scripts, and the GUI asks plan_snippets for the plan
+  // it details.
+  bool with_scripts = false;
 };
 
 // Every option of a ranking request checked (field, value and rule in one line on error);
@@ -152,11 +157,6 @@ struct Warmup {
   double images_to_amortize = 0; // images at this size until the warm-up is under 10% per image
 };
 
-// The one choice of a best plan (every front's, session/engine.h): the first ranked plan of
-// `report` when it is valid and predicted, else null. Ranking puts the fitting plans first, and
-// with --framework any those some framework runs.
-const planner::RankedPlan* best_plan(const planner::PlanReport& report);
-
 struct Recommendation : PlannedQuery {
   Request request;
   planner::PlanReport report;              // every plan, ranked (the invalid ones per request.planner.keep_invalid)
@@ -169,10 +169,10 @@ struct Recommendation : PlannedQuery {
   std::optional<PlacementView> placement;  // the top plan's, with a topology
   std::optional<Explain> explain;          // the top plan's, with request.explain
   std::optional<planner::FleetReport> fleet;  // --objective throughput (rows and report then empty)
-  std::vector<PlanScripts> scripts;        // of report.plans, in its order
-  std::vector<PlanScripts> fleet_scripts;  // of fleet->rows' replicas, in their order
+  std::vector<PlanScripts> scripts;        // with request.with_scripts: of report.plans, in its order
+  std::vector<PlanScripts> fleet_scripts;  // with request.with_scripts: of fleet->rows' replicas, in their order
 
-  const planner::RankedPlan* top() const { return best_plan(report); }
+  const planner::RankedPlan* top() const { return planner::best_plan(report); }  // the one choice
 };
 
 // The ranked plans of query `q` priced by `cost` as request `r` asks (its planner options, its

@@ -174,14 +174,15 @@ bool launch_row(const TuneRequest& r, const Query& q, data::Store& store, const 
   return !child.cancelled;  // a run that finished as Ctrl-C came is kept
 }
 
-// The regret of the ranking's fastest candidate: its measured step over the measured best's, minus 1.
-std::optional<double> regret_of(const TuneReport& report) {
-  if (!report.best || report.rows.empty()) return std::nullopt;
-  const TuneRow* predicted = &report.rows.front();
-  for (const TuneRow& row : report.rows)
-    if (row.candidate.predicted_step_ms < predicted->candidate.predicted_step_ms) predicted = &row;
-  if (!predicted->outcome.step_ms) return std::nullopt;
-  return *predicted->outcome.step_ms / *report.rows[*report.best].outcome.step_ms - 1;
+// The regret of the predicted best plan `predicted` (Recommendation::top): its measured step over
+// the measured best's, minus 1.
+std::optional<double> regret_of(const TuneReport& report, const planner::RankedPlan* predicted) {
+  if (!report.best || !predicted) return std::nullopt;
+  const std::string key = candidate_key(*predicted);
+  const auto row = std::find_if(report.rows.begin(), report.rows.end(),
+                                [&key](const TuneRow& r) { return r.candidate.key == key; });
+  if (row == report.rows.end() || !row->outcome.step_ms) return std::nullopt;
+  return *row->outcome.step_ms / *report.rows[*report.best].outcome.step_ms - 1;
 }
 
 // The fit as the next query of the same prediction source on this machine reads it; its path.
@@ -258,7 +259,7 @@ Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
     report.cancelled = events.cancel && events.cancel->load();
     for (TuneRow& row : report.rows) row.calibrated_step_ms = report.fit.step_ms(row.candidate);
     report.best = fastest_measured(report);
-    report.regret = regret_of(report);
+    report.regret = regret_of(report, (*rec)->top());
     report.calibration_source = tune_source(r.options.hardware == "local", r.options.cluster,
                                             (*rec)->query().hardware->name);
     if (report.fit.runs > 0) report.calibration_path = write_calibration(report, r, (*rec)->query(), store.path());

@@ -84,12 +84,14 @@ std::string candidate_key(const planner::RankedPlan& p) {
 std::vector<TuneCandidate> choose_candidates(const Recommendation& rec, int top, double margin,
                                              const std::set<PlanFamily>& measured) {
   std::vector<TuneCandidate> out;
-  if (rec.rows.empty()) return out;
-  add(out, rec, 0, top, "predicted best");
+  const planner::RankedPlan* best = rec.top();
+  const auto best_row = best ? row_of(rec, best) : std::nullopt;
+  if (!best_row) return out;
+  add(out, rec, *best_row, top, "predicted best");
   for (const FrameworkChoice& f : rec.frameworks)
     if (f.shown && f.plan)
       if (auto i = row_of(rec, f.plan)) add(out, rec, *i, top, fmt::format("{}'s best", f.title));
-  const double limit_ms = rec.rows[0].plan->predicted->step_ms * (1 + margin);
+  const double limit_ms = best->predicted->step_ms * (1 + margin);
   for (PlanFamily f : kPlanFamilies)
     if (auto i = best_of(rec, f); i && rec.rows[*i].plan->predicted->step_ms <= limit_ms)
       add(out, rec, *i, top, fmt::format("best {} within {:.0f}%", to_string(f), margin * 100));

@@ -97,7 +97,7 @@ TEST_CASE("xDiT runs CogVideoX-5B's ulysses 2 x cfg 2 with the VAE on one GPU",
   CHECK_THAT(command, Catch::Contains("--ulysses_degree 2 --ring_degree 1 --use_cfg_parallel"));
   CHECK_THAT(command, !Catch::Contains("--use_parallel_vae"));
   // xDiT's fastest plan here is a USP x CFG plan, run with one decoder.
-  const RankedPlan* best = cpplan::planner::fastest_plan_for(r, Framework::kXdit);
+  const RankedPlan* best = cpplan::planner::best_plan(r, Framework::kXdit);
   REQUIRE(best);
   CHECK(best->plan.config.cfg_degree == 2);
   CHECK(best->run(Framework::kXdit).where.vae == VaePlacement::kSingle);
