@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "session/query_fields.h"
 #include "core/profiles.h"
 #include "core/sequence.h"
 #include "costmodel/cost_model.h"
@@ -60,8 +61,7 @@ void check_command_line(std::string_view text) {
   const std::vector<std::string> args = arguments(text);
   cli::Args a;
   CLI::App app{"cpplan check (fuzz)"};
-  cli::add_query_options(app, a);
-  app.add_option("--top", a.top, "");  // --all is a query flag (session/query_flags.h)
+  cli::add_query_options(app, a);  // --top and --all too (session/query_fields.h)
   cli::add_plan_options(app, a);
   std::vector<const char*> argv{"cpplan"};
   for (const auto& s : args) argv.push_back(s.c_str());
@@ -82,7 +82,7 @@ void check_command_line(std::string_view text) {
     if (!q.model || !q.hardware) fail("build_query: no model or hardware", text);
     if (q.gpus < 1 || q.gpus > cli::kMaxGpus || q.nodes < 1) fail("build_query: gpus or nodes out of range", text);
     if (q.sequence.total() < 1 || q.sequence.image_tokens < 1) fail("build_query: empty sequence", text);
-    cli::parse_int("--top", a.top, 1, 1 << 30);
+    session::parse_int_field("top", a.top);
     const ParallelConfig config = cli::plan_config(a);
 
     const costmodel::DatasheetModel hardware(*q.hardware);

@@ -26,7 +26,7 @@ FleetResult compute_fleet(const FleetRequest& request, std::optional<double> slo
     return r;
   }
   auto report = session::Engine(request.catalog).fleet(*request.query, request.model->cost(), slo_ms,
-                                                       request.allow_anything, request.plans);
+                                                       request.planner, request.plans);
   if (!report) r.error = report.error().message;
   else r.report = std::move(report).value();
   return r;

@@ -35,8 +35,10 @@ struct FleetRequest {
   std::shared_ptr<const session::QueryCostModel> model;
   std::optional<Query> query;  // empty: `error` says why
   std::string error;
-  bool allow_anything = true;
-  planner::ReplicaPlans plans;  // which plans replicas come from: the query's --framework
+  // The ranking's options and which plans replicas come from: the request's, as `cpplan
+  // --objective throughput` plans with them (session::parse_request).
+  planner::PlannerOptions planner;
+  planner::ReplicaPlans plans;
 };
 
 // planner::plan_fleet of the request (no topology: refused as not done), latency target slo_ms.

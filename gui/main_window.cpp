@@ -264,9 +264,14 @@ void MainWindow::apply_plan(PlanResult r) {
   r.report.plans.clear();
   result_ = std::move(r);
   const PlanResult& res = *result_;
-  const planner::ReplicaPlans replicas =
-      res.recommendation ? session::replica_plans(res.recommendation->request) : planner::ReplicaPlans{};
-  fleet_->set_request({res.catalog, res.model, res.query, res.error, res.input.allow_anything, replicas});
+  planner::PlannerOptions ranking;  // the recommendation's own, else only the panel's Anything box
+  ranking.allow_anything = res.input.allow_anything;
+  planner::ReplicaPlans replicas;
+  if (res.recommendation) {
+    ranking = res.recommendation->request.planner;
+    replicas = session::replica_plans(res.recommendation->request);
+  }
+  fleet_->set_request({res.catalog, res.model, res.query, res.error, ranking, replicas});
   recommendation_->set_recommendation(res.recommendation.get(), QString::fromStdString(res.error));
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);

@@ -7,7 +7,11 @@
 #include <pybind11/stl.h>
 
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
+#include <vector>
 #include <utility>
 #include <string>
 
@@ -26,9 +30,25 @@ namespace {
 // `cpplan --json`'s report with the rows, rejection groups and framework choices the CLI renders,
 // and the notes the CLI prints on stderr (the package turns them into warnings). `exe` locates the
 // installed profiles (empty: the source tree's, compiled in); throws InvalidInput.
+// The process's engine for the profile directories `profiles` (and the installed ones, `exe`),
+// opened once: its catalog is read once per process, not per call. No probe: not --hardware local.
+std::shared_ptr<const cpplan::session::Engine> engine_for(const std::vector<std::string>& profiles,
+                                                          const std::string& exe) {
+  static std::mutex mutex;  // planning runs without the GIL
+  static std::map<std::pair<std::vector<std::string>, std::string>, std::shared_ptr<const cpplan::session::Engine>>
+      engines;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& engine = engines[{profiles, exe}];
+  if (!engine) {
+    auto opened = cpplan::session::Engine::open(profiles, exe);
+    if (!opened) throw InvalidInput{opened.error().message};
+    engine = std::make_shared<const cpplan::session::Engine>(std::move(opened).value());
+  }
+  return engine;
+}
+
 std::pair<std::string, std::string> recommend(const Options& options, const std::string& exe) {
-  auto engine = cpplan::session::Engine::open(options.profiles, exe);  // no probe: not --hardware local
-  if (!engine) throw InvalidInput{engine.error().message};
+  const auto engine = engine_for(options.profiles, exe);
   auto request = cpplan::session::parse_request(options);
   if (!request) throw InvalidInput{request.error().message};
   request.value().with_scripts = true;  // each plan's snippets and framework arguments, as `cpplan --json`

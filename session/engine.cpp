@@ -132,10 +132,9 @@ Heatmap Engine::heatmap(const Options& base, const std::vector<Resolution>& reso
 }
 
 Result<planner::FleetReport> Engine::fleet(const Query& q, const costmodel::CostModel& cost, std::optional<double> slo_ms,
-                                           bool allow_anything, const planner::ReplicaPlans& plans) const {
+                                           const planner::PlannerOptions& options,
+                                           const planner::ReplicaPlans& plans) const {
   if (q.topology) return Error{"with a topology: not done (replicas are planned without placement)"};
-  planner::PlannerOptions options;
-  options.allow_anything = allow_anything;
   return planner::plan_fleet(planner::Planner(cost), q, slo_ms, options, plans);
 }
 

@@ -60,11 +60,12 @@ class Engine {
   // (session/explore.h); each cell the best plan of that query.
   Heatmap heatmap(const Options& base, const std::vector<Resolution>& resolutions, const std::vector<int>& gpu_counts,
                   bool allow_anything) const;
-  // The replica splits of query `q` priced by `cost` (planner::plan_fleet), latency target slo_ms;
-  // refused with a topology (replicas are planned without placement). `plans`: which plans
-  // replicas come from (replica_plans of the request).
+  // The replica splits of query `q` priced by `cost` (planner::plan_fleet), latency target slo_ms,
+  // ranked with `options` (the request's, as `cpplan --objective throughput` ranks); refused with a
+  // topology (replicas are planned without placement). `plans`: which plans replicas come from
+  // (replica_plans of the request).
   Result<planner::FleetReport> fleet(const Query& q, const costmodel::CostModel& cost, std::optional<double> slo_ms,
-                                     bool allow_anything, const planner::ReplicaPlans& plans = {}) const;
+                                     const planner::PlannerOptions& options, const planner::ReplicaPlans& plans = {}) const;
 
   // A plan of query `q` with its verdict (the rules it breaks).
   Plan plan_of(const Query& q, const ParallelConfig& config) const;

@@ -3,7 +3,8 @@
 // each read from what it shows the user: `cpplan --json` (its first plan), the GUI's
 // Recommendation tab (a real widget, off-screen: its first row) and its heatmap cell at the same
 // size and GPU count, Python in a real python3 process (cpplan.plan(...)[0]), a sweep's "top 1"
-// (`cpplan sweep --dry-run`) and `cpplan run --plan best --dry-run`. The queries are planned as
+// (`cpplan sweep --dry-run`) and `cpplan run --plan best --dry-run`; and the GUI's Fleet tab the
+// replica split `cpplan --objective throughput` chooses. The queries are planned as
 // `cpplan run` plans them (h100-sxm's datasheet, the cpplan runtime), so that all six compare.
 #include <catch2/catch.hpp>
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "gui/charts.h"
+#include "gui/fleet_panel.h"
 #include "gui/planning.h"
 #include "gui/recommendation_view.h"
 #include "tests/gui/gui_support.h"
@@ -122,6 +124,33 @@ Best gui_best(const BestQuery& q) {
   return {ranked->child(0)->text(View::kPlan).toStdString(), chart_peak_phase(*top->predicted)};
 }
 
+// The best replica split of `cpplan --objective throughput --json`: "REPLICAS x LABEL".
+std::string cli_fleet_best(const BestQuery& q) {
+  std::vector<std::string> argv{CPPLAN_BINARY};
+  const auto flags = flags_of(q);
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"--objective", "throughput", "--json"});
+  const json j = json::parse(cpplan::test::command_output(shell(argv) + " 2>/dev/null"));
+  REQUIRE_FALSE(j.at("plans").empty());
+  const json& first = j.at("plans").at(0);
+  return std::to_string(first.at("replicas").get<int>()) + " x " + first.at("label").get<std::string>();
+}
+
+// The GUI Fleet tab's best split, for the request the GUI's query made (as MainWindow hands it on).
+std::string gui_fleet_best(const BestQuery& q) {
+  const auto result = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), gui_input(q), 1);
+  REQUIRE(result.error.empty());
+  const cpplan::session::Request& request = result.recommendation->request;
+  const cpplan::gui::FleetRequest fleet{result.catalog, result.model, result.query, result.error, request.planner,
+                                        cpplan::session::replica_plans(request)};
+  const cpplan::gui::FleetResult r = cpplan::gui::compute_fleet(fleet, std::nullopt, 1);
+  REQUIRE(r.error.empty());
+  REQUIRE(r.report);
+  REQUIRE_FALSE(r.report->rows.empty());
+  const cpplan::planner::FleetRow& best = r.report->rows.front();
+  return std::to_string(best.replicas) + " x " + cpplan::plan_label(best.replica.plan.config);
+}
+
 // The GUI heatmap's cell at the query's size and GPU count.
 std::string heatmap_best(const BestQuery& q, const cpplan::ModelProfile& m) {
   const cpplan::Resolution res = q.width > 0 ? cpplan::Resolution{q.width, q.height}
@@ -189,7 +218,8 @@ std::string run_best(const BestQuery& q) {
 
 }  // namespace
 
-TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan best choose the same best plan, with the same peak memory phase",
+TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan best choose the same best plan, "
+          "with the same peak memory phase, and the GUI's Fleet tab the split --objective throughput chooses",
           "[gui][parity][best]") {
   cpplan::test::gui_app();
 #ifdef CPPLAN_PYTHON_DIR
@@ -212,6 +242,7 @@ TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan 
     REQUIRE_FALSE(cli.label.empty());
     CHECK(gui_best(q) == cli);
     CHECK(heatmap_best(q, *m) == cli.label);
+    CHECK(gui_fleet_best(q) == cli_fleet_best(q));
 #ifdef CPPLAN_PYTHON_DIR
     CHECK(python[i] == cli);
 #endif

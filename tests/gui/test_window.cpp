@@ -90,7 +90,7 @@ TEST_CASE("A query fills the table with the valid plans and details the top one"
   const QStringList args = w.run_panel()->arguments();
   CHECK(args.join(' ').toStdString() ==
         "run --model flux.1-dev --res 1008x1008 --steps 28 --gpus 4 --hardware h100-sxm --attention-backend flash "
-        "--ring 1 --ulysses 4 --tp 1 --cfg 1 --dp 1 --rotate-method allgather --ulysses-anything --db " +
+        "--ulysses 4 --ulysses-anything --db " +
             dir.file("runs.db"));
   CHECK(!std::filesystem::exists(dir.file("runs.db")));  // reading the history creates nothing
 }

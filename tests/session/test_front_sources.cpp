@@ -21,11 +21,28 @@ namespace {
 
 fs::path source_root() { return fs::path(cpplan::test::profiles_dir()).parent_path(); }
 
+bool is_source(const fs::path& p) {
+  const auto ext = p.extension();
+  // Python's own sources, not its tests (which call the CLI to compare).
+  if (ext == ".py") return p.filename().string().rfind("test_", 0) != 0;
+  return ext == ".cpp" || ext == ".h";
+}
+
 std::vector<fs::path> front_sources() {
   std::vector<fs::path> files;
   for (const char* front : {"cli", "gui", "exec", "python"})
     for (const auto& entry : fs::recursive_directory_iterator(source_root() / front))
-      if (entry.path().extension() == ".cpp" || entry.path().extension() == ".h") files.push_back(entry.path());
+      if (is_source(entry.path())) files.push_back(entry.path());
+  return files;
+}
+
+// Every source file of the product: the libraries, the fronts and the scripts they run.
+std::vector<fs::path> product_sources() {
+  std::vector<fs::path> files;
+  for (const char* folder : {"core", "costmodel", "planner", "data", "imports", "launch", "session", "executor",
+                             "report", "cli", "gui", "exec", "python"})
+    for (const auto& entry : fs::recursive_directory_iterator(source_root() / folder))
+      if (is_source(entry.path())) files.push_back(entry.path());
   return files;
 }
 
@@ -46,7 +63,7 @@ std::string read(const fs::path& p) {
 
 // A source without its comments and string literals (a comment may name a function it does not call).
 std::string code_of(const std::string& text) {
-  static const std::regex kComments(R"(//[^\n]*|/\*[\s\S]*?\*/)");
+  static const std::regex kComments(R"(//[^\n]*|/\*[\s\S]*?\*/|(^|\n)\s*#[^\n]*)");
   static const std::regex kStrings(R"("(?:[^"\\\n]|\\.)*")");
   return std::regex_replace(std::regex_replace(text, kComments, ""), kStrings, "\"\"");
 }
@@ -80,7 +97,7 @@ TEST_CASE("No function of a front or a renderer predicts, ranks, chooses a frame
       "Planner(",         "plan_fleet(",       "forward_flops(",      "best_by_framework(", "snippets_for(",
       "framework_snippets(", "rejection_groups(", "merged_rows(",     "CostModel(",         "default_layout(",
       "main_collective(", "prediction_source(", "keep_plans_of(",     "predict(",           "make_plan(",
-      "planner::validate(", "rank_plans(",     "fastest_plan_for(",   "unsupported_reason(", "frameworks_for(",
+      "planner::validate(", "rank_plans(",     "best_plan(",   "unsupported_reason(", "frameworks_for(",
       "context_parallel_arguments(", "tensor_parallel_arguments(", "python_arguments(", "xdit_parallel_args(",
       "sglang_parallel_args(", "vllm_omni_parallel_args(", "place_for_frameworks(", "images_per_hour(",
       "planner::enumerate(", "DatasheetModel("};
@@ -122,5 +139,18 @@ TEST_CASE("cpplan-gui declares no bounds of the query flags: the table's (sessio
     const std::string code = code_of(read(entry.path()));
     INFO(fs::relative(entry.path(), source_root()).string() << " declares a flag bound of its own");
     CHECK_FALSE(std::regex_search(code, kOwnBounds));
+  }
+}
+
+TEST_CASE("Every flag the fronts share is written in one product file: the field table", "[session][layers]") {
+  // session/query_fields.cpp names the flags; every command, front and job asks it (add_field_option,
+  // flag_of, to_argv, plan_argv). A flag spelt elsewhere would be a second declaration to keep in step.
+  const fs::path table = source_root() / "session" / "query_fields.cpp";
+  for (const std::string flag : {"--db", "--cluster"}) {
+    std::vector<std::string> spelt;
+    for (const fs::path& file : product_sources())
+      if (read(file).find('"' + flag + '"') != std::string::npos) spelt.push_back(fs::relative(file, source_root()));
+    INFO(flag << " is written in: " << Catch::Detail::stringify(spelt));
+    CHECK(spelt == std::vector<std::string>{fs::relative(table, source_root()).string()});
   }
 }
