@@ -4,8 +4,9 @@
 // fills. The query's fields (query_fields()), a plan's (--ring ... --no-fp32), how the answer is
 // ranked (--top, --objective, --slo-ms) and the store's (--db, --cluster). The CLI's and
 // cpplan-gui's flags (session/query_flags.h), the GUI's form bounds, the Python module's keywords
-// and every argv a front or a job builds (to_argv) come from it, and the parsers use its bounds: a
-// flag's name is written in this table and nowhere else in the product.
+// and every argv a front or a job builds (to_argv) come from it, and the parsers use its bounds.
+// The fronts and jobs spell no flag of it themselves (`--db` and `--cluster` stand only in its .cpp:
+// tests/session/test_front_sources.cpp); only the parsers' one-line messages name flags.
 
 #include <initializer_list>
 #include <string>
