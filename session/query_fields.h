@@ -5,8 +5,8 @@
 // ranked (--top, --objective, --slo-ms) and the store's (--db, --cluster). The CLI's and
 // cpplan-gui's flags (session/query_flags.h), the GUI's form bounds, the Python module's keywords
 // and every argv a front or a job builds (to_argv) come from it, and the parsers use its bounds.
-// The fronts and jobs spell no flag of it themselves (`--db` and `--cluster` stand only in its .cpp:
-// tests/session/test_front_sources.cpp); only the parsers' one-line messages name flags.
+// `--db` and `--cluster` are spelt in its .cpp only (tests/session/test_front_sources.cpp); the
+// query part of the GUI's run and tune argv (gui/run_panel.cpp) still spells its flags itself.
 
 #include <initializer_list>
 #include <string>
