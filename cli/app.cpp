@@ -26,10 +26,9 @@
 #include "core/profiles.h"
 #include "core/text.h"
 #include "core/version.h"
-#include "session/engine.h"
-#include "session/machine.h"
-#include "session/planning.h"
-#include "session/recommend.h"
+#include "session/engine/engine.h"
+#include "session/query/machine.h"
+#include "session/engine/recommend.h"
 
 namespace cpplan::cli {
 
@@ -232,7 +231,9 @@ void print_notes(std::ostream& err, const std::vector<std::string>& notes) {
 int check_command(const Args& a, const std::string& exe, std::ostream& out, std::ostream& err) {
   auto engine = session::Engine::open(a.profiles, exe, machine_source(exe));
   if (!engine) return refused(err, engine.error());
-  auto checked = engine->check(a);
+  auto resolved = engine->resolve(a);
+  if (!resolved) return refused(err, resolved.error());
+  auto checked = engine->check(*resolved);
   if (!checked) return refused(err, checked.error());
   const session::CheckResult& c = **checked;
   print_notes(err, c.notes);
@@ -249,12 +250,13 @@ int plan_command(const Parsed& p, const std::string& exe, std::ostream& out, std
   if (parsed(p.tune)) return tune_command(p.tune_args, a, exe, machine_source(exe), out, err);
   // JSON lists the invalid plans only with --all (it counts them always): the ranking need not keep
   // them (at 4,096 GPUs, thousands); the text groups them.
-  auto request = session::parse_request(a, !a.json || a.all);
-  if (!request) return refused(err, request.error());
-  request.value().with_scripts = a.json;  // the JSON prints each plan's scripts; the text only the frameworks' choices
+  // The JSON prints each plan's scripts; the text only the frameworks' choices.
+  const session::Rendering how{!a.json || a.all, a.json};
   auto engine = session::Engine::open(a.profiles, exe, machine_source(exe));
   if (!engine) return refused(err, engine.error());
-  auto answer = engine->recommend(*request);
+  auto resolved = engine->resolve(a, how);
+  if (!resolved) return refused(err, resolved.error());
+  auto answer = engine->recommend(*resolved);
   if (!answer) return refused(err, answer.error());
   const session::Recommendation& rec = **answer;
   print_notes(err, rec.notes);

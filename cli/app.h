@@ -5,7 +5,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "session/query_flags.h"  // add_field_option: every command's --db and --cluster
+#include "session/query/query_flags.h"  // add_field_option: every command's --db and --cluster
 
 namespace cpplan::session {
 struct Options;

@@ -3,12 +3,12 @@
 #include "cli/app.h"
 #include "cli/bench_command.h"
 #include "cli/run_command.h"
-#include "session/query_flags.h"
+#include "session/query/query_flags.h"
 
 namespace cpplan::cli {
 
 void add_query_options(CLI::App& app, Args& a) {
-  session::add_query_flags(app, a);  // the flags cpplan-gui takes too (session/query_flags.h)
+  session::add_query_flags(app, a);  // the flags cpplan-gui takes too (session/query/query_flags.h)
   app.add_flag("--json", a.json, "machine-readable output");
   app.add_flag("--explain", a.explain, "per-group bandwidths and cost terms of the top plan");
   session::add_field_flags(app, a, session::FieldGroup::kRecommend);  // --top, --objective, --slo-ms

@@ -1,10 +1,10 @@
 #pragma once
 // The flags shared by the cpplan commands (CLI11), filling a session::Options that the library
-// parses into a Query and a ParallelConfig (session/query.h).
+// parses into a Query and a ParallelConfig (session/query/query.h).
 
 #include <CLI/CLI.hpp>
 
-#include "session/query.h"
+#include "session/query/query.h"
 
 namespace cpplan::cli {
 

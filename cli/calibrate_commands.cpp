@@ -4,7 +4,7 @@
 #include <fmt/ostream.h>
 
 #include "cli/app.h"
-#include "session/calibration.h"
+#include "session/engine/calibration.h"
 
 namespace cpplan::cli {
 

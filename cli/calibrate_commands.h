@@ -1,7 +1,7 @@
 #pragma once
 // The calibration loop on the command line: `cpplan probe` measures this machine (cpplan-exec,
 // exec/probe_command.cpp), `cpplan calibrate` fits the cost model to the runs recorded on it
-// (session/calibration.h). Options and printing only.
+// (session/engine/calibration.h). Options and printing only.
 
 #include <iosfwd>
 

@@ -7,8 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
-#include "planner/runtime_calibration.h"
-#include "session/calibration.h"
+#include "session/engine/calibration.h"
 
 namespace cpplan::cli {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "costmodel/timing_row.h"
+#include "session/engine/calibration.h"  // the timing rows and the fit it reports
 
 namespace cpplan::cli {
 

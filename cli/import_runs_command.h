@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli/store_commands.h"  // StoreArgs
-#include "session/recorder_runs.h"
+#include "session/jobs/recorder_runs.h"
 
 namespace cpplan::cli {
 

@@ -6,15 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/profiles.h"
-#include "planner/fleet.h"
-#include "planner/planner.h"
-#include "session/explain.h"
-#include "session/plan_json.h"
-#include "session/recommend.h"
+#include "session/engine/engine.h"
+#include "session/engine/explain.h"
+#include "session/render/plan_json.h"
+#include "session/engine/recommend.h"
 
 namespace cpplan::cli {
 
-// What priced a group's collective, in words (session/explain.h).
+// What priced a group's collective, in words (session/engine/explain.h).
 using session::CollectiveSource;
 
 // The JSON forms live in the session library, shared with the executor and the Python module.

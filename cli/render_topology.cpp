@@ -1,12 +1,12 @@
 // Output of topology-aware placement: the placement summary, the layout with its launch lines and
-// DeviceMesh and --explain (both computed and written by session/explain.h, shared with
+// DeviceMesh and --explain (both computed and written by session/engine/explain.h, shared with
 // cpplan-gui), and `cpplan list topologies`.
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <ostream>
 
 #include "cli/render.h"
-#include "session/explain.h"
+#include "session/engine/explain.h"
 
 namespace cpplan::cli {
 

@@ -21,7 +21,7 @@
 #include "core/units.h"
 #include "data/store.h"
 #include "imports/nccl_tests.h"
-#include "session/cluster_model.h"
+#include "session/engine/cluster_model.h"
 
 namespace cpplan::cli {
 

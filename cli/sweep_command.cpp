@@ -7,8 +7,8 @@
 
 #include "cli/app.h"
 #include "data/store.h"
-#include "session/machine.h"
-#include "session/sweep.h"
+#include "session/query/machine.h"
+#include "session/jobs/sweep.h"
 
 namespace cpplan::cli {
 
@@ -37,8 +37,9 @@ int dry_run(const std::vector<session::SweepRun>& runs, const std::vector<std::s
   for (const session::SweepRun& r : runs) {
     const bool done = std::find(recorded.begin(), recorded.end(), session::run_key(r)) != recorded.end();
     skipped += done;
-    fmt::print(out, "{} {} {}x{} frames {}: {}{}\n", done ? "skip" : "run ", r.model, r.resolution, r.gpus, r.frames,
-               r.label, done ? " (recorded)" : "");
+    fmt::print(out, "{} {} {}x{} frames {}: {}{}{}\n", done ? "skip" : "run ", r.model, r.resolution, r.gpus, r.frames,
+               r.label, r.peak_phase.empty() ? "" : fmt::format(" (peak {})", r.peak_phase), done ? " (recorded)" : "");
+    fmt::print(out, "      cpplan run {}\n", fmt::join(r.run_args, " "));
   }
   fmt::print(out, "{} runs, {} already recorded\n", runs.size(), skipped);
   return kExitOk;

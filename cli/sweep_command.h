@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "session/sweep_file.h"
+#include "session/jobs/sweep_file.h"
 
 namespace cpplan::cli {
 

@@ -11,7 +11,7 @@
 
 #include "cli/app.h"
 #include "core/text.h"
-#include "session/tune.h"
+#include "session/jobs/tune.h"
 
 namespace cpplan::cli {
 

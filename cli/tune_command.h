@@ -1,14 +1,14 @@
 #pragma once
 // `cpplan tune SCRIPT [-- SCRIPT ARGS] --gpus N [query flags] [--top K] [--launcher L]
 // [--timeout-s T] [--device D] [--margin M] [--db F]`: the best candidates measured on the
-// user's own pipeline (session/tune.h); this file parses, shows progress and prints the table.
+// user's own pipeline (session/jobs/tune.h); this file parses, shows progress and prints the table.
 
 #include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
-#include "session/recommend.h"
+#include "session/engine/recommend.h"
 
 namespace cpplan::cli {
 

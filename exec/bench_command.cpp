@@ -21,8 +21,8 @@
 #include "executor/model.h"
 #include "executor/rendezvous.h"
 #include "executor/runner.h"
-#include "session/planner_speed.h"
-#include "session/query_fields.h"
+#include "session/jobs/planner_speed.h"
+#include "session/query/query_fields.h"
 
 namespace cpplan::exec {
 

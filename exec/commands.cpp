@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "exec/machine.h"
-#include "session/query.h"
+#include "session/query/query.h"
 
 namespace cpplan::exec {
 

@@ -1,6 +1,6 @@
 #include "exec/machine.h"
 
-#include "session/query.h"
+#include "session/query/query.h"
 #include "executor/device.h"
 #include "executor/rendezvous.h"
 

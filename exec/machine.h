@@ -1,13 +1,13 @@
 #pragma once
 // This machine as the executor sees it (its fingerprint: the key of its runs, probes and
-// calibrations; session/machine.h asks this binary for it), and a rank's device and rendezvous.
+// calibrations; session/query/machine.h asks this binary for it), and a rank's device and rendezvous.
 
 #include <chrono>
 #include <optional>
 
 #include "executor/device.h"
 #include "launch/launch_env.h"
-#include "session/machine.h"
+#include "session/query/machine.h"
 
 namespace cpplan::executor {
 struct Rendezvous;  // executor/rendezvous.h

@@ -15,7 +15,7 @@
 #include "launch/launcher.h"
 #include "executor/probe.h"
 #include "executor/rendezvous.h"
-#include "session/local_model.h"
+#include "session/engine/local_model.h"
 
 namespace cpplan::exec {
 

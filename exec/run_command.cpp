@@ -23,7 +23,6 @@
 #include "exec/machine.h"
 #include "exec/stop_signals.h"
 #include "core/version.h"
-#include "costmodel/cost_model.h"
 #include "data/store.h"
 #include "executor/attention.h"
 #include "launch/launch_env.h"
@@ -33,10 +32,10 @@
 #include "executor/rendezvous.h"
 #include "executor/supported.h"
 #include "executor/runner.h"
-#include "session/calibration.h"
-#include "session/engine.h"
-#include "session/local_model.h"
-#include "session/sweep.h"
+#include "session/engine/calibration.h"
+#include "session/engine/engine.h"
+#include "session/engine/local_model.h"
+#include "session/jobs/sweep.h"
 
 namespace cpplan::exec {
 
@@ -51,7 +50,7 @@ namespace {
 
 struct Prepared {
   std::shared_ptr<const session::Engine> engine;
-  Context ctx;
+  session::Resolved resolved;  // the query as the ranks run it, resolved by the engine
   Plan plan;
   executor::DeviceSpec device;
 };
@@ -72,19 +71,22 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
-  Context ctx = build_query(a, engine->catalog(), err);
+  auto resolved = engine->resolve(a);
+  if (!resolved) throw InvalidInput{resolved.error().message};
+  for (const std::string& note : resolved->notes) err << note << '\n';
   if (!a.plan.empty()) {  // cpplan's first row for the same flags (planner::best_plan)
-    auto best = engine->best(a);
+    auto best = engine->best(*resolved);
     if (!best) throw InvalidInput{fmt::format("--plan = best: {}", best.error().message)};
     config = *best;
   }
-  Plan plan = engine->plan_of(ctx.query, config);
+  Plan plan = engine->plan_of(*resolved, config);
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons(), "; "))};
-  if (const std::string why = executor::unsupported_plan(*ctx.query.model, config); !why.empty())
+  if (const std::string why = executor::unsupported_plan(*resolved->query().model, config); !why.empty())
     throw InvalidInput{why};
-  return {std::make_shared<const session::Engine>(std::move(engine).value()), std::move(ctx), std::move(plan), device};
+  return {std::make_shared<const session::Engine>(std::move(engine).value()), std::move(resolved).value(),
+          std::move(plan), device};
 }
 
 // A byte size: a number and an optional unit (B, KiB, MiB, GiB, TiB binary; KB, MB, GB, TB decimal).
@@ -118,11 +120,11 @@ std::string failure_status(const std::string& message) {
 
 executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   executor::RunSpec s;
-  s.model = p.ctx.query.model;
-  s.resolution = p.ctx.query.resolution;
-  s.frames = p.ctx.query.frames;
-  s.steps = p.ctx.query.steps;
-  s.batch = p.ctx.query.batch;
+  s.model = p.resolved.query().model;
+  s.resolution = p.resolved.query().resolution;
+  s.frames = p.resolved.query().frames;
+  s.steps = p.resolved.query().steps;
+  s.batch = p.resolved.query().batch;
   s.warmup = parse_int("--warmup", a.warmup, 0, 1000);
   s.seed = static_cast<uint64_t>(parse_int("--seed", a.seed, 0, 1 << 30));
   s.timeout = std::chrono::seconds(parse_int("--timeout", a.timeout, 1, 86400));
@@ -164,7 +166,7 @@ executor::RunFigures figures_from_json(const json& j) {
 // The record of a run: its configuration, outcome and identity (no measurement yet).
 data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, const std::string& status,
                            const std::string& error, const std::string& started) {
-  const Query& q = p.ctx.query;
+  const Query& q = p.resolved.query();
   data::RunRecord r;
   r.model = q.model->name;
   r.width = q.resolution.width;
@@ -246,10 +248,10 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures)
 // else the --hardware datasheet profile's `datasheet`.
 json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const data::Store& store,
                        const session::Machine& here, const costmodel::Prediction& datasheet) {
-  const Query& q = p.ctx.query;
+  const Query& q = p.resolved.query();
   const auto local = session::load_local_model(store, here);
   if (local) {
-    session::attach_runtime(*local, p.ctx.catalog);
+    session::attach_runtime(*local, p.resolved.catalog());
     const session::LocalPrediction lp = session::predict_local(*local, q, p.plan.config);
     r.predicted_step_ms = lp.step_ms;
     r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
@@ -303,7 +305,7 @@ void print_phases(std::ostream& out, const RunReport& rep) {
 void print_run(std::ostream& out, const Args& a, const Prepared& p, const executor::RunSpec& spec,
                const data::RunRecord& r, const std::string& gpu_name, const session::RunPrediction& datasheet,
                const RunReport& rep) {
-  const Query& q = p.ctx.query;
+  const Query& q = p.resolved.query();
   if (a.json) {
     json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, datasheet.ranked, datasheet.scripts)},
            {"measured", rep.measured}, {"predicted", rep.predicted},
@@ -346,7 +348,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
 int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, const executor::RunFigures* figures,
            const std::string& status, const std::string& error, const std::string& started, std::ostream& out,
            std::ostream& err) {
-  const Query& q = p.ctx.query;
+  const Query& q = p.resolved.query();
   data::RunRecord r = run_record(p, spec, status, error, started);
   const session::Machine here = machine(spec.device.cuda());
   RunReport rep{-1, status, error, a.db.empty() ? data::Store::default_path() : a.db, nullptr, nullptr};
@@ -364,7 +366,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   std::optional<RuntimeProfile> runtime;
   if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
   if (runtime) run_query.runtime = &*runtime;
-  const session::RunPrediction run_prediction = p.engine->predict_run(q, run_query, p.plan);
+  const session::RunPrediction run_prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
   const costmodel::Prediction& prediction = *run_prediction.ranked.predicted;
   rep.predicted = record_prediction(r, a, p, store.value(), here, prediction);
   // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
@@ -488,7 +490,7 @@ int print_dry_run(const Args& a, const Prepared& p, std::ostream& out) {
   const ParallelConfig& c = p.plan.config;
   if (a.json) {
     out << json{{"plan", plan_label(c)}, {"cp_variant", to_string(p.plan.variant)}, {"world_size", c.world_size()},
-                {"model", p.ctx.query.model->name}}
+                {"model", p.resolved.query().model->name}}
                .dump(2)
         << '\n';
   } else {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "session/query_fields.h"
+#include "session/query/query_fields.h"
 #include "core/profiles.h"
 #include "core/sequence.h"
 #include "costmodel/cost_model.h"
@@ -61,7 +61,7 @@ void check_command_line(std::string_view text) {
   const std::vector<std::string> args = arguments(text);
   cli::Args a;
   CLI::App app{"cpplan check (fuzz)"};
-  cli::add_query_options(app, a);  // --top and --all too (session/query_fields.h)
+  cli::add_query_options(app, a);  // --top and --all too (session/query/query_fields.h)
   cli::add_plan_options(app, a);
   std::vector<const char*> argv{"cpplan"};
   for (const auto& s : args) argv.push_back(s.c_str());

@@ -1,4 +1,4 @@
-// Sweep files (`cpplan sweep FILE`, session/sweep_file.h) from their text, over the built-in
+// Sweep files (`cpplan sweep FILE`, session/jobs/sweep_file.h) from their text, over the built-in
 // profiles. Checks: every error is one line; every run of a sweep that loads names a known
 // model, a size the model accepts, a positive GPU count equal to its plan's world size, a label
 // and the arguments of `cpplan run`.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "session/sweep_file.h"
+#include "session/jobs/sweep_file.h"
 #include "core/profiles.h"
 #include "fuzz/fuzz_check.h"
 

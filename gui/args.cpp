@@ -6,8 +6,8 @@
 #include <string_view>
 #include <fmt/format.h>
 
-#include "session/query_fields.h"
-#include "session/query_flags.h"
+#include "session/query/query_fields.h"
+#include "session/query/query_flags.h"
 
 namespace cpplan::gui {
 
@@ -20,7 +20,7 @@ struct Invalid {
 };
 
 // The query panel's values of the query flags, once session::build_query has accepted them (so
-// every parse below succeeds; the parsers are the CLI's own, session/query.h).
+// every parse below succeeds; the parsers are the CLI's own, session/query/query.h).
 QueryInput query_input(const session::Options& q, const planner::PlannerOptions& planner) {
   QueryInput in;
   in.model = q.model;
@@ -65,11 +65,10 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   ParsedArgs out;
   session::Options q;  // the query flags, declared once for both fronts
   std::string size;
-  bool no_anything = false;
   GuiOptions& o = out.options;
   CLI::App app{"cpplan-gui: explore the planner's configurations (Qt); the query flags are the CLI's", "cpplan-gui"};
   session::add_query_flags(app, q);
-  app.add_flag("--no-anything", no_anything, "do not enumerate Ulysses Anything / Ring Anything");
+  app.add_flag(std::string(session::flag_of("no_anything")), q.no_anything, session::query_field("no_anything").help);
   session::add_field_option(app, "db", o.db);
   session::add_field_option(app, "cluster", o.cluster);
   app.add_option("--sweep-file", o.sweep_file, "the Sweep tab's sweep file (TOML; Start runs it)");
@@ -94,7 +93,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
   }
 
   try {
-    session::apply_gui_defaults(q);  // --gpus 4, --hardware h100-sxm: no nvidia-smi (session/query_flags.h)
+    session::apply_gui_defaults(q);  // --gpus 4, --hardware h100-sxm: no nvidia-smi (session/query/query_flags.h)
     q.db = o.db;  // --hardware local: this machine's probes and calibration there
     q.cluster = o.cluster;
     o.profiles = q.profiles;
@@ -117,7 +116,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     in = query_input(q, planner);
     in.db = o.db;
     in.cluster = o.cluster;
-    in.allow_anything = !no_anything;
+    in.allow_anything = !q.no_anything;
 
     if (!size.empty()) {
       auto r = parse_resolution(size);
@@ -135,7 +134,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const std::string& exe)
     auto query = make_query(*resolved->catalog, resolved->input);  // as the panel's queries will be planned
     if (!query) throw Invalid{query.error().message};
     // --hardware local, --cluster: a database with what they need
-    check_cost_model(*resolved->catalog, resolved->input);
+    check_cost_model(resolved->catalog, resolved->input);
   } catch (const session::InvalidInput& e) {
     out.exit_code = 3;
     out.message = "cpplan-gui: " + e.message;

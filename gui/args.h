@@ -1,5 +1,5 @@
 #pragma once
-// The cpplan-gui command line: the query flags both fronts declare (session/query_flags.h), the screenshot
+// The cpplan-gui command line: the query flags both fronts declare (session/query/query_flags.h), the screenshot
 // mode, the database path. Parsed before Qt starts, so that a bad flag is one line on stderr.
 
 #include <string>

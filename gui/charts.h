@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/plan.h"
-#include "planner/planner.h"
+#include "session/engine/engine.h"
 
 class QScatterSeries;
 

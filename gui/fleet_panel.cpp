@@ -13,7 +13,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
-#include "session/engine.h"
+#include "session/engine/engine.h"
 
 namespace cpplan::gui {
 
@@ -21,12 +21,12 @@ FleetResult compute_fleet(const FleetRequest& request, std::optional<double> slo
   FleetResult r;
   r.generation = generation;
   r.slo_ms = slo_ms;
-  if (!request.query || !request.model) {
+  if (!request.resolved) {
     r.error = request.error.empty() ? "no query" : request.error;
     return r;
   }
-  auto report = session::Engine(request.catalog).fleet(*request.query, request.model->cost(), slo_ms,
-                                                       request.planner, request.plans);
+  const session::Resolved& resolved = *request.resolved;
+  auto report = session::Engine(resolved.shared_catalog()).fleet(resolved, slo_ms);
   if (!report) r.error = report.error().message;
   else r.report = std::move(report).value();
   return r;

@@ -14,7 +14,6 @@
 #include <optional>
 
 #include "gui/planning.h"
-#include "planner/fleet.h"
 
 class QDoubleSpinBox;
 class QLabel;
@@ -29,16 +28,11 @@ struct FleetResult {
   std::string error;
 };
 
-// What a fleet is computed from: the query with the catalog and cost model it points into.
+// What a fleet is computed from: the request the Engine resolved for the plans (its query, cost
+// model and ranking options, as `cpplan --objective throughput` plans with them), or why there is none.
 struct FleetRequest {
-  CatalogPtr catalog;
-  std::shared_ptr<const session::QueryCostModel> model;
-  std::optional<Query> query;  // empty: `error` says why
+  std::shared_ptr<const session::Resolved> resolved;  // null: `error` says why
   std::string error;
-  // The ranking's options and which plans replicas come from: the request's, as `cpplan
-  // --objective throughput` plans with them (session::parse_request).
-  planner::PlannerOptions planner;
-  planner::ReplicaPlans plans;
 };
 
 // planner::plan_fleet of the request (no topology: refused as not done), latency target slo_ms.

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "session/calibration.h"
-#include "session/query.h"
+#include "session/engine/calibration.h"
+#include "session/query/query.h"
 
 namespace cpplan::gui {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/runtime_calibration.h"
+#include "session/engine/calibration.h"
 
 class QLabel;
 class QLineEdit;

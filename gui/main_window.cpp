@@ -25,7 +25,6 @@
 #include "gui/history_panel.h"
 #include "gui/plan_detail.h"
 #include "gui/plan_table_model.h"
-#include "session/planning.h"
 #include "gui/query_panel.h"
 #include "gui/recommendation_view.h"
 #include "gui/run_panel.h"
@@ -264,14 +263,7 @@ void MainWindow::apply_plan(PlanResult r) {
   r.report.plans.clear();
   result_ = std::move(r);
   const PlanResult& res = *result_;
-  planner::PlannerOptions ranking;  // the recommendation's own, else only the panel's Anything box
-  ranking.allow_anything = res.input.allow_anything;
-  planner::ReplicaPlans replicas;
-  if (res.recommendation) {
-    ranking = res.recommendation->request.planner;
-    replicas = session::replica_plans(res.recommendation->request);
-  }
-  fleet_->set_request({res.catalog, res.model, res.query, res.error, ranking, replicas});
+  fleet_->set_request({res.recommendation, res.error});
   recommendation_->set_recommendation(res.recommendation.get(), QString::fromStdString(res.error));
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);

@@ -16,7 +16,7 @@
 
 #include "core/units.h"
 #include "gui/charts.h"
-#include "session/explain.h"
+#include "session/engine/explain.h"
 
 namespace cpplan::gui {
 
@@ -56,7 +56,7 @@ std::string placement_text(Placement chosen, const std::optional<Placement>& for
 }  // namespace
 
 std::string topology_placement_text(const Query& q, const planner::RankedPlan& rp) {
-  return session::placement_text(q, rp);  // the CLI's layout and --explain group table (session/explain.h)
+  return session::placement_text(q, rp);  // the CLI's layout and --explain group table (session/engine/explain.h)
 }
 
 PlanDetail::PlanDetail(QWidget* parent)

@@ -11,9 +11,7 @@
 #include <optional>
 
 #include "core/plan.h"
-#include "planner/frameworks.h"
-#include "planner/planner.h"
-#include "session/recommend.h"
+#include "session/engine/recommend.h"
 
 class QLabel;
 class QPlainTextEdit;
@@ -25,7 +23,7 @@ namespace cpplan::gui {
 class BreakdownChart;
 class MemoryChart;
 
-using session::plan_snippets;  // the plan's scripts as the plan detail shows them (session/recommend.h)
+using session::plan_snippets;  // the plan's scripts as the plan detail shows them (session/engine/recommend.h)
 
 // With a topology (p.placement set): session::placement_text, the CLI's own lines: the mesh axes
 // innermost first, each axis' groups (the first three), whether they span nodes and their link,

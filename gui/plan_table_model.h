@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "planner/planner.h"
+#include "session/engine/engine.h"
 
 namespace cpplan::gui {
 

@@ -6,13 +6,27 @@
 #include <mutex>
 #include <sstream>
 
-#include "session/query.h"
+#include "session/query/query.h"
 
 namespace cpplan::gui {
 
 namespace {
 
-// The query panel's values as the CLI's options: one parser (session/query.h) for both fronts.
+// This machine, asked of cpplan-exec once per process (it starts LibTorch: about half a second).
+session::Machine cached_machine() {
+  static std::mutex mutex;
+  static std::optional<session::Machine> machine;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!machine) {
+    std::error_code ec;
+    machine = session::this_machine(std::filesystem::read_symlink("/proc/self/exe", ec).string());
+  }
+  return *machine;
+}
+
+}  // namespace
+
+// The query panel's values as the CLI's options: one parser (session/query/query.h) for both fronts.
 session::Options options_of(const QueryInput& in) {
   session::Options o;
   o.model = in.model;
@@ -37,41 +51,27 @@ session::Options options_of(const QueryInput& in) {
   if (in.host_mem_gib > 0) o.host_mem = fmt::format("{}", in.host_mem_gib);
   if (in.pipeline_patches != 0) o.pipeline_patches = std::to_string(in.pipeline_patches);
   o.pipefusion_warmup = std::to_string(in.pipefusion_warmup_steps);
+  o.no_anything = !in.allow_anything;
+  o.db = in.db;
+  o.cluster = in.cluster;
   return o;
 }
 
-// This machine, asked of cpplan-exec once per process (it starts LibTorch: about half a second).
-session::Machine cached_machine() {
-  static std::mutex mutex;
-  static std::optional<session::Machine> machine;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (!machine) {
-    std::error_code ec;
-    machine = session::this_machine(std::filesystem::read_symlink("/proc/self/exe", ec).string());
-  }
-  return *machine;
+Result<session::Resolved> resolve(const CatalogPtr& catalog, const QueryInput& in) {
+  return session::Engine(catalog, cached_machine).resolve(options_of(in));
 }
-
-}  // namespace
 
 Result<CatalogInput> resolve_model_config(const CatalogPtr& catalog, QueryInput in) {
   if (in.model_config.empty()) return CatalogInput{catalog, std::move(in)};
   // The config alone at the defaults of every other field (a query that resolves), so that an
-  // error can only be the config's.
+  // error can only be the config's; the resolved query's catalog holds the config's profile.
   QueryInput probe;
   probe.model_config = in.model_config;
-  try {
-    std::ostringstream notes;
-    // build_query copies the catalog and adds the profile; the query points into that copy, so
-    // the context is built in place (not moved) and the catalog shared from inside it.
-    const std::shared_ptr<const session::Context> context(
-        new session::Context(session::build_query(options_of(probe), *catalog, notes)));
-    in.model = context->query.model->name;
-    in.model_config.clear();
-    return CatalogInput{CatalogPtr(context, &context->catalog), std::move(in)};
-  } catch (const session::InvalidInput& e) {
-    return Error{e.message};
-  }
+  auto resolved = resolve(catalog, probe);
+  if (!resolved) return resolved.error();
+  in.model = resolved->query().model->name;
+  in.model_config.clear();
+  return CatalogInput{resolved->shared_catalog(), std::move(in)};
 }
 
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
@@ -86,12 +86,11 @@ Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in) {
   }
 }
 
-void check_cost_model(const ProfileCatalog& catalog, const QueryInput& in) {
+void check_cost_model(const CatalogPtr& catalog, const QueryInput& in) {
   if (in.hardware != "local" && in.cluster.empty()) return;
-  auto q = make_query(catalog, in);
-  if (!q) return;  // the query's own error is reported by the caller
-  Query query = *q;
-  session::make_cost_model(query, {in.hardware == "local", in.cluster, in.db}, cached_machine, catalog);
+  if (!make_query(*catalog, in)) return;  // the query's own error is reported by the caller
+  auto resolved = resolve(catalog, in);
+  if (!resolved) throw session::InvalidInput{resolved.error().message};
 }
 
 std::string model_facts(const ProfileCatalog& catalog, const QueryInput& in) {
@@ -118,25 +117,20 @@ using Clock = std::chrono::steady_clock;
 
 // compute_plans once the model config is resolved: r.catalog holds in's profiles.
 PlanResult plan_resolved(PlanResult r, const QueryInput& in, Clock::time_point start) {
-  session::Options options = options_of(in);
-  options.db = in.db;
-  options.cluster = in.cluster;
-  auto request = session::parse_request(options);
-  if (!request) {
-    r.error = request.error().message;
+  const session::Engine engine(r.catalog, cached_machine);
+  auto resolved = engine.resolve(options_of(in));
+  if (!resolved) {
+    r.error = resolved.error().message;
     return r;
   }
-  session::Request req = std::move(request).value();
-  req.planner.allow_anything = in.allow_anything;
-  auto answer = session::Engine(r.catalog, cached_machine).recommend(req);
+  auto answer = engine.recommend(*resolved);
   if (!answer) {
     r.error = answer.error().message;
     return r;
   }
   const std::shared_ptr<const session::Recommendation> rec(std::move(answer).value());
   r.recommendation = rec;
-  r.catalog = CatalogPtr(rec, &rec->catalog());
-  r.model = std::shared_ptr<const session::QueryCostModel>(rec, rec->model.get());
+  r.catalog = rec->shared_catalog();
   r.query = rec->query();
   r.report = rec->report;
   r.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -165,22 +159,12 @@ HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const st
   HeatmapResult r;
   r.generation = generation;
   r.model = in.model_config.empty() ? in.model : in.model_config;
-  auto resolved = resolve_model_config(catalog, in);
+  const session::Engine engine(std::move(catalog), cached_machine);
+  auto resolved = engine.resolve(options_of(in));
   if (!resolved) return r;  // no grid: the plans' status line says why
-  const ProfileCatalog& profiles = *resolved->catalog;
-  QueryInput cell_in = resolved->input;
-  // The grid spans GPU counts a topology's nodes do not hold: it plans on the topology's hardware
-  // (or the query's) without placement.
-  const Topology* topology = in.topology.empty() ? nullptr : profiles.find_topology(in.topology);
-  r.model = cell_in.model;
-  r.hardware = !in.hardware.empty() ? in.hardware : topology ? topology->hardware : session::kFallbackHardware;
-  cell_in.hardware = r.hardware;
-  cell_in.topology.clear();
-  cell_in.nodes = 0;
-  const ModelProfile* m = profiles.find_model(cell_in.model);
-  const auto rows = !resolutions.empty() || !m ? resolutions : heatmap_resolutions(*m);
-  static_cast<session::Heatmap&>(r) =
-      session::Engine(resolved->catalog).heatmap(options_of(cell_in), rows, gpu_counts, cell_in.allow_anything);
+  r.model = resolved->query().model->name;
+  r.hardware = resolved->query().hardware ? resolved->query().hardware->name : in.hardware;
+  static_cast<session::Heatmap&>(r) = engine.heatmap(*resolved, resolutions, gpu_counts);
   return r;
 }
 

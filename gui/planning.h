@@ -12,12 +12,8 @@
 #include "core/plan.h"
 #include "core/profiles.h"
 #include "core/result.h"
-#include "planner/planner.h"
-#include "session/planning.h"
-#include "session/query.h"
-#include "session/engine.h"
-#include "session/explore.h"
-#include "session/recommend.h"
+#include "session/engine/engine.h"
+#include "session/query/query.h"
 
 namespace cpplan::gui {
 
@@ -91,9 +87,17 @@ Result<CatalogInput> resolve_model_config(const CatalogPtr& catalog, QueryInput 
 // (resolve_model_config); an unresolved one is an error.
 Result<Query> make_query(const ProfileCatalog& catalog, const QueryInput& in);
 
+// The panel's values as the CLI's options (session::Options): the one conversion; the Engine
+// resolves and prices them (session::Engine::resolve), as cpplan's.
+session::Options options_of(const QueryInput& in);
+
+// `in` resolved by the Engine on `catalog`: its query and the cost model it is priced with, or the
+// CLI's one line (a store without this machine's probe or the cluster's imports included).
+Result<session::Resolved> resolve(const CatalogPtr& catalog, const QueryInput& in);
+
 // With hardware "local" or a cluster: throws session::InvalidInput, with the CLI's one line, when
 // in.db holds no probe of this machine or no import of the cluster (or is missing); nothing otherwise.
-void check_cost_model(const ProfileCatalog& catalog, const QueryInput& in);
+void check_cost_model(const CatalogPtr& catalog, const QueryInput& in);
 
 // One line of model facts at the chosen size: heads, blocks, sequence length (or the size error).
 // Precondition as make_query's.
@@ -108,8 +112,8 @@ struct PlanResult {
   CatalogPtr catalog;            // keeps the profiles `query` points into alive (a model config's too)
   QueryInput input;              // as asked (model_config kept)
   std::optional<Query> query;    // empty when `error` is set
-  // The cost model the plans were predicted with (with --hardware local, `query` points into it).
-  std::shared_ptr<const session::QueryCostModel> model;
+  // The answer, which owns the catalog, query and cost model the fields above point into (the
+  // resolved request the Fleet tab asks the Engine about).
   std::shared_ptr<const session::Recommendation> recommendation;  // null when `error` is set
   std::string error;
   planner::PlanReport report;    // a copy of the recommendation's (the plans table takes its plans)
@@ -126,8 +130,8 @@ struct HeatmapResult : session::Heatmap {
   std::string model, hardware;
 };
 
-// `in`'s model (its model config resolved here), hardware and options at every resolution x GPU
-// count (session::Engine::heatmap); no resolutions: heatmap_resolutions of that model.
+// `in` resolved by the Engine, at every resolution x GPU count (session::Engine::heatmap); no
+// resolutions: heatmap_resolutions of its model.
 HeatmapResult compute_heatmap(CatalogPtr catalog, const QueryInput& in, const std::vector<Resolution>& resolutions,
                               const std::vector<int>& gpu_counts, std::uint64_t generation);
 

@@ -14,14 +14,14 @@
 #include <QDoubleSpinBox>
 #include <QVBoxLayout>
 
-#include "planner/frameworks.h"
-#include "session/query_fields.h"
+#include "session/engine/engine.h"
+#include "session/query/query_fields.h"
 
 namespace cpplan::gui {
 
 namespace {
 
-// A spin box's range: its query field's bounds (session/query_fields.h), the CLI's own.
+// A spin box's range: its query field's bounds (session/query/query_fields.h), the CLI's own.
 void set_field_range(QSpinBox* box, std::string_view flag) {
   const session::QueryField& f = session::query_field(flag);
   box->setRange(static_cast<int>(f.lo), static_cast<int>(f.hi));

@@ -8,7 +8,7 @@
 #include <QTreeWidget>
 
 #include "core/violation.h"
-#include "session/recommend.h"
+#include "session/engine/recommend.h"
 
 namespace cpplan::gui {
 

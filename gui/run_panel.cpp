@@ -1,6 +1,6 @@
 #include "gui/run_panel.h"
-#include "session/query.h"
-#include "session/query_fields.h"
+#include "session/query/query.h"
+#include "session/query/query_fields.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -30,25 +30,30 @@ QString find_cpplan(const QString& application_dir) {
 }
 
 QStringList query_arguments(const Query& q, const QString& model_config) {
-  // A config's profile is named after its folder: the command derives it again from the config.
-  QStringList a{model_config.isEmpty() ? QStringLiteral("--model") : QStringLiteral("--model-config"),
-                model_config.isEmpty() ? QString::fromStdString(q.model->name) : model_config,
-                QStringLiteral("--res"), QStringLiteral("%1x%2").arg(q.resolution.width).arg(q.resolution.height),
-                QStringLiteral("--steps"), QString::number(q.steps),
-                QStringLiteral("--gpus"), QString::number(q.gpus),
-                QStringLiteral("--hardware"), QString::fromStdString(q.hardware->name),
-                QStringLiteral("--attention-backend"), qstr(to_string(q.backend))};
-  if (q.model->video) a << QStringLiteral("--frames") << QString::number(q.frames);
+  session::Options o = session::query_options(q);
+  if (!model_config.isEmpty()) {  // a config's profile is named after its folder: the command derives it again
+    o.model = session::Options{}.model;
+    o.model_config = model_config.toStdString();
+  }
+  QStringList a;
+  for (const std::string& word : session::to_argv(o)) a << qstr(word);  // the field table's flags
   return a;
 }
 
+namespace {
+QStringList qstrings(const std::vector<std::string>& words) {
+  QStringList out;
+  for (const std::string& w : words) out << qstr(w);
+  return out;
+}
+}  // namespace
+
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
-  QStringList a = QStringList{QStringLiteral("run")} + query_arguments(q, model_config);
-  for (const std::string& flag : session::plan_argv(c)) a << qstr(flag);  // as a sweep's runs (session/query.h)
-  // No --runtime: `cpplan run` predicts as it runs (the cpplan runtime). Forced placements are
-  // query flags it takes; unset, it picks them as the planner does.
-  if (q.text_encoder) a << QStringLiteral("--text-encoder") << qstr(to_string(*q.text_encoder));
-  if (q.vae) a << QStringLiteral("--vae") << qstr(to_string(*q.vae));
+  // The query's and the plan's flags, as `cpplan --json` ("run_args") and a sweep's runs write
+  // them (session::run_argv). No --runtime: `cpplan run` predicts as it runs (the cpplan runtime).
+  QStringList a{QStringLiteral("run")};
+  if (model_config.isEmpty()) a += qstrings(session::run_argv(q, c));
+  else a += query_arguments(q, model_config) + qstrings(session::plan_argv(c));
   if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   return a;
 }

@@ -1,5 +1,5 @@
 #include "gui/sweep_panel.h"
-#include "session/query_fields.h"
+#include "session/query/query_fields.h"
 
 #include <QCheckBox>
 #include <QElapsedTimer>

@@ -16,7 +16,7 @@
 #include <csignal>
 
 #include "gui/run_panel.h"
-#include "session/query_fields.h"
+#include "session/query/query_fields.h"
 
 namespace cpplan::gui {
 
@@ -47,7 +47,8 @@ std::optional<TuneLine> parse_tune_line(const QString& line) {
 
 QStringList tune_arguments(const Query& q, const TuneOptions& o, const QString& db, const QString& model_config) {
   QStringList a = QStringList{QStringLiteral("tune"), o.script} + query_arguments(q, model_config);
-  a << QStringLiteral("--top") << QString::number(o.top) << QStringLiteral("--launcher") << o.launcher
+  // --top from the field table (its key "top"); the rest are the tune command's own flags.
+  a << QString::fromStdString(session::flag_of("top")) << QString::number(o.top) << QStringLiteral("--launcher") << o.launcher
     << QStringLiteral("--timeout-s") << QString::number(o.timeout_s) << QStringLiteral("--device") << o.device;
   if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   if (!o.script_args.isEmpty()) a << QStringLiteral("--") << o.script_args;

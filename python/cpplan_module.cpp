@@ -15,10 +15,10 @@
 #include <utility>
 #include <string>
 
-#include "session/engine.h"
-#include "session/plan_json.h"
-#include "session/query.h"
-#include "session/query_fields.h"
+#include "session/engine/engine.h"
+#include "session/render/plan_json.h"
+#include "session/query/query.h"
+#include "session/query/query_fields.h"
 
 namespace py = pybind11;
 using cpplan::session::InvalidInput;
@@ -49,10 +49,10 @@ std::shared_ptr<const cpplan::session::Engine> engine_for(const std::vector<std:
 
 std::pair<std::string, std::string> recommend(const Options& options, const std::string& exe) {
   const auto engine = engine_for(options.profiles, exe);
-  auto request = cpplan::session::parse_request(options);
-  if (!request) throw InvalidInput{request.error().message};
-  request.value().with_scripts = true;  // each plan's snippets and framework arguments, as `cpplan --json`
-  auto rec = engine->recommend(*request);
+  // Each plan's snippets and framework arguments, as `cpplan --json`; the rejection groups too.
+  auto resolved = engine->resolve(options, {true, true});
+  if (!resolved) throw InvalidInput{resolved.error().message};
+  auto rec = engine->recommend(*resolved);
   if (!rec) throw InvalidInput{rec.error().message};
   const auto report = cpplan::session::recommendation_json(**rec);
   std::string notes;
@@ -118,7 +118,7 @@ PYBIND11_MODULE(_cpplan, m) {
     }
   });
 
-  // The options of a ranking: every query field (session/query_fields.h) by its key, and the three
+  // The options of a ranking: every query field (session/query/query_fields.h) by its key, and the three
   // the package sets itself.
   py::class_<Options>(m, "Options", "Every option of a ranking as text, as `cpplan` receives its flags")
       .def(py::init<>())

@@ -13,7 +13,7 @@
 #include "exec/machine.h"
 #include "costmodel/calibration.h"
 #include "data/store.h"
-#include "session/cluster_model.h"
+#include "session/engine/cluster_model.h"
 #include "tests/cli/run_cli.h"
 
 // Last: LibTorch (through exec/machine.h) defines glog's CHECK, which would replace Catch's and

@@ -21,7 +21,7 @@
 #include "executor/supported.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
-#include "session/local_model.h"
+#include "session/engine/local_model.h"
 
 // Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
 #undef CHECK

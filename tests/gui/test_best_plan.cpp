@@ -1,5 +1,6 @@
 // One best plan (issues 49 and 54): for ten queries, every front that picks "the best plan" picks
-// the same one, and the GUI's memory chart and Python name the peak phase `cpplan --json` names,
+// the same one, the GUI's memory chart, Python and a sweep name the peak phase `cpplan --json`
+// names, and the GUI's Run tab, Python and a sweep's run write the argv `cpplan --json` writes,
 // each read from what it shows the user: `cpplan --json` (its first plan), the GUI's
 // Recommendation tab (a real widget, off-screen: its first row) and its heatmap cell at the same
 // size and GPU count, Python in a real python3 process (cpplan.plan(...)[0]), a sweep's "top 1"
@@ -10,8 +11,10 @@
 
 #include <QTreeWidgetItem>
 #include <QChart>
+#include <algorithm>
 #include <fstream>
 #include <ostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -62,14 +65,30 @@ std::string shell(const std::vector<std::string>& argv) {
   return command;
 }
 
-// What a front shows of its best plan: its label and the phase of its peak memory (MemoryPhase's
-// names: load, encode, denoise, decode).
+// What a front shows of its best plan: its label, the phase of its peak memory (MemoryPhase's
+// names: load, encode, denoise, decode) and the argv that runs it (what follows `cpplan run`).
 struct Best {
   std::string label, peak_phase;
+  std::vector<std::string> run_args;
   bool operator==(const Best&) const = default;
 };
 
-std::ostream& operator<<(std::ostream& os, const Best& b) { return os << b.label << " (peak " << b.peak_phase << ")"; }
+std::ostream& operator<<(std::ostream& os, const Best& b) {
+  os << b.label << " (peak " << b.peak_phase << "): cpplan run";
+  for (const std::string& a : b.run_args) os << ' ' << a;
+  return os;
+}
+
+// The words of `args` that follow "--seed N": a sweep's run writes its plan's flags there.
+std::vector<std::string> after_seed(const std::vector<std::string>& args) {
+  const auto seed = std::find(args.begin(), args.end(), "--seed");
+  return seed == args.end() || seed + 1 == args.end() ? std::vector<std::string>{}
+                                                      : std::vector<std::string>(seed + 2, args.end());
+}
+
+bool ends_with(const std::vector<std::string>& all, const std::vector<std::string>& tail) {
+  return tail.size() <= all.size() && std::equal(tail.rbegin(), tail.rend(), all.rbegin());
+}
 
 Best cli_best(const BestQuery& q) {
   std::vector<std::string> argv{CPPLAN_BINARY};
@@ -79,7 +98,7 @@ Best cli_best(const BestQuery& q) {
   const json j = json::parse(cpplan::test::command_output(shell(argv) + " 2>/dev/null"));
   REQUIRE_FALSE(j.at("plans").empty());
   const json& first = j.at("plans").at(0);
-  return {first.at("label"), first.at("predicted").at("memory_phases").at("peak")};
+  return {first.at("label"), first.at("predicted").at("memory_phases").at("peak"), first.at("run_args")};
 }
 
 // The phase the GUI's memory chart names in its title ("Peak memory ... while denoising"), in the
@@ -121,7 +140,13 @@ Best gui_best(const BestQuery& q) {
   const cpplan::planner::RankedPlan* top = result.recommendation->top();
   REQUIRE(top);
   REQUIRE(top->predicted);
-  return {ranked->child(0)->text(View::kPlan).toStdString(), chart_peak_phase(*top->predicted)};
+  // The Run tab's command for that plan (MainWindow hands it the selected row's plan).
+  std::vector<std::string> run_args;
+  for (const QString& a : cpplan::gui::run_arguments(*result.query, top->plan.config, {})) run_args.push_back(a.toStdString());
+  REQUIRE_FALSE(run_args.empty());
+  REQUIRE(run_args.front() == "run");
+  run_args.erase(run_args.begin());
+  return {ranked->child(0)->text(View::kPlan).toStdString(), chart_peak_phase(*top->predicted), run_args};
 }
 
 // The best replica split of `cpplan --objective throughput --json`: "REPLICAS x LABEL".
@@ -140,9 +165,7 @@ std::string cli_fleet_best(const BestQuery& q) {
 std::string gui_fleet_best(const BestQuery& q) {
   const auto result = cpplan::gui::compute_plans(cpplan::test::shared_catalog(), gui_input(q), 1);
   REQUIRE(result.error.empty());
-  const cpplan::session::Request& request = result.recommendation->request;
-  const cpplan::gui::FleetRequest fleet{result.catalog, result.model, result.query, result.error, request.planner,
-                                        cpplan::session::replica_plans(request)};
+  const cpplan::gui::FleetRequest fleet{result.recommendation, result.error};
   const cpplan::gui::FleetResult r = cpplan::gui::compute_fleet(fleet, std::nullopt, 1);
   REQUIRE(r.error.empty());
   REQUIRE(r.report);
@@ -176,19 +199,21 @@ std::vector<Best> python_best(const std::vector<BestQuery>& queries) {
   const std::string script =
       "import json, sys, cpplan\n"
       "best = [cpplan.plan(**k)[0] for k in json.loads(sys.argv[1])]\n"
-      "print(json.dumps([[p.label, p.memory_phases['peak']] for p in best]))\n";
+      "print(json.dumps([[p.label, p.memory_phases['peak'], p.run_args] for p in best]))\n";
   const std::string command = std::string("PYTHONPATH='") + CPPLAN_PYTHON_DIR + "' '" + CPPLAN_PYTHON + "' -c \"" +
                               script + "\" '" + all.dump() + "' 2>/dev/null";
   std::vector<Best> out;
   for (const auto& pair : json::parse(cpplan::test::command_output(command)))
-    out.push_back({pair.at(0).get<std::string>(), pair.at(1).get<std::string>()});
+    out.push_back({pair.at(0).get<std::string>(), pair.at(1).get<std::string>(),
+                   pair.at(2).get<std::vector<std::string>>()});
   return out;
 }
 #endif
 
 #ifdef CPPLAN_RUN_BINARY
-// A sweep of this one query, plans = "top 1": the plan `cpplan sweep --dry-run` lists.
-std::string sweep_best(const BestQuery& q, const cpplan::ModelProfile& m, const cpplan::test::TempDir& dir) {
+// A sweep of this one query, plans = "top 1": the plan `cpplan sweep --dry-run` lists, its peak
+// phase and its run's argv.
+Best sweep_best(const BestQuery& q, const cpplan::ModelProfile& m, const cpplan::test::TempDir& dir) {
   const std::string file = dir.file("sweep.toml");
   std::ofstream(file) << "models = [\"" << q.model << "\"]\n"
                       << "resolutions = [\"" << (q.width > 0 ? res_of(q) : std::to_string(m.default_width) + "x" +
@@ -197,12 +222,21 @@ std::string sweep_best(const BestQuery& q, const cpplan::ModelProfile& m, const 
                       << "]\nsteps = " << (q.steps > 0 ? q.steps : m.default_steps) << "\nplans = \"top 1\"\n";
   const std::string out = cpplan::test::command_output(
       shell({CPPLAN_RUN_BINARY, "sweep", file, "--dry-run", "--db", dir.file("sweep.db")}) + " 2>&1");
-  // "run  MODEL WxHxGPUS frames F: LABEL"
-  const auto colon = out.find(": ");
+  // "run  MODEL WxHxGPUS frames F: LABEL (peak PHASE)\n      cpplan run ARGS\n"
   INFO("cpplan sweep --dry-run printed: " << out);
   REQUIRE(out.rfind("run  ", 0) == 0);
+  const auto colon = out.find(": ");
+  const auto peak = out.find(" (peak ");
+  const auto line_end = out.find('\n');
   REQUIRE(colon != std::string::npos);
-  return out.substr(colon + 2, out.find('\n') - colon - 2);
+  REQUIRE(peak != std::string::npos);
+  REQUIRE(peak < line_end);
+  Best b{out.substr(colon + 2, peak - colon - 2), out.substr(peak + 7, out.find(')', peak) - peak - 7), {}};
+  const std::string prefix = "      cpplan run ";
+  REQUIRE(out.compare(line_end + 1, prefix.size(), prefix) == 0);
+  std::istringstream words(out.substr(line_end + 1 + prefix.size(), out.find('\n', line_end + 1) - line_end - 1 - prefix.size()));
+  for (std::string w; words >> w;) b.run_args.push_back(w);
+  return b;
 }
 
 // The plan `cpplan run --plan best` would execute (--dry-run: nothing runs).
@@ -247,7 +281,12 @@ TEST_CASE("cpplan, the GUI, its heatmap, Python, a sweep's top 1 and run --plan 
     CHECK(python[i] == cli);
 #endif
 #ifdef CPPLAN_RUN_BINARY
-    CHECK(sweep_best(q, *m, dir) == cli.label);
+    // A sweep runs its own query flags (--warmup, --seed; no --hardware), then the same plan's.
+    const Best sweep = sweep_best(q, *m, dir);
+    CHECK(sweep.label == cli.label);
+    CHECK(sweep.peak_phase == cli.peak_phase);
+    if (q.gpus > 1) CHECK_FALSE(after_seed(sweep.run_args).empty());
+    CHECK(ends_with(cli.run_args, after_seed(sweep.run_args)));
     CHECK(run_best(q) == cli.label);
 #endif
   }

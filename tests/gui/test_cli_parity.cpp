@@ -29,8 +29,8 @@
 #include "gui/planning.h"
 #include "gui/query_panel.h"
 #include "gui/run_panel.h"
-#include "session/machine.h"
-#include "session/planning.h"
+#include "session/query/machine.h"
+#include "session/engine/internal/planning.h"
 #include "tests/gui/gui_support.h"
 
 using cpplan::gui::QueryInput;
@@ -257,7 +257,7 @@ TEST_CASE("The GUI plans --hardware local from this machine's probes and latest 
     CHECK(p.predicted->step_ms == Approx(7.0));
     CHECK(cli["plans"][i]["predicted"]["step_ms"] == Approx(7.0));
   }
-  CHECK_THAT(cpplan::session::prediction_source(gui.report.plans, gui.model->local()),
+  CHECK_THAT(cpplan::session::prediction_source(gui.report.plans, gui.recommendation->model->local()),
              Catch::EndsWith(" figures, step times calibrated to this machine's runs (calibration v1)"));
 
   // The window states it in its status bar.
@@ -291,7 +291,7 @@ TEST_CASE("The GUI plans --cluster from a cluster's nccl-tests imports, as the C
     CHECK(plan_label(gui.report.plans[i].plan.config) == cli["plans"][i].at("label"));
     CHECK(gui.report.plans[i].predicted->step_ms == Approx(cli["plans"][i]["predicted"]["step_ms"].get<double>()));
   }
-  CHECK(cpplan::session::prediction_source(gui.report.plans, gui.model->local(), gui.model->cluster()) ==
+  CHECK(cpplan::session::prediction_source(gui.report.plans, gui.recommendation->model->local(), gui.recommendation->model->cluster()) ==
         cli.at("prediction_source"));
 
   // An unknown cluster: the CLI's line.

@@ -1,4 +1,4 @@
-// One flag vocabulary (session/query_flags.h): the real `cpplan` and `cpplan-gui` binaries accept
+// One flag vocabulary (session/query/query_flags.h): the real `cpplan` and `cpplan-gui` binaries accept
 // the same query flags, with the same help line each, start from the same defaults, and refuse the
 // same bad value with the same one line (after the program's name) and the same exit code.
 #include <catch2/catch.hpp>
@@ -14,8 +14,8 @@
 
 #include "gui/args.h"
 #include "gui/planning.h"
-#include "session/plan_json.h"
-#include "session/query_flags.h"
+#include "session/render/plan_json.h"
+#include "session/query/query_flags.h"
 #include "tests/gui/gui_support.h"
 
 namespace {

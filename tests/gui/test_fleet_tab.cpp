@@ -63,7 +63,7 @@ TEST_CASE("The Fleet tab plots every candidate split, the frontier, the SLO line
   CHECK(fleet.gpus == 8);
 
   const auto& r = *w.result();
-  const cpplan::planner::Planner planner(r.model->cost());
+  const cpplan::planner::Planner planner(r.recommendation->model->cost());
   const int expected = candidate_count(planner, *r.query, 8);
   CHECK(w.fleet()->chart()->point_count() == expected);
   CHECK(w.fleet()->chart()->frontier_count() ==
@@ -101,9 +101,9 @@ TEST_CASE("The Fleet tab says why a query with a topology has no fleet", "[gui][
   in.topology = "dgx-h100";
   in.hardware.clear();
   in.gpus = 0;
-  auto q = cpplan::gui::make_query(*shared_catalog(), in);
-  REQUIRE(q);
-  cpplan::gui::FleetRequest request{shared_catalog(), std::make_shared<cpplan::session::QueryCostModel>(*q), *q, "", true};
+  auto resolved = cpplan::gui::resolve(shared_catalog(), in);
+  REQUIRE(resolved);
+  cpplan::gui::FleetRequest request{std::make_shared<const cpplan::session::Resolved>(*resolved), ""};
   const auto r = cpplan::gui::compute_fleet(request, std::nullopt, 1);
   CHECK_FALSE(r.report.has_value());
   CHECK(r.error == "with a topology: not done (replicas are planned without placement)");

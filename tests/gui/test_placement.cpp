@@ -168,7 +168,7 @@ TEST_CASE("A fully-sharded plan's placement lists its fs groups of consecutive r
   CHECK(detail.topology_text() == text);
 }
 
-TEST_CASE("The placement tab's lines are the CLI's: one module (session/explain.h) for both fronts",
+TEST_CASE("The placement tab's lines are the CLI's: one module (session/engine/explain.h) for both fronts",
           "[gui][placement][explain]") {
   // ulysses 8 x ring 2 on two DGX H100 nodes: every line the GUI shows is a line of
   // `cpplan check ... --explain` for the same plan (the CLI adds the launch lines, DeviceMesh, the

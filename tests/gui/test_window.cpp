@@ -89,8 +89,9 @@ TEST_CASE("A query fills the table with the valid plans and details the top one"
 
   const QStringList args = w.run_panel()->arguments();
   CHECK(args.join(' ').toStdString() ==
-        "run --model flux.1-dev --res 1008x1008 --steps 28 --gpus 4 --hardware h100-sxm --attention-backend flash "
-        "--ulysses 4 --ulysses-anything --db " +
+        // the query's fields that differ from the table's defaults, in its order (flux.1-dev and
+        // flash are the defaults), then the plan's
+        "run --gpus 4 --res 1008x1008 --hardware h100-sxm --steps 28 --ulysses 4 --ulysses-anything --db " +
             dir.file("runs.db"));
   CHECK(!std::filesystem::exists(dir.file("runs.db")));  // reading the history creates nothing
 }

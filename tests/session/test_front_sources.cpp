@@ -2,8 +2,8 @@
 // and python/ is read, and (1) its costmodel/ and planner/ includes are only the headers of the
 // types it renders, (2) it calls none of the functions that predict, rank, choose a plan or a
 // framework, write a framework's arguments, group rejections or lay out collectives, and (3) it
-// asks the engine (session/engine.h), not the session's functions under it. The renderers
-// (session/plan_json.cpp, cli's text) call none of (2) either. Those live in session/ and below.
+// asks the engine (session/engine/engine.h), not the session's functions under it. The renderers
+// (session/render/plan_json.cpp, cli's text) call none of (2) either. Those live in session/ and below.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -49,8 +49,8 @@ std::vector<fs::path> product_sources() {
 // The fronts and the JSON renderer.
 std::vector<fs::path> front_and_renderer_sources() {
   auto files = front_sources();
-  files.push_back(source_root() / "session" / "plan_json.cpp");
-  files.push_back(source_root() / "session" / "plan_json.h");
+  files.push_back(source_root() / "session" / "render" / "plan_json.cpp");
+  files.push_back(source_root() / "session" / "render" / "plan_json.h");
   return files;
 }
 
@@ -70,23 +70,48 @@ std::string code_of(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("The fronts and the renderers include only the costmodel/ and planner/ headers of the types they render",
+TEST_CASE("The fronts include no planner/, costmodel/ or session internal/ header: the Engine's are their types",
           "[session][layers]") {
-  // The value types a front renders: RankedPlan and PlanReport, FleetReport, FrameworkSet,
-  // RuntimeCalibration, Placement, Prediction, Calibration and the timing rows it fits.
-  const std::set<std::string> rendered = {"planner/planner.h",       "planner/fleet.h",
-                                          "planner/frameworks.h",    "planner/runtime_calibration.h",
-                                          "planner/topology/placement.h", "costmodel/cost_model.h",
-                                          "costmodel/calibration.h", "costmodel/timing_row.h"};
-  static const std::regex kInclude(R"re(#include "((costmodel|planner)/[^"]+)")re");
-  const auto files = front_and_renderer_sources();
+  // Every front (cli/, gui/, exec/, python/): the types they render come through the session's
+  // public headers (session/engine/engine.h and the others); cmake/FrontIncludes.cmake fails the
+  // build on the same rule.
+  static const std::regex kInclude(R"re(#\s*include\s*"((costmodel|planner)/[^"]+|session/[a-z_]+/internal/[^"]+)")re");
+  const auto files = front_sources();
   REQUIRE(files.size() > 60);  // every front was found
   for (const fs::path& file : files) {
     const std::string text = read(file);
     for (std::sregex_iterator it(text.begin(), text.end(), kInclude), end; it != end; ++it) {
       INFO(fs::relative(file, source_root()).string() << " includes " << (*it)[1]);
+      CHECK(false);
+    }
+  }
+  // The JSON renderer: only the headers of the types it renders.
+  const std::set<std::string> rendered = {"planner/planner.h", "planner/fleet.h", "planner/frameworks.h",
+                                          "planner/topology/placement.h", "costmodel/cost_model.h",
+                                          "session/engine/internal/planning.h"};
+  for (const char* name : {"plan_json.cpp", "plan_json.h"}) {
+    const fs::path file = source_root() / "session" / "render" / name;
+    const std::string text = read(file);
+    for (std::sregex_iterator it(text.begin(), text.end(), kInclude), end; it != end; ++it) {
+      INFO(fs::relative(file, source_root()).string() << " includes " << (*it)[1]);
       CHECK(rendered.count((*it)[1]) == 1);
     }
+  }
+}
+
+TEST_CASE("CMake links each front to the session's libraries, not to the planner or the cost model", "[session][layers]") {
+  // The link rules (session/CMakeLists.txt): a front names session libraries (and core, data, Qt,
+  // the executor); the planner and cost model come under the Engine only.
+  static const std::regex kLink(R"re(target_link_libraries\(\s*(cpplan_cli|cpplan_gui|cpplan_exec|_cpplan)\b([^)]*)\))re");
+  for (const char* front : {"cli", "gui", "exec", "python"}) {
+    const std::string text = read(source_root() / front / "CMakeLists.txt");
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, kLink));
+    INFO(front << "/CMakeLists.txt links: " << m[2].str());
+    CHECK(m[2].str().find("cpplan_session_") != std::string::npos);
+    CHECK(m[2].str().find("cpplan_planner") == std::string::npos);
+    CHECK(m[2].str().find("cpplan_costmodel") == std::string::npos);
+    CHECK(text.find("cpplan_front_includes(") != std::string::npos);
   }
 }
 
@@ -111,7 +136,7 @@ TEST_CASE("No function of a front or a renderer predicts, ranks, chooses a frame
 }
 
 TEST_CASE("The fronts ask the engine, which chooses the best plan in one place", "[session][layers]") {
-  // What the engine wraps (session/engine.h): a front calling these would answer beside it.
+  // What the engine wraps (session/engine/engine.h): a front calling these would answer beside it.
   const std::vector<std::string> beside = {"session::recommend(", "session::check(", "session::heatmap(",
                                            "session::fleet(",     "session::ranking(", "recommend_json("};
   for (const fs::path& file : front_sources()) {
@@ -130,7 +155,7 @@ TEST_CASE("The fronts ask the engine, which chooses the best plan in one place",
   }
 }
 
-TEST_CASE("cpplan-gui declares no bounds of the query flags: the table's (session/query_fields.h)", "[session][layers]") {
+TEST_CASE("cpplan-gui declares no bounds of the query flags: the table's (session/query/query_fields.h)", "[session][layers]") {
   // Bounds come from the query field table (parse_int_field, query_field(...).lo/hi); a GUI source
   // parsing a flag with bounds of its own, or ranging a query spin box by a number, would copy them.
   static const std::regex kOwnBounds(R"re(parse_int\s*\(|parse_number\s*\(|kMaxGpus|(gpus|batch|frames|steps|nodes|width|height)_->setRange\s*\(\s*[0-9])re");
@@ -143,9 +168,9 @@ TEST_CASE("cpplan-gui declares no bounds of the query flags: the table's (sessio
 }
 
 TEST_CASE("Every flag the fronts share is written in one product file: the field table", "[session][layers]") {
-  // session/query_fields.cpp names the flags; every command, front and job asks it (add_field_option,
+  // session/query/query_fields.cpp names the flags; every command, front and job asks it (add_field_option,
   // flag_of, to_argv, plan_argv). A flag spelt elsewhere would be a second declaration to keep in step.
-  const fs::path table = source_root() / "session" / "query_fields.cpp";
+  const fs::path table = source_root() / "session" / "query" / "query_fields.cpp";
   for (const std::string flag : {"--db", "--cluster"}) {
     std::vector<std::string> spelt;
     for (const fs::path& file : product_sources())

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "session/engine.h"
-#include "session/recommend.h"
+#include "session/engine/engine.h"
+#include "session/engine/recommend.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::Lever;
@@ -26,19 +26,25 @@ Options flux(const std::string& gpus, const std::string& res) {
 
 cpplan::session::Machine no_machine() { throw std::logic_error("no --hardware local here"); }
 
+const cpplan::session::Engine& engine() {
+  static const cpplan::session::Engine engine(cpplan::test::fitted_catalog(), no_machine);
+  return engine;
+}
+
 std::unique_ptr<Recommendation> recommend(const Options& o) {
-  auto request = cpplan::session::parse_request(o);
-  REQUIRE(request.ok());
-  auto rec = cpplan::session::recommend(*request, cpplan::test::fitted_catalog(), no_machine);
+  auto resolved = engine().resolve(o);
+  INFO((resolved.ok() ? std::string() : resolved.error().message));
+  REQUIRE(resolved.ok());
+  auto rec = engine().recommend(*resolved);
   INFO((rec.ok() ? std::string() : rec.error().message));
   REQUIRE(rec.ok());
   return std::move(rec).value();
 }
 
 std::string refusal(const Options& o) {
-  auto request = cpplan::session::parse_request(o);
-  if (!request) return request.error().message;
-  auto rec = cpplan::session::recommend(*request, cpplan::test::fitted_catalog(), no_machine);
+  auto resolved = engine().resolve(o);
+  if (!resolved) return resolved.error().message;
+  auto rec = engine().recommend(*resolved);
   return rec.ok() ? std::string("accepted") : rec.error().message;
 }
 
@@ -169,7 +175,9 @@ TEST_CASE("For throughput (--objective) the answer is replica splits, not a rank
 TEST_CASE("check: one plan's verdict with its typed violations", "[session][recommend]") {
   Options o = flux("4", "1008x1008");
   o.ring = "4";
-  auto checked = cpplan::session::Engine(cpplan::test::fitted_catalog(), no_machine).check(o);
+  auto resolved = engine().resolve(o);
+  REQUIRE(resolved.ok());
+  auto checked = engine().check(*resolved);
   REQUIRE(checked.ok());
   const auto& plan = (*checked)->plan.plan;
   REQUIRE(plan.violations.size() == 1);

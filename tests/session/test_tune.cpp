@@ -9,9 +9,10 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "session/tune_calibration.h"
-#include "session/tune_candidates.h"
-#include "session/tune_fit.h"
+#include "session/engine/engine.h"
+#include "session/engine/internal/tune_calibration.h"
+#include "session/jobs/tune_candidates.h"
+#include "session/jobs/tune_fit.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::ParallelConfig;
@@ -56,12 +57,12 @@ TEST_CASE("the tune's fit: a scale for the machine and a factor per family, shru
   const TuneCandidate ulysses = candidate(PlanFamily::kUlysses, 10), ring = candidate(PlanFamily::kRing, 20);
   const TuneCandidate tp = candidate(PlanFamily::kTensor, 30);
 
-  SECTION("no run: the model as it is") { CHECK(cpplan::session::fit_tune({}).step_ms(ulysses) == 10); }
+  SECTION("no run: the model as it is") { CHECK(cpplan::session::fitted_step_ms(cpplan::session::fit_tune({}), ulysses) == 10); }
   SECTION("one run: its ratio is the scale, its family's factor 1") {
     const auto fit = cpplan::session::fit_tune({{&ulysses, 35}});
     CHECK(fit.scale == Approx(3.5));
-    CHECK(fit.step_ms(ulysses) == Approx(35));
-    CHECK(fit.step_ms(tp) == Approx(105));  // an unmeasured family: 30 x 3.5
+    CHECK(cpplan::session::fitted_step_ms(fit, ulysses) == Approx(35));
+    CHECK(cpplan::session::fitted_step_ms(fit, tp) == Approx(105));  // an unmeasured family: 30 x 3.5
   }
   SECTION("two families: scale sqrt(3 x 2), factors (ratio / scale)^(1 / 1.05)") {
     // ratios 30/10 = 3 and 40/20 = 2; scale sqrt(6) = 2.44949; ulysses (3 / 2.44949)^(1/1.05) =
@@ -71,9 +72,9 @@ TEST_CASE("the tune's fit: a scale for the machine and a factor per family, shru
     CHECK(fit.scale == Approx(2.44949).epsilon(1e-5));
     CHECK(fit.family.at(PlanFamily::kUlysses) == Approx(1.21298).epsilon(1e-5));
     CHECK(fit.family.at(PlanFamily::kRing) == Approx(0.824417).epsilon(1e-5));
-    CHECK(fit.step_ms(ulysses) == Approx(29.7118).epsilon(1e-5));  // within 1% of the 30 measured
-    CHECK(fit.step_ms(ring) == Approx(40.3880).epsilon(1e-5));
-    CHECK(fit.step_ms(tp) == Approx(30 * 2.44949).epsilon(1e-5));
+    CHECK(cpplan::session::fitted_step_ms(fit, ulysses) == Approx(29.7118).epsilon(1e-5));  // within 1% of the 30 measured
+    CHECK(cpplan::session::fitted_step_ms(fit, ring) == Approx(40.3880).epsilon(1e-5));
+    CHECK(cpplan::session::fitted_step_ms(fit, tp) == Approx(30 * 2.44949).epsilon(1e-5));
   }
 }
 
@@ -83,9 +84,10 @@ TEST_CASE("the candidates: the predicted best, then each family's best, at most 
   o.hardware = "h100-sxm";
   o.gpus = "2";
   o.res = "1024x1024";
-  auto request = cpplan::session::parse_request(o);
-  REQUIRE(request.ok());
-  auto rec = cpplan::session::recommend(*request, cpplan::test::fitted_catalog(), no_machine);
+  const cpplan::session::Engine engine(cpplan::test::fitted_catalog(), no_machine);
+  auto resolved = engine.resolve(o);
+  REQUIRE(resolved.ok());
+  auto rec = engine.recommend(*resolved);
   REQUIRE(rec.ok());
   const auto& rows = (*rec)->rows;
   REQUIRE(rows.size() >= 3);

@@ -1,0 +1,65 @@
+#pragma once
+// The two calibrations: this machine's executor runs fitted to its measured model (what
+// `cpplan calibrate` stores), and the runtime and hardware defaults fitted to end-to-end timings of
+// real pipelines (`cpplan calibrate --import`, `--pipeline-runs`). The fronts render the results.
+
+#include <string>
+#include <vector>
+
+#include "core/profiles.h"
+#include "costmodel/calibration.h"
+#include "costmodel/timing_row.h"
+#include "planner/runtime_calibration.h"
+#include "session/query/machine.h"
+
+namespace cpplan::session {
+
+// The metric (value 1) of a GPU run made with --sync-collectives: its communication was
+// serialised with its computation, so the calibration leaves it out.
+inline constexpr const char* kSyncCollectivesMetric = "sync_collectives";
+
+// The calibration fitted to this machine's ok executor runs in the store at `db`, stored there as
+// a new version. InvalidInput without a probe of the machine or with fewer than 4 runs.
+struct LocalCalibration {
+  costmodel::Calibration calibration;
+  long long version = 0;
+  std::string db;  // the store's path
+};
+LocalCalibration calibrate_local(const std::string& db, const ProfileCatalog& catalog, const Machine& machine, int folds);
+
+// How a runtime fit is named, where it is written, and what it starts from.
+struct RuntimeFitRequest {
+  std::string source;   // the timings' file or database, named in the fit's provenance
+  std::string name;     // the fit's name (default: the output's stem, else "fit")
+  std::string output;   // a .toml file to write, or ""
+  int folds = 5;
+  int repeats = 5;                    // of the cross-validation
+  std::vector<std::string> profiles;  // extra profile directories
+  std::string exe;                    // locates the installed profiles
+};
+// Fills the default name and checks the output (InvalidInput), before any timings are read.
+void complete_fit_request(RuntimeFitRequest& request);
+// The fit of `rows` from the profiles' priors, written to request.output when set. InvalidInput
+// on a bad output name or rows the fit cannot use.
+planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>& rows, RuntimeFitRequest request);
+// `rows` predicted by the shipped profiles (fits applied) of request.profiles, fitting nothing;
+// InvalidInput on rows they cannot predict.
+planner::RuntimeCalibration check_shipped(const std::vector<costmodel::TimingRow>& rows, const RuntimeFitRequest& request);
+
+// How imported rows name what the file does not: `runtime` for rows that name none, and
+// KEY=VALUE pairs (--runtime-for SOURCE=RUNTIME, --model-for SOURCE=MODEL, --topology-for BOX=TOPOLOGY,
+// --warmup-for SOURCE=W).
+struct TimingMappings {
+  std::string runtime;
+  std::vector<std::string> runtime_for, model_for, topology_for;
+  std::vector<std::string> warmup_for;  // SOURCE=W: the PipeFusion warm-up of its rows that state none
+};
+// The rows of every imported timings file (.json, .csv or .jsonl), one fit's worth. InvalidInput
+// (one line) names the file, row, field and rule, or a --model-for or --warmup-for SOURCE or a
+// --topology-for BOX no row has (a mistyped name would otherwise leave its rows as they were).
+std::vector<costmodel::TimingRow> import_timings(const std::vector<std::string>& files, const TimingMappings& mappings);
+// The pipeline runs (cpplan import-runs) of the store at `db` as timing rows; InvalidInput when
+// it is missing or holds fewer than 2.
+std::vector<costmodel::TimingRow> pipeline_timing_rows(const std::string& db, std::string& store_path);
+
+}  // namespace cpplan::session

@@ -1,0 +1,344 @@
+#include "session/query/query.h"
+
+#include <charconv>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "core/diffusers_config.h"
+#include "session/query/internal/detect.h"
+#include "session/query/machine.h"
+#include "session/query/query_fields.h"
+
+namespace cpplan::session {
+
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size())
+    throw InvalidInput{fmt::format("{} = {}: must be an integer", flag, text)};
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw InvalidInput{fmt::format("{} = {}: must be between {} and {}", flag, text, lo, hi)};
+  return v;
+}
+
+double parse_number(const std::string& flag, const std::string& text, double lo, double hi) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw InvalidInput{fmt::format("{} = {}: must be a number", flag, text)};
+  if (!(v > lo) || v > hi) throw InvalidInput{fmt::format("{} = {}: must be above {} and at most {}", flag, text, lo, hi)};
+  return v;
+}
+
+namespace {
+// --topology / --topology-file and --nodes; returns the topology (nullptr without one).
+const Topology* resolve_topology(const Options& a, const ProfileCatalog& catalog, ResolvedQuery& r, int& nodes) {
+  const Topology* topo = nullptr;
+  if (!a.topology.empty() && !a.topology_file.empty())
+    throw InvalidInput{fmt::format("--topology-file = {}: cannot be combined with --topology = {}", a.topology_file,
+                                   a.topology)};
+  if (!a.topology.empty()) {
+    auto t = catalog.topology(a.topology);
+    if (!t) throw InvalidInput{t.error().message};
+    topo = *t;
+  } else if (!a.topology_file.empty()) {
+    auto t = catalog.load_topology_file(a.topology_file);
+    if (!t) throw InvalidInput{t.error().message};
+    r.topology_file = std::make_shared<const Topology>(std::move(t).value());
+    topo = r.topology_file.get();
+  }
+  nodes = 1;
+  if (a.nodes.empty()) return topo;
+  nodes = parse_int("--nodes", a.nodes, 1, kMaxGpus / (topo ? topo->gpus : 1));
+  if (!topo) return topo;  // nodes of the hardware profile's: resolve_nodes
+  if (nodes > 1 && !topo->has_network)
+    throw InvalidInput{fmt::format("--nodes = {}: topology {} has no [network] table to join nodes", nodes, topo->name)};
+  return topo;
+}
+// Without a topology, --nodes N is N of the nodes the hardware profile describes ([node]: its
+// gpus_per_node GPUs each, joined by its Ethernet): --gpus defaults to N x gpus_per_node and must
+// equal it.
+void resolve_nodes(const Options& a, Query& q) {
+  if (q.topology || a.nodes.empty()) return;
+  if (!q.hardware || !q.hardware->node)
+    throw InvalidInput{q.hardware ? fmt::format("--nodes = {}: {}'s profile describes no node ([node]): name the "
+                                                "box with --topology or --topology-file, or give --gpus alone "
+                                                "({} GPUs per node)", a.nodes, q.hardware->name,
+                                                q.hardware->gpus_per_node)
+                                  : fmt::format("--nodes = {}: needs --topology or --topology-file", a.nodes)};
+  const HardwareProfile& hw = *q.hardware;
+  const long long gpus = 1LL * q.nodes * hw.gpus_per_node;
+  if (gpus > kMaxGpus)
+    throw InvalidInput{fmt::format("--nodes = {}: {} x {}'s {} GPUs per node is more than {}", a.nodes, q.nodes, hw.name,
+                                   hw.gpus_per_node, kMaxGpus)};
+  if (a.gpus.empty()) q.gpus = static_cast<int>(gpus);
+  else if (q.gpus != gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs per node = {} (or leave --gpus out)",
+                                   a.gpus, hw.name, hw.gpus_per_node, gpus)};
+}
+// The runtime profile `name` (InvalidInput naming the runtimes there are).
+const RuntimeProfile* runtime_named(const ProfileCatalog& catalog, const std::string& name) {
+  auto runtime = catalog.runtime(name);
+  if (!runtime) throw InvalidInput{runtime.error().message};
+  return *runtime;
+}
+
+// --runtime, --text-encoder (or --offload-text-encoders) and --vae.
+void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catalog, Query& q) {
+  // An explicit --runtime is checked with the other flags; the default waits for the hardware.
+  if (!a.runtime.empty()) q.runtime = runtime_named(catalog, a.runtime);
+  if (a.offload && !a.text_encoder.empty() && a.text_encoder != "offloaded")
+    throw InvalidInput{fmt::format("--offload-text-encoders: contradicts --text-encoder = {}", a.text_encoder)};
+  if (a.offload) q.text_encoder = TextEncoderPlacement::kOffloaded;
+  if (!a.text_encoder.empty()) {
+    TextEncoderPlacement te{};
+    if (!text_encoder_placement_from_string(a.text_encoder, te))
+      throw InvalidInput{fmt::format("--text-encoder = {}: must be {}", a.text_encoder, text_encoder_placement_choices())};
+    q.text_encoder = te;
+  }
+  if (!a.vae.empty()) {
+    VaePlacement v{};
+    if (!vae_placement_from_string(a.vae, v))
+      throw InvalidInput{fmt::format("--vae = {}: must be single, parallel, tiled or sliced", a.vae)};
+    q.vae = v;
+  }
+}
+
+// The runtime without --runtime: PyTorch/XLA's on TPU and Neuron hardware (their programs compile);
+// else the one the --framework's profile names (a plan ranked for xDiT priced as xDiT runs it); else
+// diffusers' (--framework any or cpplan, and frameworks whose profile names none).
+std::string default_runtime(const Options& a, const Query& q) {
+  if (q.hardware && q.hardware->family != DeviceFamily::kCuda) return "xla";
+  const auto f = framework_choice(a);
+  const FrameworkProfile* profile = f ? q.frameworks[static_cast<int>(*f)] : nullptr;
+  return profile && !profile->runtime.empty() ? profile->runtime : "diffusers";
+}
+}  // namespace
+
+
+Context build_query(const Options& a, const std::string& exe, std::ostream& err) {
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  if (!catalog) throw InvalidInput{catalog.error().message};
+  return build_query(a, std::move(catalog).value(), err);
+}
+
+ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std::ostream& err) {
+  ResolvedQuery r;
+  Query& q = r.query;
+  framework_choice(a);  // checked with the other flags, before any note is printed
+  q.topology = resolve_topology(a, catalog, r, q.nodes);
+  // nvidia-smi is asked once, and only when a flag is left to it (no shell for a planning query).
+  // --nodes without a topology counts the hardware's nodes: the GPUs follow from its profile.
+  const bool gpus_from_nodes = a.gpus.empty() && !q.topology && !a.nodes.empty();
+  const bool ask_gpu = (a.gpus.empty() && !q.topology && !gpus_from_nodes) || (a.hardware.empty() && !q.topology);
+  const auto gpu = ask_gpu ? query_nvidia_smi() : std::nullopt;
+  if (a.gpus.empty() && !q.topology && !gpus_from_nodes && !gpu)
+    throw InvalidInput{"--gpus: required (the number of GPUs; nvidia-smi lists none here), e.g. cpplan --gpus 4 --res 1024x1024"};
+  if (a.gpus.empty() && !q.topology && !gpus_from_nodes)
+    fmt::print(err, "note: planning for the {} GPU{} nvidia-smi lists ({}); set --gpus for another count\n", gpu->count,
+               gpu->count == 1 ? "" : "s", gpu->name);
+  q.gpus = !a.gpus.empty()   ? parse_int_field("--gpus", a.gpus)
+           : q.topology      ? q.nodes * q.topology->gpus
+           : gpus_from_nodes ? 0  // resolve_nodes, once the hardware is known
+                             : gpu->count;
+  if (q.topology && q.nodes > 1 && q.gpus != q.nodes * q.topology->gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must equal --nodes x {}'s {} GPUs = {} (or leave --gpus out)", a.gpus,
+                                   q.topology->name, q.topology->gpus, q.nodes * q.topology->gpus)};
+  if (q.topology && q.nodes == 1 && q.gpus > q.topology->gpus)
+    throw InvalidInput{fmt::format("--gpus = {}: must be at most {}'s {} GPUs (add --nodes N for more)", a.gpus,
+                                   q.topology->name, q.topology->gpus)};
+  auto model = catalog.model(a.model);
+  if (!model) throw InvalidInput{model.error().message};
+  q.model = *model;
+  const ModelProfile& m = *q.model;
+
+  if (a.res.empty()) {
+    q.resolution = {m.default_width, m.default_height};
+  } else {
+    auto res = parse_resolution(a.res);
+    if (!res) throw InvalidInput{res.error().message};
+    q.resolution = *res;
+  }
+  q.frames = a.frames.empty() ? m.default_frames : parse_int_field("--frames", a.frames);
+  q.steps = a.steps.empty() ? m.default_steps : parse_int_field("--steps", a.steps);
+  q.batch = parse_int_field("--batch", a.batch);
+  const int text = a.text_tokens.empty() ? m.text_tokens : parse_int_field("--text-tokens", a.text_tokens);
+  const auto backend = attention_backend_from_string(a.backend);
+  if (!backend)
+    throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
+  q.backend = *backend;
+  resolve_runtime_and_placement(a, catalog, q);
+  if (a.offload_idle_transformer && q.model->transformers < 2)
+    throw InvalidInput{fmt::format("--offload-idle-transformer: {} has one transformer: nothing is idle to offload",
+                                   q.model->name)};
+  q.offload_idle_transformer = a.offload_idle_transformer;
+  auto frameworks = catalog.frameworks_for_query(a.framework_versions);
+  if (!frameworks) throw InvalidInput{frameworks.error().message};
+  q.frameworks = *frameworks;
+  auto seq = compute_sequence(m, q.resolution, q.frames, text);
+  if (!seq) throw InvalidInput{seq.error().message};
+  q.sequence = *seq;
+  // Hardware last: its note about the local GPU should not precede an error in the other flags.
+  if (a.hardware == "local") {
+    r.local_hardware = true;
+  } else if (!a.hardware.empty()) {
+    auto hw = catalog.hardware(a.hardware);
+    if (!hw) throw InvalidInput{hw.error().message};
+    q.hardware = *hw;
+  } else if (q.topology) {  // the topology names its GPUs
+    auto hw = catalog.hardware(q.topology->hardware);
+    if (!hw) throw InvalidInput{hw.error().message};
+    q.hardware = *hw;
+  } else {
+    q.hardware = gpu ? match_hardware(catalog, *gpu) : nullptr;
+    if (!q.hardware) {
+      auto fallback = catalog.hardware(kFallbackHardware);
+      if (!fallback) throw InvalidInput{fallback.error().message};
+      q.hardware = *fallback;
+      r.hardware_guessed = true;
+      fmt::print(err, "note: {}; planning for {} (set --hardware)\n",
+                 gpu ? fmt::format("local GPU \"{}\" matches no hardware profile", gpu->name)
+                     : std::string("no local GPU found by nvidia-smi"),
+                 kFallbackHardware);
+    }
+  }
+  resolve_nodes(a, q);
+  q.host_memory_gib = !a.host_mem.empty() ? parse_number_field("--host-mem", a.host_mem)
+                      : r.local_hardware  ? physical_memory_mib() / 1024.0
+                      : q.hardware        ? q.hardware->host_memory_gib
+                                          : 0.0;
+  if (a.runtime.empty()) q.runtime = runtime_named(catalog, default_runtime(a, q));
+  return r;
+}
+
+namespace {
+// --model-config (a path) or the Python module's config text: the profile derived from it, added to
+// `catalog`; returns its name, or `a.model` without a config.
+std::string add_model_config(const Options& a, ProfileCatalog& catalog) {
+  if (a.model_config.empty() && a.model_config_json.empty()) return a.model;
+  auto m = a.model_config.empty()
+               ? diffusers::profile_from_config_text(a.model_config_json, catalog, {"", "model_config"})
+               : diffusers::import_profile(a.model_config, catalog);
+  if (!m) throw InvalidInput{m.error().message};
+  std::string name = m->name;
+  catalog.add_model(std::move(m).value());
+  return name;
+}
+}  // namespace
+
+Context build_query(const Options& a, std::shared_ptr<const ProfileCatalog> catalog, std::ostream& err) {
+  Context ctx;
+  Options with_model = a;
+  if (a.model_config.empty() && a.model_config_json.empty()) {
+    ctx.catalog = std::move(catalog);
+  } else {
+    auto own = std::make_shared<ProfileCatalog>(*catalog);
+    with_model.model = add_model_config(a, *own);
+    ctx.catalog = std::move(own);
+  }
+  static_cast<ResolvedQuery&>(ctx) = resolve_query(with_model, *ctx.catalog, err);
+  return ctx;
+}
+
+Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err) {
+  return build_query(a, std::make_shared<const ProfileCatalog>(std::move(catalog)), err);
+}
+
+Options query_options(const Query& q) {
+  Options o;
+  o.model = q.model->name;
+  o.res = std::to_string(q.resolution.width) + "x" + std::to_string(q.resolution.height);
+  o.steps = std::to_string(q.steps);
+  o.gpus = std::to_string(q.gpus);
+  if (q.hardware) o.hardware = q.hardware->name;
+  o.backend = std::string(to_string(q.backend));
+  if (q.model->video) o.frames = std::to_string(q.frames);
+  if (q.text_encoder) o.text_encoder = std::string(to_string(*q.text_encoder));
+  if (q.vae) o.vae = std::string(to_string(*q.vae));
+  return o;
+}
+
+std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c) {
+  std::vector<std::string> argv = to_argv(query_options(q));
+  const std::vector<std::string> plan = plan_argv(c);
+  argv.insert(argv.end(), plan.begin(), plan.end());
+  return argv;
+}
+
+ParallelConfig plan_config(const Options& a) {
+  ParallelConfig c;
+  auto& cp = c.context_parallel_config;
+  // Degrees below 1 parse here and are reported by the planner's rules, with the others.
+  cp.ring_degree = parse_int_field("--ring", a.ring);
+  cp.ulysses_degree = parse_int_field("--ulysses", a.ulysses);
+  c.tensor_parallel_config.tp_degree = parse_int_field("--tp", a.tp);
+  c.cfg_degree = parse_int_field("--cfg", a.cfg);
+  c.dp_degree = parse_int_field("--dp", a.dp);
+  c.fs_degree = parse_int_field("--fully-shard", a.fully_shard);
+  cp.ulysses_anything = a.ulysses_anything;
+  cp.ring_anything = a.ring_anything;
+  cp.convert_to_fp32 = !a.no_fp32;
+  const auto rotate = rotate_method_from_string(a.rotate);
+  if (!rotate) throw InvalidInput{fmt::format("--rotate-method = {}: must be allgather, p2p or alltoall", a.rotate)};
+  cp.rotate_method = *rotate;
+  PipeFusionConfig& pf = c.pipefusion;
+  pf.degree = parse_int_field("--pipefusion", a.pipefusion);
+  pf.patches = a.pipeline_patches.empty() ? std::max(pf.degree, 1)
+                                          : parse_int("--num-pipeline-patch", a.pipeline_patches, -kMaxGpus, kMaxGpus);
+  pf.warmup_steps = a.pipefusion_warmup.empty() ? (pf.degree > 1 ? kXditWarmupSteps : 0)
+                                                : parse_int("--pipefusion-warmup-steps", a.pipefusion_warmup, -1, 100000);
+  return c;
+}
+
+void set_plan_fields(Options& o, const ParallelConfig& c) {
+  const ContextParallelConfig& cp = c.context_parallel_config;
+  o.ring = std::to_string(cp.ring_degree);
+  o.ulysses = std::to_string(cp.ulysses_degree);
+  o.tp = std::to_string(c.tp());
+  o.cfg = std::to_string(c.cfg_degree);
+  o.dp = std::to_string(c.dp_degree);
+  o.fully_shard = std::to_string(c.fs_degree);
+  o.ulysses_anything = cp.ulysses_anything;
+  o.ring_anything = cp.ring_anything;
+  o.rotate = std::string(to_string(cp.rotate_method));
+  o.no_fp32 = !cp.convert_to_fp32;
+  o.pipefusion = std::to_string(c.pp());
+  if (c.pp() > 1) {
+    o.pipeline_patches = std::to_string(c.pipefusion.patches);
+    o.pipefusion_warmup = std::to_string(c.pipefusion.warmup_steps);
+  }
+}
+
+std::vector<std::string> plan_argv(const ParallelConfig& c) {
+  Options o;
+  set_plan_fields(o, c);
+  std::vector<std::string> argv = to_argv(o, {FieldGroup::kPlan});
+  for (std::string& flag : to_argv(o, {FieldGroup::kQuery})) argv.push_back(std::move(flag));  // PipeFusion's
+  return argv;
+}
+
+planner::PlannerOptions planner_options(const Options& a, bool keep_invalid) {
+  planner::PlannerOptions o;
+  o.keep_invalid = keep_invalid;
+  o.single_image_dp = a.all;
+  o.allow_anything = !a.no_anything;
+  // --all: every plan, so the fully-sharded variants of plans that fit too (slower twins).
+  if (a.all) o.fully_shard = planner::FullyShardPlans::kAll;
+  if (!a.pipeline_patches.empty()) o.pipeline_patches = parse_int_field("--num-pipeline-patch", a.pipeline_patches);
+  if (!a.pipefusion_warmup.empty())
+    o.pipefusion_warmup_steps = parse_int_field("--pipefusion-warmup-steps", a.pipefusion_warmup);
+  return o;
+}
+
+std::optional<planner::Framework> framework_choice(const Options& a) {
+  if (a.framework == "any" || a.framework == "cpplan") return std::nullopt;
+  const auto f = planner::framework_from_string(a.framework);
+  if (!f) {
+    std::vector<std::string_view> names;
+    for (int i = 0; i < planner::kFrameworkCount; ++i) names.push_back(planner::to_string(static_cast<planner::Framework>(i)));
+    throw InvalidInput{fmt::format("--framework = {}: must be {}, cpplan or any", a.framework, fmt::join(names, ", "))};
+  }
+  return f;
+}
+
+}  // namespace cpplan::session
