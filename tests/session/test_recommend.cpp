@@ -8,6 +8,7 @@
 #include "session/engine.h"
 #include "session/recommend.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/rule_ids.h"
 
 using cpplan::Lever;
 using cpplan::session::Options;
@@ -79,15 +80,15 @@ TEST_CASE("At 1008x1008 FLUX's 3969 image tokens reject every even Ring and Ulys
   }
   REQUIRE_FALSE(rec->rejections.empty());
   const auto& first = rec->rejections.front();
-  CHECK(first.rule == "must divide image tokens = 3969");
+  CHECK(first.id == cpplan::RuleId::kEvenSplitImageTokens);
   CHECK(first.lever == Lever::kResolution);
   const int grouped = std::accumulate(rec->rejections.begin(), rec->rejections.end(), 0,
                                       [](int n, const auto& g) { return n + g.count; });
   CHECK(grouped == rec->report.invalid_count);
   // The example's first broken rule is its group's, as a typed violation.
   const cpplan::Violation& v = first.example->plan.violations.front();
+  CHECK(v.id == first.id);
   CHECK(v.rule == first.rule);
-  CHECK(v.message() == v.field + " = " + v.value + ": must divide image tokens = 3969");
 }
 
 TEST_CASE("At 1024x1024 Ring and Ring Anything over 4 GPUs are one row as cpplan's executor runs them",
@@ -173,6 +174,6 @@ TEST_CASE("check: one plan's verdict with its typed violations", "[session][reco
   REQUIRE(checked.ok());
   const auto& plan = (*checked)->plan.plan;
   REQUIRE(plan.violations.size() == 1);
-  CHECK(plan.violations.front() == cpplan::Violation{"ring_degree", "4", "must divide image tokens = 3969", Lever::kResolution});
-  CHECK(plan.reasons() == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
+  CHECK(plan.violations.front() == cpplan::Violation{cpplan::RuleId::kEvenSplitImageTokens, "ring_degree", "4",
+                                                     "must divide image tokens = 3969", Lever::kResolution});
 }
