@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "session/engine.h"
+#include "session/plan_json.h"
 #include "session/recommend.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/rule_ids.h"
@@ -89,6 +90,22 @@ TEST_CASE("At 1008x1008 FLUX's 3969 image tokens reject every even Ring and Ulys
   const cpplan::Violation& v = first.example->plan.violations.front();
   CHECK(v.id == first.id);
   CHECK(v.rule == first.rule);
+}
+
+TEST_CASE("The recommendation's JSON names each rejection group's rule by its id", "[session][recommend][rule_id]") {
+  // Python's cpplan.recommend reads this JSON (with scripts, as it asks): the even split's group leads.
+  auto request = cpplan::session::parse_request(flux("4", "1008x1008"));
+  REQUIRE(request.ok());
+  request.value().with_scripts = true;
+  auto answer = cpplan::session::recommend(*request, cpplan::test::fitted_catalog(), no_machine);
+  REQUIRE(answer.ok());
+  const Recommendation& rec = **answer;
+  const auto j = cpplan::session::recommendation_json(rec);
+  const auto& rejected = j.at("rejected");
+  REQUIRE(rejected.size() == rec.rejections.size());
+  CHECK(rejected[0].at("rule_id") == "even-split-image-tokens");
+  for (std::size_t i = 0; i < rejected.size(); ++i)
+    CHECK(rejected[i].at("rule_id") == cpplan::to_string(rec.rejections[i].id));
 }
 
 TEST_CASE("At 1024x1024 Ring and Ring Anything over 4 GPUs are one row as cpplan's executor runs them",
