@@ -218,7 +218,7 @@ TEST_CASE("check prints a PipeFusion plan's stage and patch split, invalid ones 
                                         "pipefusion-excludes-tp"});
 }
 
-TEST_CASE("--json names the rule each violation breaks by its id", "[cli][json][rule_id]") {
+TEST_CASE("check and --all with --json name the rule each violation breaks by its id", "[cli][json][rule_id]") {
   // 1008x1008: 3969 image tokens, odd. Ring 4 breaks the even split (shared/spec/parallelism.md's
   // worked example); its only violation carries the id, the parts of its message and its lever.
   const auto bad = run_cli({"check", "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--ring", "4",
