@@ -1,5 +1,7 @@
 #include "core/violation.h"
 
+#include <iterator>
+
 namespace cpplan {
 
 std::string_view to_string(Lever l) {
@@ -17,6 +19,55 @@ std::string_view to_string(Lever l) {
     case Lever::kModel: return "model";
   }
   return "none";
+}
+
+namespace {
+// Indexed by RuleId; to_string's switch-free table keeps the ids in one place.
+constexpr std::string_view kRuleIds[] = {
+    "degree-at-least-one",
+    "pipefusion-warmup-non-negative",
+    "gpu-count-product",
+    "anything-modes-exclusive",
+    "rotate-alltoall-unimplemented",
+    "rotate-p2p-needs-ring",
+    "even-split-image-tokens",
+    "even-split-text-tokens",
+    "ulysses-heads-divisible",
+    "ring-needs-lse-backend",
+    "image-token-per-rank",
+    "text-token-per-rank",
+    "anything-mode-not-unified",
+    "anything-mode-needs-degree",
+    "ring-anything-no-mask",
+    "ulysses-anything-head-padding",
+    "tp-heads-divisible",
+    "tp-ffn-divisible",
+    "cfg-degree-at-most-two",
+    "cfg-needs-guidance",
+    "pipefusion-flags-need-pipefusion",
+    "pipefusion-patches-at-least-degree",
+    "pipefusion-patches-at-most-rows",
+    "pipefusion-xdit-patch-split",
+    "pipefusion-warmup-at-most-steps",
+    "pipefusion-excludes-tp",
+    "pipefusion-excludes-anything",
+    "fully-shard-excludes-tp",
+    "fully-shard-excludes-pipefusion",
+    "fully-shard-divides-ranks",
+    "structure-needs-even-split",
+    "temporal-excludes-pipefusion",
+    "conv-glu-latent-row",
+    "dp-divides-batch",
+};
+static_assert(std::size(kRuleIds) == kRuleIdCount, "one kebab-case id per RuleId");
+}  // namespace
+
+std::string_view to_string(RuleId id) { return kRuleIds[static_cast<int>(id)]; }
+
+std::optional<RuleId> parse_rule_id(std::string_view text) {
+  for (int i = 0; i < kRuleIdCount; ++i)
+    if (kRuleIds[i] == text) return static_cast<RuleId>(i);
+  return std::nullopt;
 }
 
 std::string Violation::message() const {

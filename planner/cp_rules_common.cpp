@@ -8,12 +8,12 @@ void require_even_split(const Query& q, std::string_view name, long long degree,
   if (degree <= 1) return;
   const Sequence& s = q.sequence;
   if (s.image_tokens % degree != 0)
-    out.push_back({std::string(name), std::to_string(degree), fmt::format("must divide image tokens = {}", s.image_tokens),
-                   Lever::kResolution});
+    out.push_back({RuleId::kEvenSplitImageTokens, std::string(name), std::to_string(degree),
+                   fmt::format("must divide image tokens = {}", s.image_tokens), Lever::kResolution});
   const bool text_split = q.model->cp_split == CpSplit::kImageAndText && q.model->text_handling == TextHandling::kJoint;
   if (text_split && s.text_tokens % degree != 0)
-    out.push_back({std::string(name), std::to_string(degree), fmt::format("must divide text tokens = {}", s.text_tokens),
-                   Lever::kTextTokens});
+    out.push_back({RuleId::kEvenSplitTextTokens, std::string(name), std::to_string(degree),
+                   fmt::format("must divide text tokens = {}", s.text_tokens), Lever::kTextTokens});
 }
 
 void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
@@ -21,10 +21,10 @@ void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vecto
   if (u <= 1 || t < 1) return;
   if (t == 1) {
     if (heads % u != 0)
-      out.push_back({"ulysses_degree", std::to_string(u), fmt::format("must divide num_heads = {}", heads),
-                     Lever::kModelHeads});
+      out.push_back({RuleId::kUlyssesHeadsDivisible, "ulysses_degree", std::to_string(u),
+                     fmt::format("must divide num_heads = {}", heads), Lever::kModelHeads});
   } else if (heads % t == 0 && (heads / t) % u != 0) {
-    out.push_back({"ulysses_degree", std::to_string(u),
+    out.push_back({RuleId::kUlyssesHeadsDivisible, "ulysses_degree", std::to_string(u),
                    fmt::format("must divide heads per TP rank = {} / tp_degree {} = {}", heads, t, heads / t),
                    Lever::kModelHeads});
   }
@@ -32,7 +32,7 @@ void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vecto
 
 void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
   if (c.ring() > 1 && !returns_lse(q.backend))
-    out.push_back({"ring_degree", std::to_string(c.ring()),
+    out.push_back({RuleId::kRingNeedsLseBackend, "ring_degree", std::to_string(c.ring()),
                    fmt::format("attention backend {} cannot return the LSE that Ring needs; use flash, cudnn or sage",
                                to_string(q.backend)),
                    Lever::kAttentionBackend});
@@ -40,12 +40,12 @@ void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<Vi
 
 void require_token_per_rank(const Query& q, std::string_view name, int degree, std::vector<Violation>& out) {
   if (degree > q.sequence.image_tokens)
-    out.push_back({std::string(name), std::to_string(degree),
+    out.push_back({RuleId::kImageTokenPerRank, std::string(name), std::to_string(degree),
                    fmt::format("needs at least one image token per rank (image tokens = {})", q.sequence.image_tokens),
                    Lever::kResolution});
   const bool text_split = q.model->cp_split == CpSplit::kImageAndText && q.model->text_handling == TextHandling::kJoint;
   if (text_split && degree > q.sequence.text_tokens)
-    out.push_back({std::string(name), std::to_string(degree),
+    out.push_back({RuleId::kTextTokenPerRank, std::string(name), std::to_string(degree),
                    fmt::format("needs at least one text token per rank (text tokens = {})", q.sequence.text_tokens),
                    Lever::kTextTokens});
 }

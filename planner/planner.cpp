@@ -326,9 +326,11 @@ std::vector<RejectionGroup> rejection_groups(const PlanReport& r) {
   for (const RankedPlan& p : r.plans) {
     if (p.plan.valid()) continue;
     const Violation& first = p.plan.violations.front();
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const RejectionGroup& x) { return x.rule == first.rule; });
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const RejectionGroup& x) {
+      return x.id == first.id && x.rule == first.rule;
+    });
     if (g == groups.end()) {
-      groups.push_back({first.rule, first.lever, 1, &p});
+      groups.push_back({first.id, first.rule, first.lever, 1, &p});
       continue;
     }
     ++g->count;

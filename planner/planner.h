@@ -91,10 +91,11 @@ const RankedPlan* best_plan(const PlanReport& r);
 // null when it runs none.
 const RankedPlan* best_plan(const PlanReport& r, Framework f);
 
-// The rejected plans grouped by the rule they break first (Violation::rule), those whose lever a
+// The rejected plans grouped by the rule they break first (Violation::id and ::rule), those whose lever a
 // user moves first: the resolution, the text length, the heads, the attention backend; then the
 // others, most plans first.
 struct RejectionGroup {
+  RuleId id;            // the rule's id; set by rejection_groups
   std::string rule;     // e.g. "must divide image tokens = 6889"
   Lever lever = Lever::kNone;  // what it depends on (each front names its own control)
   int count = 0;

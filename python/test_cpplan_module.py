@@ -293,6 +293,16 @@ class Frameworks(unittest.TestCase):
             invalid.step_ms
         self.assertIn("invalid", str(e.exception))
 
+    def test_an_invalid_plans_violations_and_rejection_groups_carry_rule_ids(self):
+        # 1008x1008: 3969 image tokens, odd; Ring 4 breaks the even split (the spec's worked example).
+        plans = cpplan.plan(gpus=4, width=1008, height=1008, hardware="h100-sxm", all=True)
+        ring4 = next(p for p in plans if p.label == "ring 4" and not p.valid)  # not Ring Anything
+        self.assertEqual([v["rule_id"] for v in ring4.violations], ["even-split-image-tokens"])
+        self.assertEqual(ring4.violations[0]["lever"], "resolution")
+        rec = cpplan.recommend(gpus=4, width=1008, height=1008, hardware="h100-sxm")
+        self.assertEqual(rec.rejected[0]["rule_id"], "even-split-image-tokens")
+        self.assertEqual(rec.rejected[0]["argument"], "width/height")
+
     def test_a_tensor_parallel_plan_is_a_tensor_parallel_config(self):
         plans = cpplan.plan(gpus=4, width=1024, height=1024, hardware="h100-sxm")
         tp = next(p for p in plans if p.tp_degree == 4)

@@ -14,10 +14,10 @@ namespace {
 
 void unused_pipefusion(const PipeFusionConfig& pf, std::vector<Violation>& out) {
   if (pf.patches != 1)
-    out.push_back({"num_pipeline_patch", std::to_string(pf.patches),
+    out.push_back({RuleId::kPipeFusionFlagsNeedPipeFusion, "num_pipeline_patch", std::to_string(pf.patches),
                    "needs pipefusion_degree > 1 (patches are PipeFusion's)", Lever::kDegree});
   if (pf.warmup_steps != 0)
-    out.push_back({"pipefusion_warmup_steps", std::to_string(pf.warmup_steps),
+    out.push_back({RuleId::kPipeFusionFlagsNeedPipeFusion, "pipefusion_warmup_steps", std::to_string(pf.warmup_steps),
                    "needs pipefusion_degree > 1 (warm-up steps are PipeFusion's)", Lever::kDegree});
 }
 
@@ -52,12 +52,12 @@ std::string xdit_split_rule(const XditPatchSplit& s) {
 void patches(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
   const int p = c.pp(), m = c.pipefusion.patches;
   if (m < p)
-    out.push_back({"num_pipeline_patch", std::to_string(m),
+    out.push_back({RuleId::kPipeFusionPatchesAtLeastDegree, "num_pipeline_patch", std::to_string(m),
                    fmt::format("must be at least pipefusion_degree = {} (a patch in flight per stage)", p),
                    Lever::kDegree});
   const long long rows = latent_rows(q);
   if (m > rows) {
-    out.push_back({"num_pipeline_patch", std::to_string(m),
+    out.push_back({RuleId::kPipeFusionPatchesAtMostRows, "num_pipeline_patch", std::to_string(m),
                    fmt::format("must be at most the latent rows = {} (patches are whole rows of the latent)", rows),
                    Lever::kDegree});
     return;
@@ -69,7 +69,7 @@ void patches(const Query& q, const ParallelConfig& c, std::vector<Violation>& ou
   if (rule.empty()) return;
   // Another M fixes a changed count or unequal shares; xDiT's errors need another height or degree.
   const Lever lever = split.error == XditSplitError::kNone ? Lever::kDegree : Lever::kResolution;
-  out.push_back({"num_pipeline_patch",
+  out.push_back({RuleId::kPipeFusionXditPatchSplit, "num_pipeline_patch",
                  sp > 1 ? fmt::format("{} with ring_degree x ulysses_degree = {}", m, sp) : std::to_string(m), rule,
                  lever});
 }
@@ -81,14 +81,15 @@ void validate_pipefusion(const Query& q, const ParallelConfig& c, std::vector<Vi
   if (pf.degree == 1) return unused_pipefusion(pf, out);
   patches(q, c, out);
   if (pf.warmup_steps > q.steps)
-    out.push_back({"pipefusion_warmup_steps", std::to_string(pf.warmup_steps),
+    out.push_back({RuleId::kPipeFusionWarmupAtMostSteps, "pipefusion_warmup_steps", std::to_string(pf.warmup_steps),
                    fmt::format("must be at most the steps = {}", q.steps), Lever::kSteps});
   if (c.tp() > 1)
-    out.push_back({"pipefusion_degree", fmt::format("{} with tp_degree = {}", pf.degree, c.tp()),
+    out.push_back({RuleId::kPipeFusionExcludesTp, "pipefusion_degree",
+                   fmt::format("{} with tp_degree = {}", pf.degree, c.tp()),
                    "xDiT does not combine PipeFusion with tensor parallelism", Lever::kDegree});
   const ContextParallelConfig& cp = c.context_parallel_config;
   if (cp.ulysses_anything || cp.ring_anything)
-    out.push_back({"pipefusion_degree",
+    out.push_back({RuleId::kPipeFusionExcludesAnything, "pipefusion_degree",
                    fmt::format("{} with {}", pf.degree, cp.ulysses_anything ? "ulysses_anything" : "ring_anything"),
                    "PipeFusion's patches split evenly; anything modes do not combine with it", Lever::kVariant});
 }

@@ -17,16 +17,17 @@ class RingAnythingRules final : public CpRules {
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     const int u = c.ulysses(), r = c.ring();
     if (u != 1)
-      out.push_back({"ulysses_degree", std::to_string(u),
+      out.push_back({RuleId::kAnythingModeNotUnified, "ulysses_degree", std::to_string(u),
                      "ring_anything needs ulysses_degree = 1 (anything modes do not combine with Unified)",
                      Lever::kVariant});
     if (r <= 1) {
-      out.push_back({"ring_degree", std::to_string(r), "ring_anything needs ring_degree > 1", Lever::kVariant});
+      out.push_back({RuleId::kAnythingModeNeedsDegree, "ring_degree", std::to_string(r),
+                     "ring_anything needs ring_degree > 1", Lever::kVariant});
       return;
     }
     rules::require_token_per_rank(q, "ring_degree", r, out);
     if (q.model->attention_mask)
-      out.push_back({"ring_anything", "",
+      out.push_back({RuleId::kRingAnythingNoMask, "ring_anything", "",
                      fmt::format("{} passes an attention mask, which Ring Anything does not support", q.model->name),
                      Lever::kVariant});
     rules::require_lse_backend(q, c, out);

@@ -17,11 +17,12 @@ class UlyssesAnythingRules final : public CpRules {
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     const int u = c.ulysses(), r = c.ring();
     if (r != 1)
-      out.push_back({"ring_degree", std::to_string(r),
+      out.push_back({RuleId::kAnythingModeNotUnified, "ring_degree", std::to_string(r),
                      "ulysses_anything needs ring_degree = 1 (anything modes do not combine with Unified)",
                      Lever::kVariant});
     if (u <= 1) {
-      out.push_back({"ulysses_degree", std::to_string(u), "ulysses_anything needs ulysses_degree > 1", Lever::kVariant});
+      out.push_back({RuleId::kAnythingModeNeedsDegree, "ulysses_degree", std::to_string(u),
+                     "ulysses_anything needs ulysses_degree > 1", Lever::kVariant});
       return;
     }
     rules::require_token_per_rank(q, "ulysses_degree", u, out);
@@ -30,7 +31,7 @@ class UlyssesAnythingRules final : public CpRules {
     const int heads = q.model->heads / t;
     const int pad = (u - heads % u) % u;
     if (1LL * pad * u >= heads + pad)  // u reaches 2^17: pad * u overflows an int
-      out.push_back({"ulysses_degree", std::to_string(u),
+      out.push_back({RuleId::kUlyssesAnythingHeadPadding, "ulysses_degree", std::to_string(u),
                      fmt::format("ulysses_anything pads {} heads{} to {}, and the padding {} must be less than one "
                                  "rank's share {} / {} = {}",
                                  heads, t > 1 ? " per TP rank" : "", heads + pad, pad, heads + pad, u, (heads + pad) / u),

@@ -35,7 +35,8 @@ class UnsupportedPlan(Exception):
 
 class Plan:
     """One plan of the report: plan.json is the dict of `cpplan --json`; its keys, and those of its
-    "predicted" object, read as attributes (plan.label, plan.ulysses_degree, plan.step_ms)."""
+    "predicted" object, read as attributes (plan.label, plan.ulysses_degree, plan.step_ms); an
+    invalid plan's plan.violations list each broken rule with its "rule_id"."""
 
     __slots__ = ("json",)
 
@@ -151,7 +152,8 @@ LEVER_ARGUMENTS = {
 class Recommendation:
     """One query's recommendation, as `cpplan` prints it: the ranked rows (one per computation;
     "Ulysses/Anything" when both forms are one), the rejected plans grouped by the rule they break
-    first (with the keyword argument that moves its lever), each framework's choice with its
+    first (its "rule_id", e.g. "even-split-image-tokens", and the keyword argument that moves its
+    lever), each framework's choice with its
     script lines, the prediction source, and every plan (Plan objects)."""
 
     def __init__(self, report, top=None):

@@ -68,7 +68,7 @@ std::vector<Row> rows_of(const planner::PlanReport& report, bool each_form) {
 std::vector<Rejection> rejections_of(const planner::PlanReport& report) {
   std::vector<Rejection> out;
   for (const planner::RejectionGroup& g : planner::rejection_groups(report))
-    out.push_back({g.rule, g.lever, g.count, g.example, static_cast<int>(g.example->plan.violations.size()) - 1});
+    out.push_back({g.id, g.rule, g.lever, g.count, g.example, static_cast<int>(g.example->plan.violations.size()) - 1});
   return out;
 }
 

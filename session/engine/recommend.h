@@ -113,6 +113,7 @@ std::string frameworks_text(const Row& row);
 
 // The invalid plans that break one rule first, with the user's lever and the clearest example.
 struct Rejection {
+  RuleId id;         // Violation::id of the rule (to_string: "even-split-image-tokens")
   std::string rule;  // Violation::rule, e.g. "must divide image tokens = 3969"
   Lever lever = Lever::kNone;
   int count = 0;

@@ -33,6 +33,18 @@ json memory_phases_json(const costmodel::Prediction& pr) {
 }
 
 // PipeFusion's terms of a prediction (only for plans with P > 1).
+// Every broken rule as data, in validate()'s order: its id (core/violation.h) and its parts.
+json violations_json(const std::vector<Violation>& violations) {
+  json out = json::array();
+  for (const Violation& v : violations)
+    out.push_back({{"rule_id", to_string(v.id)},
+                   {"field", v.field},
+                   {"value", v.value},
+                   {"rule", v.rule},
+                   {"lever", to_string(v.lever)}});
+  return out;
+}
+
 json pipefusion_json(const costmodel::PipeFusionCost& c) {
   return {{"stage_blocks", c.stage_blocks},           {"warmup_step_ms", c.warmup_step_ms},
           {"pipelined_step_ms", c.pipelined_step_ms}, {"stage_patch_ms", c.stage_patch_ms},
@@ -214,7 +226,8 @@ json plan_json(const Query& q, const RankedPlan& rp, const PlanScripts& scripts)
          {"rotate_method", to_string(c.context_parallel_config.rotate_method)},
          {"cp_variant", to_string(p.variant)},
          {"valid", p.valid()},
-         {"reasons", p.reasons()}};
+         {"reasons", p.reasons()},
+         {"violations", violations_json(p.violations)}};
   if (rp.predicted) {
     const costmodel::Prediction& pr = *rp.predicted;
     json blocks = json::array();
@@ -363,7 +376,8 @@ json recommendation_json(const Recommendation& rec) {
   }
   json rejected = json::array();
   for (const Rejection& g : rec.rejections)
-    rejected.push_back({{"rule", g.rule},
+    rejected.push_back({{"rule_id", to_string(g.id)},
+                        {"rule", g.rule},
                         {"lever", to_string(g.lever)},
                         {"count", g.count},
                         {"example", plan_label(g.example->plan.config)},

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/violation.h"
 #include "tests/cli/run_cli.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/temp_dir.h"
@@ -89,6 +90,7 @@ TEST_CASE("the --all flag lists every rejected plan and adds invalid plans to th
     if (p["valid"] == false) {
       seen_invalid = true;
       CHECK(!p["reasons"].empty());
+      CHECK(p["violations"].size() == p["reasons"].size());
       CHECK(p["predicted"].is_null());
     } else {
       CHECK_FALSE(seen_invalid);  // valid plans first
@@ -199,13 +201,51 @@ TEST_CASE("check prints a PipeFusion plan's stage and patch split, invalid ones 
   CHECK_THAT(r.out, Catch::Contains("pipefusion: 4 stages of 15+15+15+12 blocks (57 in all); 4 patches of 16 latent "
                                     "rows (1024 image tokens); 1 warm-up step of 28 synchronous"));
 
-  const auto bad = run_cli({"check", "--gpus", "8", "--res", "1024x1024", "--pipefusion", "4", "--tp", "2",
-                            "--num-pipeline-patch", "2", "--pipefusion-warmup-steps", "30", "--hardware", "h100-sxm"});
+  const std::vector<std::string> bad_args = {"check", "--gpus", "8", "--res", "1024x1024", "--pipefusion", "4",
+                                             "--tp", "2", "--num-pipeline-patch", "2", "--pipefusion-warmup-steps",
+                                             "30", "--hardware", "h100-sxm"};
+  const auto bad = run_cli(bad_args);
   CHECK(bad.code == 3);
   CHECK_THAT(bad.out, Catch::Contains("INVALID:"));
-  CHECK_THAT(bad.out, Catch::Contains("num_pipeline_patch = 2: must be at least pipefusion_degree = 4"));
-  CHECK_THAT(bad.out, Catch::Contains("pipefusion_warmup_steps = 30: must be at most the steps = 28"));
-  CHECK_THAT(bad.out, Catch::Contains("pipefusion_degree = 4 with tp_degree = 2: xDiT does not combine PipeFusion"));
+  auto json_args = bad_args;
+  json_args.push_back("--json");
+  const auto bad_json = run_cli(json_args);
+  CHECK(bad_json.code == 3);
+  const auto violations = nlohmann::json::parse(bad_json.out).at("violations");
+  std::vector<std::string> ids;
+  for (const auto& v : violations) ids.push_back(v.at("rule_id"));
+  CHECK(ids == std::vector<std::string>{"pipefusion-patches-at-least-degree", "pipefusion-warmup-at-most-steps",
+                                        "pipefusion-excludes-tp"});
+}
+
+TEST_CASE("check and --all with --json name the rule each violation breaks by its id", "[cli][json][rule_id]") {
+  // 1008x1008: 3969 image tokens, odd. Ring 4 breaks the even split (shared/spec/parallelism.md's
+  // worked example); its only violation carries the id, the parts of its message and its lever.
+  const auto bad = run_cli({"check", "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--ring", "4",
+                            "--json"});
+  CHECK(bad.code == 3);
+  const auto v = nlohmann::json::parse(bad.out).at("violations");
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].at("rule_id") == "even-split-image-tokens");
+  CHECK(v[0].at("field") == "ring_degree");
+  CHECK(v[0].at("value") == "4");
+  CHECK(v[0].at("lever") == "resolution");
+
+  // Every invalid plan of --all: one id per reason, each one cpplan knows.
+  const auto all = run_cli({"--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--json", "--all"});
+  REQUIRE(all.code == 0);
+  const auto plans = nlohmann::json::parse(all.out).at("plans");
+  for (const auto& p : plans) {
+    REQUIRE(p.at("violations").size() == p.at("reasons").size());
+    for (const auto& x : p.at("violations"))
+      CHECK(cpplan::parse_rule_id(x.at("rule_id").get<std::string>()).has_value());
+  }
+
+  // A valid plan breaks nothing.
+  const auto ok = run_cli({"check", "--gpus", "4", "--res", "1008x1008", "--hardware", "h100-sxm", "--ring", "4",
+                           "--ring-anything", "--json"});
+  CHECK(ok.code == 0);
+  CHECK(nlohmann::json::parse(ok.out).at("violations").empty());
 }
 
 TEST_CASE("every plan in the JSON carries the PipeFusion keys: 1, 1, 0 when unused", "[cli][pipefusion][json]") {

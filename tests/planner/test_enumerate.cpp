@@ -11,6 +11,7 @@
 
 #include "planner/planner.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/rule_ids.h"
 
 using cpplan::CpVariant;
 using cpplan::planner::enumerate;
@@ -339,7 +340,8 @@ TEST_CASE("evaluate gives one config its verdict, prediction and frameworks", "[
   CHECK_FALSE(bad.plan.valid());
   CHECK_FALSE(bad.predicted.has_value());
   CHECK(bad.frameworks.bits == 0u);
-  CHECK(bad.plan.reasons() == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
+  REQUIRE(bad.plan.violations.size() == 1);
+  CHECK(bad.plan.violations.front().id == cpplan::RuleId::kEvenSplitImageTokens);
 
   const auto good = planner.evaluate(q, cpplan::test::config(4, 1, 1, 1, 1, false, true));
   CHECK(good.plan.valid());

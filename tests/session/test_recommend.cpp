@@ -1,4 +1,4 @@
-// session::parse_request and session::recommend: the one typed answer the fronts render. Expected
+// session::Engine::resolve and recommend: the one typed answer the fronts render. Expected
 // values are derived by hand from the model's shape (FLUX.1-dev: 16 pixels per token side, 24
 // heads), not read from the code under test.
 #include <catch2/catch.hpp>
@@ -7,7 +7,9 @@
 
 #include "session/engine/engine.h"
 #include "session/engine/recommend.h"
+#include "session/render/plan_json.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/rule_ids.h"
 
 using cpplan::Lever;
 using cpplan::session::Options;
@@ -85,15 +87,30 @@ TEST_CASE("At 1008x1008 FLUX's 3969 image tokens reject every even Ring and Ulys
   }
   REQUIRE_FALSE(rec->rejections.empty());
   const auto& first = rec->rejections.front();
-  CHECK(first.rule == "must divide image tokens = 3969");
+  CHECK(first.id == cpplan::RuleId::kEvenSplitImageTokens);
   CHECK(first.lever == Lever::kResolution);
   const int grouped = std::accumulate(rec->rejections.begin(), rec->rejections.end(), 0,
                                       [](int n, const auto& g) { return n + g.count; });
   CHECK(grouped == rec->report.invalid_count);
   // The example's first broken rule is its group's, as a typed violation.
   const cpplan::Violation& v = first.example->plan.violations.front();
+  CHECK(v.id == first.id);
   CHECK(v.rule == first.rule);
-  CHECK(v.message() == v.field + " = " + v.value + ": must divide image tokens = 3969");
+}
+
+TEST_CASE("The recommendation's JSON names each rejection group's rule by its id", "[session][recommend][rule_id]") {
+  // Python's cpplan.recommend reads this JSON (with scripts, as it asks): the even split's group leads.
+  auto resolved = engine().resolve(flux("4", "1008x1008"), {true, true});
+  REQUIRE(resolved.ok());
+  auto answer = engine().recommend(*resolved);
+  REQUIRE(answer.ok());
+  const Recommendation& rec = **answer;
+  const auto j = cpplan::session::recommendation_json(rec);
+  const auto& rejected = j.at("rejected");
+  REQUIRE(rejected.size() == rec.rejections.size());
+  CHECK(rejected[0].at("rule_id") == "even-split-image-tokens");
+  for (std::size_t i = 0; i < rejected.size(); ++i)
+    CHECK(rejected[i].at("rule_id") == cpplan::to_string(rec.rejections[i].id));
 }
 
 TEST_CASE("At 1024x1024 Ring and Ring Anything over 4 GPUs are one row as cpplan's executor runs them",
@@ -181,6 +198,6 @@ TEST_CASE("check: one plan's verdict with its typed violations", "[session][reco
   REQUIRE(checked.ok());
   const auto& plan = (*checked)->plan.plan;
   REQUIRE(plan.violations.size() == 1);
-  CHECK(plan.violations.front() == cpplan::Violation{"ring_degree", "4", "must divide image tokens = 3969", Lever::kResolution});
-  CHECK(plan.reasons() == std::vector<std::string>{"ring_degree = 4: must divide image tokens = 3969"});
+  CHECK(plan.violations.front() == cpplan::Violation{cpplan::RuleId::kEvenSplitImageTokens, "ring_degree", "4",
+                                                     "must divide image tokens = 3969", Lever::kResolution});
 }
