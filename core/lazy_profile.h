@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <deque>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,77 +18,63 @@ namespace cpplan {
 
 // The profile named `name` (its file's stem: every profile's name must equal it) in the file
 // `path`. Thread-safe: the first get() parses under the entry's mutex, later ones read the result.
-// A copy takes the result if it is there already, else parses again when asked.
+// Copies share the entry: a profile parsed through one catalog is parsed for its copies too (the
+// session copies the catalog for each query), and stays alive while any of them holds it.
 template <class P>
 class LazyProfile {
  public:
-  LazyProfile(std::string name, std::string path) : name_(std::move(name)), path_(std::move(path)) {}
+  LazyProfile(std::string name, std::string path)
+      : name_(std::move(name)), state_(std::make_shared<State>(std::move(path))) {}
   explicit LazyProfile(P profile) : name_(profile.name) { set(std::move(profile)); }
-  LazyProfile(const LazyProfile& other) : name_(other.name_), path_(other.path_) {
-    if (other.ready_.load(std::memory_order_acquire)) {
-      value_ = other.value_;
-      error_ = other.error_;
-      ready_.store(true, std::memory_order_relaxed);
-    }
-  }
-  LazyProfile& operator=(const LazyProfile& other) {
-    if (this != &other) *this = LazyProfile(other);
-    return *this;
-  }
-  LazyProfile& operator=(LazyProfile&& other) noexcept {
-    name_ = std::move(other.name_);
-    path_ = std::move(other.path_);
-    value_ = std::move(other.value_);
-    error_ = std::move(other.error_);
-    ready_.store(other.ready_.load(std::memory_order_acquire), std::memory_order_relaxed);
-    return *this;
-  }
-  ~LazyProfile() = default;
 
   const std::string& name() const { return name_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return state_->path; }
 
   // The profile, parsed by `parse(path)` (a Result<P>) on the first call; or that call's error.
   template <class Parse>
   Result<const P*> get(Parse&& parse) const {
-    if (!ready_.load(std::memory_order_acquire)) {
-      std::lock_guard lock(mutex_);
-      if (!ready_.load(std::memory_order_relaxed)) {
-        Result<P> parsed = parse(path_);
-        if (parsed) value_.emplace(std::move(parsed).value());
-        else error_ = parsed.error();
-        ready_.store(true, std::memory_order_release);
+    State& s = *state_;
+    if (!s.ready.load(std::memory_order_acquire)) {
+      std::lock_guard lock(s.mutex);
+      if (!s.ready.load(std::memory_order_relaxed)) {
+        Result<P> parsed = parse(s.path);
+        if (parsed) s.value.emplace(std::move(parsed).value());
+        else s.error = parsed.error();
+        s.ready.store(true, std::memory_order_release);
       }
     }
-    if (error_) return *error_;
-    return &*value_;
+    if (s.error) return *s.error;
+    return &*s.value;
   }
   // The profile if get() parsed it without error, else null.
-  const P* parsed() const { return ready_.load(std::memory_order_acquire) && value_ ? &*value_ : nullptr; }
+  const P* parsed() const {
+    const State& s = *state_;
+    return s.ready.load(std::memory_order_acquire) && s.value ? &*s.value : nullptr;
+  }
 
-  // Replaces the profile (not thread-safe: the catalog's non-const add_model); a pointer to the
-  // previous one now points to `profile`.
+  // This entry (not its copies) now holds `profile`, parsed. Not thread-safe (the catalog's
+  // non-const add_model); an entry no copy shares keeps its object, so a pointer to the previous
+  // profile then points to `profile`.
   void set(P profile) {
-    if (value_) *value_ = std::move(profile);
-    else value_.emplace(std::move(profile));
-    error_.reset();
-    ready_.store(true, std::memory_order_release);
+    if (!state_ || state_.use_count() > 1 || !state_->value) state_ = std::make_shared<State>(std::string());
+    state_->value = std::move(profile);
+    state_->error.reset();
+    state_->ready.store(true, std::memory_order_release);
   }
-  // Points the entry at another file (a later directory's profile of the same name), unparsed.
-  void reset(std::string path) {
-    path_ = std::move(path);
-    value_.reset();
-    error_.reset();
-    ready_.store(false, std::memory_order_relaxed);
-  }
+  // This entry now reads another file (a later directory's profile of the same name), unparsed.
+  void reset(std::string path) { state_ = std::make_shared<State>(std::move(path)); }
 
  private:
+  struct State {
+    explicit State(std::string file) : path(std::move(file)) {}
+    const std::string path;
+    std::mutex mutex;
+    std::atomic<bool> ready{false};
+    std::optional<P> value;
+    std::optional<Error> error;
+  };
   std::string name_;
-  std::string path_;
-  mutable std::mutex mutex_;
-  mutable std::atomic<bool> ready_{false};
-  mutable std::optional<P> value_;
-  mutable std::optional<Error> error_;
+  std::shared_ptr<State> state_;
 };
 
 // The parsed profiles of one kind, in catalog order, as a range of `const P&`; a file that failed

@@ -342,32 +342,41 @@ TEST_CASE("A catalog reports a broken file where its profile is asked for", "[co
   CHECK_FALSE(mixed->validate().ok());
 }
 
-TEST_CASE("A catalog parses a profile once, whichever thread asks first, and its copies keep it", "[core][profiles]") {
+TEST_CASE("A catalog parses a profile once, whichever thread or copy asks first", "[core][profiles]") {
   auto c = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES});
   REQUIRE(c.ok());
-  const cpplan::ProfileCatalog unparsed_copy = *c;
+  cpplan::ProfileCatalog copy = *c;  // before any profile is parsed
   std::vector<const cpplan::ModelProfile*> seen(8, nullptr);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < seen.size(); ++i)
-    threads.emplace_back([&, i] { seen[i] = c->find_model(i % 2 ? "flux.1-dev" : "wan2.1-t2v-14b"); });
+    threads.emplace_back([&, i] {
+      const cpplan::ProfileCatalog& asked = i % 4 < 2 ? *c : copy;
+      seen[i] = asked.find_model(i % 2 ? "flux.1-dev" : "wan2.1-t2v-14b");
+    });
   for (auto& t : threads) t.join();
   for (std::size_t i = 0; i < seen.size(); ++i) {
     REQUIRE(seen[i]);
-    CHECK(seen[i] == seen[i % 2]);
+    CHECK(seen[i] == seen[i % 2]);  // one parse, shared by the copies
   }
   CHECK(seen[1]->name == "flux.1-dev");
+  CHECK(seen[0]->name == "wan2.1-t2v-14b");
+  CHECK(copy.models().size() == 27);
+  CHECK(c->find_model("pixart-alpha") == copy.find_model("pixart-alpha"));
+
+  // A copy's own model replaces the profile in that copy only.
+  cpplan::ModelProfile mine = *seen[1];
+  mine.default_steps = 7;
+  copy.add_model(mine);
+  CHECK(copy.find_model("flux.1-dev")->default_steps == 7);
   CHECK(c->find_model("flux.1-dev") == seen[1]);
-  // A copy owns its profiles: parsed already or parsed when it asks.
-  const cpplan::ProfileCatalog parsed_copy = *c;
-  const auto* copied = parsed_copy.find_model("flux.1-dev");
-  REQUIRE(copied);
-  CHECK(copied != seen[1]);
-  CHECK(copied->default_steps == seen[1]->default_steps);
-  const auto* reparsed = unparsed_copy.find_model("flux.1-dev");
-  REQUIRE(reparsed);
-  CHECK(reparsed != seen[1]);
-  CHECK(reparsed->source == seen[1]->source);
-  CHECK(unparsed_copy.models().size() == 27);
+  CHECK(seen[1]->default_steps == 28);
+  // Without a copy sharing it, the profile is replaced in place: pointers to it see the new one.
+  mine.default_steps = 9;
+  copy.add_model(mine);
+  const cpplan::ModelProfile* in_copy = copy.find_model("flux.1-dev");
+  mine.default_steps = 11;
+  copy.add_model(mine);
+  CHECK(in_copy->default_steps == 11);
 }
 
 TEST_CASE("A catalog without profiles is an error naming the directory", "[core][profiles][errors]") {
