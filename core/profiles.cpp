@@ -480,75 +480,146 @@ Result<RuntimeProfile> parse_runtime_profile(std::string_view text, const std::s
 }
 
 namespace {
-template <class P, class F>
-Result<bool> load_dir(const fs::path& dir, std::deque<P>& into, F&& load) {
+// The profile files of `dir` (*.toml, sorted), each named by its stem, into `into`: a name already
+// there now reads the later directory's file.
+template <class P>
+void list_dir(const fs::path& dir, std::deque<LazyProfile<P>>& into) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return true;
+  if (!fs::is_directory(dir, ec)) return;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".toml") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    auto p = load(f.string());
-    if (!p) return p.error();
-    auto same = std::find_if(into.begin(), into.end(), [&](const P& q) { return q.name == p->name; });
-    if (same != into.end()) *same = std::move(p).value();
-    else into.push_back(std::move(p).value());
+    std::string name = f.stem().string();
+    auto same = std::find_if(into.begin(), into.end(), [&](const LazyProfile<P>& q) { return q.name() == name; });
+    if (same != into.end()) same->reset(f.string());
+    else into.emplace_back(std::move(name), f.string());
   }
-  return true;
 }
 
 template <class P>
-const P* find_named(const std::deque<P>& all, std::string_view name) {
+const LazyProfile<P>* entry_named(const std::deque<LazyProfile<P>>& all, std::string_view name) {
   for (const auto& p : all)
-    if (p.name == name) return &p;
+    if (p.name() == name) return &p;
   return nullptr;
 }
 
 template <class P>
-std::vector<std::string> names_of(const std::deque<P>& all) {
+std::vector<std::string> names_of(const std::deque<LazyProfile<P>>& all) {
   std::vector<std::string> out;
-  for (const auto& p : all) out.push_back(p.name);
+  for (const auto& p : all) out.push_back(p.name());
   return out;
 }
 
 template <class P>
-Result<const P*> find_or_suggest(const std::deque<P>& all, std::string_view name, std::string_view flag) {
-  if (const P* p = find_named(all, name)) return p;
+bool has_name(const std::deque<LazyProfile<P>>& all, std::string_view name) {
+  return entry_named(all, name) != nullptr;
+}
+
+template <class P, class Parse>
+Result<const P*> find_or_suggest(const std::deque<LazyProfile<P>>& all, std::string_view name, std::string_view flag,
+                                 Parse&& parse) {
+  if (const LazyProfile<P>* p = entry_named(all, name)) return p->get(parse);
   const auto names = names_of(all);
   const auto near = closest_names(name, names);
   if (!near.empty())
     return Error{fmt::format("{} = {}: unknown profile; did you mean {}?", flag, printable(name), join_or(near))};
   return Error{fmt::format("{} = {}: unknown profile; known: {}", flag, printable(name), join_or(names))};
 }
+
+template <class P, class Parse>
+const P* find_parsed(const std::deque<LazyProfile<P>>& all, std::string_view name, Parse&& parse) {
+  const LazyProfile<P>* p = entry_named(all, name);
+  if (!p) return nullptr;
+  auto r = p->get(parse);
+  return r ? *r : nullptr;
+}
+
+// A catalog's parse_* of one kind as the callable LazyProfile::get takes.
+template <class P>
+auto parser(const ProfileCatalog* c, Result<P> (ProfileCatalog::*parse)(const std::string&) const) {
+  return [c, parse](const std::string& path) { return (c->*parse)(path); };
+}
+
+// Parses every entry of a kind; the first error in catalog order.
+template <class P, class Parse>
+Result<bool> parse_all(const std::deque<LazyProfile<P>>& all, Parse&& parse) {
+  Result<bool> first = true;
+  for (const auto& p : all)
+    if (auto r = p.get(parse); !r && first) first = r.error();
+  return first;
+}
 }  // namespace
 
 Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& directories, const CatalogOptions& options) {
   ProfileCatalog c;
   for (const auto& d : directories) {
-    if (auto r = load_dir(fs::path(d) / "models", c.models_, load_model_profile); !r) return r.error();
-    if (auto r = load_dir(fs::path(d) / "hardware", c.hardware_, load_hardware_profile); !r) return r.error();
+    list_dir(fs::path(d) / "models", c.models_);
+    list_dir(fs::path(d) / "hardware", c.hardware_);
   }
   if (c.models_.empty() || c.hardware_.empty())
     return Error{fmt::format("profiles: no model or hardware profiles found in {}",
                              directories.empty() ? std::string("(no directory)") : join_or(directories))};
+  std::deque<LazyProfile<RuntimeFit>> fits;
   for (const auto& d : directories) {
-    if (auto r = load_dir(fs::path(d) / "topologies", c.topologies_, load_topology); !r) return r.error();
-    if (auto r = load_dir(fs::path(d) / "runtimes", c.runtimes_, load_runtime_profile); !r) return r.error();
-    if (auto r = load_dir(fs::path(d) / "fits", c.fits_, load_runtime_fit); !r) return r.error();
-    if (auto r = load_dir(fs::path(d) / "frameworks", c.frameworks_, load_framework_profile); !r) return r.error();
+    list_dir(fs::path(d) / "topologies", c.topologies_);
+    list_dir(fs::path(d) / "runtimes", c.runtimes_);
+    list_dir(fs::path(d) / "fits", fits);
+    list_dir(fs::path(d) / "frameworks", c.frameworks_);
   }
-  for (const Topology& t : c.topologies_)
-    if (auto r = c.check_hardware(t); !r) return r.error();
-  for (const RuntimeFit& f : c.fits_)
-    if (auto r = c.check_fit(f); !r) return r.error();
-  for (const FrameworkProfile& f : c.frameworks_)
-    if (!f.runtime.empty() && !c.find_runtime(f.runtime))
-      return Error{fmt::format("{}: runtime = {}: must name a runtime profile ({})", f.source, printable(f.runtime),
-                               join_or(c.runtime_names()))};
-  if (options.apply_fits) c.apply_fits();
+  // The fits are read now: every hardware and runtime profile is priced through them.
+  for (const auto& f : fits) {
+    auto fit = load_runtime_fit(f.path());
+    if (!fit) return fit.error();
+    if (auto r = c.check_fit(*fit); !r) return r.error();
+    c.fits_.push_back(std::move(fit).value());
+  }
+  if (options.apply_fits && !c.fits_.empty()) c.merged_fit_ = merge_fits(c.fits_);
   c.directories_ = directories;
+  if (options.validate_all)
+    if (auto r = c.validate(); !r) return r.error();
   return c;
+}
+
+Result<bool> ProfileCatalog::validate() const {
+  if (auto r = parse_all(models_, parser(this, &ProfileCatalog::parse_model)); !r) return r;
+  if (auto r = parse_all(hardware_, parser(this, &ProfileCatalog::parse_hardware)); !r) return r;
+  if (auto r = parse_all(topologies_, parser(this, &ProfileCatalog::parse_topology)); !r) return r;
+  if (auto r = parse_all(runtimes_, parser(this, &ProfileCatalog::parse_runtime)); !r) return r;
+  return parse_all(frameworks_, parser(this, &ProfileCatalog::parse_framework));
+}
+
+Result<ModelProfile> ProfileCatalog::parse_model(const std::string& path) const { return load_model_profile(path); }
+
+Result<HardwareProfile> ProfileCatalog::parse_hardware(const std::string& path) const {
+  auto hw = load_hardware_profile(path);
+  if (!hw || !merged_fit_) return hw;
+  apply_fit(*merged_fit_, hw.value());
+  for (const RuntimeFit& f : fits_)  // the last fit that named it
+    if ((!hw->architecture.empty() && f.architectures.count(hw->architecture)) ||
+        f.links.count(std::string(to_string(hw->link_kind))))
+      hw.value().fitted_by = f.name;
+  return hw;
+}
+
+Result<RuntimeProfile> ProfileCatalog::parse_runtime(const std::string& path) const {
+  auto rt = load_runtime_profile(path);
+  if (!rt || !merged_fit_) return rt;
+  apply_fit(*merged_fit_, rt.value());
+  for (const RuntimeFit& f : fits_)
+    if (f.runtimes.count(rt->name)) rt.value().fitted_by = f.name;
+  return rt;
+}
+
+Result<Topology> ProfileCatalog::parse_topology(const std::string& path) const { return load_topology_file(path); }
+
+Result<FrameworkProfile> ProfileCatalog::parse_framework(const std::string& path) const {
+  auto f = load_framework_profile(path);
+  if (f && !f->runtime.empty() && !has_name(runtimes_, f->runtime))
+    return Error{fmt::format("{}: runtime = {}: must name a runtime profile ({})", f->source, printable(f->runtime),
+                             join_or(runtime_names()))};
+  return f;
 }
 
 std::vector<std::string> ProfileCatalog::class_names() const {
@@ -581,31 +652,16 @@ Result<ClassSpec> ProfileCatalog::class_spec(std::string_view class_name) const 
 
 Result<bool> ProfileCatalog::check_fit(const RuntimeFit& f) const {
   for (const auto& [name, values] : f.runtimes)
-    if (!find_runtime(name))
+    if (!has_name(runtimes_, name))
       return Error{fmt::format("{}: runtimes.{}: unknown runtime profile; known: {}", f.source_file, printable(name),
                                join_or(runtime_names()))};
   return true;
 }
 
-void ProfileCatalog::apply_fits() {
-  if (fits_.empty()) return;
-  const RuntimeFit all = merge_fits(fits_);
-  for (RuntimeProfile& rt : runtimes_) {
-    apply_fit(all, rt);
-    for (const RuntimeFit& f : fits_)  // the last fit that named it
-      if (f.runtimes.count(rt.name)) rt.fitted_by = f.name;
-  }
-  for (HardwareProfile& hw : hardware_) {
-    apply_fit(all, hw);
-    for (const RuntimeFit& f : fits_)
-      if ((!hw.architecture.empty() && f.architectures.count(hw.architecture)) ||
-          f.links.count(std::string(to_string(hw.link_kind))))
-        hw.fitted_by = f.name;
-  }
-}
-
+// A topology's hardware must name a profile file of the catalog; whether that file parses is the
+// hardware's own error, where the hardware is used.
 Result<bool> ProfileCatalog::check_hardware(const Topology& t) const {
-  if (find_hardware(t.hardware)) return true;
+  if (has_name(hardware_, t.hardware)) return true;
   const auto near = closest_names(t.hardware, hardware_names());
   return Error{fmt::format("{}: hardware = \"{}\": {}", t.source, printable(t.hardware),
                            near.empty() ? fmt::format("unknown hardware profile; known: {}", join_or(hardware_names()))
@@ -619,23 +675,61 @@ Result<Topology> ProfileCatalog::load_topology_file(const std::string& path) con
   return t;
 }
 
-const Topology* ProfileCatalog::find_topology(std::string_view n) const { return find_named(topologies_, n); }
+const Topology* ProfileCatalog::find_topology(std::string_view n) const {
+  return find_parsed(topologies_, n, parser(this, &ProfileCatalog::parse_topology));
+}
 Result<const Topology*> ProfileCatalog::topology(std::string_view n) const {
-  return find_or_suggest(topologies_, n, "--topology");
+  return find_or_suggest(topologies_, n, "--topology", parser(this, &ProfileCatalog::parse_topology));
+}
+ProfileList<Topology> ProfileCatalog::topologies() const {
+  parse_all(topologies_, parser(this, &ProfileCatalog::parse_topology));
+  return ProfileList<Topology>(topologies_);
 }
 std::vector<std::string> ProfileCatalog::topology_names() const { return names_of(topologies_); }
 
-const ModelProfile* ProfileCatalog::find_model(std::string_view n) const { return find_named(models_, n); }
-const FrameworkProfile* ProfileCatalog::find_framework(std::string_view n) const { return find_named(frameworks_, n); }
+const ModelProfile* ProfileCatalog::find_model(std::string_view n) const {
+  return find_parsed(models_, n, parser(this, &ProfileCatalog::parse_model));
+}
+Result<const ModelProfile*> ProfileCatalog::model(std::string_view n) const {
+  return find_or_suggest(models_, n, "--model", parser(this, &ProfileCatalog::parse_model));
+}
+ProfileList<ModelProfile> ProfileCatalog::models() const {
+  parse_all(models_, parser(this, &ProfileCatalog::parse_model));
+  return ProfileList<ModelProfile>(models_);
+}
+std::vector<std::string> ProfileCatalog::model_names() const { return names_of(models_); }
+
+void ProfileCatalog::add_model(ModelProfile m) {
+  for (auto& existing : models_)
+    if (existing.name() == m.name) {
+      existing.set(std::move(m));
+      return;
+    }
+  models_.emplace_back(std::move(m));
+}
+
+const FrameworkProfile* ProfileCatalog::find_framework(std::string_view n) const {
+  return find_parsed(frameworks_, n, parser(this, &ProfileCatalog::parse_framework));
+}
 Result<const FrameworkProfile*> ProfileCatalog::framework_profile(std::string_view n) const {
-  return find_or_suggest(frameworks_, n, "--framework-version");
+  return find_or_suggest(frameworks_, n, "--framework-version", parser(this, &ProfileCatalog::parse_framework));
+}
+ProfileList<FrameworkProfile> ProfileCatalog::frameworks() const {
+  parse_all(frameworks_, parser(this, &ProfileCatalog::parse_framework));
+  return ProfileList<FrameworkProfile>(frameworks_);
 }
 std::vector<std::string> ProfileCatalog::framework_names() const { return names_of(frameworks_); }
 
 Result<std::array<const FrameworkProfile*, kFrameworkCount>> ProfileCatalog::frameworks_for_query(
     const std::vector<std::string>& versions) const {
   std::array<const FrameworkProfile*, kFrameworkCount> out{};
-  for (int i = 0; i < kFrameworkCount; ++i) out[i] = find_framework(to_string(static_cast<Framework>(i)));
+  for (int i = 0; i < kFrameworkCount; ++i) {
+    const auto* entry = entry_named(frameworks_, to_string(static_cast<Framework>(i)));
+    if (!entry) continue;
+    auto f = entry->get(parser(this, &ProfileCatalog::parse_framework));
+    if (!f) return f.error();
+    out[i] = *f;
+  }
   for (const std::string& v : versions) {
     auto f = framework_profile(v);
     if (!f) return f.error();
@@ -644,22 +738,18 @@ Result<std::array<const FrameworkProfile*, kFrameworkCount>> ProfileCatalog::fra
   return out;
 }
 
-void ProfileCatalog::add_model(ModelProfile m) {
-  for (ModelProfile& existing : models_)
-    if (existing.name == m.name) {
-      existing = std::move(m);
-      return;
-    }
-  models_.push_back(std::move(m));
-}
-const HardwareProfile* ProfileCatalog::find_hardware(std::string_view n) const { return find_named(hardware_, n); }
-Result<const ModelProfile*> ProfileCatalog::model(std::string_view n) const {
-  return find_or_suggest(models_, n, "--model");
+const HardwareProfile* ProfileCatalog::find_hardware(std::string_view n) const {
+  return find_parsed(hardware_, n, parser(this, &ProfileCatalog::parse_hardware));
 }
 Result<const HardwareProfile*> ProfileCatalog::hardware(std::string_view n) const {
-  return find_or_suggest(hardware_, n, "--hardware");
+  return find_or_suggest(hardware_, n, "--hardware", parser(this, &ProfileCatalog::parse_hardware));
 }
-std::vector<std::string> ProfileCatalog::model_names() const { return names_of(models_); }
+ProfileList<HardwareProfile> ProfileCatalog::hardware_profiles() const {
+  parse_all(hardware_, parser(this, &ProfileCatalog::parse_hardware));
+  return ProfileList<HardwareProfile>(hardware_);
+}
+std::vector<std::string> ProfileCatalog::hardware_names() const { return names_of(hardware_); }
+
 const HardwareProfile* ProfileCatalog::match_gpu(std::string_view gpu_name, double memory_mib) const {
   // Closest capacity first; between equally close ones the more specific match ("L40S" over
   // "L40", both 48 GB).
@@ -669,7 +759,7 @@ const HardwareProfile* ProfileCatalog::match_gpu(std::string_view gpu_name, doub
     return std::pair(std::abs(h.memory_mib - memory_mib), -static_cast<double>(matched));
   };
   const HardwareProfile* best = nullptr;
-  for (const HardwareProfile& h : hardware_) {
+  for (const HardwareProfile& h : hardware_profiles()) {
     if (h.match.empty()) continue;
     bool all = true;
     for (const auto& m : h.match) all = all && gpu_name.find(m) != std::string_view::npos;
@@ -679,12 +769,17 @@ const HardwareProfile* ProfileCatalog::match_gpu(std::string_view gpu_name, doub
   return best;
 }
 
-const RuntimeProfile* ProfileCatalog::find_runtime(std::string_view n) const { return find_named(runtimes_, n); }
+const RuntimeProfile* ProfileCatalog::find_runtime(std::string_view n) const {
+  return find_parsed(runtimes_, n, parser(this, &ProfileCatalog::parse_runtime));
+}
 Result<const RuntimeProfile*> ProfileCatalog::runtime(std::string_view n) const {
-  return find_or_suggest(runtimes_, n, "--runtime");
+  return find_or_suggest(runtimes_, n, "--runtime", parser(this, &ProfileCatalog::parse_runtime));
+}
+ProfileList<RuntimeProfile> ProfileCatalog::runtimes() const {
+  parse_all(runtimes_, parser(this, &ProfileCatalog::parse_runtime));
+  return ProfileList<RuntimeProfile>(runtimes_);
 }
 std::vector<std::string> ProfileCatalog::runtime_names() const { return names_of(runtimes_); }
-std::vector<std::string> ProfileCatalog::hardware_names() const { return names_of(hardware_); }
 
 std::vector<std::string> profile_search_path(const std::vector<std::string>& explicit_dirs,
                                              const std::string& executable) {

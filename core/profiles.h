@@ -14,6 +14,7 @@
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/fit.h"
+#include "core/lazy_profile.h"
 #include "core/result.h"
 #include "core/runtime.h"
 #include "core/topology.h"
@@ -37,8 +38,16 @@ Result<RuntimeProfile> parse_runtime_profile(std::string_view text, const std::s
 // topologies/*.toml, runtimes/*.toml and fits/*.toml; a later directory's profile replaces an
 // earlier one of the same name. Every fit is applied, in load order, to the runtimes and hardware
 // profiles it names (unless `apply_fits` is off: the priors, as a fit starts from them).
+//
+// load() lists the files and reads the fits; every other file is parsed when its profile is first
+// asked for (find_*, model(), ...; a listing such as models() parses its whole kind), so that a
+// query parses the few profiles it uses. A broken file's error comes back where its profile is
+// asked for by name (model(), hardware(), ..., frameworks_for_query); find_* give null for it and
+// the listings leave it out; validate() parses every file and returns the first error, as
+// load() with `validate_all` does. Lookups are thread-safe on a const catalog.
 struct CatalogOptions {
   bool apply_fits = true;
+  bool validate_all = false;  // parse and check every file in load() (cpplan list, validation)
 };
 
 class ProfileCatalog {
@@ -48,10 +57,14 @@ class ProfileCatalog {
     return load(directories, CatalogOptions{});
   }
   static Result<ProfileCatalog> load(const std::vector<std::string>& directories, const CatalogOptions& options);
+  // Parses every profile file not parsed yet and checks it; the first error in load order
+  // (models, hardware, topologies, runtimes, frameworks; each in file order).
+  Result<bool> validate() const;
 
   const ModelProfile* find_model(std::string_view name) const;
   const HardwareProfile* find_hardware(std::string_view name) const;
-  // As find_*, but an unknown name is an error that lists the closest names.
+  // As find_*, but an unknown name is an error that lists the closest names, and a broken file
+  // is its parse error.
   Result<const ModelProfile*> model(std::string_view name) const;
   Result<const HardwareProfile*> hardware(std::string_view name) const;
   const Topology* find_topology(std::string_view name) const;
@@ -60,28 +73,30 @@ class ProfileCatalog {
   // name a profile of this catalog.
   Result<Topology> load_topology_file(const std::string& path) const;
 
-  const std::deque<ModelProfile>& models() const { return models_; }
+  ProfileList<ModelProfile> models() const;
   // Adds `m`, replacing a profile of the same name (a derived profile, e.g. --model-config's);
   // pointers to the other profiles stay valid.
   void add_model(ModelProfile m);
-  const std::deque<HardwareProfile>& hardware_profiles() const { return hardware_; }
+  ProfileList<HardwareProfile> hardware_profiles() const;
+  // The names of every file of a kind (parsed or not), in catalog order.
   std::vector<std::string> model_names() const;
   std::vector<std::string> hardware_names() const;
-  const std::deque<Topology>& topologies() const { return topologies_; }
+  ProfileList<Topology> topologies() const;
   std::vector<std::string> topology_names() const;
   const RuntimeProfile* find_runtime(std::string_view name) const;
   Result<const RuntimeProfile*> runtime(std::string_view name) const;  // "--runtime = x: unknown profile; ..."
-  const std::deque<RuntimeProfile>& runtimes() const { return runtimes_; }
+  ProfileList<RuntimeProfile> runtimes() const;
   std::vector<std::string> runtime_names() const;
   const std::deque<RuntimeFit>& fits() const { return fits_; }
   // frameworks/*.toml: what each framework runs; a framework's default file is named after it
   // ("diffusers", "xdit", "cache-dit"), older layouts after their version ("xdit-2025").
   const FrameworkProfile* find_framework(std::string_view name) const;
   Result<const FrameworkProfile*> framework_profile(std::string_view name) const;
-  const std::deque<FrameworkProfile>& frameworks() const { return frameworks_; }
+  ProfileList<FrameworkProfile> frameworks() const;
   std::vector<std::string> framework_names() const;
   // Each framework's file: its default (named after it), or for a framework that `versions` names
-  // a file of (e.g. "xdit-2025"), that one; an error names an unknown file, or one of no framework.
+  // a file of (e.g. "xdit-2025"), that one; an error names an unknown file, or one of no framework,
+  // or a default file that does not parse.
   Result<std::array<const FrameworkProfile*, kFrameworkCount>> frameworks_for_query(
       const std::vector<std::string>& versions = {}) const;
   // classes/<ClassName>.toml of the search path (the last directory that has it), read when asked:
@@ -94,16 +109,23 @@ class ProfileCatalog {
   const HardwareProfile* match_gpu(std::string_view gpu_name, double memory_mib) const;
 
  private:
+  // Each parse_* reads one file of its kind: the profile with the fits applied (hardware,
+  // runtimes) or checked against the catalog's names (topologies, frameworks).
+  Result<ModelProfile> parse_model(const std::string& path) const;
+  Result<HardwareProfile> parse_hardware(const std::string& path) const;
+  Result<Topology> parse_topology(const std::string& path) const;
+  Result<RuntimeProfile> parse_runtime(const std::string& path) const;
+  Result<FrameworkProfile> parse_framework(const std::string& path) const;
   Result<bool> check_hardware(const Topology& t) const;
   Result<bool> check_fit(const RuntimeFit& f) const;
-  void apply_fits();
 
-  std::deque<ModelProfile> models_;       // deque: pointers handed out stay valid
-  std::deque<HardwareProfile> hardware_;
-  std::deque<Topology> topologies_;
-  std::deque<RuntimeProfile> runtimes_;
-  std::deque<RuntimeFit> fits_;
-  std::deque<FrameworkProfile> frameworks_;
+  std::deque<LazyProfile<ModelProfile>> models_;  // deque: pointers handed out stay valid
+  std::deque<LazyProfile<HardwareProfile>> hardware_;
+  std::deque<LazyProfile<Topology>> topologies_;
+  std::deque<LazyProfile<RuntimeProfile>> runtimes_;
+  std::deque<RuntimeFit> fits_;  // read by load(): every hardware and runtime profile needs them
+  std::deque<LazyProfile<FrameworkProfile>> frameworks_;
+  std::optional<RuntimeFit> merged_fit_;  // the fits, merged, when load() applies them
   std::vector<std::string> directories_;  // the search path, for class files
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/profiles.h"
@@ -308,11 +309,74 @@ TEST_CASE("Hardware loader errors name the file, the field, the value and the ru
   }
 }
 
-TEST_CASE("A catalog with a broken file fails with that file's error", "[core][profiles][errors]") {
-  auto c = cpplan::ProfileCatalog::load({(data_dir() / "profiles-broken").string()});
+TEST_CASE("A catalog validated at load fails with its first broken file's error", "[core][profiles][errors]") {
+  auto c = cpplan::ProfileCatalog::load({(data_dir() / "profiles-broken").string()},
+                                        cpplan::CatalogOptions{.validate_all = true});
   REQUIRE_FALSE(c.ok());
   // models/ is read in sorted order: bad-choice.toml comes first
   CHECK(c.error().message == broken_model("bad-choice") + ": transformer.ffn = \"relu\": must be one of gelu, swiglu or conv_glu");
+}
+
+TEST_CASE("A catalog reports a broken file where its profile is asked for", "[core][profiles][errors]") {
+  auto c = cpplan::ProfileCatalog::load({(data_dir() / "profiles-broken").string()});
+  INFO((c.ok() ? std::string() : c.error().message));
+  REQUIRE(c.ok());  // load() lists the files; it parses none of them
+  const std::string ffn = broken_model("bad-choice") + ": transformer.ffn = \"relu\": must be one of gelu, swiglu or conv_glu";
+  auto model = c->model("bad-choice");
+  REQUIRE_FALSE(model.ok());
+  CHECK(model.error().message == ffn);
+  CHECK(c->find_model("bad-choice") == nullptr);
+  auto hw = c->hardware("hw-reserved");
+  REQUIRE_FALSE(hw.ok());
+  CHECK(hw.error().message == broken_hardware("hw-reserved") + ": memory.reserved_mib = 16384: must be below capacity_mib");
+  // validate() parses every file: the first error in file order, as load() with validate_all.
+  auto all = c->validate();
+  REQUIRE_FALSE(all.ok());
+  CHECK(all.error().message == ffn);
+  CHECK(c->models().empty());  // a listing leaves the broken files out
+  CHECK(c->model_names().size() == 17);
+  // A broken file the query does not use does not stop it.
+  auto mixed = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-broken").string()});
+  REQUIRE(mixed.ok());
+  CHECK(mixed->model("flux.1-dev").ok());
+  CHECK_FALSE(mixed->validate().ok());
+}
+
+TEST_CASE("A catalog parses a profile once, whichever thread or copy asks first", "[core][profiles]") {
+  auto c = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES});
+  REQUIRE(c.ok());
+  cpplan::ProfileCatalog copy = *c;  // before any profile is parsed
+  std::vector<const cpplan::ModelProfile*> seen(8, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back([&, i] {
+      const cpplan::ProfileCatalog& asked = i % 4 < 2 ? *c : copy;
+      seen[i] = asked.find_model(i % 2 ? "flux.1-dev" : "wan2.1-t2v-14b");
+    });
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    REQUIRE(seen[i]);
+    CHECK(seen[i] == seen[i % 2]);  // one parse, shared by the copies
+  }
+  CHECK(seen[1]->name == "flux.1-dev");
+  CHECK(seen[0]->name == "wan2.1-t2v-14b");
+  CHECK(copy.models().size() == 27);
+  CHECK(c->find_model("pixart-alpha") == copy.find_model("pixart-alpha"));
+
+  // A copy's own model replaces the profile in that copy only.
+  cpplan::ModelProfile mine = *seen[1];
+  mine.default_steps = 7;
+  copy.add_model(mine);
+  CHECK(copy.find_model("flux.1-dev")->default_steps == 7);
+  CHECK(c->find_model("flux.1-dev") == seen[1]);
+  CHECK(seen[1]->default_steps == 28);
+  // Without a copy sharing it, the profile is replaced in place: pointers to it see the new one.
+  mine.default_steps = 9;
+  copy.add_model(mine);
+  const cpplan::ModelProfile* in_copy = copy.find_model("flux.1-dev");
+  mine.default_steps = 11;
+  copy.add_model(mine);
+  CHECK(in_copy->default_steps == 11);
 }
 
 TEST_CASE("A catalog without profiles is an error naming the directory", "[core][profiles][errors]") {
