@@ -163,7 +163,10 @@ std::optional<int> executor_command(const Parsed& p, int argc, const char* const
 }
 
 int list_command(const Args& a, const std::string& exe, std::ostream& out) {
-  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe));
+  // Every file parsed and checked: a list refuses a broken profile (a query parses only its own).
+  CatalogOptions every_file;
+  every_file.validate_all = true;
+  auto catalog = ProfileCatalog::load(profile_search_path(a.profiles, exe), every_file);
   if (!catalog) throw InvalidInput{catalog.error().message};
   if (a.what != "models" && a.what != "hardware" && a.what != "topologies" && a.what != "frameworks" &&
       a.what != "classes")
