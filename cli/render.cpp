@@ -312,15 +312,12 @@ std::string span_text(const PatchSpan& s) {
   return s.largest == s.smallest ? std::to_string(s.largest) : fmt::format("{}-{}", s.smallest, s.largest);
 }
 
-// The stage split of the blocks and the patch split of the latent.
-void print_pipefusion(std::ostream& out, const Query& q, const ParallelConfig& c) {
-  const PipeFusionConfig& pf = c.pipefusion;
-  const int sp = c.ring() * c.ulysses();
+// The stage split of the blocks and the patch split of the latent (the check computed them).
+void print_pipefusion(std::ostream& out, const session::PipeFusionSplit& s) {
   fmt::print(out, "pipefusion: {} stages of {} blocks ({} in all); {} patches of {} latent rows ({} image tokens); "
                   "{} warm-up step{} of {} synchronous\n",
-             pf.degree, stage_split_text(pipefusion_stage_blocks(q.model->total_blocks(), pf.degree)),
-             q.model->total_blocks(), pf.patches, span_text(patch_row_span(xdit_patch_split(q, pf.patches, sp))),
-             span_text(patch_token_span(q, pf.patches, sp)), pf.warmup_steps, pf.warmup_steps == 1 ? "" : "s", q.steps);
+             s.stage_blocks.size(), stage_split_text(s.stage_blocks), s.blocks, s.patches, span_text(s.rows),
+             span_text(s.tokens), s.warmup_steps, s.warmup_steps == 1 ? "" : "s", s.steps);
 }
 
 void print_check(std::ostream& out, const session::CheckResult& c) {
@@ -342,7 +339,7 @@ void print_check(std::ostream& out, const session::CheckResult& c) {
   fmt::print(out, "frameworks: {}\n", frameworks_text(p.frameworks));
   if (!c.framework_refusal.empty()) fmt::print(out, "{}\n", c.framework_refusal);
   print_warmup(out, q, c.warmup);
-  if (p.plan.config.pp() > 1) print_pipefusion(out, q, p.plan.config);
+  if (c.pipefusion) print_pipefusion(out, *c.pipefusion);
   if (c.placement) session::print_placement(out, *c.placement);
   if (c.explain) session::print_explain(out, *c.explain);
 }

@@ -78,7 +78,7 @@ void add_points(QChart* chart, const planner::FleetReport& f, double& max_x, dou
     max_y = std::max(max_y, p.images_per_hour);
   }
   auto* front = line(QStringLiteral("Pareto frontier"), QPen(QColor(0x40, 0xa0, 0x40), 1.5));
-  for (int i : planner::pareto_frontier(f.points)) front->append(f.points[i].image_ms / 1e3, f.points[i].images_per_hour);
+  for (int i : f.frontier) front->append(f.points[i].image_ms / 1e3, f.points[i].images_per_hour);
   auto* best = new QScatterSeries;
   best->setName(QStringLiteral("best split"));
   best->setMarkerSize(14);
@@ -104,7 +104,7 @@ void FleetChart::set_report(const planner::FleetReport* f, std::optional<double>
     return;
   }
   for (const planner::FleetPoint& p : f->points) points_ += p.fits;
-  frontier_ = static_cast<int>(planner::pareto_frontier(f->points).size());
+  frontier_ = static_cast<int>(f->frontier.size());
   chart->setTitle(QStringLiteral("Images per hour vs latency per image: %1 GPUs, %2 candidate replica splits")
                       .arg(f->gpus)
                       .arg(points_));

@@ -336,6 +336,7 @@ FleetReport plan_fleet(const Planner& planner, const Query& q, std::optional<dou
   out.rows = uniform_rows(out.replicas, q.gpus, slo_ms, out.gpus_per_node);
   const double best_uniform = !out.rows.empty() && out.rows.front().usable() ? out.rows.front().images_per_hour : 0;
   out.mixed = mixed_split(out.replicas, q.gpus, out.gpus_per_node, slo_ms, best_uniform);
+  out.frontier = pareto_frontier(out.points);
   return out;
 }
 

@@ -132,6 +132,7 @@ struct FleetReport {
   std::vector<FleetRow> rows;        // uniform splits, ranked (uniform_rows)
   std::optional<FleetMix> mixed;     // the best composition, when it beats the best usable row
   std::vector<FleetPoint> points;    // every admitted plan of every size as a uniform split
+  std::vector<int> frontier;         // pareto_frontier(points): what a chart draws as the frontier
   bool all_sizes = true;             // false: sizes restricted (replica_sizes)
 };
 

@@ -311,6 +311,24 @@ std::string framework_refusal(const Query& q, const std::optional<Framework>& fr
 
 }  // namespace
 
+namespace {
+
+PipeFusionSplit pipefusion_split(const Query& q, const ParallelConfig& c) {
+  const PipeFusionConfig& pf = c.pipefusion;
+  const int sp = c.ring() * c.ulysses();
+  PipeFusionSplit s;
+  s.blocks = q.model->total_blocks();
+  s.stage_blocks = pipefusion_stage_blocks(s.blocks, pf.degree);
+  s.patches = pf.patches;
+  s.rows = patch_row_span(xdit_patch_split(q, pf.patches, sp));
+  s.tokens = patch_token_span(q, pf.patches, sp);
+  s.warmup_steps = pf.warmup_steps;
+  s.steps = q.steps;
+  return s;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<CheckResult>> check(const Resolved& r) {
   return as_result([&] {
     const Options& o = r.request.options;
@@ -324,6 +342,8 @@ Result<std::unique_ptr<CheckResult>> check(const Resolved& r) {
     out->framework_refusal = framework_refusal(out->query(), framework, out->plan);
     out->scripts = plan_scripts(out->query(), out->plan);
     if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
+    if (out->plan.plan.valid() && out->plan.plan.config.pp() > 1)
+      out->pipefusion = pipefusion_split(out->query(), out->plan.plan.config);
     out->placement = placement_view(out->query(), out->plan);
     if (o.explain) out->explain = explain(out->query(), out->plan, collective_source(*out));
     return out;

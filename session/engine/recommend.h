@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pipefusion.h"
 #include "core/plan.h"
 #include "core/profiles.h"
 #include "core/result.h"
@@ -201,6 +202,16 @@ Result<Resolved> resolve(Request request, std::shared_ptr<const ProfileCatalog> 
 // The ranking of a resolved request.
 Result<std::unique_ptr<Recommendation>> recommend(const Resolved& r);
 
+// A PipeFusion plan's split as `cpplan check` shows it: each stage's blocks, and the latent rows
+// and image tokens of a patch (the smallest and the largest when uneven), as xDiT splits them.
+struct PipeFusionSplit {
+  std::vector<int> stage_blocks;
+  int blocks = 0;
+  int patches = 0;
+  PatchSpan rows, tokens;
+  int warmup_steps = 0, steps = 0;
+};
+
 // `cpplan check`: one plan's verdict and prediction.
 struct CheckResult : Resolved {
   planner::RankedPlan plan;
@@ -211,6 +222,7 @@ struct CheckResult : Resolved {
   // plan is then priced with the cost model's own placement).
   std::string framework_refusal;
   PlanScripts scripts;  // of plan
+  std::optional<PipeFusionSplit> pipefusion;  // a valid plan with PipeFusion stages
 };
 // The plan of the request's plan flags, checked and priced.
 Result<std::unique_ptr<CheckResult>> check(const Resolved& r);

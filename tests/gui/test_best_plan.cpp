@@ -23,6 +23,7 @@
 #include "gui/fleet_panel.h"
 #include "gui/planning.h"
 #include "gui/recommendation_view.h"
+#include "gui/run_panel.h"
 #include "tests/gui/gui_support.h"
 #include "tests/support/temp_dir.h"
 

@@ -125,7 +125,8 @@ TEST_CASE("No function of a front or a renderer predicts, ranks, chooses a frame
       "planner::validate(", "rank_plans(",     "best_plan(",   "unsupported_reason(", "frameworks_for(",
       "context_parallel_arguments(", "tensor_parallel_arguments(", "python_arguments(", "xdit_parallel_args(",
       "sglang_parallel_args(", "vllm_omni_parallel_args(", "place_for_frameworks(", "images_per_hour(",
-      "planner::enumerate(", "DatasheetModel("};
+      "planner::enumerate(", "DatasheetModel(", "pareto_frontier(", "xdit_patch_split(", "patch_token_span(",
+      "pipefusion_stage_blocks("};
   for (const fs::path& file : front_and_renderer_sources()) {
     const std::string code = code_of(read(file));
     for (const std::string& call : computing) {
