@@ -248,16 +248,13 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures)
 // else the --hardware datasheet profile's `datasheet`.
 json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const data::Store& store,
                        const session::Machine& here, const costmodel::Prediction& datasheet) {
-  const Query& q = p.resolved.query();
-  const auto local = session::load_local_model(store, here);
-  if (local) {
-    session::attach_runtime(*local, p.resolved.catalog());
-    const session::LocalPrediction lp = session::predict_local(*local, q, p.plan.config);
+  if (const auto run = p.engine->predict_local_run(p.resolved, store, here, p.plan.config)) {
+    const session::LocalPrediction& lp = run->prediction;
     r.predicted_step_ms = lp.step_ms;
     r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
     r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
     r.predicted_transformer_peak_bytes = lp.raw.transformer_peak_bytes;
-    r.predicted_hardware = lp.calibrated ? fmt::format("local (calibration v{})", local->calibration->version) : "local";
+    r.predicted_hardware = run->hardware;
     return {{"hardware", r.predicted_hardware},
             {"calibrated", lp.calibrated},
             {"step_ms", lp.step_ms},
@@ -273,8 +270,8 @@ json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, con
   r.predicted_steps_per_sec = datasheet.steps_per_sec;
   r.predicted_peak_mem_bytes = datasheet.peak_mem_bytes;
   r.predicted_transformer_peak_bytes = datasheet.transformer_peak_bytes;
-  r.predicted_hardware = q.hardware->name;
-  return {{"hardware", q.hardware->name},
+  r.predicted_hardware = p.resolved.query().hardware->name;
+  return {{"hardware", r.predicted_hardware},
           {"step_ms", datasheet.step_ms},
           {"steps_per_sec", datasheet.steps_per_sec},
           {"peak_mem_bytes", datasheet.peak_mem_bytes},

@@ -149,4 +149,16 @@ RunPrediction Engine::predict_run(const Resolved& r, const Query& as_run, const 
   return out;
 }
 
+std::optional<LocalRunPrediction> Engine::predict_local_run(const Resolved& r, const data::Store& store,
+                                                            const Machine& here, const ParallelConfig& config) const {
+  const auto local = load_local_model(store, here);
+  if (!local) return std::nullopt;
+  attach_runtime(*local, r.catalog());
+  LocalRunPrediction out;
+  out.prediction = predict_local(*local, r.query(), config);
+  out.calibration_version = out.prediction.calibrated ? local->calibration->version : 0;
+  out.hardware = out.calibration_version ? fmt::format("local (calibration v{})", out.calibration_version) : "local";
+  return out;
+}
+
 }  // namespace cpplan::session

@@ -21,10 +21,19 @@
 #include "planner/fleet.h"
 #include "planner/planner.h"
 #include "session/engine/explore.h"
+#include "session/engine/local_model.h"
 #include "session/query/query.h"
 #include "session/engine/recommend.h"
 
 namespace cpplan::session {
+
+// `cpplan run`'s prediction on this machine's measured model (and its calibration): what it
+// records beside the measurement, and the hardware it names ("local", "local (calibration vN)").
+struct LocalRunPrediction {
+  LocalPrediction prediction;
+  std::string hardware;
+  int calibration_version = 0;  // 0: uncalibrated
+};
 
 // What `cpplan run` executes: the plan, and its prediction on the datasheet of its hardware as the
 // ranks run it (with the frameworks' placements, for its JSON).
@@ -72,6 +81,10 @@ class Engine {
   // The prediction of `plan` for r's query as the ranks ran it (`as_run`: the profiles as
   // executed), on the datasheet of its hardware, with the frameworks' placements and scripts.
   RunPrediction predict_run(const Resolved& r, const Query& as_run, const Plan& plan) const;
+  // The prediction of plan `config` of r's query on the model this machine's probes in `store`
+  // measured (calibrated when it was); none when `here` was never probed there.
+  std::optional<LocalRunPrediction> predict_local_run(const Resolved& r, const data::Store& store, const Machine& here,
+                                                      const ParallelConfig& config) const;
 
  private:
   std::shared_ptr<const ProfileCatalog> catalog_;
