@@ -29,17 +29,6 @@ QString find_cpplan(const QString& application_dir) {
   return {};
 }
 
-QStringList query_arguments(const Query& q, const QString& model_config) {
-  session::Options o = session::query_options(q);
-  if (!model_config.isEmpty()) {  // a config's profile is named after its folder: the command derives it again
-    o.model = session::Options{}.model;
-    o.model_config = model_config.toStdString();
-  }
-  QStringList a;
-  for (const std::string& word : session::to_argv(o)) a << qstr(word);  // the field table's flags
-  return a;
-}
-
 namespace {
 QStringList qstrings(const std::vector<std::string>& words) {
   QStringList out;
@@ -48,12 +37,19 @@ QStringList qstrings(const std::vector<std::string>& words) {
 }
 }  // namespace
 
+QStringList query_arguments(const Query& q, const QString& model_config) {
+  session::Options o = session::query_options(q);
+  if (!model_config.isEmpty()) {  // a config's profile is named after its folder: the command derives it again
+    o.model = session::Options{}.model;
+    o.model_config = model_config.toStdString();
+  }
+  return qstrings(session::to_argv(o));  // the field table's flags
+}
+
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
-  // The query's and the plan's flags, as `cpplan --json` ("run_args") and a sweep's runs write
-  // them (session::run_argv). No --runtime: `cpplan run` predicts as it runs (the cpplan runtime).
-  QStringList a{QStringLiteral("run")};
-  if (model_config.isEmpty()) a += qstrings(session::run_argv(q, c));
-  else a += query_arguments(q, model_config) + qstrings(session::plan_argv(c));
+  // The query's and the plan's flags: without a model config, session::run_argv, as `cpplan --json`
+  // ("run_args") and a sweep's runs write them. No --runtime: `cpplan run` predicts as it runs.
+  QStringList a = QStringList{QStringLiteral("run")} + query_arguments(q, model_config) + qstrings(session::plan_argv(c));
   if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   return a;
 }
