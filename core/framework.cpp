@@ -89,7 +89,7 @@ void read_features(Reader& r, std::string_view key, FeatureSet& out, bool requir
 void read_family(Reader& r, FrameworkProfile& p) {
   r.only({"family", "only", "reason"});
   FamilySupport s;
-  r.choice("family", s.family, {"cuda", "tpu", "neuron"});
+  r.choice("family", s.family, {"cuda", "tpu", "neuron", "rocm"});
   const std::vector<std::string> absent{"\x01"};  // `only` left out: every feature
   std::vector<std::string> only = absent;
   r.strings("only", only, false);

@@ -19,7 +19,8 @@ enum class LinkKind { kNvSwitch, kPcie, kPcieHost, kIci, kNeuronLink };
 // What runs on the accelerator, which decides the frameworks that can (planner/frameworks.h):
 // CUDA GPUs; Google TPUs (PyTorch/XLA through torch_tpu); AWS Neuron chips (PyTorch/XLA through
 // torch-neuronx).
-enum class DeviceFamily { kCuda, kTpu, kNeuron };
+// ROCm: AMD Instinct GPUs (PyTorch on ROCm, RCCL).
+enum class DeviceFamily { kCuda, kTpu, kNeuron, kRocm };
 
 struct Link {
   GBps bandwidth_gbps = 0;     // per direction, per device
@@ -41,6 +42,21 @@ struct NodeLayout {
   GBps nic_gbps = 0;               // one NIC's port speed, per direction (100 GbE = 12.5)
 };
 
+// Datasheet peaks per resource beyond the BF16 tensor peak, dense (no sparsity). 0: the hardware
+// has no such unit (FP8/FP4 tensor cores), or no figure is published (the roofline then has no
+// ceiling on that resource, and --explain says so).
+struct ResourcePeaks {
+  TFlopsPerSec fp8_tflops = 0;      // FP8 tensor (matrix) peak
+  TFlopsPerSec fp4_tflops = 0;      // FP4 (NVFP4 / MXFP4) tensor peak
+  TFlopsPerSec vector_tflops = 0;   // non-tensor FP32 (CUDA cores, CU SIMDs, TPU VPU)
+  double exp_tera_per_s = 0;        // special-function (exp2) results, 1e12 per second: softmax's exponentials
+  int units = 0;                    // SMs / CUs / TensorCores
+  double clock_mhz = 0;             // the clock behind the peaks
+  // CUDA compute capability x10 (80 = sm80, 90 = sm90, 100 = sm100); AMD gfx target as a number
+  // (942 = gfx942); 0 elsewhere. Which kernels a GPU runs (FA3 needs sm90, FA4 sm100+) keys on it.
+  int compute_capability = 0;
+};
+
 struct HardwareProfile {
   std::string name;
   std::string description;
@@ -53,6 +69,9 @@ struct HardwareProfile {
   DeviceFamily family = DeviceFamily::kCuda;
 
   TFlopsPerSec bf16_tflops = 0;    // dense, no sparsity
+  // The other ceilings of the multi-resource roofline ([compute], from datasheets:
+  // shared/reference/hardware-resources.md): each kernel's work on each resource over its peak.
+  ResourcePeaks peaks;
   double memory_mib = 0;           // capacity as nvidia-smi reports it
   double reserved_mib = 0;         // CUDA context, library workspaces, allocator slack
   double host_memory_gib = 0;      // host memory of the node these GPUs usually sit in; 0: unknown
@@ -96,6 +115,6 @@ struct HardwareProfile {
 };
 
 std::string_view to_string(LinkKind k);
-std::string_view to_string(DeviceFamily f);  // "cuda", "tpu", "neuron"
+std::string_view to_string(DeviceFamily f);  // "cuda", "tpu", "neuron", "rocm"
 
 }  // namespace cpplan

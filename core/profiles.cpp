@@ -320,7 +320,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   read_name(r, path, h.name);
   r.string("description", h.description, false);
   r.string("architecture", h.architecture, false);
-  r.choice("family", h.family, {"cuda", "tpu", "neuron"}, false);
+  r.choice("family", h.family, {"cuda", "tpu", "neuron", "rocm"}, false);
   if (const toml::node* n = root.get("match"); n && r.ok()) {
     if (!n->is_array()) r.fail("match", "...", "must be an array of strings");
     else
@@ -334,8 +334,17 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   }
   if (const auto* t = r.table("compute"); t && r.ok()) {
     Reader c = r.sub(*t, "compute");
-    c.only({"bf16_tflops"});
+    c.only({"bf16_tflops", "fp8_tflops", "fp4_tflops", "vector_tflops", "exp_tera_per_s", "units", "clock_mhz",
+            "compute_capability"});
     c.number("bf16_tflops", h.bf16_tflops, 0, 1e6, true, true);
+    ResourcePeaks& p = h.peaks;
+    c.number("fp8_tflops", p.fp8_tflops, 0, 1e6, false);
+    c.number("fp4_tflops", p.fp4_tflops, 0, 1e6, false);
+    c.number("vector_tflops", p.vector_tflops, 0, 1e6, false);
+    c.number("exp_tera_per_s", p.exp_tera_per_s, 0, 1e4, false);
+    c.integer("units", p.units, 0, 1 << 20, false);
+    c.number("clock_mhz", p.clock_mhz, 0, 1e5, false);
+    c.integer("compute_capability", p.compute_capability, 0, 10000, false);
   }
   if (const auto* t = r.table("memory"); t && r.ok()) {
     Reader m = r.sub(*t, "memory");
@@ -830,7 +839,7 @@ std::string_view to_string(LinkKind k) {
   return n[static_cast<int>(k)];
 }
 std::string_view to_string(DeviceFamily f) {
-  constexpr std::string_view n[] = {"cuda", "tpu", "neuron"};
+  constexpr std::string_view n[] = {"cuda", "tpu", "neuron", "rocm"};
   return n[static_cast<int>(f)];
 }
 
