@@ -117,3 +117,50 @@ TEST_CASE("The Neuron profiles carry hardware.md's per-chip figures and their fa
   CHECK(catalog().find_hardware("tpu-v6e")->family == cpplan::DeviceFamily::kTpu);
   CHECK(catalog().find_hardware("h100-sxm")->family == cpplan::DeviceFamily::kCuda);
 }
+
+TEST_CASE("Every hardware profile carries its [compute] resource peaks from hardware-resources.md",
+          "[core][hardware][peaks]") {
+  struct Peaks {
+    const char* name;
+    double fp8_tflops, fp4_tflops, vector_tflops, exp_tera_per_s;
+    int units;
+    double clock_mhz;
+    int compute_capability;
+  };
+  // Dense peaks from shared/reference/hardware-resources.md §1-§2; 0 where the format is n/a or
+  // no figure is published. exp: SMs x 16 exp2/clk/SM x MHz / 1e6 (CUDA Programming Guide, via
+  // FlashAttention-3's footnote), e.g. H100 132 x 16 x 1830 = 3.865e12/s; Neuron ScalarE
+  // cores x 128 x MHz (Trainium2 8 x 128 x 1200 = 1.229e12/s).
+  const std::vector<Peaks> table = {
+      {"a100-sxm-80g", 0, 0, 19.5, 2.436, 108, 1410, 80},   // 108 x 16 x 1410 = 2.436e12
+      {"a10", 0, 0, 31.2, 1.953, 72, 1695, 86},             // 72 x 16 x 1695 = 1.953e12
+      {"h100-sxm", 1978.9, 0, 66.9, 3.865, 132, 1830, 90},
+      {"h20", 296, 0, 44, 2.284, 78, 0, 90},                // clock not published: 78 x 16 x 1830
+      {"b200", 4500, 9000, 75, 4.381, 148, 1850, 100},      // 148 x 16 x 1850 = 4.381e12
+      {"l40s", 733, 0, 91.6, 5.725, 142, 2520, 89},         // 142 x 16 x 2520 = 5.725e12
+      {"tpu-v6e", 918, 0, 0, 0, 1, 0, 0},                   // VPU and exp rates not published
+      {"trn2", 1299, 0, 17.6, 1.229, 8, 2400, 0},
+  };
+  for (const Peaks& e : table) {
+    INFO(e.name);
+    const cpplan::HardwareProfile* h = catalog().find_hardware(e.name);
+    REQUIRE(h);
+    CHECK(h->peaks.fp8_tflops == e.fp8_tflops);
+    CHECK(h->peaks.fp4_tflops == e.fp4_tflops);
+    CHECK(h->peaks.vector_tflops == e.vector_tflops);
+    CHECK(h->peaks.exp_tera_per_s == e.exp_tera_per_s);
+    CHECK(h->peaks.units == e.units);
+    CHECK(h->peaks.clock_mhz == e.clock_mhz);
+    CHECK(h->peaks.compute_capability == e.compute_capability);
+  }
+  // Every CUDA profile names its compute capability and SM count, and has an exp ceiling.
+  for (const std::string& name : catalog().hardware_names()) {
+    const cpplan::HardwareProfile* h = catalog().find_hardware(name);
+    if (h->family != cpplan::DeviceFamily::kCuda) continue;
+    INFO(name);
+    CHECK(h->peaks.compute_capability >= 80);
+    CHECK(h->peaks.units > 0);
+    CHECK(h->peaks.exp_tera_per_s > 0);
+    CHECK(h->peaks.vector_tflops > 0);
+  }
+}
