@@ -225,7 +225,8 @@ void apply_fit(const RuntimeFit& fit, HardwareProfile& hw) {
     applied = true;
   }
   const bool gpu_fabric = hw.link_kind == LinkKind::kNvSwitch || hw.link_kind == LinkKind::kPcie ||
-                          hw.link_kind == LinkKind::kPcieHost;  // a GPU, whose peers can meet over PCIe
+                          hw.link_kind == LinkKind::kPcieHost ||
+                          hw.link_kind == LinkKind::kXgmi;  // a GPU, whose peers can meet over PCIe
   if (const auto l = fit.links.find("pcie"); l != fit.links.end() && gpu_fabric) {
     hw.pcie_efficiency = std::min(1.0, hw.pcie_efficiency * l->second);
     applied = true;

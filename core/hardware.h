@@ -13,8 +13,10 @@ namespace cpplan {
 
 // nvswitch: all-to-all NVLink through switches; pcie: peer-to-peer over PCIe;
 // pcie_host: PCIe without P2P (traffic staged through host memory); ici: TPU torus links;
-// neuronlink: AWS Trainium / Inferentia chip-to-chip links.
-enum class LinkKind { kNvSwitch, kPcie, kPcieHost, kIci, kNeuronLink };
+// neuronlink: AWS Trainium / Inferentia chip-to-chip links; xgmi: AMD Infinity Fabric, a full mesh
+// of point-to-point links, one per GPU pair (no switch: a pair gets one link, a GPU reaches all its
+// peers at once only over all its links; the planner prices groups on that mesh, core/node_topology.h).
+enum class LinkKind { kNvSwitch, kPcie, kPcieHost, kIci, kNeuronLink, kXgmi };
 
 // What runs on the accelerator, which decides the frameworks that can (planner/frameworks.h):
 // CUDA GPUs; Google TPUs (PyTorch/XLA through torch_tpu); AWS Neuron chips (PyTorch/XLA through
@@ -28,10 +30,11 @@ struct Link {
   double efficiency = 0.8;     // achievable busbw / bandwidth
 };
 
-// The PCIe server these GPUs usually sit in ([node] of a hardware profile): how its
-// gpus_per_node GPUs hang off PCIe switches and CPU sockets, and its NICs. Without --topology the
-// planner builds this node (core/node_topology.h) and prices every group by the links it crosses.
-// Peer-to-peer follows the link kind: pcie (P2P works) or pcie_host (staged through host memory).
+// The server these GPUs usually sit in ([node] of a hardware profile): how its gpus_per_node GPUs
+// hang off PCIe switches and CPU sockets, and its NICs. Without --topology the planner builds this
+// node (core/node_topology.h) and prices every group by the links it crosses. Peer-to-peer follows
+// the link kind: pcie (P2P works), pcie_host (staged through host memory), or xgmi (the GPUs joined
+// pairwise by their own links; PCIe carries only host and NIC traffic).
 struct NodeLayout {
   int sockets = 1;                 // CPU sockets; each holds gpus_per_node / sockets GPUs
   int gpus_per_switch = 1;         // GPUs under one PCIe switch; 1 (the default): each GPU on its own root port

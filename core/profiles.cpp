@@ -282,8 +282,8 @@ namespace {
 NodeLayout read_node(Reader& n, const HardwareProfile& h) {
   NodeLayout node;
   n.only({"sockets", "gpus_per_switch", "switch_uplink_gbps", "socket_gbps", "host_memory_gbps", "nics", "nic_gbps"});
-  if (h.link_kind != LinkKind::kPcie && h.link_kind != LinkKind::kPcieHost) {
-    n.fail("sockets", "...", fmt::format("a [node] describes a PCIe server: interconnect.kind = \"{}\" must be pcie or pcie_host",
+  if (h.link_kind != LinkKind::kPcie && h.link_kind != LinkKind::kPcieHost && h.link_kind != LinkKind::kXgmi) {
+    n.fail("sockets", "...", fmt::format("a [node] describes a PCIe or xGMI-mesh server: interconnect.kind = \"{}\" must be pcie, pcie_host or xgmi",
                                          to_string(h.link_kind)));
     return node;
   }
@@ -364,7 +364,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   if (const auto* t = r.table("interconnect"); t && r.ok()) {
     Reader l = r.sub(*t, "interconnect");
     l.only({"kind", "bandwidth_gbps", "latency_us", "efficiency", "gpus_per_node"});
-    l.choice("kind", h.link_kind, {"nvswitch", "pcie", "pcie_host", "ici", "neuronlink"});
+    l.choice("kind", h.link_kind, {"nvswitch", "pcie", "pcie_host", "ici", "neuronlink", "xgmi"});
     read_link(l, h.intra_node);
     l.integer("gpus_per_node", h.gpus_per_node, 1, 1024);
   }
@@ -835,7 +835,7 @@ std::string_view to_string(Modulation m) {
 }
 std::string_view to_string(TextHandling t) { return t == TextHandling::kJoint ? "joint" : "cross"; }
 std::string_view to_string(LinkKind k) {
-  constexpr std::string_view n[] = {"nvswitch", "pcie", "pcie_host", "ici", "neuronlink"};
+  constexpr std::string_view n[] = {"nvswitch", "pcie", "pcie_host", "ici", "neuronlink", "xgmi"};
   return n[static_cast<int>(k)];
 }
 std::string_view to_string(DeviceFamily f) {

@@ -164,3 +164,43 @@ TEST_CASE("Every hardware profile carries its [compute] resource peaks from hard
     CHECK(h->peaks.vector_tflops > 0);
   }
 }
+
+TEST_CASE("The profiles added from hardware-resources.md carry its figures, family and link kind",
+          "[core][hardware][peaks]") {
+  struct Added {
+    const char* name;
+    double bf16_tflops, fp8_tflops, fp4_tflops, memory_gbps, link_gbps;
+    LinkKind link;
+    cpplan::DeviceFamily family;
+    int compute_capability;
+  };
+  // hardware-resources.md §1, §3, §4, §8: links per direction (xGMI: one link to one peer, 128 and
+  // 153 GB/s read as bidirectional; ICI: 1,200 GB/s bidirectional per chip).
+  const std::vector<Added> added = {
+      {"b300", 2250, 4500, 14000, 7700, 900, LinkKind::kNvSwitch, cpplan::DeviceFamily::kCuda, 103},
+      {"mi300x", 1307.4, 2614.9, 0, 5300, 64, LinkKind::kXgmi, cpplan::DeviceFamily::kRocm, 942},
+      {"mi325x", 1307.4, 2614.9, 0, 6000, 64, LinkKind::kXgmi, cpplan::DeviceFamily::kRocm, 942},
+      {"mi355x", 2500, 5000, 10100, 8000, 76.5, LinkKind::kXgmi, cpplan::DeviceFamily::kRocm, 950},
+      {"tpu-v5p", 459, 459, 0, 2765, 600, LinkKind::kIci, cpplan::DeviceFamily::kTpu, 0},
+      {"tpu-v7x", 2307, 4614, 0, 7370, 600, LinkKind::kIci, cpplan::DeviceFamily::kTpu, 0},
+  };
+  for (const Added& a : added) {
+    INFO(a.name);
+    const cpplan::HardwareProfile* h = catalog().find_hardware(a.name);
+    REQUIRE(h);
+    CHECK(h->bf16_tflops == a.bf16_tflops);
+    CHECK(h->peaks.fp8_tflops == a.fp8_tflops);
+    CHECK(h->peaks.fp4_tflops == a.fp4_tflops);
+    CHECK(h->memory_bandwidth_gbps == a.memory_gbps);
+    CHECK(h->intra_node.bandwidth_gbps == a.link_gbps);
+    CHECK(h->link_kind == a.link);
+    CHECK(h->family == a.family);
+    CHECK(h->peaks.compute_capability == a.compute_capability);
+  }
+  CHECK(cpplan::to_string(LinkKind::kXgmi) == "xgmi");
+  // rocm-smi / amd-smi product names resolve to the AMD profiles (none contains another's).
+  CHECK(detected("AMD Instinct MI300X", 196608) == "mi300x");
+  CHECK(detected("AMD Instinct MI325X", 262144) == "mi325x");
+  CHECK(detected("AMD Instinct MI355X", 274658) == "mi355x");
+  CHECK(detected("NVIDIA B300", 257492) == "b300");
+}

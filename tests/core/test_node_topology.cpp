@@ -105,8 +105,8 @@ TEST_CASE("a [node] that does not fit its GPUs or its network is refused with on
   CHECK(with_node("sockets = 1\nnics = 2\nnic_gbps = 12.5", "pcie_host").error().message ==
         "hardware/x.toml: node.host_memory_gbps = (missing): is required");
   CHECK(with_node(ok, "nvswitch").error().message ==
-        "hardware/x.toml: node.sockets = ...: a [node] describes a PCIe server: interconnect.kind = \"nvswitch\" must be "
-        "pcie or pcie_host");
+        "hardware/x.toml: node.sockets = ...: a [node] describes a PCIe or xGMI-mesh server: interconnect.kind = "
+        "\"nvswitch\" must be pcie, pcie_host or xgmi");
   CHECK(with_node(ok + "\nsocket = 1").error().message ==
         "hardware/x.toml: node.socket = ...: unknown field (did you mean sockets?)");
 }

@@ -44,11 +44,11 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
-TEST_CASE("All 27 built-in models and 20 hardware profiles load", "[core][profiles]") {
+TEST_CASE("All 27 built-in models and 26 hardware profiles load", "[core][profiles]") {
   const auto models = catalog().model_names();
   const auto hardware = catalog().hardware_names();
   CHECK(models.size() == 27);
-  CHECK(hardware.size() == 20);  // with the TPU and Neuron profiles (planning only)
+  CHECK(hardware.size() == 26);  // with the TPU, Neuron and AMD profiles (planning only)
   for (const char* name : {"cogvideox-5b", "flux-tiny", "flux.1-dev", "flux.1-schnell", "flux.2-dev", "hunyuanvideo",
                            "ltx-video-2b", "pixart-alpha", "pixart-sigma", "qwen-image", "sd3.5-large", "sd3.5-medium", "wan-tiny",
                            "wan2.1-t2v-1.3b", "wan2.1-t2v-14b", "wan2.2-ti2v-5b", "flux2-tiny", "qwen-tiny",
@@ -297,7 +297,7 @@ TEST_CASE("Hardware loader errors name the file, the field, the value and the ru
   SECTION("a link kind outside the allowed names") {
     const auto path = broken_hardware("hw-bad-kind");
     CHECK(hardware_error(path) ==
-          path + ": interconnect.kind = \"nvlink\": must be one of nvswitch, pcie, pcie_host, ici or neuronlink");
+          path + ": interconnect.kind = \"nvlink\": must be one of nvswitch, pcie, pcie_host, ici, neuronlink or xgmi");
   }
   SECTION("a number given as a string") {
     const auto path = broken_hardware("hw-wrong-type");
@@ -391,7 +391,7 @@ TEST_CASE("A later directory's profile replaces an earlier one of the same name"
   INFO((c.ok() ? std::string() : c.error().message));
   REQUIRE(c.ok());
   CHECK(c->models().size() == 27);  // replaced, not added
-  CHECK(c->hardware_profiles().size() == 20);
+  CHECK(c->hardware_profiles().size() == 26);
   const auto* flux = c->find_model("flux.1-dev");
   REQUIRE(flux);
   CHECK(flux->default_steps == 50);  // the override's value; the built-in says 28
