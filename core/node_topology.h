@@ -23,6 +23,8 @@ inline constexpr Microseconds kNicLatencyUs = 1;       // a NIC's PCIe link
 // g / (N / sockets) and, when gpus_per_switch > 1, under switch g / gpus_per_switch; NIC i on switch
 // i x switches / nics (else on socket i x sockets / nics); nodes joined by one Ethernet switch.
 // Without P2P (pcie_host) the switches and CPUs stage every byte through their socket's memory.
+// An xgmi GPU's node is a full mesh instead: every GPU pair joined by an xgmi link of the
+// interconnect's bandwidth and latency; PCIe (the host link's bandwidth) to the sockets and NICs.
 Topology node_topology(const HardwareProfile& hw);
 
 }  // namespace cpplan

@@ -17,7 +17,7 @@ std::string_view to_string(DeviceKind k) {
   return n[static_cast<int>(k)];
 }
 std::string_view to_string(LinkType t) {
-  constexpr std::string_view n[] = {"nvlink", "pcie", "socket", "memory", "ici", "network"};
+  constexpr std::string_view n[] = {"nvlink", "pcie", "socket", "memory", "ici", "xgmi", "network"};
   return n[static_cast<int>(t)];
 }
 std::string_view to_string(NetworkKind k) { return k == NetworkKind::kRail ? "rail" : "switch"; }
@@ -181,9 +181,9 @@ void read_links(Reader& r, Topology& t) {
     l.string("from", from_pattern);
     l.string("to", to_pattern);
     TopoLink link;
-    enum class K { kNvLink, kPcie, kSocket, kMemory, kIci };
+    enum class K { kNvLink, kPcie, kSocket, kMemory, kIci, kXgmi };  // LinkType's first six
     K kind = K::kPcie;
-    l.choice("kind", kind, {"nvlink", "pcie", "socket", "memory", "ici"});
+    l.choice("kind", kind, {"nvlink", "pcie", "socket", "memory", "ici", "xgmi"});
     link.type = static_cast<LinkType>(static_cast<int>(kind));
     l.number("bandwidth_gbps", link.bandwidth_gbps, 0, 1e6, true, true);
     l.number("latency_us", link.latency_us, 0, 1e6);
@@ -202,6 +202,10 @@ void read_links(Reader& r, Topology& t) {
       if (link.from == link.to)
         return l.fail("to", fmt::format("\"{}\"", to_pattern),
                       fmt::format("links {} to itself", t.devices[link.from].name));
+      // An xGMI link carries only its own pair's traffic (the planner does not forward over it).
+      if (link.type == LinkType::kXgmi && (link.from >= t.gpus || link.to >= t.gpus))
+        return l.fail("kind", "\"xgmi\"",
+                      fmt::format("must join two GPUs ({} to {})", t.devices[link.from].name, t.devices[link.to].name));
       t.links.push_back(link);
     }
   });

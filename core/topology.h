@@ -19,10 +19,12 @@ inline constexpr int kDeviceKindCount = 7;
 std::string_view to_string(DeviceKind k);  // "gpu", "nvswitch", "pcie_switch", "cpu", "memory", "nic", "network_switch"
 
 // nvlink: NVLink (to an NVSwitch or GPU to GPU); pcie: a PCIe link; socket: the link between CPU
-// sockets (UPI / xGMI); memory: a CPU to its host memory; ici: a TPU inter-chip link; network:
-// NIC to network switch and between network switches (added when nodes are replicated).
-enum class LinkType { kNvLink, kPcie, kSocket, kMemory, kIci, kNetwork };
-inline constexpr int kLinkTypeCount = 6;
+// sockets (UPI / xGMI); memory: a CPU to its host memory; ici: a TPU inter-chip link; xgmi: an AMD
+// Infinity Fabric link between two GPUs (a full mesh on MI300-class boards; it carries only the
+// traffic of the pair it joins: RCCL does not forward through a third GPU); network: NIC to network
+// switch and between network switches (added when nodes are replicated).
+enum class LinkType { kNvLink, kPcie, kSocket, kMemory, kIci, kXgmi, kNetwork };
+inline constexpr int kLinkTypeCount = 7;
 std::string_view to_string(LinkType t);
 
 // How replicated nodes are joined (docs/topology.md): rail-optimized (NIC i of every node on

@@ -180,6 +180,7 @@ GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<st
   if (group_size < 2) return out;
   std::vector<int> members;
   GBps threshold = kInfinity;  // the narrowest route any pair of a group needs
+  bool fabric_only = true;     // every pair's route on GPU-to-GPU links: PCIe through a host adds nothing
   for (const auto& group : groups) {
     members.insert(members.end(), group.begin(), group.end());
     for (int a : group)
@@ -188,6 +189,8 @@ GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<st
         const Route r = g.route(a, b);
         threshold = std::min(threshold, r.width_gbps);
         out.latency_us = std::max(out.latency_us, r.latency_us);
+        if (fabric_only)
+          for (int e : g.route_edges(a, b)) fabric_only = fabric_only && is_fabric(g.edges()[e].type);
       }
   }
   std::vector<char> is_member(g.vertex_count(), 0);
@@ -232,16 +235,17 @@ GroupBandwidth all_to_all_bandwidth(const TopologyGraph& g, const std::vector<st
   for (const auto& cut : cuts) {
     for (int v : cut) in_cut[v] = 1;
     double pairs = 0;  // sum over groups of |A n g| (n - |A n g|)
+    std::vector<int> rest;  // the partners of A's members: the members of the groups A splits, outside A
     for (const auto& group : groups) {
       const double inside = static_cast<double>(std::count_if(group.begin(), group.end(), [&](int v) { return in_cut[v]; }));
       pairs += inside * (n - inside);
+      if (inside > 0)
+        for (int v : group)
+          if (!in_cut[v]) rest.push_back(v);
     }
     if (pairs > 0) {
-      std::vector<int> rest;
-      for (int v : members)
-        if (!in_cut[v]) rest.push_back(v);
       std::vector<int> links;
-      const GBps flow = g.max_flow(cut, rest, threshold, &links);
+      const GBps flow = g.max_flow(cut, rest, threshold, &links, fabric_only);
       // The part of the flow that crosses sockets moves at socket_efficiency of it.
       const GBps across = std::min(flow, socket_capacity(g, links));
       const bool sockets = across > 0;

@@ -32,9 +32,11 @@ GroupEvaluator::GroupEvaluator(const Topology& node, int nodes, const HardwarePr
     : node_(node), nodes_(nodes), hw_(hw), reduce_(reduce), intra_efficiency_(intra_node_efficiency(node, hw)) {}
 
 bool nvlink_gpu_on_pcie(const Topology& node, const HardwareProfile& hw) {
-  const bool nvlink_box = std::any_of(node.links.begin(), node.links.end(),
-                                      [](const TopoLink& l) { return l.type == LinkType::kNvLink; });
-  return hw.link_kind == LinkKind::kNvSwitch && !nvlink_box;
+  // The GPU's own fabric: NVLink for an NVSwitch GPU, xGMI for an xgmi one; other kinds are PCIe-native.
+  const bool nvlink = hw.link_kind == LinkKind::kNvSwitch, xgmi = hw.link_kind == LinkKind::kXgmi;
+  if (!nvlink && !xgmi) return false;
+  const LinkType fabric = nvlink ? LinkType::kNvLink : LinkType::kXgmi;
+  return std::none_of(node.links.begin(), node.links.end(), [&](const TopoLink& l) { return l.type == fabric; });
 }
 
 bool stages_peer_traffic(const Topology& node) {

@@ -33,7 +33,8 @@ struct AxisBandwidth {
 // or its PCIe efficiency when its fabric is NVLink and the node has no NVLink (an SXM part in a
 // PCIe-only box prices its groups as PCIe). Mixed nodes keep the interconnect's.
 double intra_node_efficiency(const Topology& node, const HardwareProfile& hw);
-// An NVLink GPU in a node without NVLink links (what intra_node_efficiency prices as PCIe).
+// An NVLink GPU in a node without NVLink links, or an xGMI GPU in one without xGMI links (what
+// intra_node_efficiency prices as PCIe).
 bool nvlink_gpu_on_pcie(const Topology& node, const HardwareProfile& hw);
 // A node whose switches or CPUs stage peer traffic through host memory (a device with p2p = false):
 // intra_node_efficiency prices its groups at the staged efficiency, a fit's [links] pcie_host.

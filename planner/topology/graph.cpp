@@ -192,8 +192,10 @@ std::vector<int> TopologyGraph::route_edges(int source, int target) const {
   return path;
 }
 
+bool is_fabric(LinkType t) { return t == LinkType::kNvLink || t == LinkType::kXgmi || t == LinkType::kIci; }
+
 GBps TopologyGraph::max_flow(const std::vector<int>& sources, const std::vector<int>& sinks, GBps min_capacity_gbps,
-                             std::vector<int>* cut_edges) const {
+                             std::vector<int>* cut_edges, bool fabric_only) const {
   if (cut_edges) cut_edges->clear();
   if (sources.empty() || sinks.empty()) return 0;
   const long long kInfinite = 1LL << 50;
@@ -210,12 +212,19 @@ GBps TopologyGraph::max_flow(const std::vector<int>& sources, const std::vector<
     reverse[r] = e;
   };
   const double threshold = min_capacity_gbps * (1 - 1e-9);
+  std::vector<char> source_or_sink(vertex_count(), 0);  // 1: a source, 2: a sink
+  for (int v : sources) source_or_sink[v] = 1;
+  for (int v : sinks) source_or_sink[v] = 2;
   std::vector<int> used;  // the edges_ in the flow graph
-  for (std::size_t i = 0; i < edges_.size(); ++i)
-    if (edges_[i].capacity_gbps >= threshold) {
+  for (std::size_t i = 0; i < edges_.size(); ++i) {
+    const DirectedEdge& e = edges_[i];
+    if (fabric_only && !is_fabric(e.type)) continue;
+    if (e.type == LinkType::kXgmi && (source_or_sink[e.from] != 1 || source_or_sink[e.to] != 2)) continue;
+    if (e.capacity_gbps >= threshold) {
       add(edges_[i].from, edges_[i].to, std::llround(edges_[i].capacity_gbps * 1e3));  // MB/s
       used.push_back(static_cast<int>(i));
     }
+  }
   for (int v : sources) add(s, v, kInfinite);
   for (int v : sinks) add(v, sink, kInfinite);
   const long long flow = boost::push_relabel_max_flow(fg, s, sink);

@@ -23,6 +23,9 @@ struct Route {
   bool same_as(const Route& o) const;
 };
 
+// A link between accelerators themselves, not through a host: NVLink, xGMI, ICI.
+bool is_fabric(LinkType t);
+
 struct DirectedEdge {
   int from = 0;
   int to = 0;
@@ -57,10 +60,12 @@ class TopologyGraph {
   // The directed edges (indices into edges()) along that route, source first. Empty if none.
   std::vector<int> route_edges(int source, int target) const;
   // Max flow from every vertex of `sources` to every vertex of `sinks` (disjoint) using only the
-  // edges of capacity >= min_capacity_gbps. Capacities are rounded to MB/s (exact integers).
-  // `cut_edges`, when given: the edges (indices into edges()) of a minimum cut, the links that bind.
+  // edges of capacity >= min_capacity_gbps, and with `fabric_only` only GPU-to-GPU fabric links
+  // (nvlink, xgmi, ici). An xgmi edge carries flow only from a source straight to a sink (RCCL
+  // does not forward a pair's bytes through a third GPU). Capacities are rounded to MB/s (exact
+  // integers). `cut_edges`, when given: the edges (indices into edges()) of a minimum cut.
   GBps max_flow(const std::vector<int>& sources, const std::vector<int>& sinks, GBps min_capacity_gbps,
-                std::vector<int>* cut_edges = nullptr) const;
+                std::vector<int>* cut_edges = nullptr, bool fabric_only = false) const;
 
  private:
   struct RouteTree;

@@ -160,9 +160,13 @@ void Placer::init(const Topology& t) {
   per_node_ = nodes_ > 1 ? t.gpus : std::min(q.gpus, t.gpus);
   evaluator_ = std::make_unique<GroupEvaluator>(t, nodes_, *q.hardware, options_.reduce);
   const TopologyGraph& one = evaluator_->instance(1);
-  const bool pcie_tree = t.torus.dims.empty() && std::none_of(t.devices.begin(), t.devices.end(), [](const TopoDevice& d) {
-                           return d.kind == DeviceKind::kNvSwitch;
-                         });
+  // Spans name switches and sockets only where GPUs meet over PCIe: not through an NVSwitch, an
+  // xGMI mesh or a torus.
+  const bool pcie_tree = t.torus.dims.empty() &&
+                         std::none_of(t.devices.begin(), t.devices.end(),
+                                      [](const TopoDevice& d) { return d.kind == DeviceKind::kNvSwitch; }) &&
+                         std::none_of(t.links.begin(), t.links.end(),
+                                      [](const TopoLink& l) { return l.type == LinkType::kXgmi; });
   for (int gpu = 0; pcie_tree && gpu < t.gpus; ++gpu)
     switch_of_.push_back(t.switch_of(gpu)), socket_of_.push_back(t.socket_of(gpu));
 

@@ -51,9 +51,9 @@ Topology import(const std::string& fixture, const std::string& hardware = "h100-
 
 TEST_CASE("every built-in topology loads and names a hardware profile of the catalog", "[core][topology]") {
   const auto names = test::catalog().topology_names();
-  CHECK(names.size() == 9);
+  CHECK(names.size() == 12);
   for (const char* n : {"dgx-h100", "hgx-h200", "dgx-a100", "8x-l40s-pcie", "8x-l20-pcie", "4x-rtx4090-pcie",
-                        "4x-a100-pcie", "tpu-v5e-4x4", "tpu-v6e-4x4"}) {
+                        "4x-a100-pcie", "tpu-v5e-4x4", "tpu-v6e-4x4", "mi300x-8", "mi325x-8", "mi355x-8"}) {
     INFO(n);
     const Topology* t = test::catalog().find_topology(n);
     REQUIRE(t != nullptr);
@@ -150,7 +150,7 @@ TEST_CASE("a broken topology file is refused with the file, the field, the value
       {"bad-range", "devices[0].name = \"pcie{1..0}\": must be a name or one range name{first..last}"},
       {"count-mismatch", "links[2].to = \"gpu{0..2}\": expands to 3 devices: must be 1 or as many as from (2)"},
       {"disconnected", "links = gpu3: every GPU must be connected to gpu0 through the links"},
-      {"link-kind", "links[0].kind = \"pci\": must be one of nvlink, pcie, socket, memory or ici"},
+      {"link-kind", "links[0].kind = \"pci\": must be one of nvlink, pcie, socket, memory, ici or xgmi"},
       {"name-mismatch", "name = \"other\": must equal the file name \"name-mismatch\""},
       {"network-kind", "network.kind = \"fat_tree\": must be one of rail or switch"},
       {"nic-bandwidth", "devices[2].bandwidth_gbps = (missing): is required"},
@@ -161,6 +161,7 @@ TEST_CASE("a broken topology file is refused with the file, the field, the value
       {"torus-dims", "torus.dims = [3, 3]: each at least 1 and their product must equal gpus = 4"},
       {"unknown-device", "links[1].to = \"pcie3\": pcie3 is not a device (did you mean pcie0?)"},
       {"unknown-field", "gpu_count = ...: unknown field"},
+      {"xgmi-to-host", "links[3].kind = \"xgmi\": must join two GPUs (gpu0 to cpu0)"},
   };
   for (const auto& [name, message] : expected) {
     const std::string path = data("topologies-broken/" + name + ".toml");
