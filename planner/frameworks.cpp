@@ -252,8 +252,16 @@ std::string prompt_arguments(const ModelProfile& m, TextEncoderPlacement te) {
 }
 
 namespace {
+// The torch device of the family: PyTorch on ROCm (HIP) keeps the "cuda" device name.
 std::string_view device_name(const Query& q) {
-  return q.hardware && q.hardware->family == DeviceFamily::kNeuron ? "neuron" : "cuda";
+  const DeviceFamily family = q.hardware ? q.hardware->family : DeviceFamily::kCuda;
+  switch (family) {
+    case DeviceFamily::kNeuron: return "neuron";
+    case DeviceFamily::kCuda:
+    case DeviceFamily::kRocm:
+    case DeviceFamily::kTpu: break;
+  }
+  return "cuda";
 }
 }  // namespace
 

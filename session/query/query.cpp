@@ -105,10 +105,12 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
 }
 
 // The runtime without --runtime: PyTorch/XLA's on TPU and Neuron hardware (their programs compile);
-// else the one the --framework's profile names (a plan ranked for xDiT priced as xDiT runs it); else
-// diffusers' (--framework any or cpplan, and frameworks whose profile names none).
+// else (CUDA and ROCm GPUs, both PyTorch eager) the one the --framework's profile names (a plan
+// ranked for xDiT priced as xDiT runs it); else diffusers' (--framework any or cpplan, and
+// frameworks whose profile names none).
 std::string default_runtime(const Options& a, const Query& q) {
-  if (q.hardware && q.hardware->family != DeviceFamily::kCuda) return "xla";
+  if (q.hardware && (q.hardware->family == DeviceFamily::kTpu || q.hardware->family == DeviceFamily::kNeuron))
+    return "xla";
   const auto f = framework_choice(a);
   const FrameworkProfile* profile = f ? q.frameworks[static_cast<int>(*f)] : nullptr;
   return profile && !profile->runtime.empty() ? profile->runtime : "diffusers";

@@ -48,7 +48,7 @@ TEST_CASE("a TPU plan is diffusers' compiled one-chip pipeline, warmed up at the
   CHECK_THAT(out, !Catch::Contains("nccl") && !Catch::Contains("\"cuda\"") && !Catch::Contains("torchrun"));
   CHECK_THAT(out, Catch::Contains("cache-dit: cannot run the top plan: cache-dit runs on CUDA GPUs only; nor any other "
                                   "plan here"));
-  CHECK_THAT(out, Catch::Contains("xDiT: cannot run the top plan: xDiT runs on CUDA GPUs only; nor any other plan here"));
+  CHECK_THAT(out, Catch::Contains("xDiT: cannot run the top plan: xDiT runs on CUDA and ROCm GPUs only; nor any other plan here"));
   // profiles/runtimes/xla.toml: 60 s + 2 s x 57 FLUX.1 blocks (19 double, 38 single) = 174 s.
   CHECK_THAT(out, Catch::Contains("warm-up: 174 s XLA compile for 1024x1024, batch 1 + one image"));
   CHECK_THAT(out, Catch::Contains("a second resolution, frame count or batch in the same process compiles again: "
