@@ -147,11 +147,11 @@ TEST_CASE("list topologies shows the built-ins", "[cli][topology]") {
   const auto r = run_cli({"list", "topologies"});
   REQUIRE(r.code == 0);
   for (const char* n : {"dgx-h100", "hgx-h200", "dgx-a100", "8x-l40s-pcie", "8x-l20-pcie", "4x-rtx4090-pcie",
-                        "4x-a100-pcie", "tpu-v5e-4x4", "tpu-v6e-4x4"})
+                        "4x-a100-pcie", "tpu-v5e-4x4", "tpu-v6e-4x4", "mi300x-8", "mi325x-8", "mi355x-8"})
     CHECK_THAT(r.out, Catch::Contains(n));
   const auto j = run_cli({"list", "topologies", "--json"});
   REQUIRE(j.code == 0);
-  CHECK(json::parse(j.out).size() == 9);
+  CHECK(json::parse(j.out).size() == 12);
 }
 
 TEST_CASE("topo import prints a topology that the planner loads", "[cli][topology][import]") {
