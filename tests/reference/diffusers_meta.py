@@ -21,6 +21,7 @@ import inspect
 import json
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 import torch
@@ -29,6 +30,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import diffusers
 
 diffusers.utils.logging.set_verbosity_error()
+warnings.filterwarnings("ignore", category=FutureWarning)
 
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 META = torch.device("meta")
@@ -191,6 +193,25 @@ def hunyuan_dit(model, cfg, lat):
                 image_rotary_emb=(t(n, d), t(n, d)), return_dict=False)
 
 
+def image_4d(text_keys, extra=None):
+    def build(model, cfg, lat):
+        kw = dict(hidden_states=t(1, cfg["in_channels"], lat["h"], lat["w"]), timestep=t(1), return_dict=False)
+        if text_keys:
+            kw["encoder_hidden_states"] = t(1, lat["text"], cfg_int(cfg, *text_keys))
+        if extra:
+            kw.update(extra(model, cfg, lat))
+        return kw
+    return build
+
+
+def dit_extra(model, cfg, lat):
+    return dict(class_labels=torch.zeros(1, device=META, dtype=torch.long))
+
+
+def cogview_extra(model, cfg, lat):
+    return dict(original_size=t(1, 2), target_size=t(1, 2), crop_coords=t(1, 2))
+
+
 INPUTS = {
     "FluxTransformer2DModel": flux,
     "ChromaTransformer2DModel": flux,
@@ -208,6 +229,16 @@ INPUTS = {
     "LTXVideoTransformer3DModel": ltx,
     "LatteTransformer3DModel": latte,
     "HunyuanDiT2DModel": hunyuan_dit,
+    "BriaTransformer2DModel": flux,
+    "LongCatImageTransformer2DModel": flux,
+    "OvisImageTransformer2DModel": flux,
+    "SkyReelsV2Transformer3DModel": video_cfhw(("text_dim",)),
+    "ChronoEditTransformer3DModel": video_cfhw(("text_dim",)),
+    "AllegroTransformer3DModel": video_cfhw(("caption_channels",)),
+    "AuraFlowTransformer2DModel": image_4d(("joint_attention_dim",)),
+    "DiTTransformer2DModel": image_4d(None, dit_extra),
+    "CogView3PlusTransformer2DModel": image_4d(("text_embed_dim",), cogview_extra),
+    "CogView4Transformer2DModel": image_4d(("text_embed_dim",), cogview_extra),
 }
 
 
