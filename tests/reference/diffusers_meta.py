@@ -212,6 +212,28 @@ def cogview_extra(model, cfg, lat):
     return dict(original_size=t(1, 2), target_size=t(1, 2), crop_coords=t(1, 2))
 
 
+def text_mask(model, cfg, lat):
+    return dict(encoder_attention_mask=torch.ones(1, lat["text"], device=META, dtype=torch.long))
+
+
+def wan_vace_extra(model, cfg, lat):
+    # the VACE context: vace_in_channels over the latent video, read by the vace_layers' blocks
+    return dict(control_hidden_states=t(1, cfg_int(cfg, "vace_in_channels", default=96), lat["f"], lat["h"], lat["w"]))
+
+
+def cosmos_extra(model, cfg, lat):
+    # Cosmos resizes the padding mask with torchvision, which the venv leaves out (it pins a torch
+    # of its own): the same nearest resize through torch, no FLOPs either way.
+    import types
+    from diffusers.models.transformers import transformer_cosmos
+
+    if not hasattr(transformer_cosmos, "transforms"):
+        resize = lambda x, size, interpolation=None: torch.nn.functional.interpolate(x, size=size, mode="nearest")
+        transformer_cosmos.transforms = types.SimpleNamespace(
+            functional=types.SimpleNamespace(resize=resize), InterpolationMode=types.SimpleNamespace(NEAREST=None))
+    return dict(padding_mask=t(1, 1, lat["h"] * 8, lat["w"] * 8), fps=24)
+
+
 INPUTS = {
     "FluxTransformer2DModel": flux,
     "ChromaTransformer2DModel": flux,
@@ -239,6 +261,11 @@ INPUTS = {
     "DiTTransformer2DModel": image_4d(None, dit_extra),
     "CogView3PlusTransformer2DModel": image_4d(("text_embed_dim",), cogview_extra),
     "CogView4Transformer2DModel": image_4d(("text_embed_dim",), cogview_extra),
+    "Lumina2Transformer2DModel": image_4d(("cap_feat_dim",), text_mask),
+    "PRXTransformer2DModel": image_4d(("context_in_dim",)),
+    "SanaVideoTransformer3DModel": video_cfhw(("caption_channels",)),
+    "WanVACETransformer3DModel": video_cfhw(("text_dim",), wan_vace_extra),
+    "CosmosTransformer3DModel": video_cfhw(("text_embed_dim",), cosmos_extra),
 }
 
 
