@@ -266,6 +266,8 @@ INPUTS = {
     "SanaVideoTransformer3DModel": video_cfhw(("caption_channels",)),
     "WanVACETransformer3DModel": video_cfhw(("text_dim",), wan_vace_extra),
     "CosmosTransformer3DModel": video_cfhw(("text_embed_dim",), cosmos_extra),
+    "MotifVideoTransformer3DModel": video_cfhw(("text_embed_dim",), text_mask),
+    "NucleusMoEImageTransformer2DModel": qwen_image,
 }
 
 
