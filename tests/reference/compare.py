@@ -79,7 +79,7 @@ def main():
             config = ROOT / c["config"]
         else:
             config = tmp / f"{c['name']}.json"
-            config.write_text(json.dumps(defaults_config(c["class"])))
+            config.write_text(json.dumps({**defaults_config(c["class"]), **c.get("overrides", {})}))
         c["_config"] = config
         ref_cases.append({"name": c["name"], "config": str(config), "text_tokens": c.get("text"), **latent(c)})
     (tmp / "cases.json").write_text(json.dumps(ref_cases))
