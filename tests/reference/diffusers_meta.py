@@ -234,6 +234,12 @@ def cosmos_extra(model, cfg, lat):
     return dict(padding_mask=t(1, 1, lat["h"] * 8, lat["w"] * 8), fps=24)
 
 
+def hunyuan_image(model, cfg, lat):
+    return dict(hidden_states=t(1, cfg["in_channels"], lat["h"], lat["w"]), timestep=t(1),
+                encoder_hidden_states=t(1, lat["text"], cfg_int(cfg, "text_embed_dim")),
+                encoder_attention_mask=torch.ones(1, lat["text"], device=META, dtype=torch.long), return_dict=False)
+
+
 INPUTS = {
     "FluxTransformer2DModel": flux,
     "ChromaTransformer2DModel": flux,
@@ -268,6 +274,7 @@ INPUTS = {
     "CosmosTransformer3DModel": video_cfhw(("text_embed_dim",), cosmos_extra),
     "MotifVideoTransformer3DModel": video_cfhw(("text_embed_dim",), text_mask),
     "NucleusMoEImageTransformer2DModel": qwen_image,
+    "HunyuanImageTransformer2DModel": hunyuan_image,
 }
 
 
