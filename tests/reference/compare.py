@@ -89,7 +89,7 @@ def main():
     versions = json.loads((tmp / "diffusers.json").read_text())
     print(f"reference: diffusers {versions['diffusers']}, torch {versions['torch']}, meta device, batch 1")
     print(f"{'case':34} {'diffusers TFLOP':>15} {'cpplan TFLOP':>13} {'err':>7}  "
-          f"{'diffusers GB':>12} {'cpplan GB':>10} {'err':>7}  verdict")
+          f"{'diffusers GB':>12} {'cpplan GB':>10} {'err':>7}  fwd/step  verdict")
     failed, not_run, rows, known = [], [], [], []
     for c in cases:
         r = ref[c["name"]]
@@ -125,7 +125,8 @@ def main():
         if "error" in r:
             verdict += f"; diffusers: {r['error']}"
             not_run.append(f"{c['name']} ({c['class']}): {r['error']}")
-        print(f"{c['name']:34} {cells[0]}  {cells[1]}  {verdict}")
+        # forwards of one sample per denoising step (true CFG: 2, batched by the pipeline)
+        print(f"{c['name']:34} {cells[0]}  {cells[1]}  {mine['passes_per_step']:8}  {verdict}")
     print(f"\n{len(cases)} cases, {len(cases) - len(failed) - len(known)} within tolerance (FLOPs {FLOPS_TOL:.0%}, "
           f"parameter bytes {BYTES_TOL:.0%}), {len(known)} known gaps ({', '.join(known)}), {len(failed)} failed")
     for c in skipped:
