@@ -240,7 +240,7 @@ int check_command(const Args& a, const std::string& exe, std::ostream& out, std:
   if (!checked) return refused(err, checked.error());
   const session::CheckResult& c = **checked;
   print_notes(err, c.notes);
-  if (a.json) out << plan_json(c.query(), c.plan, c.scripts).dump(2) << '\n';
+  if (a.json) out << session::check_json(c).dump(2) << '\n';
   else print_check(out, c);
   return c.plan.plan.valid() ? kExitOk : kExitInvalid;
 }

@@ -142,6 +142,27 @@ json query_json(const Query& q) {
   return j;
 }
 
+// "transformer": the transformer as cpplan derives it from its profile or config, for comparison
+// with diffusers' own count (tests/reference/): parameters of one transformer and their bytes at
+// the weight dtype, the pipeline's transformers (Wan2.2 A14B: 2), and the FLOPs (GEMMs and
+// attention; 2 per multiply-add) of one forward pass of one sample at the query's sequence, which
+// true CFG runs twice per step.
+json transformer_json(const PlannedQuery& pq) {
+  const ModelProfile& m = *pq.query().model;
+  return {{"class", m.transformer_class.empty() ? json(nullptr) : json(m.transformer_class)},
+          {"params", m.params},
+          {"param_bytes", m.params * m.bytes_per_param},
+          {"transformers", m.transformers},
+          {"forward_flops", pq.forward_flops},
+          {"passes_per_step", m.passes_per_step()}};
+}
+
+json check_json(const CheckResult& c) {
+  json j = plan_json(c.query(), c.plan, c.scripts);
+  j["transformer"] = transformer_json(c);
+  return j;
+}
+
 namespace {
 // "diffusers_config": the class of diffusers' parallel config (null without parallelism), its
 // keyword arguments as [name, value] pairs in the order the CLI's script writes them (dict(pairs)
@@ -334,6 +355,7 @@ json report_json(const Recommendation& rec) {
   const Query& q = rec.query();
   const planner::PlanReport& r = rec.report;
   json j = query_json(q);
+  j["transformer"] = transformer_json(rec);
   json plans = json::array();
   for (std::size_t i = 0; i < r.plans.size(); ++i)
     if (r.plans[i].plan.valid() || rec.request.all) plans.push_back(plan_json(q, r.plans[i], listed_scripts(rec.scripts, i)));
@@ -402,6 +424,7 @@ json fleet_json(const Recommendation& rec) {
   const Query& q = rec.query();
   const planner::FleetReport& f = *rec.fleet;
   json j = query_json(q);
+  j["transformer"] = transformer_json(rec);
   j["objective"] = "throughput";
   j["slo_ms"] = f.slo_ms ? json(*f.slo_ms) : json(nullptr);
   j["replica_sizes"] = f.all_sizes ? "all" : "divisors and powers of two";

@@ -19,6 +19,10 @@ nlohmann::json query_json(const Query& q);
 nlohmann::json plan_json(const Query& q, const planner::RankedPlan& p, const PlanScripts& scripts);
 nlohmann::json placement_json(const planner::topology::Placement& p);
 nlohmann::json topology_query_json(const Query& q);
+// "transformer": the parameters, parameter bytes and forward FLOPs (one sample) cpplan derives.
+nlohmann::json transformer_json(const PlannedQuery& pq);
+// `cpplan check --json`: the plan's plan_json with the query's "transformer".
+nlohmann::json check_json(const CheckResult& c);
 
 
 // The ranking `cpplan --json` prints: the query, the counts, each framework's best plan, the
