@@ -497,8 +497,31 @@ int print_dry_run(const Args& a, const Prepared& p, std::ostream& out) {
   return kExitOk;
 }
 
+// --list-unsupported: every valid plan of the query (its --gpus, else 1 to 8) that the executor
+// does not run, a line each (label: why), or as JSON; nothing when it runs them all.
+int print_unsupported(Args a, const std::string& exe, std::ostream& out) {
+  if (a.runtime.empty()) a.runtime = "cpplan";
+  auto engine = session::Engine::open(a.profiles, exe);
+  if (!engine) throw InvalidInput{engine.error().message};
+  std::vector<std::string> counts = {a.gpus};
+  if (a.gpus.empty()) counts = {"1", "2", "3", "4", "5", "6", "7", "8"};
+  json listed = json::array();
+  for (const std::string& gpus : counts) {
+    a.gpus = gpus;
+    auto resolved = engine->resolve(a);
+    if (!resolved) throw InvalidInput{resolved.error().message};
+    for (const executor::UnsupportedPlan& u : executor::unsupported_plans(resolved->query())) {
+      if (!a.json) fmt::print(out, "{} on {} GPUs: {}\n", u.label, gpus, u.reason);
+      listed.push_back({{"gpus", resolved->query().gpus}, {"plan", u.label}, {"reason", u.reason}});
+    }
+  }
+  if (a.json) out << json{{"unsupported", listed}}.dump(2) << '\n';
+  return kExitOk;
+}
+
 int run_command(const Args& a, int argc, const char* const* argv, const std::string& exe, std::ostream& out,
                 std::ostream& err) {
+  if (a.list_unsupported) return print_unsupported(a, exe, out);
   if (const auto job = adopt_launcher()) return rank_of_job(a, *job, exe, out, err);
   Prepared p = prepare(a, exe, err);
   if (a.dry_run) return print_dry_run(a, p, out);

@@ -35,11 +35,15 @@ struct AttentionContext {
   // true where a key is attended; and [B, text_tokens] for the whole text. Empty: every key counts.
   std::vector<at::Tensor> key_valid;
   at::Tensor text_valid;
-  // PipeFusion (no CP): every self-attention writes its K/V into this stage's per-block buffers
-  // of the full sequence and attends against them (xDiT's displaced patches); null otherwise.
+  // PipeFusion: every self-attention writes its K/V into this stage's per-block buffers of the
+  // full sequence and attends against them (xDiT's displaced patches); under CP inside the stage
+  // the ops do, at the level they attend (cached_keys); null otherwise.
   PatchKvCache* patch_kv = nullptr;
   // Latent frames of the image tokens (frame-major): the groups of frame-grouped attention (Latte).
   int64_t frames = 1;
+  // Each CP rank holds every frame of its run of positions, [frames, positions] frame-major
+  // (shard_sequence under Ring: the split is over spatial tokens); else a run of the sequence.
+  bool frames_whole = false;
   // The model's self-attention is ReLU linear attention (SANA; AttentionKind::kLinear): every
   // variant runs linear_attention / its ring all-reduce instead of softmax.
   bool linear = false;
@@ -68,6 +72,12 @@ class AttentionOp {
 // The self-attention a model calls: through `ctx.patch_kv` when it is set (PipeFusion), else `op`.
 at::Tensor self_attention(const AttentionOp& op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           AttentionContext& ctx);
+
+// PipeFusion with context parallelism inside the stage: k, v [B, H', n, hd] of CP ranks [first,
+// first + count) written into the stage's buffers (ctx.patch_kv), and those ranks' keys of the
+// whole sequence returned (PatchKvCache::cached).
+std::pair<at::Tensor, at::Tensor> cached_keys(AttentionContext& ctx, const at::Tensor& k, const at::Tensor& v,
+                                              int first, int count);
 
 // The variant's op; every CpVariant has its own (core/cp_registry.h).
 const AttentionOp& attention_op(CpVariant v);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "executor/moe.h"
+#include "executor/pipefusion.h"
 #include "executor/sharded_block.h"
 #include "executor/temporal.h"
 
@@ -346,8 +347,25 @@ at::Tensor depthwise_conv3x3(const at::Tensor& h, const at::Tensor& w, const at:
   return at::matmul(at::stack(taps, -1).unsqueeze(-2), w.unsqueeze(-1)).view_as(h) + b;
 }
 
+// The 3x3 conv of a PipeFusion patch (whole latent rows): the rows above and below it belong to
+// other patches, read from the stage's buffer of this FFN's input over the whole image (fresh for
+// this step's patches so far, the previous step's for the rest: stale as the K/V are), and under
+// CP the rows around this rank's run come from the other CP ranks (PatchKvCache::image_rows). The
+// conv runs on the whole buffer and the patch's tokens are kept.
+at::Tensor patch_conv3x3(const at::Tensor& h, const at::Tensor& w, const at::Tensor& b, const AttentionContext& ctx) {
+  AttentionContext whole = ctx;
+  whole.patch_kv = nullptr;
+  whole.mesh = nullptr;
+  whole.image_lengths.clear();
+  const at::Tensor image = ctx.patch_kv->image_rows(h, ctx.mesh ? &ctx.mesh->cp() : nullptr, ctx.grid_cols);
+  return depthwise_conv3x3(image, w, b, whole).index_select(1, ctx.patch_kv->image_index());
+}
+
 at::Tensor conv_glu_forward(const ConvGlu& c, const at::Tensor& x, Comm& tp, const AttentionContext& ctx) {
-  const auto xg = depthwise_conv3x3(at::silu(c.up(x)), c.depth_w, c.depth_b, ctx).chunk(2, -1);
+  const at::Tensor up = at::silu(c.up(x));
+  const auto xg = (ctx.patch_kv ? patch_conv3x3(up, c.depth_w, c.depth_b, ctx)
+                                : depthwise_conv3x3(up, c.depth_w, c.depth_b, ctx))
+                      .chunk(2, -1);
   return c.down(xg[0] * at::silu(xg[1]), tp);
 }
 
@@ -712,8 +730,6 @@ class CrossDit final : public DitModel {
       }
     head_ = replicated(ws, 2 * d_, d_);
     proj_out_ = replicated(ws, m.in_channels, d_);
-    if (skips_ > 0 && held.count >= 0 && (held.first > 0 || held.count < static_cast<int>(blocks_.size())))
-      throw std::invalid_argument(m.name + ": long skips connect the blocks of one whole forward pass (no PipeFusion stages)");
   }
 
   ContextParallelPlan cp_plan() const override { return {false}; }
@@ -740,10 +756,18 @@ class CrossDit final : public DitModel {
     return at::silu(time_in_(timestep_features(timestep, 256).to(type)));
   }
 
+  // `x`: the hidden states [B, S, D], followed on the last dim by the long skips an earlier
+  // PipeFusion stage's blocks left for this stage's (in push order); returned the same way.
   at::Tensor held_blocks(at::Tensor x, const at::Tensor& e, const ForwardInputs& in, AttentionContext& ctx) const {
     const at::Tensor ctx_tokens = txt_embed_(in.text);
     const at::Tensor e6 = time_mod_(e).view({e.size(0), 6, d_});
-    std::vector<at::Tensor> skips;  // the outputs of the first blocks, for the skip blocks (last in, first out)
+    // The outputs of the first blocks, for the skip blocks (last in, first out).
+    std::vector<at::Tensor> skips;
+    if (x.size(-1) > d_) {  // no op more for a model whose stage receives no skips (the op counts)
+      skips = x.split(d_, -1);
+      x = skips.front();
+      skips.erase(skips.begin());
+    }
     int block = 0;
     for (const auto& sharded : blocks_) {
       if (!held_.holds(block++)) continue;
@@ -758,7 +782,9 @@ class CrossDit final : public DitModel {
       x = x + m[5] * ffn(b, modulate(x, m[3], m[4]), ctx);
       if (block <= skips_) skips.push_back(x);
     }
-    return x;
+    if (skips.empty()) return x;
+    skips.insert(skips.begin(), x);
+    return at::cat(skips, -1);
   }
 
   // Cross-attention: local queries against the whole text on every rank, no CP traffic.

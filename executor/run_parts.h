@@ -33,12 +33,26 @@ struct SequenceShard {
   bool split_text = false;                    // the model's CP plan splits the text with the image
   AttentionContext attention;
   at::Tensor image_rope, text_rope;
+  // The image tokens in CP-rank order when the shares are not runs of the sequence (Ring over the
+  // spatial tokens of a model with temporal blocks: rank i holds every frame of its positions);
+  // undefined when rank i holds the i-th run of img_len.
+  at::Tensor image_order;
+  // This rank's image tokens of x [B, S_img, C], and the whole sequence from the CP ranks' outputs
+  // gathered in rank order.
+  at::Tensor local_image(const at::Tensor& x) const;
+  at::Tensor whole_image(const at::Tensor& gathered) const;
   // The text's split for attention and key masks: empty when the text stays whole.
   std::vector<int64_t> text_split() const { return split_text ? txt_len : std::vector<int64_t>{}; }
 };
 
 // The shard of `mesh`'s CP group for this rank; `split_text`: the model's CP plan splits the text.
 SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text);
+
+// The key masks of one forward pass into c.key_valid (per CP rank: its text share, when
+// `text_len` splits the text, then its `img_len` image keys) and c.text_valid (the whole text's);
+// `valid` [B, S_txt] is the text's, image keys all count.
+void mask_keys(AttentionContext& c, const at::Tensor& valid, const std::vector<int64_t>& text_len,
+               const std::vector<int64_t>& img_len);
 
 // The inputs of the whole batch, the same as a single-rank run's: noise and text embeddings
 // drawn on CPU on every device (latents in fp32, the model sees them in its dtype), and for a

@@ -61,6 +61,8 @@ at::Tensor text_valid(int64_t batch, int64_t tokens, int64_t valid, const at::De
   return (at::arange(tokens, at::TensorOptions(at::kLong)) < valid).expand({batch, tokens}).contiguous().to(device);
 }
 
+}  // namespace
+
 // The key masks of one forward pass: `valid` [B, S_txt] is the text's; image keys all count.
 void mask_keys(AttentionContext& c, const at::Tensor& valid, const std::vector<int64_t>& text_len,
                const std::vector<int64_t>& img_len) {
@@ -79,7 +81,6 @@ void mask_keys(AttentionContext& c, const at::Tensor& valid, const std::vector<i
   }
   if (text_len.empty()) c.text_valid = valid;
 }
-}  // namespace
 
 void share_cpu_threads(int local_ranks) {
   // Under our launcher a rank is bound to its share of the cores (CPPLAN_RANK_CORES of them) and
@@ -150,6 +151,41 @@ void prepare_device(const RunSpec& spec, int world) {
   if (spec.max_memory_bytes > 0) limit_memory(dev.device, spec.max_memory_bytes);
 }
 
+at::Tensor SequenceShard::local_image(const at::Tensor& x) const {
+  if (!image_order.defined()) return x.narrow(1, offset_of(img_len, me), img_len[me]);
+  return x.index_select(1, image_order.narrow(0, offset_of(img_len, me), img_len[me]).to(x.device()));
+}
+
+at::Tensor SequenceShard::whole_image(const at::Tensor& gathered) const {
+  if (!image_order.defined()) return gathered;
+  return at::empty_like(gathered).index_copy_(1, image_order.to(gathered.device()), gathered);
+}
+
+namespace {
+
+// Every frame of each CP rank's positions (xDiT's Latte under Ring: the split is over spatial
+// tokens, so temporal attention stays on the rank): the image tokens (frame-major, f x P + p) in
+// CP-rank order, rank i's share the frames of its run of positions; its lengths in `img_len`.
+at::Tensor frames_of_positions(int64_t frames, int64_t positions, int cp, std::vector<int64_t>& img_len) {
+  const std::vector<int64_t> runs = split_lengths(positions, cp);
+  std::vector<at::Tensor> parts;
+  img_len.clear();
+  int64_t first = 0;
+  for (const int64_t n : runs) {
+    const at::Tensor p = at::arange(first, first + n, at::kLong);
+    parts.push_back((at::arange(frames, at::kLong).unsqueeze(1) * positions + p.unsqueeze(0)).reshape({-1}));
+    img_len.push_back(frames * n);
+    first += n;
+  }
+  return at::cat(parts);
+}
+
+bool has_temporal_blocks(const ModelProfile& m) {
+  return std::any_of(m.blocks.begin(), m.blocks.end(), [](const BlockGroup& g) { return g.temporal; });
+}
+
+}  // namespace
+
 SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
   const ModelProfile& m = *spec.model;
   const DeviceSpec& dev = spec.device;
@@ -163,13 +199,17 @@ SequenceShard shard_sequence(const RunSpec& spec, Mesh& mesh, bool split_text) {
   s.me = mesh.coords().cp();
   s.split_text = split_text;
   s.img_len = split_lengths(s.image_tokens, cp);
+  const int64_t rows = spec.resolution.height / g, cols = spec.resolution.width / g;
+  const bool frames_whole = spec.config.ring() > 1 && has_temporal_blocks(m);
+  if (frames_whole) s.image_order = frames_of_positions(seq->latent_frames, rows * cols, cp, s.img_len);
   s.txt_len = split_text ? split_lengths(s.text_tokens, cp) : std::vector<int64_t>(cp, s.text_tokens);
   s.attention = attention_context(mesh, spec.config, m, s.img_len, s.text_split(), s.text_tokens);
   s.attention.frames = seq->latent_frames;
-  s.attention.grid_rows = spec.resolution.height / g;
-  s.attention.grid_cols = spec.resolution.width / g;
-  s.image_rope = image_rope_angles(seq->latent_frames, spec.resolution.height / g, spec.resolution.width / g, m.head_dim)
-                     .narrow(0, offset_of(s.img_len, s.me), s.img_len[s.me])
+  s.attention.frames_whole = frames_whole;
+  s.attention.grid_rows = rows;
+  s.attention.grid_cols = cols;
+  s.image_rope = s.local_image(image_rope_angles(seq->latent_frames, rows, cols, m.head_dim).unsqueeze(0))
+                     .squeeze(0)
                      .to(dev.device);
   s.text_rope = text_rope_angles(s.txt_len[s.me], m.head_dim).to(dev.device);
   return s;
@@ -241,14 +281,14 @@ class Denoiser {
     const SequenceShard& s = shard_;
     const DeviceSpec& dev = spec_.device;
     ForwardInputs in;
-    in.latents = x.narrow(1, offset_of(s.img_len, s.me), s.img_len[s.me]).to(dev.dtype);
+    in.latents = s.local_image(x).to(dev.dtype);
     in.text = s.split_text ? text.narrow(1, offset_of(s.txt_len, s.me), s.txt_len[s.me]) : text;
     in.timestep = at::full({x.size(0)}, sigma, at::TensorOptions(at::kFloat).device(dev.device));
     in.image_rope = s.image_rope;
     in.text_rope = s.text_rope;
     AttentionContext call = s.attention;
     if (valid.defined()) mask_keys(call, valid, s.text_split(), s.img_len);
-    return mesh_.cp().all_gather_uneven(model_->forward(in, call), 1, s.img_len).to(at::kFloat);
+    return s.whole_image(mesh_.cp().all_gather_uneven(model_->forward(in, call), 1, s.img_len)).to(at::kFloat);
   }
 
   const RunSpec& spec_;

@@ -1,53 +1,27 @@
 #include "executor/supported.h"
 
-#include <algorithm>
-#include <fmt/format.h>
+#include "planner/planner.h"
+#include "planner/validate.h"
 
 namespace cpplan::executor {
 
-namespace {
+// PipeFusion's stages run one patch of whole rows each: long skips travel with the hidden states,
+// linear attention sums its state over the stage's buffer, the conv-GLU reads the rows around its
+// patch from its own buffer (under CP, with the runs' ends all-gathered), and context parallelism
+// inside a stage splits each patch over the CP group with K/V buffers at the level each op attends
+// (PatchKvCache::cached). Ring over a model with temporal blocks splits the spatial tokens
+// (shard_sequence). Every valid plan of the built-in profiles runs: nothing is refused today; a
+// structure the executor cannot run gets its line here.
+std::string unsupported_plan(const ModelProfile& /*m*/, const ParallelConfig& /*c*/) { return {}; }
 
-bool has_group(const ModelProfile& m, bool BlockGroup::*flag) {
-  return std::any_of(m.blocks.begin(), m.blocks.end(), [&](const BlockGroup& g) { return g.*flag; });
-}
-
-std::string cp_flags(const ParallelConfig& c) {
-  std::string cp;
-  if (c.ulysses() > 1) cp += fmt::format("--ulysses {}", c.ulysses());
-  if (c.ring() > 1) cp += fmt::format("{}--ring {}", cp.empty() ? "" : " ", c.ring());
-  return cp;
-}
-
-// PipeFusion's stages run one patch of whole rows through softmax-attention blocks of one chain:
-// what else a model's blocks need crosses the stages.
-std::string pipefusion_unsupported(const ModelProfile& m, const ParallelConfig& c) {
-  const std::string pp = fmt::format("--pipefusion {}", c.pp());
-  if (c.ring() * c.ulysses() > 1)
-    return fmt::format("{} with {}: the executor does not run context parallelism inside PipeFusion stages yet", pp,
-                       cp_flags(c));
-  if (has_group(m, &BlockGroup::skip))
-    return fmt::format("{}: the executor does not pass {}'s long skips between PipeFusion stages yet (xDiT does)", pp,
-                       m.name);
-  if (m.attention == AttentionKind::kLinear)
-    return fmt::format("{}: the executor does not keep stale linear-attention sums across PipeFusion patches yet "
-                       "(xDiT does)",
-                       pp);
-  if (m.ffn_kind == FfnKind::kConvGlu)
-    return fmt::format("{}: the executor does not exchange the conv-GLU FFN's boundary rows between PipeFusion "
-                       "patches yet",
-                       pp);
-  return {};
-}
-
-}  // namespace
-
-std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& c) {
-  if (c.pp() > 1) return pipefusion_unsupported(m, c);
-  if (c.ring() > 1 && has_group(m, &BlockGroup::temporal))
-    return fmt::format("--ring {}: the executor does not split {}'s frame-grouped attention over a Ring yet (xDiT "
-                       "does; the executor runs it under Ulysses)",
-                       c.ring(), m.name);
-  return {};
+std::vector<UnsupportedPlan> unsupported_plans(const Query& q) {
+  std::vector<UnsupportedPlan> out;
+  for (const ParallelConfig& c : planner::enumerate(q.gpus)) {
+    if (!planner::validate(q, c).empty()) continue;
+    if (std::string why = unsupported_plan(*q.model, c); !why.empty())
+      out.push_back({c, plan_label(c), std::move(why)});
+  }
+  return out;
 }
 
 }  // namespace cpplan::executor

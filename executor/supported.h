@@ -1,9 +1,10 @@
 #pragma once
 // The valid plans the executor does not run yet: frameworks run them (planner/frameworks.h says
-// which), the executor's ranks do not. `cpplan run` refuses them in one line; the tests that run
-// every accepted plan count and skip them.
+// which), the executor's ranks do not. `cpplan run` refuses them in one line and lists them
+// (`--list-unsupported`); the tests that run every accepted plan count them.
 
 #include <string>
+#include <vector>
 
 #include "core/model.h"
 #include "core/plan.h"
@@ -13,5 +14,16 @@ namespace cpplan::executor {
 // Empty when the executor runs valid plan `c` of model `m`; else why not, naming the flags and
 // the framework that does run it.
 std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& c);
+
+// A valid plan of a query that the executor does not run: its label and unsupported_plan's reason.
+struct UnsupportedPlan {
+  ParallelConfig config;
+  std::string label, reason;
+};
+
+// Every plan the planner enumerates for `q` (its GPU count, every patch count PipeFusion takes)
+// that validate() accepts and the executor does not run, in enumeration order. Empty when the
+// executor runs them all.
+std::vector<UnsupportedPlan> unsupported_plans(const Query& q);
 
 }  // namespace cpplan::executor

@@ -15,8 +15,10 @@ namespace cpplan::executor {
 enum class TokenGroups { kAll, kFrame, kPosition };
 
 // The self-attention of q, k, v [B, H, S_local, hd] grouped by `groups`. Grouped attention runs on
-// one rank or under Ulysses (the all-to-alls of spatial attention; each rank then holds the whole
-// sequence of its heads and attends its groups locally); Ring, Unified, the Anything variants and
+// one rank; under Ulysses (the all-to-alls of spatial attention; each rank then holds the whole
+// sequence of its heads and attends its groups locally); or under Ring and Unified when each rank
+// holds every frame of its positions (ctx.frames_whole: temporal groups local, spatial ones a
+// ring over each frame's shares). The Anything variants, Ring over runs of the sequence and
 // PipeFusion's patches split the groups, and throw std::invalid_argument.
 at::Tensor grouped_self_attention(const AttentionOp& op, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                   AttentionContext& ctx, TokenGroups groups);

@@ -17,9 +17,11 @@ class RingAttention final : public AttentionOp {
       for (int j = 0; j < ring.size(); ++j) valid.push_back(ctx.split_keys_valid(j, 1));
     KeyBlock text;
     if (t > 0) text = {text_part(k, t), text_part(v, t), ctx.text_valid};
-    if (ctx.linear) return linear_ring_attention(q, split_part(k, t), split_part(v, t), ring, t > 0 ? &text : nullptr);
-    return ring_attention(q, split_part(k, t), split_part(v, t), ring, ctx.cp_lengths, ctx.cp, valid,
-                          t > 0 ? &text : nullptr);
+    at::Tensor ks = split_part(k, t), vs = split_part(v, t);
+    // PipeFusion: the blocks passed around are this rank's keys of the whole sequence.
+    if (ctx.patch_kv) std::tie(ks, vs) = cached_keys(ctx, ks, vs, ctx.mesh->coords().cp(), 1);
+    if (ctx.linear) return linear_ring_attention(q, ks, vs, ring, t > 0 ? &text : nullptr);
+    return ring_attention(q, ks, vs, ring, ctx.cp_lengths, ctx.cp, valid, t > 0 ? &text : nullptr);
   }
 
  private:

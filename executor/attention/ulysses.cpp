@@ -13,12 +13,15 @@ class UlyssesAttention final : public AttentionOp {
                      AttentionContext& ctx) const override {
     Comm& g = ctx.mesh->ulysses();
     const int64_t t = ctx.text_tokens;
-    auto to_heads = [&](const at::Tensor& x) {
-      const at::Tensor split = sequence_to_heads(split_part(x, t), g);
+    const int first = ctx.mesh->coords().ring * g.size();  // CP rank of this group's first member
+    at::Tensor ks = sequence_to_heads(split_part(k, t), g), vs = sequence_to_heads(split_part(v, t), g);
+    // PipeFusion: attend the whole sequence's keys of these heads, this pass's fresh.
+    if (ctx.patch_kv) std::tie(ks, vs) = cached_keys(ctx, ks, vs, first, g.size());
+    auto with_text = [&](const at::Tensor& x, const at::Tensor& split) {
       return t > 0 ? at::cat({head_slice(text_part(x, t), g.rank(), g.size()), split}, 2) : split;
     };
-    const int first = ctx.mesh->coords().ring * g.size();  // CP rank of this group's first member
-    const at::Tensor o = attention_of_kind(ctx, to_heads(q), to_heads(k), to_heads(v), ctx.keys_valid(first, g.size()));
+    const at::Tensor o = attention_of_kind(ctx, with_text(q, sequence_to_heads(split_part(q, t), g)),
+                                           with_text(k, ks), with_text(v, vs), ctx.keys_valid(first, g.size()));
     return with_whole_text(o, t, g, q.size(1), heads_to_sequence(split_part(o, t), g));
   }
 };

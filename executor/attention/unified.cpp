@@ -16,7 +16,9 @@ class UnifiedAttention final : public AttentionOp {
     auto text_heads = [&](const at::Tensor& x) { return head_slice(text_part(x, t), u.rank(), u.size()); };
     at::Tensor qh = sequence_to_heads(split_part(q, t), u);
     if (t > 0) qh = at::cat({text_heads(q), qh}, 2);
-    const at::Tensor kh = sequence_to_heads(split_part(k, t), u), vh = sequence_to_heads(split_part(v, t), u);
+    at::Tensor kh = sequence_to_heads(split_part(k, t), u), vh = sequence_to_heads(split_part(v, t), u);
+    // PipeFusion: the ring passes the u group's keys of the whole sequence.
+    if (ctx.patch_kv) std::tie(kh, vh) = cached_keys(ctx, kh, vh, ctx.mesh->coords().ring * u.size(), u.size());
     const std::vector<int64_t> lengths(ring.size(), kh.size(2));
     std::vector<at::Tensor> valid;  // ring rank j holds the tokens of CP ranks j*u .. j*u + u - 1
     if (ctx.masked())

@@ -62,6 +62,7 @@ struct Options {
   std::string dtype;       // fp32 | bf16; empty: fp32 on cpu, bf16 on cuda
   bool sync_collectives = false;  // NCCL collectives timed between device synchronisations
   bool dry_run = false;           // the plan resolved (--plan best's too) and printed, nothing run
+  bool list_unsupported = false;  // the valid plans the executor does not run listed, nothing run
   // list
   std::string what;
   // topo import

@@ -111,6 +111,59 @@ TEST_CASE("sana-tiny with CP shares starting mid-row reproduces the single-rank 
   check_plans("sana-tiny", "128x192", {{"--ring", "4"}, {"--ring", "2", "--ulysses", "2"}}, true);
 }
 
+// Issue 57: the plans the executor once refused run through `cpplan run` as any other: Ring over
+// latte-tiny's spatial tokens (temporal blocks local), and hunyuandit-tiny's long skips across
+// PipeFusion stages with displaced patches (W = 1), recorded with the cost model's bytes.
+// (Every Ring plan of latte-tiny on 2 to 4 ranks runs on threads in tests/executor/test_families.cpp.)
+TEST_CASE("latte-tiny under Unified (temporal blocks local) reproduces the single-rank latents through cpplan run",
+          "[executor][multirank][families]") {
+  check_plans("latte-tiny", "96x96", {{"--ring", "2", "--ulysses", "2", "--rotate-method", "p2p"}}, true);
+}
+
+TEST_CASE("hunyuandit-tiny's long skips cross PipeFusion stages in a recorded run with the cost model's bytes",
+          "[executor][multirank][pipefusion][store]") {
+  const Run r = run("hunyuandit-tiny", "128x128", {"--pipefusion", "2", "--num-pipeline-patch", "2"});
+  CHECK(r.result["status"] == "ok");
+  const double measured = r.result["measured"]["bytes_sent"], predicted = r.result["comm_bytes_predicted"];
+  INFO("bytes sent per rank per step: measured " << measured << ", cost model " << predicted);
+  // Stage 0 sends the hidden states and the 2 skips of blocks 0 and 1 (consumed by blocks 4 and
+  // 3 on stage 1): 3 x 64 tokens x 192 x 4 bytes x 2 samples (true CFG, batched) = 294,912.
+  CHECK(measured == 294912);
+  CHECK(measured == Approx(predicted).epsilon(1e-9));
+  auto store = cpplan::data::Store::open(db_path());
+  REQUIRE(store.ok());
+  auto runs = store.value().runs("hunyuandit-tiny");
+  REQUIRE(runs.ok());
+  REQUIRE(!runs.value().empty());
+  CHECK(runs.value().front().id == r.result["run_id"].get<long long>());
+  CHECK(runs.value().front().run.status == "ok");
+}
+
+// Every family's tiny profile: tests/executor/test_families.cpp finds no plan unsupported_plan()
+// refuses on 2 to 4 ranks; here the command over 1 to 8 GPUs for the four of issue 57.
+TEST_CASE("cpplan run --list-unsupported lists nothing for the tiny HunyuanDiT and SANA and Latte and FLUX",
+          "[executor][multirank]") {
+  for (const std::string model : {"hunyuandit-tiny", "sana-tiny", "latte-tiny", "flux-tiny"}) {
+    const auto p = run_process({CPPLAN_BINARY, "run", "--model", model, "--list-unsupported"});
+    INFO(model << ": " << p.out << p.err);
+    CHECK(p.code == 0);
+    CHECK(p.out.empty());
+  }
+  const auto j = run_process({CPPLAN_BINARY, "run", "--model", "sana-tiny", "--gpus", "4", "--list-unsupported", "--json"});
+  CHECK(j.code == 0);
+  CHECK(json::parse(j.out) == json{{"unsupported", json::array()}});
+}
+
+TEST_CASE("a plan neither a framework nor the executor runs is refused in one line with its rule",
+          "[executor][multirank]") {
+  // latte-tiny's temporal blocks attend across frames, which PipeFusion's row patches cut apart.
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model", "latte-tiny", "--pipefusion", "2", "--db", db_path()});
+  CHECK(p.code == 3);
+  CHECK_THAT(p.err, Catch::Contains("pipefusion_degree = 2: must be 1: PipeFusion's row patches cut the temporal "
+                                    "blocks' frames"));
+  CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+}
+
 TEST_CASE("every run is recorded in the store with its metrics", "[executor][multirank][store]") {
   const Run r = run("flux-tiny", "128x128", {"--ulysses", "2"});
   auto store = cpplan::data::Store::open(db_path());
