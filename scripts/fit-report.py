@@ -2,8 +2,8 @@
 """One section of docs/accuracy.md from `cpplan calibrate --import ... --json` (scripts/fit-runtimes.sh).
 
 Usage: fit-report.py FIT.json SECTION [ALL.json | W=SCAN.json ...], SECTION one of published-timings
-(FLUX.1-dev: FIT.json the shipped fit of that set, ALL.json the fit of all three sets), published-pixart
-(PixArt-alpha under xDiT; each W=SCAN.json the fit of all three with the unstated PipeFusion warm-up
+(FLUX.1-dev: FIT.json the shipped fit of that set, ALL.json the fit of all the published sets), published-pixart
+(PixArt-alpha under xDiT; each W=SCAN.json the fit of all of them with the unstated PipeFusion warm-up
 read as W), published-compiled (FLUX.1-dev compiled), published-serial (the text encoding and VAE decode terms
 in the per-image rows), published-families (every row of published-xdit-families.json) and published-summary (each
 published file: MAPE left out by GPU kind, checkpoint and source, top-1 regret), from the fit of all sets. Prints
@@ -132,7 +132,7 @@ def flux_section(fit, joint):
     print()
     cannot_settle(fit, FLUX_SOURCES)
     joint_rows = [r for r in joint["rows"] if r["source"] in FLUX_SOURCES]
-    print(f"One fit of all three sets ({len(joint['rows'])} timings, the next two sections) would predict these 26 "
+    print(f"One fit of all the published sets ({len(joint['rows'])} timings, the next two sections) would predict these 26 "
           f"with nested cross-validation {pct(cv_mape(joint_rows))} (fitted {pct(mape(joint_rows, 'fitted_ms'))}) "
           f"instead of {pct(cv_mape(rows))}: the PixArt-alpha rows want a host cost per op of "
           f"{joint_value(joint, 'diffusers', 'us_per_op')} us where FLUX.1-dev's H100 rows want "
@@ -156,8 +156,8 @@ def joint_value(fit, runtime, key):
 
 
 def warmup_scan(scans):
-    """The PipeFusion rows whose chart states no warm-up, read with each warm-up W in turn (one fit of all
-    three sets per W, `--warmup-for xdit-pixart-legacy=W`): their error, and the whole set's."""
+    """The PipeFusion rows whose chart states no warm-up, read with each warm-up W in turn (one fit of all the
+    published sets per W, `--warmup-for xdit-pixart-legacy=W`): their error, and the whole set's."""
     def key(r):
         return (r["box"], r["resolution"], r["plan"], r["measured_ms"])
     warmups = defaultdict(set)  # each PixArt row -> the warm-ups the scans read it with
@@ -167,7 +167,7 @@ def warmup_scan(scans):
                 warmups[key(r)].add(r["pipefusion_warmup_steps"])
     unstated = {k for k, ws in warmups.items() if len(ws) > 1}
     print(f"The charts of the two A100 boxes label their bars \"PipeFusion\" without the warm-up; xDiT's default is one")
-    print(f"step. Read with each warm-up W in turn (`calibrate --warmup-for xdit-pixart-legacy=W`, one fit of all three")
+    print(f"step. Read with each warm-up W in turn (`calibrate --warmup-for xdit-pixart-legacy=W`, one fit of all the")
     print(f"sets each), their {len(unstated)} rows come out:\n")
     print("| W | those rows: fitted | held out | PipeFusion rows: held out | PixArt-alpha set: held out |")
     print("|---|---|---|---|---|")
@@ -283,7 +283,7 @@ def pixart_section(fit, scans):
     pf = [r for r in rows if r["pipefusion_degree"] > 1]
     print("## Published xDiT PixArt-alpha timings: PipeFusion, USP and tensor parallel on three boxes\n")
     print("The 61 timings of published-xdit-pixart.json (xDiT's legacy PixArt-alpha page: 20 steps, fp16, 1024 to")
-    print("8192 px) in one fit of all three published sets (`scripts/fit-runtimes.sh`; not shipped, see above), each")
+    print("8192 px) in one fit of all the published sets (`scripts/fit-runtimes.sh`; not shipped, see above), each")
     print("on its box's topology (`--topology-for`: dgx-a100,")
     print("4x-a100-pcie, 8x-l20-pcie) and with the pixart-alpha profile (`--model-for`). PipeFusion rows take xDiT's")
     print("default where the chart states none of the patch count, one per stage, and 2 warm-up steps where it")
@@ -324,7 +324,7 @@ def serial_share(r):
 
 def serial_section(fit):
     """The once-per-image serial terms (text encoding, VAE decode) in the per-image rows of the fit of all
-    three sets: each group's terms, their share of the time, and the error of the rows they weigh in."""
+    published sets: each group's terms, their share of the time, and the error of the rows they weigh in."""
     rows = [r for r in fit["rows"] if r["per_image"]]
     print("## The serial terms: text encoding and VAE decode\n")
     print("Every per-image timing (seconds per image) holds the prompt's encoding and the latents' decode once; the")
@@ -332,7 +332,7 @@ def serial_section(fit):
     print("config: stages, channels, layers per block, 2D or causal 3D convolutions, docs/cost-model.md), the")
     print("GPU's datasheet and the fitted efficiencies: the architecture's convolution multiplier (`conv`) and its")
     print("GEMM and memory-bound ones, which the encoders share with the transformer. No published file times these")
-    print("terms on their own, so their error shows in the rows they weigh in: below, the fit of all three sets")
+    print("terms on their own, so their error shows in the rows they weigh in: below, the fit of all the published sets")
     print("(the columns as above) per group of one source, box and size, with the terms' fitted times and their")
     print("share of the group's fastest bar.\n")
     groups = defaultdict(list)
@@ -367,7 +367,7 @@ def serial_section(fit):
 def compiled_section(fit):
     rows = [r for r in fit["rows"] if r["source"] in COMPILED_SOURCES]
     print("## Published FLUX.1-dev timings with torch.compile (xDiT, 1-4 H100)\n")
-    print("The 6 timings of published-xdit-compiled.json in the fit of all three sets, as the compiled runtime.")
+    print("The 6 timings of published-xdit-compiled.json in the fit of all the published sets, as the compiled runtime.")
     print("Columns as above.\n")
     rows_table(rows, False)
     summary(rows, "Compiled")
