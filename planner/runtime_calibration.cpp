@@ -469,14 +469,14 @@ Result<RuntimeCalibration> check_timings(const ProfileCatalog& shipped, const st
   if (auto u = usable_rows(shipped, all_rows, rows, resolved, out); !u) return u.error();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const TimingRow& row = rows[i];
-    const Resolved* r = &resolved[i];
-    const costmodel::Prediction p = predict(*r).predicted;
+    const Resolved& r = resolved[i];
+    const costmodel::Prediction p = predict(r).predicted;
     CalibratedRow c;
     c.row = row;
-    c.hardware = r->query.hardware->name;
-    c.per_image = r->per_image;
-    c.measured_ms = r->measured_ms;
-    c.prior_ms = c.fitted_ms = time_of(*r, p);
+    c.hardware = r.query.hardware->name;
+    c.per_image = r.per_image;
+    c.measured_ms = r.measured_ms;
+    c.prior_ms = c.fitted_ms = time_of(r, p);
     c.fitted_text_encode_ms = p.text_encode_ms;
     c.fitted_vae_decode_ms = p.vae_decode_ms;
     out.rows.push_back(std::move(c));
@@ -514,8 +514,8 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
     out.rows.push_back(std::move(c));
   }
   const costmodel::RuntimeFitResult r =
-      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source", "model", "box", "resolution"},
-                                        options.repeats);
+      costmodel::fit_runtime_parameters(observations, params.list(), options.folds,
+                                        {"hardware", "source", "model", "box", "resolution"}, options.repeats);
   out.fit = fit_of(params, r.theta, priors);
   out.fit.name = options.name;
   out.fit.description = options.description;

@@ -3,7 +3,7 @@
 // (costmodel/timing_row.h, read by imports/timing_rows.h), the runtime and hardware defaults
 // fitted to them (costmodel/runtime_fit.h), and how well the fit predicts: in sample with the
 // fitted profiles applied to the real cost model, by repeated nested k-fold cross-validation, and with each
-// GPU kind and each source left out. In the planner layer because every row's plan is validated first.
+// GPU kind, source and checkpoint left out. In the planner layer because every row's plan is validated first.
 
 #include <map>
 #include <optional>
