@@ -49,6 +49,9 @@ json rows_json(const planner::RuntimeCalibration& r) {
     rows.push_back({{"where", c.row.where},
                     {"source", c.row.source},
                     {"model", c.row.model},
+                    {"config", c.row.model_config.empty() ? json(nullptr) : json(c.row.model_config)},
+                    {"compiled", c.row.compiled},
+                    {"frames", c.row.frames},
                     {"hardware", c.hardware},
                     {"runtime", c.row.runtime},
                     {"gpus", c.row.gpus},
@@ -67,6 +70,7 @@ json rows_json(const planner::RuntimeCalibration& r) {
                     {"fitted_vae_decode_ms", c.fitted_vae_decode_ms},
                     {"held_out_ms", c.held_out_ms},
                     {"held_out_error", c.held_out_error},
+                    {"left_out_ms", c.left_out_ms},
                     {"unreconciled", c.unreconciled},
                     {"measured_mem_bytes", c.row.peak_mem_bytes ? json(*c.row.peak_mem_bytes) : json(nullptr)},
                     {"predicted_mem_bytes", c.predicted_mem_bytes ? json(*c.predicted_mem_bytes) : json(nullptr)}});
@@ -92,14 +96,26 @@ json report_json(const planner::RuntimeCalibration& r, const std::string& output
           {"memory_mape", r.memory_mape},
           {"memory_outside_10", r.memory_outside_10},
           {"disagreements", r.disagreements},
+          {"oom_skipped", r.oom_skipped},
+          {"rejected", r.rejected},
           {"fit", to_toml(r.fit)},
           {"output", output.empty() ? json(nullptr) : json(output)}};
 }
 
 double error_pct(double predicted, double measured) { return 100.0 * (predicted / measured - 1); }
 
+// The rows the fit or the check left out: oom runs (no timing) and plans cpplan rejects.
+void print_skipped(std::ostream& out, const planner::RuntimeCalibration& r) {
+  if (r.oom_skipped > 0) fmt::print(out, "skipped {} rows with oom = true (the run did not fit: no timing)\n", r.oom_skipped);
+  if (!r.rejected.empty())
+    fmt::print(out, "skipped {} rows whose published plan cpplan rejects (the run ran: a cpplan bug each):\n",
+               r.rejected.size());
+  for (const auto& m : r.rejected) fmt::print(out, "  rejected: {}\n", m);
+}
+
 void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const std::string& file) {
   fmt::print(out, "calibrate --import {}: {} rows\n", file, r.rows.size());
+  print_skipped(out, r);
   fmt::print(out, "{:<20} {:<12} {:<9} {:>4} {:<26} {:>11} {:>15} {:>15} {:>15}\n", "source", "hardware", "runtime",
              "GPUs", "plan", "measured", "priors", "fitted", "held out");
   for (const auto& c : r.rows) {
@@ -174,12 +190,13 @@ int check_and_report(const std::vector<costmodel::TimingRow>& rows, const sessio
   const planner::RuntimeCalibration r = session::check_shipped(rows, request);
   if (c.json) {
     out << json{{"rows", rows_json(r)}, {"mape", r.fitted_mape}, {"pairs", r.pairs}, {"pairs_ordered", r.pairs_ordered},
-                {"misordered", r.misordered}}
+                {"misordered", r.misordered}, {"oom_skipped", r.oom_skipped}, {"rejected", r.rejected}}
                .dump(2)
         << '\n';
     return kExitOk;
   }
   fmt::print(out, "calibrate --import {} --check: {} rows predicted by the shipped profiles\n", request.source, r.rows.size());
+  print_skipped(out, r);
   fmt::print(out, "{:<20} {:<12} {:<9} {:>4} {:<26} {:>11} {:>15}\n", "source", "hardware", "runtime", "GPUs", "plan",
              "measured", "predicted");
   for (const auto& row : r.rows) {

@@ -17,6 +17,7 @@ struct TimingRow {
   std::string where;      // "file:line" or "file: points[3]", for messages
   std::string source;     // who measured it (the row's "source"; the file name when absent)
   std::string model, hardware, runtime;
+  std::string model_config;  // a diffusers transformer config the row's model is derived from ("" : model is a profile)
   int gpus = 1, width = 0, height = 0, frames = 1;
   int steps = 0;          // 0: not given (a per-step figure)
   int batch = 1;
@@ -29,6 +30,8 @@ struct TimingRow {
   std::optional<VaePlacement> vae;                   // unset: single
   std::optional<double> step_ms, image_ms;           // at least one is set
   std::optional<double> peak_mem_bytes;              // as the source reports it
+  bool compiled = false;  // torch.compile on (the row's "compiled"): the compiled runtime unless mapped otherwise
+  bool oom = false;       // the run did not fit: not a timing (the fit skips it)
 };
 
 }  // namespace cpplan::costmodel

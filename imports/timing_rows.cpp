@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -17,16 +18,43 @@ namespace {
 
 using nlohmann::json;
 
+// The runtime of rows with compiled = true (profiles/runtimes/compiled.toml: torch.compile'd pipelines).
+constexpr const char* kCompiledRuntime = "compiled";
+
 const std::set<std::string>& known_keys() {
   static const std::set<std::string> k = {
       "source", "model", "hardware", "gpu_name", "runtime", "gpus", "resolution", "width", "height", "frames",
       "steps", "batch", "text_tokens", "ring_degree", "ulysses_degree", "tp_degree", "cfg_degree", "dp_degree",
       "fs_degree", "ulysses_anything", "ring_anything", "pipefusion_degree", "pipefusion_patches",
       "pipefusion_warmup_steps", "attention_backend", "text_encoder", "vae", "ms_per_step", "step_ms",
-      "seconds_per_image", "image_ms", "peak_memory_gb", "peak_mem_bytes", "topology", "box",
+      "seconds_per_image", "image_ms", "peak_memory_gb", "peak_mem_bytes", "topology", "box", "config", "compiled",
+      "oom",
       // what a row says about itself, for people: read, not used
-      "bar", "figure", "notes"};
+      "bar", "figure", "notes", "path", "commit", "raw_model", "from_figure", "quote"};
   return k;
+}
+
+// The short names of ../shared/reference/published-xdit-families.json's schema for the fields above.
+const std::map<std::string, std::string>& aliases() {
+  static const std::map<std::string, std::string> a = {
+      {"src", "source"},          {"hw", "hardware"},     {"res", "resolution"},
+      {"ulysses", "ulysses_degree"}, {"ring", "ring_degree"}, {"tp", "tp_degree"},
+      {"cfg", "cfg_degree"},      {"pipefusion", "pipefusion_degree"},
+      {"seconds", "seconds_per_image"}, {"mem_gb", "peak_memory_gb"}};
+  return a;
+}
+
+// A row's keys under their long names; a row that gives a field under both names is an error.
+Result<json> canonical(json row, const std::string& where) {
+  for (const auto& [alias, key] : aliases()) {
+    if (!row.contains(alias)) continue;
+    if (row.contains(key))
+      return Error{printable(fmt::format("{}: {} = {}: names the field {} too (given as {}); give one", where, alias,
+                                         row[alias].dump(), key, row[key].dump()))};
+    row[key] = std::move(row[alias]);
+    row.erase(alias);
+  }
+  return row;
 }
 
 // One row's fields as text or JSON values, whichever the format gives; every accessor names the
@@ -188,8 +216,9 @@ Result<bool> read_timings(const Fields& f, TimingRow& row) {
     if (!v) return v.error();
     *out = *v * scale;
   }
-  if (!row.step_ms && !row.image_ms)
-    return f.fail("ms_per_step", "(missing)", "a row needs ms_per_step (step_ms) or seconds_per_image (image_ms)");
+  if (!row.step_ms && !row.image_ms && !row.oom)
+    return f.fail("ms_per_step", "(missing)",
+                  "a row needs ms_per_step (step_ms) or seconds_per_image (seconds, image_ms), or oom = true");
   if (row.image_ms && row.steps == 0)
     return f.fail("steps", "(missing)", "a per-image figure needs the steps it ran");
   // Peak memory "as printed": PyTorch's reports (torch.cuda.max_memory_allocated / 2^30) say GB
@@ -227,36 +256,55 @@ Result<bool> read_topology(const Fields& f, const TimingImportOptions& o, Timing
   return true;
 }
 
-Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, const TimingImportOptions& o,
-                           const std::string& file_source) {
-  TimingRow row;
-  row.where = f.where();
-  row.source = file_source;
-  if (f.has("source")) {
-    auto t = f.text("source");
-    if (!t) return t.error();
-    row.source = *t;
+// The timings file a row is read from: its name (the rows' source when they name none) and its
+// folder (where a row's "config" is looked up).
+struct FileOf {
+  std::string name;
+  std::filesystem::path folder;
+};
+
+// "config": a diffusers transformer config (or pipeline folder), relative to the timings file's
+// folder or to its configs/ folder. The row's model is the profile derived from it, named by its
+// stem (the calibration adds it to the catalog: session/engine/calibration.cpp).
+Result<bool> read_config(const Fields& f, const FileOf& file, TimingRow& row) {
+  auto config = f.text("config");
+  if (!config) return config.error();
+  if (f.has("model"))
+    return f.fail("model", f.shown("model"), fmt::format("a row names a model profile or a config ({}), not both", *config));
+  namespace fs = std::filesystem;
+  const fs::path given(*config);
+  std::vector<fs::path> places = {given.is_absolute() ? given : file.folder / given};
+  if (!given.is_absolute()) places.push_back(file.folder / "configs" / given);
+  std::vector<std::string> tried;
+  std::error_code ec;
+  for (const fs::path& p : places) {
+    if (fs::exists(p, ec)) {
+      row.model_config = p.lexically_normal().string();
+      row.model = p.lexically_normal().filename() == "" ? p.parent_path().stem().string() : p.stem().string();
+      return true;
+    }
+    tried.push_back(p.lexically_normal().string());
   }
-  if (auto m = o.model_for_source.find(row.source); m != o.model_for_source.end()) {
-    row.model = m->second;
-  } else {
-    auto model = f.text("model");
-    if (!model) return model.error();
-    row.model = *model;
-  }
-  if (auto r = read_topology(f, o, row); !r) return r.error();
-  if (!f.has("hardware") && !f.has("gpu_name"))
-    return f.fail("hardware", "(missing)", "is required (a hardware profile, or gpu_name)");
-  const bool named = f.has("hardware");
-  auto hardware = f.text(named ? "hardware" : "gpu_name");
-  if (!hardware) return hardware.error();
-  row.hardware = named ? *hardware : "gpu:" + *hardware;  // a GPU name is matched by the caller
+  return f.fail("config", *config,
+                fmt::format("no such file ({}): a diffusers transformer config, relative to the timings file's folder "
+                            "or its configs/", fmt::join(tried, ", ")));
+}
+
+// The row's runtime: its own "runtime"; else --runtime-for its source; else the compiled runtime
+// for a row with compiled = true; else its source's runtime in the file's "sources"; else --runtime.
+Result<bool> read_runtime(const Fields& f, const std::string& source_runtime, const TimingImportOptions& o,
+                          TimingRow& row) {
+  auto compiled = f.flag("compiled");
+  if (!compiled) return compiled.error();
+  row.compiled = *compiled;
   if (f.has("runtime")) {
     auto t = f.text("runtime");
     if (!t) return t.error();
     row.runtime = *t;
   } else if (auto m = o.runtime_for_source.find(row.source); m != o.runtime_for_source.end()) {
     row.runtime = m->second;
+  } else if (row.compiled) {
+    row.runtime = kCompiledRuntime;
   } else if (!source_runtime.empty()) {
     row.runtime = source_runtime;
   } else if (!o.default_runtime.empty()) {
@@ -264,6 +312,40 @@ Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, c
   } else {
     return f.fail("runtime", "(missing)", "is required (or --runtime, or --runtime-for SOURCE=RUNTIME)");
   }
+  return true;
+}
+
+Result<TimingRow> read_row(const Fields& f, const std::string& source_runtime, const TimingImportOptions& o,
+                           const FileOf& file) {
+  TimingRow row;
+  row.where = f.where();
+  row.source = file.name;
+  if (f.has("source")) {
+    auto t = f.text("source");
+    if (!t) return t.error();
+    row.source = *t;
+  }
+  if (auto m = o.model_for_source.find(row.source); m != o.model_for_source.end()) {
+    row.model = m->second;
+  } else if (f.has("config")) {
+    if (auto r = read_config(f, file, row); !r) return r.error();
+  } else {
+    if (!f.has("model")) return f.fail("model", "(missing)", "is required (or config: a diffusers transformer config)");
+    auto model = f.text("model");
+    if (!model) return model.error();
+    row.model = *model;
+  }
+  auto oom = f.flag("oom");
+  if (!oom) return oom.error();
+  row.oom = *oom;
+  if (auto r = read_topology(f, o, row); !r) return r.error();
+  if (!f.has("hardware") && !f.has("gpu_name"))
+    return f.fail("hardware", "(missing)", "is required (a hardware profile, or gpu_name)");
+  const bool named = f.has("hardware");
+  auto hardware = f.text(named ? "hardware" : "gpu_name");
+  if (!hardware) return hardware.error();
+  row.hardware = named ? *hardware : "gpu:" + *hardware;  // a GPU name is matched by the caller
+  if (auto r = read_runtime(f, source_runtime, o, row); !r) return r.error();
   auto gpus = f.integer("gpus", 1, 1 << 17, 0);
   if (!gpus) return gpus.error();
   if (*gpus == 0) return f.fail("gpus", "(missing)", "is required");
@@ -304,8 +386,13 @@ std::string first_word(const std::string& text) {
   return w;
 }
 
+FileOf file_of(const std::string& path) {
+  const std::filesystem::path p(path);
+  return {p.filename().string(), p.parent_path()};
+}
+
 Result<std::vector<TimingRow>> parse_json(const json& doc, const std::string& path, const TimingImportOptions& o) {
-  const std::string file = std::filesystem::path(path).filename().string();
+  const FileOf file = file_of(path);
   std::map<std::string, std::string> source_runtime;
   const json* points = &doc;
   if (doc.is_object()) {
@@ -327,10 +414,13 @@ Result<std::vector<TimingRow>> parse_json(const json& doc, const std::string& pa
     const json& p = (*points)[i];
     const std::string where = fmt::format("{}: {}[{}]", path, doc.is_object() ? "points" : "rows", i);
     if (!p.is_object()) return Error{fmt::format("{}: must be an object", where)};
-    if (auto r = check_keys(p, where); !r) return r.error();
-    const std::string source = p.contains("source") && p["source"].is_string() ? p["source"].get<std::string>() : file;
+    auto named = canonical(p, where);
+    if (!named) return named.error();
+    if (auto r = check_keys(*named, where); !r) return r.error();
+    const json& q = *named;
+    const std::string source = q.contains("source") && q["source"].is_string() ? q["source"].get<std::string>() : file.name;
     auto it = source_runtime.find(source);
-    auto row = read_row(Fields(where, p), it == source_runtime.end() ? "" : it->second, o, file);
+    auto row = read_row(Fields(where, q), it == source_runtime.end() ? "" : it->second, o, file);
     if (!row) return row.error();
     rows.push_back(std::move(row).value());
   }
@@ -370,9 +460,11 @@ Result<std::vector<TimingRow>> parse_csv(std::string_view text, const std::strin
   const auto header = split_csv_line(lines[0]);
   json keys = json::object();
   for (const auto& h : header) keys[h] = "";
-  if (auto r = check_keys(keys, fmt::format("{}:1", path)); !r) return r.error();
+  auto named = canonical(keys, fmt::format("{}:1", path));
+  if (!named) return named.error();
+  if (auto r = check_keys(*named, fmt::format("{}:1", path)); !r) return r.error();
   std::vector<TimingRow> rows;
-  const std::string file = std::filesystem::path(path).filename().string();
+  const FileOf file = file_of(path);
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const auto cells = split_csv_line(lines[i]);
@@ -381,7 +473,9 @@ Result<std::vector<TimingRow>> parse_csv(std::string_view text, const std::strin
       return Error{fmt::format("{}: {} fields where the header has {}", where, cells.size(), header.size())};
     json values = json::object();
     for (std::size_t c = 0; c < cells.size(); ++c) values[header[c]] = cells[c];
-    auto row = read_row(Fields(where, values), "", o, file);
+    auto canonical_values = canonical(values, where);
+    if (!canonical_values) return canonical_values.error();
+    auto row = read_row(Fields(where, *canonical_values), "", o, file);
     if (!row) return row.error();
     rows.push_back(std::move(row).value());
   }
@@ -390,7 +484,7 @@ Result<std::vector<TimingRow>> parse_csv(std::string_view text, const std::strin
 
 // One line of python/cpplan_record.py: its step times, encode and decode, the pipeline's image time.
 Result<TimingRow> recorder_row(const json& j, const std::string& where, const TimingImportOptions& o,
-                               const std::string& file) {
+                               const FileOf& file) {
   if (!j.contains("cpplan_record") || j["cpplan_record"] != 1)
     return Error{fmt::format("{}: cpplan_record = {}: must be 1", where,
                              j.contains("cpplan_record") ? j["cpplan_record"].dump() : "(missing)")};
@@ -429,7 +523,7 @@ Result<std::vector<TimingRow>> parse_timing_rows(std::string_view text, const st
     return parse_json(doc, path, o);
   }
   std::vector<TimingRow> rows;
-  const std::string file = std::filesystem::path(path).filename().string();
+  const FileOf file = file_of(path);
   const auto all = lines_of(text);
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i].empty()) continue;

@@ -97,13 +97,35 @@ Result<Resolved> resolve(const ProfileCatalog& c, const TimingRow& row) {
   auto seq = compute_sequence(m, q.resolution, q.frames, row.text_tokens > 0 ? row.text_tokens : m.text_tokens);
   if (!seq) return Error{fmt::format("{}: {}", row.where, seq.error().message)};
   q.sequence = *seq;
-  r.plan = make_plan(q, row.config);
-  if (!r.plan.valid())
-    return Error{printable(fmt::format("{}: plan {} ({}) is invalid: {}", row.where, plan_label(row.config),
-                                       display_name(r.plan.variant), fmt::join(r.plan.reasons(), "; ")))};
+  r.plan = make_plan(q, row.config);  // an invalid plan is the caller's to report (usable_rows)
   r.per_image = !row.step_ms.has_value();
-  r.measured_ms = r.per_image ? *row.image_ms : *row.step_ms;
+  r.measured_ms = r.per_image ? row.image_ms.value_or(0) : *row.step_ms;
   return r;
+}
+
+// The rows the fit and the check use, resolved against `c`: oom rows are counted and skipped (no
+// timing), rows whose plan the planner rejects are skipped and listed with the rules they break.
+// A row naming no profile of `c` is the error.
+Result<bool> usable_rows(const ProfileCatalog& c, const std::vector<TimingRow>& all, std::vector<TimingRow>& rows,
+                         std::vector<Resolved>& resolved, RuntimeCalibration& out) {
+  for (const TimingRow& row : all) {
+    if (row.oom) {
+      ++out.oom_skipped;
+      continue;
+    }
+    auto r = resolve(c, row);
+    if (!r) return r.error();
+    if (!r->plan.valid()) {
+      out.rejected.push_back(printable(fmt::format("{}: {} {} on {} x {}: plan {} ({}) is invalid: {}", row.where,
+                                                   row.source, row.model, row.gpus, r->query.hardware->name,
+                                                   plan_label(row.config), display_name(r->plan.variant),
+                                                   fmt::join(r->plan.reasons(), "; "))));
+      continue;
+    }
+    rows.push_back(row);
+    resolved.push_back(std::move(r).value());
+  }
+  return true;
 }
 
 // A row's prediction, and the share of its collectives' time that is an all-to-all bound by the
@@ -392,6 +414,8 @@ void predict_held_out(const std::vector<Resolved>& resolved, const costmodel::Ru
       if (h.group.empty()) {
         out.rows[i].held_out_ms += ms / r.repeats;
         out.rows[i].held_out_error += e / r.repeats;
+      } else {
+        out.rows[i].left_out_ms[h.group.substr(0, h.group.find('='))] = ms;
       }
       error += e;
     }
@@ -414,10 +438,11 @@ void check_memory(const std::vector<TimingRow>& rows, std::size_t i, const costm
                                                 *rows[i].peak_mem_bytes / kGiB, p.peak_mem_bytes / kGiB));
 }
 
-// The groups a row is left out with: its GPU kind, its source, its box (when named) and its size.
+// The groups a row is left out with: its GPU kind, its source, its checkpoint (a model profile, or
+// the one derived from its diffusers config), its box (when named) and its size.
 std::vector<std::string> groups_of(const Resolved& r, const TimingRow& row) {
   std::vector<std::string> g = {"hardware=" + r.query.hardware->name, "source=" + row.source,
-                                fmt::format("resolution={}x{}", row.width, row.height)};
+                                "model=" + r.query.model->name, fmt::format("resolution={}x{}", row.width, row.height)};
   if (!row.box.empty()) g.push_back("box=" + row.box);
   return g;
 }
@@ -437,18 +462,21 @@ void fill_provenance(const RuntimeCalibration& out, const costmodel::RuntimeFitR
 
 }  // namespace
 
-Result<RuntimeCalibration> check_timings(const ProfileCatalog& shipped, const std::vector<TimingRow>& rows) {
+Result<RuntimeCalibration> check_timings(const ProfileCatalog& shipped, const std::vector<TimingRow>& all_rows) {
   RuntimeCalibration out;
-  for (const TimingRow& row : rows) {
-    auto r = resolve(shipped, row);
-    if (!r) return r.error();
-    const costmodel::Prediction p = predict(*r).predicted;
+  std::vector<TimingRow> rows;
+  std::vector<Resolved> resolved;
+  if (auto u = usable_rows(shipped, all_rows, rows, resolved, out); !u) return u.error();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const TimingRow& row = rows[i];
+    const Resolved& r = resolved[i];
+    const costmodel::Prediction p = predict(r).predicted;
     CalibratedRow c;
     c.row = row;
-    c.hardware = r->query.hardware->name;
-    c.per_image = r->per_image;
-    c.measured_ms = r->measured_ms;
-    c.prior_ms = c.fitted_ms = time_of(*r, p);
+    c.hardware = r.query.hardware->name;
+    c.per_image = r.per_image;
+    c.measured_ms = r.measured_ms;
+    c.prior_ms = c.fitted_ms = time_of(r, p);
     c.fitted_text_encode_ms = p.text_encode_ms;
     c.fitted_vae_decode_ms = p.vae_decode_ms;
     out.rows.push_back(std::move(c));
@@ -460,18 +488,17 @@ Result<RuntimeCalibration> check_timings(const ProfileCatalog& shipped, const st
   return out;
 }
 
-Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, const std::vector<TimingRow>& rows,
+Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, const std::vector<TimingRow>& all_rows,
                                               const RuntimeCalibrationOptions& options) {
-  if (rows.size() < 2) return Error{fmt::format("{}: {} rows; a fit needs at least 2", options.source, rows.size())};
+  RuntimeCalibration out;
+  std::vector<TimingRow> rows;
   std::vector<Resolved> resolved;
-  for (const TimingRow& row : rows) {
-    auto r = resolve(priors, row);
-    if (!r) return r.error();
-    resolved.push_back(std::move(r).value());
-  }
+  if (auto u = usable_rows(priors, all_rows, rows, resolved, out); !u) return u.error();
+  if (rows.size() < 2)
+    return Error{fmt::format("{}: {} rows a fit can use ({} oom, {} with a plan cpplan rejects); a fit needs at least 2",
+                             options.source, rows.size(), out.oom_skipped, out.rejected.size())};
   Parameters params;
   std::vector<FitObservation> observations;
-  RuntimeCalibration out;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Priced priced = predict(resolved[i]);
     const costmodel::Prediction& p = priced.predicted;
@@ -487,8 +514,8 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
     out.rows.push_back(std::move(c));
   }
   const costmodel::RuntimeFitResult r =
-      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, {"hardware", "source", "box", "resolution"},
-                                        options.repeats);
+      costmodel::fit_runtime_parameters(observations, params.list(), options.folds,
+                                        {"hardware", "source", "model", "box", "resolution"}, options.repeats);
   out.fit = fit_of(params, r.theta, priors);
   out.fit.name = options.name;
   out.fit.description = options.description;

@@ -3,8 +3,9 @@
 // (costmodel/timing_row.h, read by imports/timing_rows.h), the runtime and hardware defaults
 // fitted to them (costmodel/runtime_fit.h), and how well the fit predicts: in sample with the
 // fitted profiles applied to the real cost model, by repeated nested k-fold cross-validation, and with each
-// GPU kind and each source left out. In the planner layer because every row's plan is validated first.
+// GPU kind, source and checkpoint left out. In the planner layer because every row's plan is validated first.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct CalibratedRow {
   double held_out_ms = 0;    // nested cross-validation: fits that did not see the row (mean of the repeats)
   double held_out_error = 0; // their mean |predicted / measured - 1| (cv_mape is its mean over the rows)
   bool unreconciled = false; // the fit and the fits without it miss it alike by over 25% (a disagreement)
+  // The prediction (ms) of each fit that left out one of the row's groups, by the group's kind:
+  // "hardware" (its GPU kind), "model" (its checkpoint), "source", "box", "resolution".
+  std::map<std::string, double> left_out_ms;
   std::optional<double> predicted_mem_bytes;  // when the row has a measured peak
 };
 
@@ -46,6 +50,11 @@ struct RuntimeCalibration {
   // What the points cannot settle (planner/runtime_calibration.cpp, check_agreement): one
   // configuration measured twice beyond the reading error, rows no fit reconciles with the rest.
   std::vector<std::string> disagreements;
+  // Rows neither fitted nor checked: oom ones (the run did not fit: no timing), counted, and those
+  // whose published plan the planner marks invalid, one line each (row, plan, the rules it breaks):
+  // the run ran, so each is a cpplan bug to fix, not a row to fit around.
+  int oom_skipped = 0;
+  std::vector<std::string> rejected;
 };
 
 struct RuntimeCalibrationOptions {
@@ -58,7 +67,8 @@ struct RuntimeCalibrationOptions {
 };
 
 // `priors`: a catalog loaded without fits (ProfileCatalog::load with apply_fits = false). Every
-// row must name profiles of it and a valid plan; the first that does not is the error.
+// row must name profiles of it; the first that does not is the error. Rows with oom = true and rows
+// whose plan is invalid are skipped and listed (RuntimeCalibration::oom_skipped, rejected).
 // Every row predicted by `shipped` as it is (the profiles with their fits applied), fitting nothing:
 // how the shipped defaults do on timings (`cpplan calibrate --import --check`). Each row's
 // prior_ms and fitted_ms are that prediction; held_out_ms is 0. The pair counts as a fit's.

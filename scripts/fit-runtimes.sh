@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Fits the shipped runtime and hardware defaults to the three published sets of timings in
+# Fits the shipped runtime and hardware defaults to the published sets of timings in
 # profiles/reference/ (copies of ../shared/reference/): FLUX.1-dev under diffusers, xDiT and
 # cache-dit (published-flux.json), PixArt-alpha under xDiT's legacy PipeFusion, USP and tensor
-# parallel on three boxes (published-xdit-pixart.json), and FLUX.1-dev compiled under xDiT
-# (published-xdit-compiled.json). `cpplan calibrate --import` of the FLUX.1-dev set writes the
-# shipped fit, profiles/fits/published-flux.toml; one fit of all three sets is reported beside it
-# (not shipped: it costs the FLUX.1-dev rows about 4 points of cross-validated error, docs/accuracy.md).
-# scripts/fit-report.py rewrites three sections of docs/accuracy.md (each set: every row, in
-# sample, nested cross-validation, what is left out, plan order, what the data cannot settle), and
+# parallel on three boxes (published-xdit-pixart.json), FLUX.1-dev compiled under xDiT
+# (published-xdit-compiled.json), and seven other checkpoints (diffusers configs in
+# profiles/reference/configs/) under xDiT and ParaAttention (published-xdit-families.json).
+# `cpplan calibrate --import` of the FLUX.1-dev set writes the shipped fit,
+# profiles/fits/published-flux.toml; one fit of all the sets is reported beside it (not shipped:
+# docs/accuracy.md says what it costs the FLUX.1-dev rows).
+# scripts/fit-report.py rewrites sections of docs/accuracy.md (each set: every row, in sample,
+# nested cross-validation, what is left out, plan order, what the data cannot settle; each file:
+# MAPE left out by GPU kind, checkpoint and source, and top-1 regret, printed here too), and
 # this script the speed-ups the shipped model predicts for 2, 4 and 8 GPUs over one (FLUX.1-dev,
 # HunyuanVideo, CogVideoX-5B on H100 and L20) with the terms that limit them.
 # cache-dit's timings run diffusers' pipeline and transformer with its own context-parallel hooks,
@@ -20,22 +23,31 @@ if [ ! -x "$cpplan" ]; then
   echo "fit-runtimes: $cpplan is not built (scripts/build.sh)" >&2
   exit 2
 fi
-sets="published-flux published-xdit-pixart published-xdit-compiled"
-for file in $(printf '%s.json ' $sets) diffusers-transformers.md; do
+. scripts/published-sets.sh
+# Each copy against the shared original, the families file's diffusers configs included.
+configs=$(cd profiles/reference && ls configs/*.json)
+for file in $(printf '%s.json ' "${published_names[@]}") diffusers-transformers.md $configs; do
   data=profiles/reference/$file shared=../shared/reference/$file
   if [ -f "$shared" ] && ! cmp -s "$shared" "$data"; then
     echo "fit-runtimes: $data differs from $shared: copy the reference over first" >&2
     exit 3
   fi
 done
+if [ -d ../shared/reference/configs ]; then
+  for shared in ../shared/reference/configs/*.json; do
+    if [ ! -f "profiles/reference/configs/${shared##*/}" ]; then
+      echo "fit-runtimes: profiles/reference/configs/ lacks ${shared##*/}: copy the reference over first" >&2
+      exit 3
+    fi
+  done
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$cpplan" calibrate --import profiles/reference/published-flux.json --runtime-for cache-dit=diffusers --name published-flux \
   -o profiles/fits/published-flux.toml --json > "$work/flux.json"
 echo "fit-runtimes: wrote profiles/fits/published-flux.toml" >&2
-# One fit of all three sets, the PixArt-alpha PipeFusion bars that state no warm-up read as $1 steps.
-. scripts/published-sets.sh
+# One fit of all the published sets, the PixArt-alpha PipeFusion bars that state no warm-up read as $1 steps.
 fit_all() {
   local maps
   mapfile -t maps < <(published_maps "$1")
@@ -49,19 +61,28 @@ python3 scripts/fit-report.py "$work/all.json" published-pixart 1="$work/warmup-
   3="$work/warmup-3.json" 4="$work/warmup-4.json" | scripts/doc-section.sh docs/accuracy.md published-pixart
 python3 scripts/fit-report.py "$work/all.json" published-compiled | scripts/doc-section.sh docs/accuracy.md published-compiled
 python3 scripts/fit-report.py "$work/all.json" published-serial | scripts/doc-section.sh docs/accuracy.md published-serial
-# No published pair ordered right at the baseline's commit may come out misordered: by the shipped
-# profiles (the fit just written), by the FLUX.1-dev fit, or by the fit of all three sets.
+python3 scripts/fit-report.py "$work/all.json" published-families | scripts/doc-section.sh docs/accuracy.md published-families
+python3 scripts/fit-report.py "$work/all.json" published-summary | tee "$work/summary.md" |
+  scripts/doc-section.sh docs/accuracy.md published-summary
+sed -n 's/^- \(published-.*\)/fit-runtimes: \1/p' "$work/summary.md" >&2
+# No published pair ordered right at the baseline's commits may come out misordered: by the shipped
+# profiles (the fit just written), by the FLUX.1-dev fit, by the fit of the first three sets (the
+# baseline's pairs from before the families file) or by the fit of all the sets.
 mapfile -t maps < <(published_maps 2)
+"$cpplan" calibrate --name published --json "${published_files[@]:0:6}" "${maps[@]}" > "$work/three.json"
 "$cpplan" calibrate "${published_files[@]}" "${maps[@]}" --check --json > "$work/shipped.json"
 python3 scripts/published-order.py profiles/reference/order-baseline.json shipped="$work/shipped.json" \
-  published-flux-fit="$work/flux.json" all-sets-fit="$work/all.json" | tee "$work/order.txt"
+  published-flux-fit="$work/flux.json" three-sets-fit="$work/three.json" all-sets-fit="$work/all.json" |
+  tee "$work/order.txt"
 {
   echo "## No published pair misordered that was ordered right before"
   echo
   echo "Regenerated by \`scripts/fit-runtimes.sh\`; \`scripts/published-order.sh\` checks the first line in the test suite."
   echo "profiles/reference/order-baseline.json lists the pairs of published rows (one source, box or GPU kind, size and"
-  echo "unit, measured times that differ) that the shipped profiles, the FLUX.1-dev fit and the fit of all three sets"
-  echo "ordered right at its commit; a change that misorders any of them fails (scripts/published-order.py)."
+  echo "unit, measured times that differ) that the shipped profiles, the FLUX.1-dev fit, the fit of the first three"
+  echo "sets (FLUX.1-dev, PixArt-alpha, FLUX.1-dev compiled) and the fit of all the sets ordered right at its commits"
+  echo "(the families file's pairs and the fit of all four sets at f56ab3e); a change that misorders any of them fails"
+  echo "(scripts/published-order.py)."
   echo
   sed 's/^published-order: /- /' "$work/order.txt"
 } | scripts/doc-section.sh docs/accuracy.md published-order

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/diffusers_config.h"
 #include "core/text.h"
 #include "core/version.h"
 #include "data/pipeline_timings.h"
@@ -131,6 +132,29 @@ std::string file_names(const std::string& sources) {
   return out;
 }
 
+// The model profiles the rows' diffusers configs derive (diffusers::import_profile, as --model-config),
+// added to `catalog` under the names the import gave the rows (the config's stem), before any row is
+// resolved. InvalidInput names the row: a config that does not map to a profile, or whose name is a
+// profile's of the catalog already or another config's.
+void add_config_models(const std::vector<costmodel::TimingRow>& rows, ProfileCatalog& catalog) {
+  std::map<std::string, std::string> added;  // profile name -> its config
+  for (const costmodel::TimingRow& row : rows) {
+    if (row.model_config.empty()) continue;
+    if (auto it = added.find(row.model); it != added.end()) {
+      if (it->second == row.model_config) continue;
+      throw InvalidInput{printable(fmt::format("{}: config = {}: names the model {} as {} does; rename one file",
+                                               row.where, row.model_config, row.model, it->second))};
+    }
+    if (catalog.find_model(row.model))
+      throw InvalidInput{printable(fmt::format("{}: config = {}: names the model {}, a profile of the catalog; rename "
+                                               "the file", row.where, row.model_config, row.model))};
+    auto m = diffusers::import_profile(row.model_config, catalog, {row.model, ""});
+    if (!m) throw InvalidInput{printable(fmt::format("{}: config = {}: {}", row.where, row.model_config, m.error().message))};
+    catalog.add_model(std::move(m).value());
+    added.emplace(row.model, row.model_config);
+  }
+}
+
 }  // namespace
 
 planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>& rows, RuntimeFitRequest request) {
@@ -138,6 +162,7 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
   // The fit starts from the priors: the profiles without any fit applied.
   auto priors = ProfileCatalog::load(profile_search_path(request.profiles, request.exe), CatalogOptions{.apply_fits = false});
   if (!priors) throw InvalidInput{priors.error().message};
+  add_config_models(rows, priors.value());
   planner::RuntimeCalibrationOptions o;
   o.name = request.name;
   o.description = fmt::format("runtime and hardware defaults fitted to {}", file_names(request.source));
@@ -159,6 +184,7 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
 planner::RuntimeCalibration check_shipped(const std::vector<costmodel::TimingRow>& rows, const RuntimeFitRequest& request) {
   auto shipped = ProfileCatalog::load(profile_search_path(request.profiles, request.exe));
   if (!shipped) throw InvalidInput{shipped.error().message};
+  add_config_models(rows, shipped.value());
   auto checked = planner::check_timings(*shipped, rows);
   if (!checked) throw InvalidInput{checked.error().message};
   return std::move(checked).value();

@@ -523,3 +523,86 @@ TEST_CASE("calibrate --check refuses -o (nothing is fitted) and a run without --
   check_refused(alone);
   CHECK_THAT(alone.err, Catch::Contains("--check: needs --import FILE"));
 }
+
+namespace {
+
+std::string families() { return std::string(CPPLAN_TEST_PROFILES) + "/reference/published-xdit-families.json"; }
+
+// Rows `first`..`last` of published-xdit-families.json, with `extra` rows after them, in a file of a
+// fresh folder that holds the configs they name (configs/, as profiles/reference/ does).
+std::string families_subset(const TempDir& dir, std::vector<std::pair<int, int>> ranges, const std::vector<json>& extra) {
+  const json doc = json::parse(std::ifstream(families()));
+  json out = {{"about", "rows of published-xdit-families.json, for the test"}, {"points", json::array()}};
+  fs::create_directories(dir.path() / "configs");
+  for (auto [first, last] : ranges)
+    for (int i = first; i <= last; ++i) out["points"].push_back(doc["points"][i]);
+  for (const json& row : extra) out["points"].push_back(row);
+  for (const json& row : out["points"])
+    if (row.contains("config"))
+      fs::copy_file(fs::path(families()).parent_path() / "configs" / row["config"].get<std::string>(),
+                    dir.path() / "configs" / row["config"].get<std::string>(), fs::copy_options::skip_existing);
+  const std::string file = dir.file("families.json");
+  std::ofstream(file) << out.dump(1);
+  return file;
+}
+
+}  // namespace
+
+// The 108 published runs of seven checkpoints other than FLUX.1-dev: every row resolves, each
+// diffusers config as the profile cpplan derives from it (named by its stem), its compiled rows on
+// the compiled runtime and the others on --runtime's, none skipped.
+TEST_CASE("calibrate --import --check reads published-xdit-families.json, each config as a derived profile",
+          "[cli][calibrate_import][families]") {
+  const json j = query({"calibrate", "--import", families(), "--runtime", "xdit", "--check", "--json"});
+  REQUIRE(j["rows"].size() == 108);
+  CHECK(j["oom_skipped"] == 0);
+  CHECK(j["rejected"].empty());
+  std::set<std::string> models;
+  int compiled = 0, videos = 0;
+  for (const json& r : j["rows"]) {
+    models.insert(r["model"].get<std::string>());
+    CHECK(r["compiled"].get<bool>() == (r["runtime"] == "compiled"));
+    compiled += r["compiled"].get<bool>() ? 1 : 0;
+    videos += r["frames"].get<int>() > 1 ? 1 : 0;
+    CHECK(r["config"].is_null() == (r["model"] == "hunyuanvideo"));
+  }
+  CHECK(models == std::set<std::string>{"cogvideox-2b", "consisid", "hunyuandit-v1.2", "hunyuanvideo", "latte-1",
+                                        "mochi-1-preview", "sana-1600m-4k", "sd3-medium"});
+  CHECK(compiled == 19);
+  CHECK(videos == 57);
+}
+
+// An oom run is no timing and a plan cpplan rejects is cpplan's bug, not the file's: both are
+// skipped, the first counted, the second listed with its row and rule, and the rest is fitted,
+// each checkpoint left out in turn.
+TEST_CASE("calibrate --import skips oom rows, lists rejected plans by row, and leaves each checkpoint out",
+          "[cli][calibrate_import][families]") {
+  TempDir dir("cpplan-calibrate-families-");
+  const json doc = json::parse(std::ifstream(families()));
+  json oom = doc["points"][53], bad = doc["points"][53];
+  oom["oom"] = true;
+  oom["seconds"] = nullptr;
+  bad["gpus"] = 5;
+  bad["ulysses"] = 5;  // SD3-medium's 24 heads do not split 5 ways
+  const std::string file = families_subset(dir, {{53, 60}, {69, 76}}, {oom, bad});
+
+  const CliResult check = run_cli({"calibrate", "--import", file, "--runtime", "xdit", "--check"});
+  INFO(check.err);
+  REQUIRE(check.code == 0);
+  CHECK_THAT(check.out, Catch::Contains("skipped 1 rows with oom = true (the run did not fit: no timing)"));
+  CHECK_THAT(check.out, Catch::Contains("skipped 1 rows whose published plan cpplan rejects"));
+  CHECK_THAT(check.out, Catch::Contains("rejected: " + file + ": points[17]: xdit-project/xdit_assets sd3-medium on 5 x l40: "
+                                        "plan ulysses 5"));
+
+  const json j = query({"calibrate", "--import", file, "--runtime", "xdit", "--folds", "2", "--repeats", "1", "--json"});
+  CHECK(j["rows"].size() == 16);
+  CHECK(j["oom_skipped"] == 1);
+  REQUIRE(j["rejected"].size() == 1);
+  CHECK_THAT(j["rejected"][0].get<std::string>(), Catch::Contains("points[17]") && Catch::Contains("is invalid: "));
+  CHECK(j["held_out"].contains("model=sd3-medium"));
+  CHECK(j["held_out"].contains("model=hunyuandit-v1.2"));
+  for (const json& r : j["rows"]) {
+    CHECK(r["left_out_ms"].contains("model"));
+    CHECK(r["left_out_ms"]["model"].get<double>() > 0);
+  }
+}

@@ -3,6 +3,7 @@
 // "Pipeline runs"), unit conversions, and one error per broken rule naming file, row and field.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -325,7 +326,7 @@ TEST_CASE("an unknown key is an error naming file, row and key with the nearest 
 
 TEST_CASE("a row without a model is an error naming file, row and field", "[imports][timing_rows][errors]") {
   const TimingFile file("t.json", published(point_with("ulysses_degree", "2") + ", " + point_with("model", "")));
-  CHECK(file.error() == file.path() + ": points[1]: model = (missing): is required");
+  CHECK(file.error() == file.path() + ": points[1]: model = (missing): is required (or config: a diffusers transformer config)");
 }
 
 TEST_CASE("a row without ms_per_step or seconds_per_image is an error", "[imports][timing_rows][errors]") {
@@ -548,4 +549,137 @@ TEST_CASE("PipeFusion patches or warm-up without PipeFusion stay as given, for t
 TEST_CASE("a warm-up below 0 is an error naming the field", "[imports][timing_rows][errors]") {
   const TimingFile file("w.json", published(point_with("pipefusion_warmup_steps", "-1")));
   CHECK(file.error() == file.path() + ": points[0]: pipefusion_warmup_steps = -1: must be above -1 and at most 100000");
+}
+
+namespace {
+
+// A timings file in a fresh folder with a configs/ folder beside it holding `configs` (empty
+// files: the importer only finds them; the calibration derives their profiles).
+class FamiliesFile {
+ public:
+  FamiliesFile(const std::string& points, const std::vector<std::string>& configs = {"sd3-medium.json"}) {
+    std::filesystem::create_directories(dir_.path() / "configs");
+    for (const std::string& c : configs) std::ofstream(dir_.path() / "configs" / c) << "{}";
+    std::ofstream(dir_.file("families.json")) << "{\"about\": \"for the test\", \"points\": [" << points << "]}";
+  }
+  std::string path() const { return dir_.file("families.json"); }
+  std::string folder() const { return dir_.path().string(); }
+  cpplan::Result<std::vector<TimingRow>> parse(const TimingImportOptions& o = {}) const {
+    std::ifstream in(path(), std::ios::binary);
+    return parse_timing_rows(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path(), o);
+  }
+  std::string error(const TimingImportOptions& o = {}) const {
+    auto rows = parse(o);
+    REQUIRE_FALSE(rows.ok());
+    return rows.error().message;
+  }
+
+ private:
+  cpplan::test::TempDir dir_{"cpplan-families-"};
+};
+
+// The families file names no runtime: --runtime xdit, as scripts/published-sets.sh gives it.
+TimingImportOptions xdit() {
+  TimingImportOptions o;
+  o.default_runtime = "xdit";
+  return o;
+}
+
+// `text` with its first `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// One row of ../shared/reference/published-xdit-families.json's schema, with `extra` fields added.
+std::string families_row(const std::string& extra = "") {
+  return R"({"src": "xdit-project/xdit_assets", "path": "performance/sd3/L40-SD3.png", "commit": "abc",
+    "raw_model": "SD3-medium", "config": "sd3-medium.json", "hw": "l40", "gpus": 4, "res": "1024x1024",
+    "frames": null, "steps": 20, "ulysses": 1, "ring": 1, "tp": 1, "cfg": 2, "pipefusion": 2, "compiled": true,
+    "seconds": 1.41, "step_ms": null, "mem_gb": 20.5, "oom": false, "from_figure": true,
+    "quote": "bar labelled 1.41")" + extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("a row of the families schema reads its short names, its config and compiled as the long schema",
+          "[imports][timing_rows][families]") {
+  const FamiliesFile file(families_row());
+  TimingImportOptions o;
+  o.default_runtime = "xdit";
+  auto rows = file.parse(o);
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  const TimingRow& r = (*rows)[0];
+  CHECK(r.source == "xdit-project/xdit_assets");
+  CHECK(r.hardware == "l40");
+  CHECK(r.model == "sd3-medium");  // the config's stem: the profile the calibration derives from it
+  CHECK(r.model_config == (std::filesystem::path(file.folder()) / "configs" / "sd3-medium.json").string());
+  CHECK(r.width == 1024);
+  CHECK(r.height == 1024);
+  CHECK(r.frames == 1);  // null: an image
+  CHECK(r.steps == 20);
+  CHECK(r.config.cfg_degree == 2);
+  CHECK(r.config.pp() == 2);
+  CHECK(r.config.pipefusion.patches == 2);  // xDiT's default: one patch per stage
+  CHECK(r.compiled);
+  CHECK(r.runtime == "compiled");  // compiled = true over --runtime
+  CHECK_FALSE(r.step_ms.has_value());
+  REQUIRE(r.image_ms.has_value());
+  CHECK(*r.image_ms == Approx(1410));  // seconds per output
+  REQUIRE(r.peak_mem_bytes.has_value());
+  CHECK(*r.peak_mem_bytes == Approx(20.5 * kGiBytes));
+  CHECK_FALSE(r.oom);
+}
+
+TEST_CASE("a families row runs --runtime unless compiled, and --runtime-for its source wins over both",
+          "[imports][timing_rows][families]") {
+  TimingImportOptions o;
+  o.default_runtime = "xdit";
+  const FamiliesFile eager(replaced(families_row(), "\"compiled\": true", "\"compiled\": false"));
+  auto rows = eager.parse(o);
+  REQUIRE(rows.ok());
+  CHECK((*rows)[0].runtime == "xdit");
+  CHECK_FALSE((*rows)[0].compiled);
+  const FamiliesFile compiled(families_row());
+  o.runtime_for_source["xdit-project/xdit_assets"] = "diffusers";
+  rows = compiled.parse(o);
+  REQUIRE(rows.ok());
+  CHECK((*rows)[0].runtime == "diffusers");
+  CHECK((*rows)[0].compiled);
+}
+
+TEST_CASE("a families row with oom = true needs no timing and is kept, flagged, for the fit to skip",
+          "[imports][timing_rows][families]") {
+  const std::string row = replaced(replaced(families_row(), "\"seconds\": 1.41", "\"seconds\": null"),
+                                   "\"oom\": false", "\"oom\": true");
+  const FamiliesFile file(row);
+  auto rows = file.parse(xdit());
+  INFO((rows ? std::string() : rows.error().message));
+  REQUIRE(rows.ok());
+  CHECK((*rows)[0].oom);
+  CHECK_FALSE((*rows)[0].image_ms.has_value());
+  CHECK_THAT(FamiliesFile(replaced(row, "\"oom\": true", "\"oom\": false")).error(xdit()),
+             Catch::Contains("points[0]: ms_per_step = (missing): a row needs ms_per_step (step_ms) or seconds_per_image"));
+}
+
+TEST_CASE("a families row's config, model and short names are refused with one line naming the rule",
+          "[imports][timing_rows][families][errors]") {
+  const FamiliesFile missing(families_row(), {});
+  CHECK_THAT(missing.error(xdit()), Catch::Contains("points[0]: config = sd3-medium.json: no such file ("));
+  CHECK_THAT(missing.error(xdit()), Catch::Contains("relative to the timings file's folder or its configs/"));
+  const FamiliesFile both(families_row(R"(, "model": "flux.1-dev")"));
+  CHECK_THAT(both.error(xdit()),
+             Catch::Contains("points[0]: model = flux.1-dev: a row names a model profile or a config (sd3-medium.json), not both"));
+  const FamiliesFile twice(families_row(R"(, "hardware": "l20")"));
+  CHECK_THAT(twice.error(xdit()), Catch::Contains("points[0]: hw = \"l40\": names the field hardware too (given as \"l20\")"));
+  const std::string row = replaced(families_row(), "\"config\": \"sd3-medium.json\"", "\"model\": \"hunyuanvideo\"");
+  auto rows = FamiliesFile(row).parse(xdit());
+  REQUIRE(rows.ok());
+  CHECK((*rows)[0].model == "hunyuanvideo");
+  CHECK((*rows)[0].model_config.empty());
+  CHECK_THAT(FamiliesFile(replaced(row, "\"model\": \"hunyuanvideo\", ", "")).error(xdit()),
+             Catch::Contains("points[0]: model = (missing): is required (or config: a diffusers transformer config)"));
 }

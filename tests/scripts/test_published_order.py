@@ -76,6 +76,34 @@ class PublishedOrder(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("is not in the run", out.stderr)
 
+    def test_a_new_file_added_at_its_commit_is_checked_with_the_pairs_before(self):
+        # The baseline records a, b, c at abc1234; the families file's rows e (100 ms) and f (200 ms)
+        # are added at f56ab3e, when predicted 90 and 210 (ordered right). Only the file's own pair is
+        # added: (a, b), (a, c), (b, c) stay the old commit's.
+        self.record((110, 190, 400))
+        fam = "profiles/reference/published-xdit-families.json"
+        e, f = (dict(row(f"{fam}: points[{i}]", m, p), source="t") for i, (m, p) in enumerate([(100, 90), (200, 210)]))
+        run = run_rows((110, 190, 400))
+        run["rows"] += [e, f]
+        out = self.script("--add", "f56ab3e", "--file", fam, self.write_run("shipped", run))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn(f"shipped: 1 of 1 pairs of {fam} ordered right at f56ab3e; 1 added to the baseline", out.stdout)
+        baseline = json.load(open(self.baseline))
+        self.assertEqual(baseline["added"][0]["ordered"]["shipped"], [[e["where"], f["where"]]])
+        self.assertEqual(len(baseline["ordered"]["shipped"]), 3)
+        out = self.script(self.write_run("shipped", run))
+        self.assertEqual(out.returncode, 0, out.stdout)
+        self.assertIn("4 of the 4 pairs ordered right at abc1234, f56ab3e still are", out.stdout)
+        # f now predicted faster than e: the added pair fails, naming the commit it was recorded at.
+        run["rows"][-1]["fitted_ms"] = 80
+        out = self.script(self.write_run("shipped", run))
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("misordered now, ordered right at f56ab3e: t h100-sxm 1024x1024", out.stdout)
+        # A run of the old rows alone lacks the added file's rows: an error, not a pass.
+        out = self.script(self.write_run("shipped", run_rows((110, 190, 400))))
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("is not in the run", out.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
