@@ -113,16 +113,19 @@ class BlockBuilder {
     conv_halo(channels);
   }
 
-  // Under a CP split the 3x3 conv needs the latent row before and after this rank's tokens: one
-  // all-gather over the CP group of each rank's first and last row of the 2F/t channels, a row
-  // and one token when the shares start mid-row (the first token's upper-left neighbour).
+  // Under a CP split the 3x3 conv needs the latent row before and after each run of this rank's
+  // tokens: one all-gather over the CP group of each run's first and last row of the 2F/t
+  // channels, a row and one token when the runs start mid-row (the first token's upper-left
+  // neighbour). A rank holds one run, or one per patch in PipeFusion's whole-sequence pass; under
+  // PipeFusion a run of at most two halos goes whole, once (executor/pipefusion.cpp, run_ends).
   void conv_halo(double channels) {
     const CommGroup& grp = ctx_.group(CommAxis::kCp);
     if (grp.ranks <= 1) return;
     const double row = ctx_.q.resolution.width / static_cast<double>(ctx_.m.pixel_granularity());
-    const double share = static_cast<double>(ctx_.q.sequence.image_tokens) / grp.ranks;
-    const double halo = std::fmod(share, row) == 0 ? row : row + 1;
-    const Bytes gathered = nb() * grp.ranks * 2.0 * halo * channels * b();
+    const double run = static_cast<double>(ctx_.q.sequence.image_tokens) / grp.ranks / ctx_.image_runs;
+    const double halo = std::fmod(run, row) == 0 ? row : row + 1;
+    const double per_run = ctx_.axes.p > 1 ? std::min(run, 2.0 * halo) : 2.0 * halo;
+    const Bytes gathered = nb() * grp.ranks * ctx_.image_runs * per_run * channels * b();
     const Timed t = ctx_.hw.collective(Collective::kAllGather, gathered, grp);
     bc().comm_ms += t.ms;
     axis_ms_[static_cast<int>(CommAxis::kCp)] += t.ms;

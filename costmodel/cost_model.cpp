@@ -241,6 +241,7 @@ StepContext::StepContext(const Query& query, const ParallelConfig& c, CpVariant 
   if (factored) factor_by_frames(m, q.sequence, axes.r, attention, temporal_attention);
   tokens = attention.tokens;
   text_local = !joint ? 0.0 : (input.split_text ? cp::ceil_div(text, axes.r * axes.u) : text);
+  if (axes.p > 1 && axes.r * axes.u > 1) image_runs = std::max(1, c.pipefusion.patches);
 }
 
 namespace {

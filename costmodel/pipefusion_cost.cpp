@@ -143,10 +143,11 @@ Query patch_query(const Query& q, int patches, int sp) {
 }
 
 namespace {
-// Ring's calls in a layer's cost move K/V blocks; under PipeFusion they are the buffer's.
+// Ring's calls in a layer's cost move K/V blocks; under PipeFusion they are the buffer's. Linear
+// attention's Ring all-reduces its state instead, whose size does not depend on the tokens.
 void ring_moves_buffer(AttentionCost& c, double ratio) {
   for (int i = 0; i < c.comm_count; ++i)
-    if (c.comm[i].axis == CpAxis::kRing) c.comm[i].bytes *= ratio;
+    if (c.comm[i].axis == CpAxis::kRing && c.comm[i].kind != Collective::kAllReduce) c.comm[i].bytes *= ratio;
 }
 }  // namespace
 
@@ -394,6 +395,7 @@ MemoryBreakdown add_pipefusion_step(const StepContext& ctx, Prediction& p, std::
   const int sp = ctx.axes.r * ctx.axes.u;
   const Query patch_q = patch_query(ctx.q, ctx.config.pipefusion.patches, sp);
   StepContext patch(patch_q, ctx.config, ctx.variant, ctx.hw, ctx.runtime, &ctx.groups);
+  patch.image_runs = 1;  // a patch pass holds one run per rank
   attend_full_sequence(patch, ctx);
   const Stages st = price_stages(ctx, patch);
   add_pacing_stage(ctx, st, p, source);

@@ -35,6 +35,9 @@ struct StepContext {
   double tokens = 0;      // local tokens of the most loaded rank
   double text_local = 0;  // of which text (joint models)
   double text = 0;        // the model's text tokens
+  // Runs of consecutive image tokens a CP rank holds: one per patch in PipeFusion's whole-sequence
+  // pass under CP inside its stages (each rank keeps its run of every patch), else one.
+  int image_runs = 1;
 
   StepContext(const Query& query, const ParallelConfig& c, CpVariant v, const HardwareModel& model,
               const RuntimeProfile& rt, const CommLayout* layout);
