@@ -42,6 +42,7 @@ struct BlockSpec {
   bool sequential = false;
   bool temporal = false;
   bool skip = false;
+  bool text_kv_only = false;
 };
 
 }  // namespace
@@ -153,7 +154,8 @@ void read_choices(Reader& r, const toml::table& t, ClassSpec::Data& d) {
 void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
   r.only({"pipeline", "heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "patch_spatial",
           "patch_temporal", "in_channels", "guidance", "text_handling", "text_tokens", "blocks", "params",
-          "summary", "attention", "experts", "active_experts", "shared_experts", "text_hidden", "text_ffn_hidden"});
+          "summary", "attention", "experts", "active_experts", "shared_experts", "text_hidden", "text_ffn_hidden",
+          "ffn_temporal_taps", "side_cross_every", "side_cross_tokens", "side_cross_inner", "side_cross_width"});
   d.pipeline = read_alternatives(r, t, "pipeline", !d.pipeline_template);
   d.attention = read_alternatives(r, t, "attention", false);
   d.ffn = read_alternatives(r, t, "ffn", true);
@@ -163,7 +165,8 @@ void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
   for (const char* key : {"heads", "head_dim", "ffn_hidden", "qk_norm", "patch_spatial", "in_channels"})
     if (auto e = read_expression(r, t, key, true)) d.numbers.emplace(key, std::move(*e));
   for (const char* key : {"patch_temporal", "text_tokens", "experts", "active_experts", "shared_experts",
-                          "text_hidden", "text_ffn_hidden"})  // optional
+                          "text_hidden", "text_ffn_hidden", "ffn_temporal_taps", "side_cross_every", "side_cross_tokens",
+                          "side_cross_inner", "side_cross_width"})  // optional
     if (auto e = read_expression(r, t, key, false)) d.numbers.emplace(key, std::move(*e));
   r.string("summary", d.summary);
   const toml::array* blocks = t["blocks"].as_array();
@@ -172,12 +175,15 @@ void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
     const toml::table* bt = blocks->get(i)->as_table();
     if (!bt) return r.fail(fmt::format("blocks[{}]", i), "...", "must be a table");
     Reader b = r.sub(*bt, fmt::format("blocks[{}]", i));
-    b.only({"kind", "count", "image_self_attention", "sequential", "temporal", "skip"});
+    b.only({"kind", "count", "image_self_attention", "sequential", "temporal", "skip", "text_kv_only"});
     BlockSpec s;
     b.choice("kind", s.kind, {"double", "single", "cross"});
     b.boolean("sequential", s.sequential);
     b.boolean("temporal", s.temporal);
     b.boolean("skip", s.skip);
+    b.boolean("text_kv_only", s.text_kv_only);
+    if (b.ok() && s.text_kv_only && !(s.kind == BlockKind::kSingle && s.sequential))
+      return b.fail("text_kv_only", "true", "only sequential single-stream blocks give the text keys and values alone");
     auto count = read_expression(b, *bt, "count", true);
     if (!count) return;
     s.count = std::move(*count);
@@ -469,7 +475,7 @@ TransformerShape shape_of(Scope& s, const ClassSpec::Data& d) {
     const double count = s.evaluate(b.count, "blocks.count");
     if (count < 1) continue;  // a group the config leaves empty (SD3 without dual-attention layers)
     const bool self = b.image_self_attention && s.evaluate(*b.image_self_attention, "image_self_attention") != 0;
-    t.blocks.push_back(BlockGroup{b.kind, static_cast<int>(count), self, b.sequential, b.temporal, b.skip});
+    t.blocks.push_back(BlockGroup{b.kind, static_cast<int>(count), self, b.sequential, b.temporal, b.skip, b.text_kv_only});
   }
   t.heads = whole(s, d, "heads");
   t.head_dim = whole(s, d, "head_dim");
@@ -487,6 +493,11 @@ TransformerShape shape_of(Scope& s, const ClassSpec::Data& d) {
   t.shared_experts = optional("shared_experts");
   t.text_hidden = optional("text_hidden");
   t.text_ffn_hidden = optional("text_ffn_hidden");
+  t.ffn_temporal_taps = optional("ffn_temporal_taps");
+  t.side_cross_every = optional("side_cross_every");
+  t.side_cross_tokens = optional("side_cross_tokens");
+  t.side_cross_inner = optional("side_cross_inner");
+  t.side_cross_width = optional("side_cross_width");
   t.qk_norm = s.evaluate(d.numbers.at("qk_norm"), "qk_norm") != 0;
   t.modulation = enum_of<Modulation>(pick(s, d.modulation, "modulation"),
                                      {{"block", Modulation::kBlock}, {"shared", Modulation::kShared},

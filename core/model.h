@@ -49,6 +49,9 @@ struct BlockGroup {
   // Takes a long skip connection (HunyuanDiT's second half): the block's input is concatenated
   // with an earlier block's output and projected back, a linear 2D -> D and a LayerNorm.
   bool skip = false;
+  // Sequential single-stream blocks whose text tokens only give keys and values (PRX): the text is
+  // projected to K and V; the queries, the output projection and the FFN run on the image tokens.
+  bool text_kv_only = false;
 };
 
 struct Component {
@@ -110,6 +113,15 @@ struct ModelProfile {
   // text stream's width and FFN; its q, k, v project to the shared heads x head_dim. 0: the same.
   int text_hidden = 0;
   int text_ffn_hidden = 0;
+  // A temporal convolution over frames after each FFN (SANA-Video's GLUMBTempConv conv_temp: a
+  // (taps x 1) Conv2d D -> D without bias, on every token, full width on every TP rank). 0: none.
+  int ffn_temporal_taps = 0;
+  // A cross-attention of the image tokens to a few conditioning tokens after every `every`-th block
+  // (ConsisID's PerceiverCrossAttention to its 32 face tokens): q D -> inner and out inner -> D on
+  // each image token, the conditioning tokens' K and V width -> 2 x inner. every 0: none.
+  struct SideCross {
+    int every = 0, tokens = 0, inner = 0, width = 0;
+  } side_cross;
   // Transformers of this shape in the pipeline (Wan2.2 A14B: 2, a high- and a low-noise expert
   // switched at a boundary timestep): each step runs one; memory holds all unless one is offloaded.
   int transformers = 1;

@@ -27,6 +27,7 @@ toml::table transformer_table(const ModelProfile& m) {
     if (g.sequential) b.insert("sequential", true);
     if (g.temporal) b.insert("temporal", true);
     if (g.skip) b.insert("skip", true);
+    if (g.text_kv_only) b.insert("text_kv_only", true);
     blocks.push_back(std::move(b));
   }
   toml::table t{{"heads", m.heads},
@@ -45,7 +46,9 @@ toml::table transformer_table(const ModelProfile& m) {
   if (m.attention != AttentionKind::kSoftmax) t.insert("attention", str(to_string(m.attention)));
   for (const auto& [key, v] : {std::pair{"experts", m.experts}, {"active_experts", m.active_experts},
                                {"shared_experts", m.shared_experts}, {"text_hidden", m.text_hidden},
-                               {"text_ffn_hidden", m.text_ffn_hidden}})
+                               {"text_ffn_hidden", m.text_ffn_hidden}, {"ffn_temporal_taps", m.ffn_temporal_taps},
+                               {"side_cross_every", m.side_cross.every}, {"side_cross_tokens", m.side_cross.tokens},
+                               {"side_cross_inner", m.side_cross.inner}, {"side_cross_width", m.side_cross.width}})
     if (v > 0) t.insert(key, v);
   if (m.transformers != 1) t.insert("transformers", m.transformers);
   return t;

@@ -54,7 +54,8 @@ namespace {
 void read_transformer(Reader& tr, ModelProfile& m) {
   tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "params", "dtype", "patch_spatial",
            "patch_temporal", "in_channels", "blocks", "attention", "experts", "active_experts", "shared_experts",
-           "text_hidden", "text_ffn_hidden", "transformers"});
+           "text_hidden", "text_ffn_hidden", "ffn_temporal_taps", "side_cross_every",
+           "side_cross_tokens", "side_cross_inner", "side_cross_width", "transformers"});
   tr.integer("heads", m.heads, 1, 4096);
   tr.integer("head_dim", m.head_dim, 1, 4096);
   tr.integer("ffn_hidden", m.ffn_hidden, 1, kMaxInt);
@@ -69,6 +70,14 @@ void read_transformer(Reader& tr, ModelProfile& m) {
     tr.fail("experts", "0", "active_experts and shared_experts need routed experts");
   tr.integer("text_hidden", m.text_hidden, 0, kMaxInt, false);
   tr.integer("text_ffn_hidden", m.text_ffn_hidden, 0, kMaxInt, false);
+  tr.integer("ffn_temporal_taps", m.ffn_temporal_taps, 0, 15, false);
+  tr.integer("side_cross_every", m.side_cross.every, 0, 10000, false);
+  tr.integer("side_cross_tokens", m.side_cross.tokens, 0, kMaxInt, false);
+  tr.integer("side_cross_inner", m.side_cross.inner, 0, kMaxInt, false);
+  tr.integer("side_cross_width", m.side_cross.width, 0, kMaxInt, false);
+  if (tr.ok() && m.side_cross.every > 0 && (m.side_cross.tokens < 1 || m.side_cross.inner < 1 || m.side_cross.width < 1))
+    tr.fail("side_cross_every", std::to_string(m.side_cross.every),
+            "needs side_cross_tokens, side_cross_inner and side_cross_width of at least 1");
   tr.integer("transformers", m.transformers, 1, 2, false);
   tr.boolean("qk_norm", m.qk_norm);
   tr.choice("modulation", m.modulation, {"block", "shared", "expert", "table"}, false);
@@ -79,15 +88,18 @@ void read_transformer(Reader& tr, ModelProfile& m) {
   tr.integer("in_channels", m.in_channels, 1, 1 << 16);
   tr.tables("blocks", true, [&](Reader& b) {
     BlockGroup g;
-    b.only({"kind", "count", "image_self_attention", "sequential", "temporal", "skip"});
+    b.only({"kind", "count", "image_self_attention", "sequential", "temporal", "skip", "text_kv_only"});
     b.choice("kind", g.kind, {"double", "single", "cross"});
     b.integer("count", g.count, 1, 10000);
     b.boolean("image_self_attention", g.image_self_attention);
     b.boolean("sequential", g.sequential);
     b.boolean("temporal", g.temporal);
     b.boolean("skip", g.skip);
+    b.boolean("text_kv_only", g.text_kv_only);
     if (b.ok() && g.sequential && g.kind != BlockKind::kSingle)
       b.fail("sequential", "true", "only single-stream blocks run attention and FFN in sequence");
+    if (b.ok() && g.text_kv_only && !(g.kind == BlockKind::kSingle && g.sequential))
+      b.fail("text_kv_only", "true", "only sequential single-stream blocks give the text keys and values alone");
     m.blocks.push_back(g);
   });
   if (tr.ok() && m.blocks.empty()) tr.fail("blocks", "[]", "needs at least one block group");

@@ -21,9 +21,11 @@ class BlockBuilder {
 
   BlockTerms build() {
     gemms();
-    attention_layer(g_.temporal ? ctx_.temporal_attention : ctx_.attention);
+    attention_layer(g_.text_kv_only ? image_queries(ctx_.attention) : g_.temporal ? ctx_.temporal_attention
+                                                                                   : ctx_.attention);
     if (g_.image_self_attention) attention_layer(ctx_.image_attention);
     if (ModelProfile::cross_attends(g_)) cross_attention();
+    if (ctx_.m.side_cross.every > 0) side_cross();
     elementwise();
     tp_all_reduces();
     fully_shard_gather();
@@ -63,8 +65,12 @@ class BlockBuilder {
       projections(tokens - ctx_.text_local, d());
       ffn(tokens - ctx_.text_local, d(), ctx_.m.ffn_hidden);
       projections(ctx_.text_local, ctx_.m.text_width());
-      ffn(ctx_.text_local, ctx_.m.text_width(), ctx_.m.text_ffn());
+      ffn(ctx_.text_local, ctx_.m.text_width(), ctx_.m.text_ffn(), false);
       if (g_.image_self_attention) projections(ctx_.image_attention.tokens, d());
+    } else if (g_.kind == BlockKind::kSingle && g_.text_kv_only) {  // the text gives K and V only (PRX)
+      projections(tokens - ctx_.text_local, d());
+      for (int i = 0; i < 2; ++i) gemm(ctx_.text_local, d(), dt);
+      ffn(tokens - ctx_.text_local, d(), ctx_.m.ffn_hidden);
     } else if (g_.kind == BlockKind::kSingle && g_.sequential) {  // attention, then FFN (CogVideoX)
       projections(tokens, d());
       ffn(tokens, d(), ctx_.m.ffn_hidden);
@@ -91,8 +97,9 @@ class BlockBuilder {
 
   // One FFN of `width` in and out on `rows` tokens: the router of a mixture of experts (whole on
   // every rank), then each FFN a token runs (its active and shared experts) up and down; a
-  // conv-GLU FFN adds its depthwise 3x3 conv over the 2F channels.
-  void ffn(double rows, double width, double hidden) {
+  // conv-GLU FFN adds its depthwise 3x3 conv over the 2F channels, and the image stream's its
+  // temporal conv over the frames (SANA-Video).
+  void ffn(double rows, double width, double hidden, bool image = true) {
     if (rows <= 0) return;
     const ModelProfile& m = ctx_.m;
     const double ft = hidden / ctx_.axes.t;
@@ -102,6 +109,23 @@ class BlockBuilder {
       gemm(rows, ft, width);
     }
     if (m.ffn_kind == FfnKind::kConvGlu) depthwise_conv(rows, 2.0 * ft);
+    if (image && m.ffn_temporal_taps > 0) temporal_conv(rows, width);
+  }
+
+  // SANA-Video's conv_temp: a (taps x 1) conv D -> D over the frames of each position, an
+  // implicit GEMM of taps x D in and D out per token, whole on every TP rank (after the FFN's
+  // all-reduce). Under a CP split of the frame-major sequence a rank needs the (taps - 1) / 2
+  // frames before and after its share: one all-gather over the CP group of each rank's first and
+  // last frames.
+  void temporal_conv(double rows, double width) {
+    const double taps = ctx_.m.ffn_temporal_taps;
+    gemm(rows, taps * width, width, false);
+    const CommGroup& grp = ctx_.group(CommAxis::kCp);
+    const double frames = static_cast<double>(ctx_.q.sequence.latent_frames);
+    if (grp.ranks <= 1 || frames <= 1 || taps < 3) return;
+    const double frame = static_cast<double>(ctx_.q.sequence.image_tokens) / frames;
+    const Bytes gathered = nb() * grp.ranks * 2.0 * std::floor((taps - 1) / 2) * frame * width * b();
+    cp_all_gather(gathered);
   }
 
   // 9 multiply-adds per channel and token; memory-bound: the channels read and written once.
@@ -111,6 +135,17 @@ class BlockBuilder {
     bc().memory_ms += t.ms;
     note_source(bc().sources.memory, t.source);
     conv_halo(channels);
+  }
+
+  // One all-gather of `gathered` bytes over the CP group (the convs' halos), on the CP axis.
+  void cp_all_gather(Bytes gathered) {
+    const CommGroup& grp = ctx_.group(CommAxis::kCp);
+    const Timed t = ctx_.hw.collective(Collective::kAllGather, gathered, grp);
+    bc().comm_ms += t.ms;
+    axis_ms_[static_cast<int>(CommAxis::kCp)] += t.ms;
+    out_.bytes_sent += gathered * busbw_factor(Collective::kAllGather, grp.ranks);
+    collective(grp, 1);
+    note_source(bc().sources.comm, t.source);
   }
 
   // Under a CP split the 3x3 conv needs the latent row before and after each run of this rank's
@@ -126,12 +161,34 @@ class BlockBuilder {
     const double halo = std::fmod(run, row) == 0 ? row : row + 1;
     const double per_run = ctx_.axes.p > 1 ? std::min(run, 2.0 * halo) : 2.0 * halo;
     const Bytes gathered = nb() * grp.ranks * ctx_.image_runs * per_run * channels * b();
-    const Timed t = ctx_.hw.collective(Collective::kAllGather, gathered, grp);
-    bc().comm_ms += t.ms;
-    axis_ms_[static_cast<int>(CommAxis::kCp)] += t.ms;
-    out_.bytes_sent += gathered * busbw_factor(Collective::kAllGather, grp.ranks);
-    collective(grp, 1);
-    note_source(bc().sources.comm, t.source);
+    cp_all_gather(gathered);
+  }
+
+  // The cross-attention to a few conditioning tokens after every `every`-th block (ConsisID's face
+  // tokens), 1 / every of it on each block: the local image tokens' q and out (TP-sharded heads),
+  // the conditioning tokens' K and V, and the attention to them; no collective (every rank holds
+  // the conditioning tokens).
+  void side_cross() {
+    const ModelProfile::SideCross& x = ctx_.m.side_cross;
+    const double share = 1.0 / x.every, inner = x.inner / ctx_.axes.t;
+    const double rows = (ctx_.tokens - ctx_.text_local) * share;
+    gemm(rows, d(), inner);
+    gemm(rows, inner, d());
+    gemm(x.tokens * share, x.width, 2.0 * inner);
+    AttentionCost c;
+    c.tokens = rows;
+    c.q_tokens = rows;
+    c.kv_tokens = x.tokens;
+    c.heads = inner / ctx_.m.head_dim;
+    attention_kernel(c);
+  }
+
+  // A layer whose text tokens give keys and values only (PRX): the queries are the image's share of
+  // each call's (the all-to-alls still move the text's, as xDiT's joint attention does).
+  AttentionCost image_queries(AttentionCost c) const {
+    const double all = static_cast<double>(ctx_.q.sequence.attention_tokens);
+    if (all > 0) c.q_tokens *= static_cast<double>(ctx_.q.sequence.image_tokens) / all;
+    return c;
   }
 
   Milliseconds attention_kernel(const AttentionCost& c, bool linear = false) {

@@ -148,11 +148,16 @@ Flops forward_flops(const ModelProfile& m, const Sequence& s) {
     const bool narrow_text = g.kind == BlockKind::kDouble && m.text_hidden > 0;
     const bool cross = ModelProfile::cross_attends(g);
     Flops f = 2.0 * stream_linear_weights(m, cross, m.hidden(), m.ffn_hidden, m.ffn_runs()) *
-              (g.kind == BlockKind::kCross || narrow_text ? img : seq);
+              (g.kind == BlockKind::kCross || narrow_text || g.text_kv_only ? img : seq);
+    if (g.text_kv_only) f += 2.0 * 2.0 * d * d * txt;  // the text's keys and values (PRX)
     if (narrow_text) f += 2.0 * stream_linear_weights(m, false, m.text_width(), m.text_ffn(), m.ffn_runs()) * txt;
     if (m.ffn_kind == FfnKind::kConvGlu) f += 2.0 * 9.0 * 2.0 * m.ffn_hidden * img;  // the depthwise 3x3 conv
     if (g.skip) f += 2.0 * 2.0 * d * d * img;                                        // skip_linear 2D -> D
-    f += 4.0 * seq * attention_keys(m, g, s) * d;
+    f += 2.0 * m.ffn_temporal_taps * d * d * img;  // the temporal conv after the FFN (SANA-Video's conv_temp)
+    if (const auto& x = m.side_cross; x.every > 0)  // ConsisID's face cross-attention, 1 / every of it per block
+      f += (2.0 * 2.0 * d * x.inner * img + 2.0 * 2.0 * x.width * x.inner * x.tokens + 4.0 * img * x.tokens * x.inner) /
+           x.every;
+    f += 4.0 * (g.text_kv_only ? img : seq) * attention_keys(m, g, s) * d;
     if (cross) f += 2.0 * 2.0 * d * d * txt + 4.0 * img * txt * d;
     if (g.image_self_attention) f += 2.0 * 4.0 * d * d * img + 4.0 * img * img * d;
     total += f * g.count;

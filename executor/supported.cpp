@@ -10,9 +10,21 @@ namespace cpplan::executor {
 // patch from its own buffer (under CP, with the runs' ends all-gathered), and context parallelism
 // inside a stage splits each patch over the CP group with K/V buffers at the level each op attends
 // (PatchKvCache::cached). Ring over a model with temporal blocks splits the spatial tokens
-// (shard_sequence). Every valid plan of the built-in profiles runs: nothing is refused today; a
-// structure the executor cannot run gets its line here.
-std::string unsupported_plan(const ModelProfile& /*m*/, const ParallelConfig& /*c*/) { return {}; }
+// (shard_sequence). Every valid plan of the built-in profiles runs; a structure the executor cannot
+// run gets its line here.
+std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& /*c*/) {
+  for (const BlockGroup& g : m.blocks)
+    if (g.text_kv_only)
+      return "text_kv_only: the executor's single-stream blocks update the text tokens too (PRX's give keys and "
+             "values only)";
+  if (m.side_cross.every > 0)
+    return "side_cross_every = " + std::to_string(m.side_cross.every) +
+           ": the executor's blocks have no cross-attention to conditioning tokens (ConsisID's face tokens)";
+  if (m.ffn_temporal_taps > 0)
+    return "ffn_temporal_taps = " + std::to_string(m.ffn_temporal_taps) +
+           ": the executor's blocks have no temporal conv after the FFN (SANA-Video's conv_temp)";
+  return {};
+}
 
 std::vector<UnsupportedPlan> unsupported_plans(const Query& q) {
   std::vector<UnsupportedPlan> out;

@@ -241,6 +241,12 @@ TEST_CASE("Model loader errors name the file, the field, the value and the rule"
                                    ": transformer.blocks[0].sequential = true: only single-stream blocks run attention "
                                    "and FFN in sequence");
   }
+  SECTION("only sequential single-stream blocks give the text keys and values alone") {
+    const auto path = broken_model("text-kv-only-parallel");
+    CHECK(model_error(path) == path +
+                                   ": transformer.blocks[1].text_kv_only = true: only sequential single-stream blocks "
+                                   "give the text keys and values alone");
+  }
   SECTION("invalid TOML syntax names the line") {
     const auto path = broken_model("bad-syntax");
     const std::string message = model_error(path);
@@ -334,7 +340,7 @@ TEST_CASE("A catalog reports a broken file where its profile is asked for", "[co
   REQUIRE_FALSE(all.ok());
   CHECK(all.error().message == ffn);
   CHECK(c->models().empty());  // a listing leaves the broken files out
-  CHECK(c->model_names().size() == 17);
+  CHECK(c->model_names().size() == 18);
   // A broken file the query does not use does not stop it.
   auto mixed = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-broken").string()});
   REQUIRE(mixed.ok());

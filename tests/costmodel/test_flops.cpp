@@ -132,3 +132,74 @@ TEST_CASE("N-way context parallelism divides the per-GPU FLOPs by N", "[costmode
   const auto two = make_query("flux.1-dev", 2);
   CHECK(predicted_step_flops(two, config(1, 2)) == Approx(single / 2).epsilon(0.01));
 }
+
+TEST_CASE("A temporal conv after the FFN (SANA-Video's conv_temp) adds 2 x taps x D^2 per image token and, under "
+          "Ulysses, an all-gather of a frame on each side",
+          "[costmodel][flops]") {
+  // wan2.1-t2v-14b's shape with a 3-tap conv_temp D -> D after each of its 40 FFNs, 832x480x81:
+  // 21 latent frames of 30 x 52 = 1560 tokens (32760 in all), D = 5120.
+  const double d = 5120, img = 32760, frame = 1560, blocks = 40;
+  const auto plain = make_query("wan2.1-t2v-14b", 2);
+  cpplan::ModelProfile m = *plain.model;
+  m.ffn_temporal_taps = 3;
+  const auto temporal = make_query(m, 2);
+  CHECK(forward_flops(m, temporal.sequence) - forward_flops(*plain.model, plain.sequence) ==
+        Approx(blocks * 2.0 * 3.0 * d * d * img).epsilon(1e-12));
+  // Ulysses 2: each rank convolves its 16380 tokens of both CFG samples (batched: 2), the weights
+  // whole; its share starts and ends mid-video, so it all-gathers its first and last frame: 2 ranks
+  // x 2 frames x 1560 tokens x D x 2 bytes x 2 samples, of which a rank sends (n - 1) / n = 1/2.
+  const auto c = config(1, 2);
+  const double flops = predicted_step_flops(temporal, c) - predicted_step_flops(plain, c);
+  CHECK(flops == Approx(blocks * 2.0 * 2.0 * 3.0 * d * d * img / 2).epsilon(1e-9));
+  const double bytes = cpplan::test::datasheet_prediction(temporal, c).comm_bytes -
+                       cpplan::test::datasheet_prediction(plain, c).comm_bytes;
+  CHECK(bytes == Approx(blocks * 2.0 * 2.0 * frame * d * 2.0 * 2.0 / 2).epsilon(1e-9));
+}
+
+TEST_CASE("Single-stream blocks whose text gives keys and values only (PRX) project the text to K and V and "
+          "query with the image",
+          "[costmodel][flops]") {
+  // cogvideox-5b's 42 sequential single blocks at 720x480x49 (13 latent frames of 30 x 45 = 17550
+  // video tokens, 226 text, S = 17776), D = 3072, GELU FFN F = 12288, with text_kv_only: per block
+  //   2 (4 D^2 + 2 D F) S_img    q, k, v, out and the FFN on the video tokens
+  // + 2 x 2 D^2 S_txt            the text's keys and values
+  // + 4 S_img S D                video queries against every key
+  const double d = 3072, f = 12288, img = 17550, txt = 226, s = img + txt;
+  const double per_block = 2.0 * (4.0 * d * d + 2.0 * d * f) * img + 4.0 * d * d * txt + 4.0 * img * s * d;
+  const auto plain = make_query("cogvideox-5b", 1);
+  REQUIRE(plain.sequence.image_tokens == img);
+  REQUIRE(plain.sequence.text_tokens == txt);
+  cpplan::ModelProfile m = *plain.model;
+  m.blocks[0].text_kv_only = true;
+  const auto kv_only = make_query(m, 1);
+  CHECK(forward_flops(m, kv_only.sequence) == Approx(42.0 * per_block).epsilon(1e-12));
+  // The step's FLOPs on one GPU: both CFG passes (batched) of the blocks as forward_flops counts them.
+  const double blocks_step = predicted_step_flops(kv_only, config(1, 1)) - predicted_step_flops(plain, config(1, 1));
+  CHECK(blocks_step == Approx(2.0 * (42.0 * per_block - forward_flops(*plain.model, plain.sequence))).epsilon(1e-9));
+}
+
+TEST_CASE("A cross-attention to conditioning tokens every other block (ConsisID's face tokens) adds its q, out, "
+          "K/V and attention FLOPs",
+          "[costmodel][flops]") {
+  // cogvideox-5b's 42 blocks at 720x480x49 (17550 video tokens, D = 3072) with ConsisID's
+  // PerceiverCrossAttention after every 2nd block (21 of them) to 32 face tokens of 2048 channels,
+  // 16 heads x 128 = 2048 inner: per cross-attention
+  //   2 x 2 D x inner x S_img       q and out on the video tokens
+  // + 2 x 2 x 2048 x inner x 32     the face tokens' K and V
+  // + 4 x S_img x 32 x inner        the attention
+  const double d = 3072, img = 17550, inner = 2048, face = 32;
+  const double per_cross = 4.0 * d * inner * img + 4.0 * 2048 * inner * face + 4.0 * img * face * inner;
+  const auto plain = make_query("cogvideox-5b", 2);
+  cpplan::ModelProfile m = *plain.model;
+  m.side_cross = {2, 32, 2048, 2048};
+  const auto faces = make_query(m, 2);
+  CHECK(forward_flops(m, faces.sequence) - forward_flops(*plain.model, plain.sequence) ==
+        Approx(21.0 * per_cross).epsilon(1e-12));
+  // Ulysses 2: each rank runs it on its half of the video tokens, both CFG samples batched; the
+  // face tokens' K and V on every rank; no bytes beyond the blocks'.
+  const auto c = config(1, 2);
+  const double local = 4.0 * d * inner * img / 2 + 4.0 * 2048 * inner * face + 4.0 * img / 2 * face * inner;
+  CHECK(predicted_step_flops(faces, c) - predicted_step_flops(plain, c) == Approx(2.0 * 21.0 * local).epsilon(1e-9));
+  CHECK(cpplan::test::datasheet_prediction(faces, c).comm_bytes ==
+        cpplan::test::datasheet_prediction(plain, c).comm_bytes);
+}

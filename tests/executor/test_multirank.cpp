@@ -154,6 +154,23 @@ TEST_CASE("cpplan run --list-unsupported lists nothing for the tiny HunyuanDiT a
   CHECK(json::parse(j.out) == json{{"unsupported", json::array()}});
 }
 
+// Structures the planner prices and the executor's blocks do not have: each valid plan of a
+// checkpoint with one is listed with the field that makes it so, none dropped.
+TEST_CASE("cpplan run --list-unsupported lists every plan of ConsisID (face cross-attention) with its reason",
+          "[executor][multirank]") {
+  const std::string config = std::string(CPPLAN_TEST_PROFILES) + "/../tests/data/diffusers/consisid";
+  const auto p = run_process({CPPLAN_BINARY, "run", "--model-config", config, "--gpus", "2", "--list-unsupported", "--json"});
+  INFO(p.out << p.err);
+  REQUIRE(p.code == 0);
+  const json list = json::parse(p.out).at("unsupported");
+  // On 2 GPUs with CFG: cfg 2, ulysses 2, ring 2, tp 2 and PipeFusion 2 with 2, 4 or 8 patches at least.
+  CHECK(list.size() >= 7);
+  for (const json& u : list)
+    CHECK(u.at("reason").get<std::string>() ==
+          "side_cross_every = 2: the executor's blocks have no cross-attention to conditioning tokens (ConsisID's face "
+          "tokens)");
+}
+
 TEST_CASE("a plan neither a framework nor the executor runs is refused in one line with its rule",
           "[executor][multirank]") {
   // latte-tiny's temporal blocks attend across frames, which PipeFusion's row patches cut apart.
