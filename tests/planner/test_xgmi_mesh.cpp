@@ -11,6 +11,7 @@
 #include "planner/topology/bandwidth.h"
 #include "planner/topology/graph.h"
 #include "planner/validate.h"
+#include "tests/planner/priced_plan.h"
 #include "tests/support/fixtures.h"
 
 using namespace cpplan;
@@ -35,25 +36,10 @@ std::vector<std::vector<int>> vertices(const TopologyGraph& g, std::vector<std::
   return gpus;
 }
 
-struct Priced {
-  RankedPlan plan;
-  const AxisBandwidth& link(CommAxis a) const { return plan.placement->links[static_cast<int>(a)]; }
-  const costmodel::CommGroup& group(CommAxis a) const { return plan.placement->layout[a]; }
-  Milliseconds comm_ms(CommAxis a) const { return plan.predicted->axis_comm_ms[static_cast<int>(a)]; }
-};
-
-Priced price(const Query& q, const ParallelConfig& c) {
-  const costmodel::DatasheetModel hw(*q.hardware);
-  const costmodel::CostModel cost(hw);
-  Priced p{Planner(cost).evaluate(q, c)};
-  REQUIRE(p.plan.plan.valid());
-  REQUIRE(p.plan.placement);
-  return p;
-}
-
-// FLUX.1-dev at 1024^2: 4096 image + 512 text tokens, hidden 3072, bf16; 19 double + 38 single
-// blocks, one attention layer each.
-constexpr double kTokens = 4608, kHidden = 3072, kBytes = 2, kLayers = 57;
+using test::price;
+using Priced = test::PricedPlan;
+constexpr double kTokens = test::kFluxTokens, kHidden = test::kFluxHidden, kBytes = test::kFluxBytes,
+                 kLayers = test::kFluxLayers;
 
 }  // namespace
 

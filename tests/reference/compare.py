@@ -60,6 +60,16 @@ def rel(a, b):
     return (a - b) / b if b else float("inf")
 
 
+def compare_cell(theirs, mine, label, unit, widths, tol):
+    """One quantity's table cell (diffusers, cpplan, relative difference; '-' where diffusers has no
+    figure) and, beyond the tolerance, its failure."""
+    if theirs is None:
+        return f"{'-':>{widths[0]}} {mine / unit:{widths[1]}.3f} {'-':>7}", []
+    e = rel(mine, theirs)
+    cell = f"{theirs / unit:{widths[0]}.3f} {mine / unit:{widths[1]}.3f} {e:+7.2%}"
+    return cell, [f"{label} {e:+.2%}"] if abs(e) > tol else []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cpplan")
@@ -101,20 +111,11 @@ def main():
             print(f"{c['name']:34} cpplan refused: {why}")
             continue
         cells, bad = [], []
-        if "forward_flops" in r:
-            e = rel(mine["forward_flops"], r["forward_flops"])
-            cells.append(f"{r['forward_flops'] / 1e12:15.3f} {mine['forward_flops'] / 1e12:13.3f} {e:+7.2%}")
-            if abs(e) > FLOPS_TOL:
-                bad.append(f"FLOPs {e:+.2%}")
-        else:
-            cells.append(f"{'-':>15} {mine['forward_flops'] / 1e12:13.3f} {'-':>7}")
-        if "param_bytes" in r:
-            e = rel(mine["param_bytes"], r["param_bytes"])
-            cells.append(f"{r['param_bytes'] / 1e9:12.3f} {mine['param_bytes'] / 1e9:10.3f} {e:+7.2%}")
-            if abs(e) > BYTES_TOL:
-                bad.append(f"param bytes {e:+.2%}")
-        else:
-            cells.append(f"{'-':>12} {mine['param_bytes'] / 1e9:10.3f} {'-':>7}")
+        for key, label, unit, widths, tol in (("forward_flops", "FLOPs", 1e12, (15, 13), FLOPS_TOL),
+                                              ("param_bytes", "param bytes", 1e9, (12, 10), BYTES_TOL)):
+            cell, miss = compare_cell(r.get(key), mine[key], label, unit, widths, tol)
+            cells.append(cell)
+            bad += miss
         verdict = "ok"
         if bad and c.get("known"):
             verdict = f"KNOWN ({', '.join(bad)}): {c['known']}"
