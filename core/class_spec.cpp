@@ -498,6 +498,10 @@ TransformerShape shape_of(Scope& s, const ClassSpec::Data& d) {
   t.side_cross_tokens = optional("side_cross_tokens");
   t.side_cross_inner = optional("side_cross_inner");
   t.side_cross_width = optional("side_cross_width");
+  if (t.side_cross_every > 0 && (t.side_cross_tokens < 1 || t.side_cross_inner < 1 || t.side_cross_width < 1))
+    throw Failure{fmt::format("side_cross_every = {}: needs side_cross_tokens, side_cross_inner and side_cross_width "
+                              "of at least 1 ({})",
+                              t.side_cross_every, d.name)};
   t.qk_norm = s.evaluate(d.numbers.at("qk_norm"), "qk_norm") != 0;
   t.modulation = enum_of<Modulation>(pick(s, d.modulation, "modulation"),
                                      {{"block", Modulation::kBlock}, {"shared", Modulation::kShared},

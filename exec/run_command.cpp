@@ -30,7 +30,7 @@
 #include "executor/memory.h"
 #include "executor/npy.h"
 #include "executor/rendezvous.h"
-#include "executor/supported.h"
+#include "session/engine/executor_support.h"
 #include "executor/runner.h"
 #include "session/engine/calibration.h"
 #include "session/engine/engine.h"
@@ -83,7 +83,7 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons(), "; "))};
-  if (const std::string why = executor::unsupported_plan(*resolved->query().model, config); !why.empty())
+  if (const std::string why = session::unsupported_plan(*resolved->query().model, config); !why.empty())
     throw InvalidInput{why};
   return {std::make_shared<const session::Engine>(std::move(engine).value()), std::move(resolved).value(),
           std::move(plan), device};
@@ -510,7 +510,7 @@ int print_unsupported(Args a, const std::string& exe, std::ostream& out) {
     a.gpus = gpus;
     auto resolved = engine->resolve(a);
     if (!resolved) throw InvalidInput{resolved.error().message};
-    for (const executor::UnsupportedPlan& u : executor::unsupported_plans(resolved->query())) {
+    for (const session::UnsupportedPlan& u : session::unsupported_plans(resolved->query())) {
       if (!a.json) fmt::print(out, "{} on {} GPUs: {}\n", u.label, gpus, u.reason);
       listed.push_back({{"gpus", resolved->query().gpus}, {"plan", u.label}, {"reason", u.reason}});
     }

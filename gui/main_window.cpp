@@ -1,4 +1,5 @@
 #include "gui/main_window.h"
+#include "session/engine/executor_support.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -346,11 +347,16 @@ void MainWindow::on_selection() {
   const planner::PlanReport* ranking = result_->recommendation ? &result_->recommendation->report : nullptr;
   detail_->set_plan(&*result_->query, &p, result_->report.framework, ranking);
   const QString label = QString::fromStdString(plan_label(p.plan.config));
-  if (p.plan.valid())
+  const std::string unsupported =
+      p.plan.valid() ? session::unsupported_plan(*result_->query->model, p.plan.config) : std::string();
+  if (!p.plan.valid())
+    run_->set_command({}, {}, QStringLiteral("%1 is invalid: nothing to run").arg(label));
+  else if (!unsupported.empty())  // as `cpplan run` would refuse it
+    run_->set_command({}, {},
+                      QStringLiteral("%1: cpplan run does not run it: %2").arg(label, QString::fromStdString(unsupported)));
+  else
     run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path(),
                                            QString::fromStdString(result_->input.model_config)));
-  else
-    run_->set_command({}, {}, QStringLiteral("%1 is invalid: nothing to run").arg(label));
 }
 
 void MainWindow::update_counts() {

@@ -117,6 +117,8 @@ QString RunPanel::log_text() const { return log_->toPlainText(); }
 
 QString RunPanel::status_text() const { return status_->text(); }
 
+QString RunPanel::plan_text() const { return plan_->text(); }
+
 void RunPanel::append(const QString& text) {
   log_->moveCursor(QTextCursor::End);
   log_->insertPlainText(text);

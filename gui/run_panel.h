@@ -47,6 +47,7 @@ class RunPanel : public QWidget {
   bool running() const;
   QString log_text() const;
   QString status_text() const;
+  QString plan_text() const;  // the plan and its command, or why Start is disabled
 
  public slots:
   void start();

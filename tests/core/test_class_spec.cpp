@@ -152,6 +152,10 @@ TEST_CASE("a config breaking a class's types or choices is refused naming the fi
   json zero = wan;
   zero["ffn_dim"] = 0;
   CHECK(import(zero) == "test config: ffn_dim = 0: must be at least 1 for WanTransformer3DModel");
+  // ConsisID's face cross-attention with no face tokens.
+  const json faceless = {{"_class_name", "ConsisIDTransformer3DModel"}, {"is_train_face", true}, {"LFE_num_querie", 0}};
+  CHECK(import(faceless) == "test config: side_cross_every = 2: needs side_cross_tokens, side_cross_inner and "
+                            "side_cross_width of at least 1 (ConsisIDTransformer3DModel)");
   json nameless = wan;
   nameless.erase("_class_name");
   CHECK(import(nameless).find("_class_name = (missing): not a diffusers transformer class cpplan knows; ") !=

@@ -247,6 +247,16 @@ TEST_CASE("Model loader errors name the file, the field, the value and the rule"
                                    ": transformer.blocks[1].text_kv_only = true: only sequential single-stream blocks "
                                    "give the text keys and values alone");
   }
+  SECTION("a cross-attention to conditioning tokens needs their count and widths") {
+    const auto path = broken_model("side-cross-incomplete");
+    CHECK(model_error(path) == path +
+                                   ": transformer.side_cross_every = 2: needs side_cross_tokens, side_cross_inner and "
+                                   "side_cross_width of at least 1");
+  }
+  SECTION("a temporal conv of more taps than the range") {
+    const auto path = broken_model("temporal-taps-range");
+    CHECK(model_error(path) == path + ": transformer.ffn_temporal_taps = 16: must be between 0 and 15");
+  }
   SECTION("invalid TOML syntax names the line") {
     const auto path = broken_model("bad-syntax");
     const std::string message = model_error(path);
@@ -340,7 +350,7 @@ TEST_CASE("A catalog reports a broken file where its profile is asked for", "[co
   REQUIRE_FALSE(all.ok());
   CHECK(all.error().message == ffn);
   CHECK(c->models().empty());  // a listing leaves the broken files out
-  CHECK(c->model_names().size() == 18);
+  CHECK(c->model_names().size() == 20);
   // A broken file the query does not use does not stop it.
   auto mixed = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-broken").string()});
   REQUIRE(mixed.ok());

@@ -5,7 +5,7 @@
 // profile's default size, and each plan with Ring again with rotate_method p2p. PipeFusion plans
 // run with their warm-up steps = steps (exact: no stale K/V; tests/executor/test_pipefusion.cpp
 // measures the approximation) and M = P (the other patch counts cut the same stages); the valid
-// plans the executor does not run yet (executor/supported.h) are counted and skipped.
+// plans the executor does not run yet (session/engine/executor_support.h) are counted and skipped.
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <iostream>
@@ -16,7 +16,7 @@
 #include "costmodel/cost_model.h"
 #include "executor/model.h"
 #include "executor/runner.h"
-#include "executor/supported.h"
+#include "session/engine/executor_support.h"
 #include "planner/planner.h"
 #include "planner/validate.h"
 #include "session/engine/local_model.h"
@@ -123,7 +123,7 @@ TEST_CASE("every plan the planner accepts for each family's tiny profile runs an
       for (const ParallelConfig& accepted_plan : cpplan::planner::enumerate(gpus)) {
         if (!cpplan::planner::validate(q, accepted_plan).empty()) continue;
         if (accepted_plan.pp() > 1 && accepted_plan.pipefusion.patches != accepted_plan.pp()) continue;
-        if (!cpplan::executor::unsupported_plan(*q.model, accepted_plan).empty()) {
+        if (!cpplan::session::unsupported_plan(*q.model, accepted_plan).empty()) {
           ++skipped;
           continue;
         }
@@ -152,7 +152,7 @@ TEST_CASE("every plan the planner accepts for each family's tiny profile runs an
     std::cout << model << ": " << accepted << " runs of the plans the planner accepts on 2, 3 and 4 ranks (Ring "
               << "plans also with p2p); worst relative difference from one rank " << worst << "; " << bytes_checked
               << " sent the bytes the cost model predicts; " << skipped
-              << " valid plans the executor does not run yet (executor/supported.h)\n";
+              << " valid plans the executor does not run yet (session/engine/executor_support.h)\n";
     CHECK(accepted > 0);
     CHECK(bytes_checked > 0);
   }
@@ -175,7 +175,7 @@ TEST_CASE("every valid plan of the tiny HunyuanDiT and SANA and Latte and FLUX o
     int runs = 0;
     for (int gpus : {2, 4}) {
       const cpplan::Query q = cpplan::test::make_query(model, gpus);
-      for (const auto& u : cpplan::executor::unsupported_plans(q)) FAIL_CHECK(model << ": " << u.label << ": " << u.reason);
+      for (const auto& u : cpplan::session::unsupported_plans(q)) FAIL_CHECK(model << ": " << u.label << ": " << u.reason);
       for (ParallelConfig pc : cpplan::planner::enumerate(gpus)) {
         if (!cpplan::planner::validate(q, pc).empty()) continue;
         // The family test above runs the others (M = P, and every plan without PipeFusion).

@@ -407,6 +407,26 @@ TEST_CASE("A diffusers config plans as cpplan --model-config and as the built-in
   CHECK(w.result()->query->model->name == "flux.1-dev");
 }
 
+// The Run tab asks the session what `cpplan run --list-unsupported` asks: a valid plan of a
+// structure the executor's blocks lack (ConsisID's face cross-attention) disables Run with the reason.
+TEST_CASE("The Run tab says why cpplan run cannot run a valid ConsisID plan, as --list-unsupported does",
+          "[gui][parity][model_config]") {
+  cpplan::test::gui_app();
+  const std::string config = diffusers_fixture("consisid/config.json");
+  cpplan::test::TempDir dir;
+  cpplan::gui::MainWindow w(cpplan::test::shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  QueryInput in = input("cogvideox-5b", "h100-sxm", 2, 720, 480);
+  in.model_config = config;
+  w.set_query(in);
+  wait_for_plans(w);
+  REQUIRE(w.result()->error.empty());
+  REQUIRE(w.result()->report.valid_count > 0);  // a valid plan is selected (the first row)
+  CHECK(w.run_panel()->arguments().isEmpty());
+  CHECK(w.run_panel()->plan_text().endsWith(
+      QStringLiteral(": cpplan run does not run it: side_cross_every = 2: the executor's blocks have no "
+                     "cross-attention to conditioning tokens (ConsisID's face tokens)")));
+}
+
 TEST_CASE("A model config that cannot be read shows the CLI's one-line error and keeps the plans shown",
           "[gui][model_config][errors]") {
   cpplan::test::gui_app();

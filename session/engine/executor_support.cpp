@@ -1,17 +1,17 @@
-#include "executor/supported.h"
+#include "session/engine/executor_support.h"
 
 #include "planner/planner.h"
 #include "planner/validate.h"
 
-namespace cpplan::executor {
+namespace cpplan::session {
 
 // PipeFusion's stages run one patch of whole rows each: long skips travel with the hidden states,
 // linear attention sums its state over the stage's buffer, the conv-GLU reads the rows around its
 // patch from its own buffer (under CP, with the runs' ends all-gathered), and context parallelism
 // inside a stage splits each patch over the CP group with K/V buffers at the level each op attends
 // (PatchKvCache::cached). Ring over a model with temporal blocks splits the spatial tokens
-// (shard_sequence). Every valid plan of the built-in profiles runs; a structure the executor cannot
-// run gets its line here.
+// (shard_sequence): executor/. Every valid plan of the built-in profiles runs; a structure the
+// executor's blocks lack gets its line here.
 std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& /*c*/) {
   for (const BlockGroup& g : m.blocks)
     if (g.text_kv_only)
@@ -36,4 +36,4 @@ std::vector<UnsupportedPlan> unsupported_plans(const Query& q) {
   return out;
 }
 
-}  // namespace cpplan::executor
+}  // namespace cpplan::session

@@ -1,7 +1,8 @@
 #pragma once
-// The valid plans the executor does not run yet: frameworks run them (planner/frameworks.h says
-// which), the executor's ranks do not. `cpplan run` refuses them in one line and lists them
-// (`--list-unsupported`); the tests that run every accepted plan count them.
+// The valid plans the executor (executor/, `cpplan run`) does not run yet: frameworks run them
+// (planner/frameworks.h says which), the executor's ranks do not. `cpplan run` refuses them in one
+// line and lists them (`--list-unsupported`), cpplan-gui's Run tab says why it cannot start one;
+// the tests that run every accepted plan count them. In the session (no LibTorch): every front asks.
 
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 #include "core/model.h"
 #include "core/plan.h"
 
-namespace cpplan::executor {
+namespace cpplan::session {
 
 // Empty when the executor runs valid plan `c` of model `m`; else why not, naming the flags and
 // the framework that does run it.
@@ -26,4 +27,4 @@ struct UnsupportedPlan {
 // executor runs them all.
 std::vector<UnsupportedPlan> unsupported_plans(const Query& q);
 
-}  // namespace cpplan::executor
+}  // namespace cpplan::session
