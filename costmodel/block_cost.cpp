@@ -21,8 +21,7 @@ class BlockBuilder {
 
   BlockTerms build() {
     gemms();
-    attention_layer(g_.text_kv_only ? image_queries(ctx_.attention) : g_.temporal ? ctx_.temporal_attention
-                                                                                   : ctx_.attention);
+    attention_layer(self_attention());
     if (g_.image_self_attention) attention_layer(ctx_.image_attention);
     if (ModelProfile::cross_attends(g_)) cross_attention();
     if (ctx_.m.side_cross.every > 0) side_cross();
@@ -122,10 +121,10 @@ class BlockBuilder {
     gemm(rows, taps * width, width, false);
     const CommGroup& grp = ctx_.group(CommAxis::kCp);
     const double frames = static_cast<double>(ctx_.q.sequence.latent_frames);
-    if (grp.ranks <= 1 || frames <= 1 || taps < 3) return;
+    const double halo_frames = std::floor((taps - 1) / 2);
+    if (grp.ranks <= 1 || frames <= 1 || halo_frames < 1) return;
     const double frame = static_cast<double>(ctx_.q.sequence.image_tokens) / frames;
-    const Bytes gathered = nb() * grp.ranks * 2.0 * std::floor((taps - 1) / 2) * frame * width * b();
-    cp_all_gather(gathered);
+    cp_all_gather(nb() * grp.ranks * 2.0 * halo_frames * frame * width * b());
   }
 
   // 9 multiply-adds per channel and token; memory-bound: the channels read and written once.
@@ -183,9 +182,12 @@ class BlockBuilder {
     attention_kernel(c);
   }
 
-  // A layer whose text tokens give keys and values only (PRX): the queries are the image's share of
-  // each call's (the all-to-alls still move the text's, as xDiT's joint attention does).
-  AttentionCost image_queries(AttentionCost c) const {
+  // The block's self-attention layer: across frames in a temporal block; in a block whose text
+  // gives keys and values only (PRX), the image's share of each call's queries (the all-to-alls
+  // still move the text's, as xDiT's joint attention does).
+  AttentionCost self_attention() const {
+    if (!g_.text_kv_only) return g_.temporal ? ctx_.temporal_attention : ctx_.attention;
+    AttentionCost c = ctx_.attention;
     const double all = static_cast<double>(ctx_.q.sequence.attention_tokens);
     if (all > 0) c.q_tokens *= static_cast<double>(ctx_.q.sequence.image_tokens) / all;
     return c;
