@@ -152,7 +152,7 @@ void read_choices(Reader& r, const toml::table& t, ClassSpec::Data& d) {
 }
 
 void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
-  r.only({"pipeline", "heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "patch_spatial",
+  r.only({"pipeline", "heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "rope", "modulation", "patch_spatial",
           "patch_temporal", "in_channels", "guidance", "text_handling", "text_tokens", "blocks", "params",
           "summary", "attention", "experts", "active_experts", "shared_experts", "text_hidden", "text_ffn_hidden",
           "ffn_temporal_taps", "side_cross_every", "side_cross_tokens", "side_cross_inner", "side_cross_width"});
@@ -166,7 +166,7 @@ void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
     if (auto e = read_expression(r, t, key, true)) d.numbers.emplace(key, std::move(*e));
   for (const char* key : {"patch_temporal", "text_tokens", "experts", "active_experts", "shared_experts",
                           "text_hidden", "text_ffn_hidden", "ffn_temporal_taps", "side_cross_every", "side_cross_tokens",
-                          "side_cross_inner", "side_cross_width"})  // optional
+                          "side_cross_inner", "side_cross_width", "rope"})  // optional
     if (auto e = read_expression(r, t, key, false)) d.numbers.emplace(key, std::move(*e));
   r.string("summary", d.summary);
   const toml::array* blocks = t["blocks"].as_array();
@@ -503,6 +503,7 @@ TransformerShape shape_of(Scope& s, const ClassSpec::Data& d) {
                               "of at least 1 ({})",
                               t.side_cross_every, d.name)};
   t.qk_norm = s.evaluate(d.numbers.at("qk_norm"), "qk_norm") != 0;
+  t.rope = !d.numbers.count("rope") || s.evaluate(d.numbers.at("rope"), "rope") != 0;
   t.modulation = enum_of<Modulation>(pick(s, d.modulation, "modulation"),
                                      {{"block", Modulation::kBlock}, {"shared", Modulation::kShared},
                                       {"expert", Modulation::kExpert}, {"table", Modulation::kTable}},

@@ -26,6 +26,7 @@ struct TransformerShape {
   int ffn_hidden = 0;
   FfnKind ffn_kind = FfnKind::kGelu;
   bool qk_norm = true;
+  bool rope = true;
   Modulation modulation = Modulation::kBlock;
   double params = 0;  // counted from the structure, every weight and bias
   int patch_spatial = 2;

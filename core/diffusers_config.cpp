@@ -198,6 +198,7 @@ ModelProfile join(const ModelProfile& pipeline, const TransformerShape& t) {
   m.ffn_hidden = t.ffn_hidden;
   m.ffn_kind = t.ffn_kind;
   m.qk_norm = t.qk_norm;
+  m.rope = t.rope;
   m.modulation = t.modulation;
   m.params = t.params;
   m.patch_spatial = t.patch_spatial;

@@ -126,6 +126,7 @@ struct ModelProfile {
   // switched at a boundary timestep): each step runs one; memory holds all unless one is offloaded.
   int transformers = 1;
   bool qk_norm = true;            // RMSNorm of q and k per head before RoPE
+  bool rope = true;               // rotary position embedding of q and k in the blocks (not a learned or sin-cos table)
   Modulation modulation = Modulation::kBlock;
   double params = 0;              // transformer parameters
   Bytes bytes_per_param = 2;      // weight dtype (bf16)

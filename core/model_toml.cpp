@@ -51,6 +51,7 @@ toml::table transformer_table(const ModelProfile& m) {
                                {"side_cross_inner", m.side_cross.inner}, {"side_cross_width", m.side_cross.width}})
     if (v > 0) t.insert(key, v);
   if (m.transformers != 1) t.insert("transformers", m.transformers);
+  if (!m.rope) t.insert("rope", false);
   return t;
 }
 

@@ -52,7 +52,7 @@ void read_text_encoder(Reader& r, Component& c) {
 namespace {
 // Reads [transformer]: attention shape, FFN, weights, patching and the block groups.
 void read_transformer(Reader& tr, ModelProfile& m) {
-  tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "modulation", "params", "dtype", "patch_spatial",
+  tr.only({"heads", "head_dim", "ffn_hidden", "ffn", "qk_norm", "rope", "modulation", "params", "dtype", "patch_spatial",
            "patch_temporal", "in_channels", "blocks", "attention", "experts", "active_experts", "shared_experts",
            "text_hidden", "text_ffn_hidden", "ffn_temporal_taps", "side_cross_every",
            "side_cross_tokens", "side_cross_inner", "side_cross_width", "transformers"});
@@ -80,6 +80,7 @@ void read_transformer(Reader& tr, ModelProfile& m) {
             "needs side_cross_tokens, side_cross_inner and side_cross_width of at least 1");
   tr.integer("transformers", m.transformers, 1, 2, false);
   tr.boolean("qk_norm", m.qk_norm);
+  tr.boolean("rope", m.rope, false);
   tr.choice("modulation", m.modulation, {"block", "shared", "expert", "table"}, false);
   tr.number("params", m.params, 0, kMaxParams, true, true);
   m.bytes_per_param = m.bytes_per_activation = dtype_bytes(tr, "dtype", 2);
@@ -459,7 +460,7 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
   if (const auto* t = r.table("ops"); t && r.ok()) {
     Reader o = r.sub(*t, "ops");
     RuntimeOps& ops = rt.ops;
-    o.only({"double_block", "single_block", "cross_block", "image_attention", "ulysses", "ring", "ring_iteration",
+    o.only({"double_block", "single_block", "cross_block", "image_attention", "qk_norm", "rope", "ulysses", "ring", "ring_iteration",
             "anything", "tp_all_reduce", "tp_linear", "step", "text_encoder_layer", "vae_decode"});
     for (auto [key, out] : {std::pair{"double_block", &ops.double_block}, {"single_block", &ops.single_block},
                             {"cross_block", &ops.cross_block}, {"image_attention", &ops.image_attention},
@@ -468,6 +469,8 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
                             {"tp_linear", &ops.tp_linear}, {"step", &ops.step},
                             {"text_encoder_layer", &ops.text_encoder_layer}, {"vae_decode", &ops.vae_decode}})
       o.number(key, *out, 0, 1e7);
+    o.number("qk_norm", ops.qk_norm, 0, 1e7, false);  // of the block counts; 0: not counted apart
+    o.number("rope", ops.rope, 0, 1e7, false);
   }
   if (const auto* t = r.table("device"); t && r.ok()) {
     Reader d = r.sub(*t, "device");

@@ -19,6 +19,11 @@ struct RuntimeOps {
   double single_block = 0;      // one single-stream block
   double cross_block = 0;       // one self + cross-attention block
   double image_attention = 0;   // an extra image-only self-attention (SD3.5-medium)
+  // Of the block counts above: the ops of one q or k norm (RMSNorm: to fp32, pow, mean, add, rsqrt,
+  // mul, to bf16, mul) and of rotating one of q or k (apply_rotary_emb), which a model without
+  // q/k norms or without RoPE does not launch (ModelProfile::qk_norm, rope).
+  double qk_norm = 0;
+  double rope = 0;
   double ulysses = 0;           // per attention layer: the four all-to-alls and their reshapes
   double ring = 0;              // per attention layer: gathering K/V (or setting up the ring)
   double ring_iteration = 0;    // per K/V block of Ring: slicing, the attention call, the LSE merge

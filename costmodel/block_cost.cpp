@@ -361,6 +361,17 @@ class BlockBuilder {
 
 double slowest_rank_factor(int ranks) { return ranks > 1 ? std::sqrt(2.0 * std::log(static_cast<double>(ranks))) : 0; }
 
+namespace {
+// The ops a block's count holds for q/k norms and RoPE that this model's blocks do not launch. The
+// counts are those of FLUX's and Wan's blocks: a double-stream block normalizes four tensors (q and
+// k of each stream) and rotates two (the joint q and k); a single-stream block two and two; a
+// cross-attention block four (q and k of its self- and cross-attention) and two.
+double positional_ops_absent(const ModelProfile& m, const RuntimeOps& ops, BlockKind kind) {
+  const double norms = kind == BlockKind::kSingle ? 2 : 4, rotations = 2;
+  return (m.qk_norm ? 0 : norms * ops.qk_norm) + (m.rope ? 0 : rotations * ops.rope);
+}
+}  // namespace
+
 HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g) {
   const RuntimeOps& ops = ctx.runtime.ops;
   const CpCostTraits cp = cp_cost_strategy(ctx.variant).traits();
@@ -369,8 +380,9 @@ HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g) {
   HostOps out;
   out.block = (g.kind == BlockKind::kDouble ? ops.double_block
                : g.kind == BlockKind::kSingle ? ops.single_block
-                                              : ops.cross_block) +
-              (g.image_self_attention ? ops.image_attention : 0) + (anything ? layers * ops.anything : 0);
+                                              : ops.cross_block) -
+              positional_ops_absent(ctx.m, ops, g.kind) + (g.image_self_attention ? ops.image_attention : 0) +
+              (anything ? layers * ops.anything : 0);
   out.ulysses = ulysses ? layers * ops.ulysses : 0;
   out.ring = ring ? layers * ops.ring : 0;
   out.ring_iterations = ring ? layers * ctx.axes.r * ops.ring_iteration : 0;

@@ -70,6 +70,26 @@ TEST_CASE("A block's host time is its ops times the time per op plus its collect
   CHECK(p.host_ms == Approx(25.08 + 31.16 + 0.43));
 }
 
+TEST_CASE("A block launches no q/k-norm or RoPE ops where its model has none", "[costmodel][runtime]") {
+  RuntimeProfile rt = simple_runtime();
+  rt.ops.qk_norm = 8;  // per normalized q or k
+  rt.ops.rope = 15;    // per rotated q or k
+  // FLUX.1-dev has both: its blocks launch the whole counts.
+  const Prediction flux = predict(make_query("flux.1-dev", 1), rt, config(1, 1));
+  CHECK(flux.blocks[0].ops == 19 * 100);
+  CHECK(flux.blocks[1].ops == 38 * 50);
+  // PixArt-alpha has neither: 28 cross blocks of 80 - 4 norms x 8 - 2 rotations x 15 = 18 ops.
+  const Prediction pixart = predict(make_query("pixart-alpha", 1), rt, config(1, 1));
+  REQUIRE(pixart.block_count == 1);
+  CHECK(pixart.blocks[0].ops == 28 * (80 - 4 * 8 - 2 * 15));
+  // A FLUX-shaped model without q/k norms keeps its RoPE: 100 - 4 x 8 and 50 - 2 x 8.
+  cpplan::ModelProfile no_norm = *make_query("flux.1-dev", 1).model;
+  no_norm.qk_norm = false;
+  const Prediction p = predict(make_query(no_norm, 1), rt, config(1, 1));
+  CHECK(p.blocks[0].ops == 19 * (100 - 32));
+  CHECK(p.blocks[1].ops == 38 * (50 - 16));
+}
+
 TEST_CASE("Asynchronous launches cost max(host, GPU) per block, synchronous ones the sum", "[costmodel][runtime]") {
   RuntimeProfile rt = simple_runtime();
   const auto q = make_query("flux.1-dev", 4);
