@@ -197,65 +197,62 @@ TEST_CASE("The valid test profiles load, and the broken ones differ from them in
 }
 
 TEST_CASE("Model loader errors name the file, the field, the value and the rule", "[core][profiles][errors]") {
-  SECTION("a missing required field") {
-    const auto path = broken_model("missing-heads");
-    CHECK(model_error(path) == path + ": transformer.heads = (missing): is required");
-  }
-  SECTION("a field of the wrong type") {
-    const auto path = broken_model("wrong-type");
-    CHECK(model_error(path) == path + ": transformer.heads = \"12\": must be an integer");
-  }
-  SECTION("an out-of-range value") {
-    const auto path = broken_model("out-of-range");
-    CHECK(model_error(path) == path + ": transformer.heads = 0: must be between 1 and 4096");
-  }
-  SECTION("an out-of-range count inside an array of tables names its index") {
-    const auto path = broken_model("block-count");
-    CHECK(model_error(path) == path + ": transformer.blocks[1].count = 0: must be between 1 and 10000");
+  // Each broken file and the error after its path.
+  const struct {
+    const char* what;
+    const char* stem;
+    const char* error;
+  } cases[] = {
+      {"a missing required field", "missing-heads",
+       ": transformer.heads = (missing): is required"},
+      {"a field of the wrong type", "wrong-type",
+       ": transformer.heads = \"12\": must be an integer"},
+      {"an out-of-range value", "out-of-range",
+       ": transformer.heads = 0: must be between 1 and 4096"},
+      {"an out-of-range count inside an array of tables names its index", "block-count",
+       ": transformer.blocks[1].count = 0: must be between 1 and 10000"},
+      {"an unknown key suggests the closest one", "unknown-key",
+       ": transformer.hedas = ...: unknown field (did you mean heads?)"},
+      {"an unknown table suggests the closest one", "unknown-table",
+       ": pipline = ...: unknown field (did you mean pipeline?)"},
+      {"a choice outside the allowed names lists them", "bad-choice",
+       ": transformer.ffn = \"relu\": must be one of gelu, swiglu or conv_glu"},
+      {"a modulation outside the allowed names lists them", "bad-modulation",
+       ": transformer.modulation = \"per-token\": must be one of block, shared, expert or table"},
+      {"only single-stream blocks run attention and FFN in sequence", "sequential-double",
+       ": transformer.blocks[0].sequential = true: only single-stream blocks run attention and FFN in sequence"},
+      {"only sequential single-stream blocks give the text keys and values alone", "text-kv-only-parallel",
+       ": transformer.blocks[1].text_kv_only = true: only sequential single-stream blocks give the text "
+       "keys and values alone"},
+      {"a cross-attention to conditioning tokens needs their count and widths", "side-cross-incomplete",
+       ": transformer.side_cross_every = 2: needs side_cross_tokens, side_cross_inner and side_cross_width "
+       "of at least 1"},
+      {"a temporal conv of more taps than the range", "temporal-taps-range",
+       ": transformer.ffn_temporal_taps = 16: must be between 0 and 15"},
+      {"cross text handling needs cross blocks", "cross-joint",
+       ": transformer.blocks = (kinds): text.handling = \"cross\" needs every block kind = \"cross\""},
+      {"a cross block needs cross text handling", "joint-cross",
+       ": transformer.blocks = (kinds): kind = \"cross\" needs text.handling = \"cross\""},
+      {"the default size must be on the model's grid", "off-grid-default",
+       ": pipeline.default_width = 1000x256: default size must be a multiple of vae.spatial x "
+       "transformer.patch_spatial = 16"},
+      {"an image model has one frame", "image-frames",
+       ": pipeline.default_frames = 5: must be 1 for an image model"},
+      {"max_tokens below tokens", "max-below-tokens",
+       ": text.max_tokens = 8: must be at least text.tokens = 16"},
+      {"a file that does not exist", "no-such-file",
+       ": not a readable file"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.what) {
+      const auto path = broken_model(c.stem);
+      CHECK(model_error(path) == path + c.error);
+    }
   }
   SECTION("a non-positive parameter count") {
     const auto path = broken_model("negative-params");
     CHECK_THAT(model_error(path),
                Catch::StartsWith(path + ": transformer.params = -1: must be above 0 and at most"));
-  }
-  SECTION("an unknown key suggests the closest one") {
-    const auto path = broken_model("unknown-key");
-    CHECK(model_error(path) == path + ": transformer.hedas = ...: unknown field (did you mean heads?)");
-  }
-  SECTION("an unknown table suggests the closest one") {
-    const auto path = broken_model("unknown-table");
-    CHECK(model_error(path) == path + ": pipline = ...: unknown field (did you mean pipeline?)");
-  }
-  SECTION("a choice outside the allowed names lists them") {
-    const auto path = broken_model("bad-choice");
-    CHECK(model_error(path) == path + ": transformer.ffn = \"relu\": must be one of gelu, swiglu or conv_glu");
-  }
-  SECTION("a modulation outside the allowed names lists them") {
-    const auto path = broken_model("bad-modulation");
-    CHECK(model_error(path) ==
-          path + ": transformer.modulation = \"per-token\": must be one of block, shared, expert or table");
-  }
-  SECTION("only single-stream blocks run attention and FFN in sequence") {
-    const auto path = broken_model("sequential-double");
-    CHECK(model_error(path) == path +
-                                   ": transformer.blocks[0].sequential = true: only single-stream blocks run attention "
-                                   "and FFN in sequence");
-  }
-  SECTION("only sequential single-stream blocks give the text keys and values alone") {
-    const auto path = broken_model("text-kv-only-parallel");
-    CHECK(model_error(path) == path +
-                                   ": transformer.blocks[1].text_kv_only = true: only sequential single-stream blocks "
-                                   "give the text keys and values alone");
-  }
-  SECTION("a cross-attention to conditioning tokens needs their count and widths") {
-    const auto path = broken_model("side-cross-incomplete");
-    CHECK(model_error(path) == path +
-                                   ": transformer.side_cross_every = 2: needs side_cross_tokens, side_cross_inner and "
-                                   "side_cross_width of at least 1");
-  }
-  SECTION("a temporal conv of more taps than the range") {
-    const auto path = broken_model("temporal-taps-range");
-    CHECK(model_error(path) == path + ": transformer.ffn_temporal_taps = 16: must be between 0 and 15");
   }
   SECTION("invalid TOML syntax names the line") {
     const auto path = broken_model("bad-syntax");
@@ -263,33 +260,6 @@ TEST_CASE("Model loader errors name the file, the field, the value and the rule"
     // the broken line is line 7 ("head_dim = = 16")
     CHECK_THAT(message, Catch::StartsWith(path + ":7:"));
     CHECK_THAT(message, Catch::Contains("invalid TOML"));
-  }
-  SECTION("cross text handling needs cross blocks") {
-    const auto path = broken_model("cross-joint");
-    CHECK(model_error(path) ==
-          path + ": transformer.blocks = (kinds): text.handling = \"cross\" needs every block kind = \"cross\"");
-  }
-  SECTION("a cross block needs cross text handling") {
-    const auto path = broken_model("joint-cross");
-    CHECK(model_error(path) == path + ": transformer.blocks = (kinds): kind = \"cross\" needs text.handling = \"cross\"");
-  }
-  SECTION("the default size must be on the model's grid") {
-    const auto path = broken_model("off-grid-default");
-    CHECK(model_error(path) ==
-          path + ": pipeline.default_width = 1000x256: default size must be a multiple of vae.spatial x "
-                 "transformer.patch_spatial = 16");
-  }
-  SECTION("an image model has one frame") {
-    const auto path = broken_model("image-frames");
-    CHECK(model_error(path) == path + ": pipeline.default_frames = 5: must be 1 for an image model");
-  }
-  SECTION("max_tokens below tokens") {
-    const auto path = broken_model("max-below-tokens");
-    CHECK(model_error(path) == path + ": text.max_tokens = 8: must be at least text.tokens = 16");
-  }
-  SECTION("a file that does not exist") {
-    const auto path = broken_model("no-such-file");
-    CHECK(model_error(path) == path + ": not a readable file");
   }
 }
 
