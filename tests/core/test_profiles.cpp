@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -229,6 +231,7 @@ TEST_CASE("Model loader errors name the file, the field, the value and the rule"
        "of at least 1"},
       {"a temporal conv of more taps than the range", "temporal-taps-range",
        ": transformer.ffn_temporal_taps = 16: must be between 0 and 15"},
+      {"rope is true or false", "rope-not-bool", ": transformer.rope = \"no\": must be true or false"},
       {"cross text handling needs cross blocks", "cross-joint",
        ": transformer.blocks = (kinds): text.handling = \"cross\" needs every block kind = \"cross\""},
       {"a cross block needs cross text handling", "joint-cross",
@@ -320,7 +323,7 @@ TEST_CASE("A catalog reports a broken file where its profile is asked for", "[co
   REQUIRE_FALSE(all.ok());
   CHECK(all.error().message == ffn);
   CHECK(c->models().empty());  // a listing leaves the broken files out
-  CHECK(c->model_names().size() == 20);
+  CHECK(c->model_names().size() == 21);
   // A broken file the query does not use does not stop it.
   auto mixed = cpplan::ProfileCatalog::load({CPPLAN_TEST_PROFILES, (data_dir() / "profiles-broken").string()});
   REQUIRE(mixed.ok());
@@ -452,4 +455,32 @@ TEST_CASE("human_bytes writes binary units, whole numbers without decimals", "[c
   CHECK(cpplan::human_bytes(1536) == "1.5 KiB");
   CHECK(cpplan::human_bytes(128.0 * 1024 * 1024) == "128 MiB");
   CHECK(cpplan::human_bytes(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
+}
+
+TEST_CASE("A runtime's q/k-norm and RoPE op counts are optional, non-negative numbers", "[core][profiles][errors]") {
+  const std::string path = cpplan::test::profiles_dir() + "/runtimes/diffusers.toml";
+  const auto shipped = cpplan::load_runtime_profile(path);
+  REQUIRE(shipped.ok());
+  CHECK(shipped->ops.qk_norm == 8);  // one RMSNorm of q or k
+  CHECK(shipped->ops.rope == 15);    // one apply_rotary_emb
+  std::ifstream in(path);
+  std::stringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
+  const auto line = [&](const char* key) {  // where the line `key = ...` starts, and its length
+    const std::size_t at = text.find(std::string("\n") + key + " = ") + 1;
+    return std::pair{at, text.find('\n', at) - at};
+  };
+  std::string negative = text;
+  const auto [at, length] = line("qk_norm");
+  negative.replace(at, length, "qk_norm = -1");
+  const auto bad = cpplan::parse_runtime_profile(negative, path);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == path + ": ops.qk_norm = -1: must be at least 0 and at most 10000000");
+  std::string without = text;
+  const auto [rope_at, rope_length] = line("rope");
+  without.erase(rope_at, rope_length + 1);
+  const auto absent = cpplan::parse_runtime_profile(without, path);
+  REQUIRE(absent.ok());
+  CHECK(absent->ops.rope == 0);  // not counted apart: no block loses RoPE ops
 }
