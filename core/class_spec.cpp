@@ -182,8 +182,8 @@ void read_transformer(Reader& r, const toml::table& t, ClassSpec::Data& d) {
     b.boolean("temporal", s.temporal);
     b.boolean("skip", s.skip);
     b.boolean("text_kv_only", s.text_kv_only);
-    if (b.ok() && s.text_kv_only && !(s.kind == BlockKind::kSingle && s.sequential))
-      return b.fail("text_kv_only", "true", "only sequential single-stream blocks give the text keys and values alone");
+    if (b.ok() && BlockGroup::misplaced_text_kv_only(s.kind, s.sequential, s.text_kv_only))
+      return b.fail("text_kv_only", "true", BlockGroup::kTextKvOnlyRule);
     auto count = read_expression(b, *bt, "count", true);
     if (!count) return;
     s.count = std::move(*count);
@@ -494,14 +494,11 @@ TransformerShape shape_of(Scope& s, const ClassSpec::Data& d) {
   t.text_hidden = optional("text_hidden");
   t.text_ffn_hidden = optional("text_ffn_hidden");
   t.ffn_temporal_taps = optional("ffn_temporal_taps");
-  t.side_cross_every = optional("side_cross_every");
-  t.side_cross_tokens = optional("side_cross_tokens");
-  t.side_cross_inner = optional("side_cross_inner");
-  t.side_cross_width = optional("side_cross_width");
-  if (t.side_cross_every > 0 && (t.side_cross_tokens < 1 || t.side_cross_inner < 1 || t.side_cross_width < 1))
-    throw Failure{fmt::format("side_cross_every = {}: needs side_cross_tokens, side_cross_inner and side_cross_width "
-                              "of at least 1 ({})",
-                              t.side_cross_every, d.name)};
+  t.side_cross = {optional("side_cross_every"), optional("side_cross_tokens"), optional("side_cross_inner"),
+                  optional("side_cross_width")};
+  if (t.side_cross.incomplete())
+    throw Failure{fmt::format("side_cross_every = {}: {} ({})", t.side_cross.every,
+                              ModelProfile::SideCross::kIncompleteRule, d.name)};
   t.qk_norm = s.evaluate(d.numbers.at("qk_norm"), "qk_norm") != 0;
   t.rope = !d.numbers.count("rope") || s.evaluate(d.numbers.at("rope"), "rope") != 0;
   t.modulation = enum_of<Modulation>(pick(s, d.modulation, "modulation"),

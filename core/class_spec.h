@@ -39,7 +39,7 @@ struct TransformerShape {
   int experts = 0, active_experts = 0, shared_experts = 0;  // a mixture-of-experts FFN
   int text_hidden = 0, text_ffn_hidden = 0;                  // a narrower text stream (Mochi)
   int ffn_temporal_taps = 0;                                 // a temporal conv after the FFN (SANA-Video)
-  int side_cross_every = 0, side_cross_tokens = 0, side_cross_inner = 0, side_cross_width = 0;  // ConsisID's face
+  ModelProfile::SideCross side_cross;                         // ConsisID's face cross-attention
   std::string summary;  // "19 double + 38 single blocks, 24 x 128 heads" for the description
 };
 

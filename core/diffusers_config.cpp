@@ -214,8 +214,7 @@ ModelProfile join(const ModelProfile& pipeline, const TransformerShape& t) {
   m.text_hidden = t.text_hidden;
   m.text_ffn_hidden = t.text_ffn_hidden;
   m.ffn_temporal_taps = t.ffn_temporal_taps;
-  if (t.side_cross_every > 0)
-    m.side_cross = {t.side_cross_every, t.side_cross_tokens, t.side_cross_inner, t.side_cross_width};
+  m.side_cross = t.side_cross;
   return m;
 }
 

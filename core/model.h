@@ -52,6 +52,12 @@ struct BlockGroup {
   // Sequential single-stream blocks whose text tokens only give keys and values (PRX): the text is
   // projected to K and V; the queries, the output projection and the FFN run on the image tokens.
   bool text_kv_only = false;
+  // text_kv_only on any but a sequential single-stream block: refused with kTextKvOnlyRule.
+  static bool misplaced_text_kv_only(BlockKind kind, bool sequential, bool text_kv_only) {
+    return text_kv_only && !(kind == BlockKind::kSingle && sequential);
+  }
+  static constexpr const char* kTextKvOnlyRule =
+      "only sequential single-stream blocks give the text keys and values alone";
 };
 
 struct Component {
@@ -121,6 +127,10 @@ struct ModelProfile {
   // each image token, the conditioning tokens' K and V width -> 2 x inner. every 0: none.
   struct SideCross {
     int every = 0, tokens = 0, inner = 0, width = 0;
+    // Every `every`-th block, but without its tokens or widths: refused with kIncompleteRule.
+    bool incomplete() const { return every > 0 && (tokens < 1 || inner < 1 || width < 1); }
+    static constexpr const char* kIncompleteRule =
+        "needs side_cross_tokens, side_cross_inner and side_cross_width of at least 1";
   } side_cross;
   // Transformers of this shape in the pipeline (Wan2.2 A14B: 2, a high- and a low-noise expert
   // switched at a boundary timestep): each step runs one; memory holds all unless one is offloaded.

@@ -75,9 +75,8 @@ void read_transformer(Reader& tr, ModelProfile& m) {
   tr.integer("side_cross_tokens", m.side_cross.tokens, 0, kMaxInt, false);
   tr.integer("side_cross_inner", m.side_cross.inner, 0, kMaxInt, false);
   tr.integer("side_cross_width", m.side_cross.width, 0, kMaxInt, false);
-  if (tr.ok() && m.side_cross.every > 0 && (m.side_cross.tokens < 1 || m.side_cross.inner < 1 || m.side_cross.width < 1))
-    tr.fail("side_cross_every", std::to_string(m.side_cross.every),
-            "needs side_cross_tokens, side_cross_inner and side_cross_width of at least 1");
+  if (tr.ok() && m.side_cross.incomplete())
+    tr.fail("side_cross_every", std::to_string(m.side_cross.every), ModelProfile::SideCross::kIncompleteRule);
   tr.integer("transformers", m.transformers, 1, 2, false);
   tr.boolean("qk_norm", m.qk_norm);
   tr.boolean("rope", m.rope, false);
@@ -99,8 +98,8 @@ void read_transformer(Reader& tr, ModelProfile& m) {
     b.boolean("text_kv_only", g.text_kv_only);
     if (b.ok() && g.sequential && g.kind != BlockKind::kSingle)
       b.fail("sequential", "true", "only single-stream blocks run attention and FFN in sequence");
-    if (b.ok() && g.text_kv_only && !(g.kind == BlockKind::kSingle && g.sequential))
-      b.fail("text_kv_only", "true", "only sequential single-stream blocks give the text keys and values alone");
+    if (b.ok() && BlockGroup::misplaced_text_kv_only(g.kind, g.sequential, g.text_kv_only))
+      b.fail("text_kv_only", "true", BlockGroup::kTextKvOnlyRule);
     m.blocks.push_back(g);
   });
   if (tr.ok() && m.blocks.empty()) tr.fail("blocks", "[]", "needs at least one block group");
