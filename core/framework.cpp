@@ -143,11 +143,54 @@ void read_backend_rule(Reader& r, FrameworkProfile& p) {
   r.strings("backends", names);
   for (const std::string& n : names) {
     const auto b = attention_backend_from_string(n);
-    if (r.ok() && !b) return r.fail("backends", fmt::format("\"{}\"", n), "must be flash, cudnn, sage or native");
+    if (r.ok() && !b)
+      return r.fail("backends", fmt::format("\"{}\"", n), fmt::format("must be one of {}", attention_backend_choices()));
     if (b) rule.backends.push_back(*b);
   }
   r.string("reason", rule.reason);
   p.backend_rules.push_back(std::move(rule));
+}
+
+// [[kernels]] on = [{ family = "cuda", min_cc = 90, max_cc = 90 }], attention = "fa3", offers = [...],
+// fused = [...], compile = false, and the source line of each.
+void read_kernels(Reader& r, FrameworkProfile& p) {
+  r.only({"on", "attention", "offers", "attention_source", "fused", "fused_source", "compile", "compile_source"});
+  FrameworkKernels k;
+  r.tables("on", true, [&](Reader& o) {
+    o.only({"family", "min_cc", "max_cc"});
+    DeviceRange range{DeviceFamily::kCuda};
+    o.choice("family", range.family, {"cuda", "tpu", "neuron", "rocm"});
+    o.integer("min_cc", range.min_cc, 0, 10000, false);
+    o.integer("max_cc", range.max_cc, 0, 10000, false);
+    k.on.push_back(range);
+  });
+  auto backend = [&](std::string_view key, const std::string& n) -> std::optional<AttentionBackend> {
+    const auto b = attention_backend_from_string(n);
+    if (!b) r.fail(key, fmt::format("\"{}\"", n), fmt::format("unknown attention kernel; one of {}", attention_backend_choices()));
+    return b;
+  };
+  std::string attention;
+  r.string("attention", attention);
+  if (r.ok())
+    if (const auto b = backend("attention", attention)) k.attention = *b;
+  std::vector<std::string> offers;
+  r.strings("offers", offers);
+  for (const std::string& n : offers)
+    if (const auto b = r.ok() ? backend("offers", n) : std::nullopt) k.offers.push_back(*b);
+  if (r.ok() && !k.offers_kernel(k.attention))
+    r.fail("offers", "[...]", fmt::format("must include the default attention = \"{}\"", attention));
+  r.string("attention_source", k.attention_source);
+  std::vector<std::string> fused;
+  r.strings("fused", fused, false);
+  for (const std::string& n : fused) {
+    const auto e = elementwise_from_string(n);
+    if (!e && r.ok()) r.fail("fused", fmt::format("\"{}\"", n), "unknown kind; one of norm_modulation, qk_norm_rope, residual_activation");
+    if (e) k.fused.add(*e);
+  }
+  r.string("fused_source", k.fused_source, !fused.empty());
+  r.boolean("compile", k.compile, false);
+  r.string("compile_source", k.compile_source, k.compile);
+  p.kernels.push_back(std::move(k));
 }
 
 // [models] with_fully_shard = "fully_sharded_text_encoder": a fully-sharded text encoder feature the
@@ -195,7 +238,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
           "family_reason", "conflicts", "backend_rules", "missing", "unlisted", "common", "models",
-          "unconfirmed", "with_fully_shard_reason", "runtime"});
+          "unconfirmed", "with_fully_shard_reason", "runtime", "kernels"});
   detail::read_name(r, path, p.name);
   r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
@@ -212,6 +255,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   r.string("family_reason", p.family_reason);
   r.tables("conflicts", false, [&](Reader& c) { read_conflict(c, p); });
   r.tables("backend_rules", false, [&](Reader& b) { read_backend_rule(b, p); });
+  r.tables("kernels", false, [&](Reader& k) { read_kernels(k, p); });
   if (const auto* t = r.table("missing"); t && r.ok()) {
     Reader m = r.sub(*t, "missing");
     for (int i = 0; i < kFeatureCount; ++i) m.string(kFeatureNames[i], p.missing[i]);
@@ -224,6 +268,17 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   return p;
 }
 }  // namespace
+
+bool FrameworkKernels::offers_kernel(AttentionBackend b) const {
+  return std::find(offers.begin(), offers.end(), b) != offers.end();
+}
+
+const FrameworkKernels* FrameworkProfile::kernels_for(const HardwareProfile& hw) const {
+  for (const FrameworkKernels& k : kernels)
+    for (const DeviceRange& r : k.on)
+      if (r.matches(hw.family, hw.peaks.compute_capability)) return &k;
+  return nullptr;
+}
 
 Result<FrameworkProfile> load_framework_profile(const std::string& path) {
   auto parsed = detail::parse_toml(path);

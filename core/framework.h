@@ -74,6 +74,22 @@ struct BackendRule {
   std::string reason;
 };
 
+// What the framework launches on a range of accelerators, by default (frameworks-runtime.md, with
+// the framework's source): its attention kernel, the others --attention-backend may pick there,
+// the elementwise kinds it runs as fused kernels, and whether it compiles the transformer's blocks.
+// The step time is these kernels' times on the GPU's resources (costmodel), no per-framework factor.
+struct FrameworkKernels {
+  std::vector<DeviceRange> on;
+  AttentionBackend attention = AttentionBackend::kNative;
+  std::vector<AttentionBackend> offers;  // the default included
+  std::string attention_source;          // the framework's source line for the default
+  FusedSet fused;
+  std::string fused_source;
+  bool compile = false;                  // torch.compile of the blocks by default (the compiled runtime)
+  std::string compile_source;
+  bool offers_kernel(AttentionBackend b) const;
+};
+
 // Features used together that the framework refuses, and why.
 struct FeatureConflict {
   Feature a = Feature::kTp, b = Feature::kUlysses;
@@ -102,6 +118,7 @@ struct FrameworkProfile {
   std::string unconfirmed;                 // non-empty: what of this file the reference marks unconfirmed
   std::vector<FeatureConflict> conflicts;
   std::vector<BackendRule> backend_rules;
+  std::vector<FrameworkKernels> kernels;   // in file order; the first whose `on` matches applies
   std::string with_fully_shard_reason;     // why a plan breaks an entry's with_fully_shard
   std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
   std::string unlisted;                    // why a model without an entry runs nothing ("" : `common` only)
@@ -114,6 +131,8 @@ struct FrameworkProfile {
   const FrameworkModel* model_for(const ModelProfile& m) const;
   // The features `m` gets: its entry's and the common ones.
   FeatureSet features_for(const ModelProfile& m) const;
+  // What it launches on `hw` (null: the file says nothing for that accelerator).
+  const FrameworkKernels* kernels_for(const HardwareProfile& hw) const;
 };
 
 Result<FrameworkProfile> load_framework_profile(const std::string& path);

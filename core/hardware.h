@@ -2,10 +2,12 @@
 // One accelerator kind and the node it sits in: datasheet peaks and the achievable fractions
 // of them before anything is measured. Loaded from profiles/hardware/*.toml.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/kernels.h"
 #include "core/parallel_config.h"
 #include "core/units.h"
 
@@ -58,7 +60,17 @@ struct ResourcePeaks {
   // CUDA compute capability x10 (80 = sm80, 90 = sm90, 100 = sm100); AMD gfx target as a number
   // (942 = gfx942); 0 elsewhere. Which kernels a GPU runs (FA3 needs sm90, FA4 sm100+) keys on it.
   int compute_capability = 0;
+  // The dense BF16 peak that warp-synchronous MMA instructions (mma.sync, the only tensor path of
+  // sm80/sm89 kernels such as FlashAttention-2) reach where the GPU's peak needs newer ones
+  // (Hopper's wgmma). 0: no separate ceiling (the tensor peak).
+  TFlopsPerSec sync_mma_tflops = 0;
 };
+
+// The attention kernels a hardware profile gives achievable fractions for ([efficiency.attention]:
+// flash, cudnn, sage, native, the first four AttentionBackends), the kernels the published timings
+// ran; the others are priced against one of them by the kernel table (costmodel/hardware_model.h).
+inline constexpr int kProfiledAttentionBackends = 4;
+inline bool profiled(AttentionBackend b) { return static_cast<int>(b) < kProfiledAttentionBackends; }
 
 struct HardwareProfile {
   std::string name;
@@ -107,11 +119,20 @@ struct HardwareProfile {
   // Achievable fractions of peak on large shapes; small shapes fall off (see costmodel).
   double gemm_efficiency = 0.7;
   double gemm_half_rows = 128;       // rows (tokens) at which GEMM efficiency is half its max
-  double attention_efficiency[kAttentionBackendCount] = {0.4, 0.45, 0.5, 0.35};
+  double attention_efficiency[kProfiledAttentionBackends] = {0.4, 0.45, 0.5, 0.35};  // flash, cudnn, sage, native
   double attention_half_tokens = 256; // query/key block at which attention efficiency halves
   double conv_efficiency = 0.4;       // VAE convolutions
   double memory_efficiency = 0.8;     // achievable / datasheet memory bandwidth
   Microseconds kernel_launch_us = 5;  // per kernel in eager mode
+  // The kernels as the catalog's profiles/kernels.toml describes them (shared by every GPU kind):
+  // where each attention kernel runs and how it uses the resources, the fused elementwise kinds.
+  // A profile made in code gets the built-in defaults.
+  KernelTable kernels;
+
+  // What a kernel issuing only warp-synchronous MMA sustains: the lower of the two ceilings.
+  TFlopsPerSec sync_mma_ceiling() const {
+    return peaks.sync_mma_tflops > 0 ? std::min(bf16_tflops, peaks.sync_mma_tflops) : bf16_tflops;
+  }
 
   Bytes memory_bytes() const { return memory_mib * kMiB; }
   Bytes usable_bytes() const { return (memory_mib - reserved_mib) * kMiB; }

@@ -16,7 +16,7 @@ constexpr bool all_named(const std::array<std::string_view, kCpVariantCount>& na
 }
 static_assert(all_named(kVariantNames) && all_named(kVariantDisplay), "every CpVariant has its names");
 constexpr std::array<std::string_view, kAttentionBackendCount> kBackendNames = {
-    "flash", "cudnn", "sage", "native"};
+    "flash", "cudnn", "sage", "native", "fa3", "fa4", "aiter", "splash"};
 }  // namespace
 
 CpVariant classify(const ContextParallelConfig& cp) {
@@ -44,11 +44,18 @@ std::string_view to_string(AttentionBackend b) { return kBackendNames[static_cas
 std::optional<AttentionBackend> attention_backend_from_string(std::string_view s) {
   for (int i = 0; i < kAttentionBackendCount; ++i)
     if (kBackendNames[i] == s) return static_cast<AttentionBackend>(i);
+  if (s == "fa2") return AttentionBackend::kFlash;
+  if (s == "sdpa") return AttentionBackend::kNative;
   return std::nullopt;
 }
 
-// Plain SDPA does not return the log-sum-exp that Ring needs to merge partial outputs.
-bool returns_lse(AttentionBackend b) { return b != AttentionBackend::kNative; }
+std::string attention_backend_choices() {
+  std::string out;
+  for (const std::string_view n : kBackendNames) out += (out.empty() ? "" : " | ") + std::string(n);
+  return out;
+}
+
+
 
 std::string_view to_string(RotateMethod m) {
   constexpr std::string_view n[] = {"allgather", "alltoall", "p2p"};

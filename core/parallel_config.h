@@ -91,12 +91,18 @@ std::string_view to_string(CpVariant v);             // "none", "ring", ... (JSO
 std::string_view display_name(CpVariant v);          // "Ring", "Ulysses Anything", ...
 std::optional<CpVariant> cp_variant_from_string(std::string_view s);
 
-// Attention kernels; only those returning the log-sum-exp can run Ring.
-enum class AttentionBackend { kFlash, kCudnn, kSage, kNative };
-inline constexpr int kAttentionBackendCount = 4;
-std::string_view to_string(AttentionBackend b);       // "flash", "cudnn", "sage", "native"
+// Attention kernels (core/kernels.h prices them). Ring merges partial outputs by their log-sum-exp:
+// every kernel here returns it (torch SDPA through aten's flash op, as diffusers' native backend
+// uses it); a framework that runs Ring with only some says so (profiles/frameworks backend_rules). flash: FlashAttention-2; native: torch SDPA with PyTorch's own dispatch (its FA2-class
+// flash kernel on CUDA); cudnn: cuDNN's fused attention; sage: SageAttention (INT8 QK); fa3, fa4:
+// FlashAttention-3 (Hopper) and -4 (Blackwell); aiter: AMD's AITER flash attention (ROCm); splash:
+// Pallas splash attention (TPU).
+enum class AttentionBackend { kFlash, kCudnn, kSage, kNative, kFa3, kFa4, kAiter, kSplash };
+inline constexpr int kAttentionBackendCount = 8;
+std::string_view to_string(AttentionBackend b);       // "flash", "cudnn", "sage", "native", "fa3", "fa4", "aiter", "splash"
+// Also takes the aliases "fa2" (flash) and "sdpa" (native).
 std::optional<AttentionBackend> attention_backend_from_string(std::string_view s);
-bool returns_lse(AttentionBackend b);
+std::string attention_backend_choices();              // "flash | cudnn | ... | splash"
 
 std::string_view to_string(RotateMethod m);           // "allgather", "alltoall", "p2p"
 std::optional<RotateMethod> rotate_method_from_string(std::string_view s);

@@ -29,6 +29,13 @@ struct Query {
   int batch = 1;                 // images generated together (split over dp replicas)
   Sequence sequence;
   AttentionBackend backend = AttentionBackend::kFlash;
+  // --attention-backend was given: every framework runs `backend`. Else each framework is judged
+  // with its own pick on the GPU (FrameworkProfile::kernels_for), `backend` being the pricing one's.
+  bool backend_asked = false;
+  // What the framework that prices the query launches on its GPU (profiles/frameworks [[kernels]]):
+  // the elementwise kinds it fuses; null: the runtime's own kernels (the executor, a probed GPU).
+  const FrameworkKernels* kernels = nullptr;
+  const FrameworkProfile* kernels_framework = nullptr;  // whose kernels those are
   // The framework's runtime (host costs, fusion); nullptr: kernel launches only.
   const RuntimeProfile* runtime = nullptr;
   // Forced placements; unset: the planner picks, per plan, the fastest that fits.

@@ -347,7 +347,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   if (const auto* t = r.table("compute"); t && r.ok()) {
     Reader c = r.sub(*t, "compute");
     c.only({"bf16_tflops", "fp8_tflops", "fp4_tflops", "vector_tflops", "exp_tera_per_s", "units", "clock_mhz",
-            "compute_capability"});
+            "compute_capability", "sync_mma_tflops"});
     c.number("bf16_tflops", h.bf16_tflops, 0, 1e6, true, true);
     ResourcePeaks& p = h.peaks;
     c.number("fp8_tflops", p.fp8_tflops, 0, 1e6, false);
@@ -357,6 +357,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
     c.integer("units", p.units, 0, 1 << 20, false);
     c.number("clock_mhz", p.clock_mhz, 0, 1e5, false);
     c.integer("compute_capability", p.compute_capability, 0, 10000, false);
+    c.number("sync_mma_tflops", p.sync_mma_tflops, 0, 1e6, false);
   }
   if (const auto* t = r.table("memory"); t && r.ok()) {
     Reader m = r.sub(*t, "memory");
@@ -410,7 +411,7 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
     if (const auto* a = e.table("attention"); a && e.ok()) {
       Reader ar = e.sub(*a, "attention");
       ar.only({"flash", "cudnn", "sage", "native"});
-      for (int i = 0; i < kAttentionBackendCount; ++i)
+      for (int i = 0; i < kProfiledAttentionBackends; ++i)
         ar.number(to_string(static_cast<AttentionBackend>(i)), h.attention_efficiency[i], 0, 1, true, true);
     }
     e.number("attention_half_tokens", h.attention_half_tokens, 0, 1e6);
@@ -599,6 +600,15 @@ Result<ProfileCatalog> ProfileCatalog::load(const std::vector<std::string>& dire
     c.fits_.push_back(std::move(fit).value());
   }
   if (options.apply_fits && !c.fits_.empty()) c.merged_fit_ = merge_fits(c.fits_);
+  // kernels.toml: the last directory that has one (a user's directory overrides the shipped table).
+  for (auto d = directories.rbegin(); d != directories.rend(); ++d) {
+    const fs::path path = fs::path(*d) / "kernels.toml";
+    if (!fs::exists(path)) continue;
+    auto table = load_kernel_table(path.string());
+    if (!table) return table.error();
+    c.kernels_ = std::move(table).value();
+    break;
+  }
   c.directories_ = directories;
   if (options.validate_all)
     if (auto r = c.validate(); !r) return r.error();
@@ -617,7 +627,9 @@ Result<ModelProfile> ProfileCatalog::parse_model(const std::string& path) const 
 
 Result<HardwareProfile> ProfileCatalog::parse_hardware(const std::string& path) const {
   auto hw = load_hardware_profile(path);
-  if (!hw || !merged_fit_) return hw;
+  if (!hw) return hw;
+  hw.value().kernels = kernels_;
+  if (!merged_fit_) return hw;
   apply_fit(*merged_fit_, hw.value());
   for (const RuntimeFit& f : fits_)  // the last fit that named it
     if ((!hw->architecture.empty() && f.architectures.count(hw->architecture)) ||

@@ -88,6 +88,9 @@ class ProfileCatalog {
   ProfileList<RuntimeProfile> runtimes() const;
   std::vector<std::string> runtime_names() const;
   const std::deque<RuntimeFit>& fits() const { return fits_; }
+  // kernels.toml: where each attention kernel runs and how it uses a GPU's resources, the fused
+  // elementwise kinds; every hardware profile of this catalog carries it.
+  const KernelTable& kernels() const { return kernels_; }
   // frameworks/*.toml: what each framework runs; a framework's default file is named after it
   // ("diffusers", "xdit", "cache-dit"), older layouts after their version ("xdit-2025").
   const FrameworkProfile* find_framework(std::string_view name) const;
@@ -124,6 +127,7 @@ class ProfileCatalog {
   std::deque<LazyProfile<Topology>> topologies_;
   std::deque<LazyProfile<RuntimeProfile>> runtimes_;
   std::deque<RuntimeFit> fits_;  // read by load(): every hardware and runtime profile needs them
+  KernelTable kernels_;
   std::deque<LazyProfile<FrameworkProfile>> frameworks_;
   std::optional<RuntimeFit> merged_fit_;  // the fits, merged, when load() applies them
   std::vector<std::string> directories_;  // the search path, for class files

@@ -33,7 +33,6 @@ constexpr std::string_view kRuleIds[] = {
     "even-split-image-tokens",
     "even-split-text-tokens",
     "ulysses-heads-divisible",
-    "ring-needs-lse-backend",
     "image-token-per-rank",
     "text-token-per-rank",
     "anything-mode-not-unified",

@@ -40,7 +40,6 @@ enum class RuleId {
   kEvenSplitImageTokens,             // the CP degree divides the image tokens
   kEvenSplitTextTokens,              // the CP degree divides the text tokens (models that split text)
   kUlyssesHeadsDivisible,            // u divides the heads (per TP rank)
-  kRingNeedsLseBackend,              // Ring needs an attention backend that returns the LSE
   kImageTokenPerRank,                // an anything mode leaves each rank an image token
   kTextTokenPerRank,                 // an anything mode leaves each rank a text token
   kAnythingModeNotUnified,           // an anything mode with the other CP degree 1

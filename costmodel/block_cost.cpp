@@ -1,5 +1,6 @@
 // One block group's cost for one denoising step: the GPU's kernels (GEMMs one by one, attention,
 // memory-bound work), its collectives, and the host's time to dispatch it all under the runtime.
+#include <algorithm>
 #include <cmath>
 
 #include "costmodel/cp_cost.h"
@@ -197,7 +198,7 @@ class BlockBuilder {
     const Flops fl = c.flops() * ctx_.m.head_dim * nb();
     // Linear attention is two small GEMMs per head (its state and the queries against it).
     const Timed t = linear ? ctx_.hw.gemm(fl, 4.0 * c.q_tokens * c.heads * ctx_.m.head_dim * b() * nb(), nb() * c.q_tokens)
-                           : ctx_.hw.attention(fl, c.q_tokens, c.kv_tokens, ctx_.q.backend);
+                           : ctx_.hw.attention(fl, c.q_tokens, c.kv_tokens, ctx_.m.head_dim, ctx_.q.backend);
     bc().flops += fl;
     bc().attention_ms += t.ms;
     note_source(bc().sources.attention, t.source);
@@ -252,7 +253,7 @@ class BlockBuilder {
     double per_token = 10.0 * d() + 8.0 * d() / t + 2.0 * f / t + (ModelProfile::cross_attends(g_) ? 5.0 * d() : 0.0);
     if (g_.image_self_attention) per_token += 6.0 * d();
     if (g_.skip) per_token += 2.0 * 2.0 * d();  // skip_norm, LayerNorm over the 2D concatenation
-    const Timed e = ctx_.hw.memory(nb() * ctx_.tokens * per_token * b() * ctx_.runtime.elementwise_traffic);
+    const Timed e = ctx_.hw.memory(nb() * ctx_.tokens * per_token * b() * elementwise_traffic(ctx_.q, ctx_.runtime));
     bc().memory_ms += e.ms;
     note_source(bc().sources.memory, e.source);
   }
@@ -359,6 +360,17 @@ class BlockBuilder {
 
 }  // namespace
 
+double elementwise_traffic(const Query& q, const RuntimeProfile& rt) {
+  if (!q.kernels || !q.hardware || rt.elementwise_traffic <= 1) return rt.elementwise_traffic;
+  // The runtime's traffic beyond one pass, less the share of it the fused kinds no longer move.
+  return 1 + (rt.elementwise_traffic - 1) * q.hardware->kernels.unfused_excess_share(q.kernels->fused);
+}
+
+double unfused_ops_share(const Query& q, const RuntimeProfile& rt) {
+  if (!q.kernels || !q.hardware || rt.elementwise_traffic <= 1 || rt.ops.double_block <= 0) return 1;
+  return 1 - std::min(0.9, q.hardware->kernels.ops_saved(q.kernels->fused) / rt.ops.double_block);
+}
+
 double slowest_rank_factor(int ranks) { return ranks > 1 ? std::sqrt(2.0 * std::log(static_cast<double>(ranks))) : 0; }
 
 namespace {
@@ -378,10 +390,11 @@ HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g) {
   const bool ulysses = cp.ulysses_ops, ring = cp.ring_ops, anything = cp.anything_ops;
   const double layers = 1 + (g.image_self_attention ? 1 : 0);  // attention layers of the block
   HostOps out;
-  out.block = (g.kind == BlockKind::kDouble ? ops.double_block
-               : g.kind == BlockKind::kSingle ? ops.single_block
-                                              : ops.cross_block) -
-              positional_ops_absent(ctx.m, ops, g.kind) + (g.image_self_attention ? ops.image_attention : 0) +
+  const double block = (g.kind == BlockKind::kDouble   ? ops.double_block
+                        : g.kind == BlockKind::kSingle ? ops.single_block
+                                                       : ops.cross_block) -
+                       positional_ops_absent(ctx.m, ops, g.kind);
+  out.block = (block + (g.image_self_attention ? ops.image_attention : 0)) * unfused_ops_share(ctx.q, ctx.runtime) +
               (anything ? layers * ops.anything : 0);
   out.ulysses = ulysses ? layers * ops.ulysses : 0;
   out.ring = ring ? layers * ops.ring : 0;

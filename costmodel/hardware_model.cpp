@@ -36,17 +36,50 @@ Timed DatasheetModel::gemm(Flops flops, Bytes bytes, double rows) const {
   const double eff = saturating(hw_.gemm_efficiency, rows, hw_.gemm_half_rows);
   const Milliseconds math = compute_ms(flops, hw_.bf16_tflops * eff);
   const Milliseconds traffic = transfer_ms(bytes, hw_.memory_bandwidth_gbps * hw_.memory_efficiency);
-  return {std::max(math, traffic), Source::kDatasheet, traffic > math};
+  const bool bound = traffic > math;
+  return {std::max(math, traffic), Source::kDatasheet, bound, bound ? Resource::kHbm : Resource::kTensor};
 }
 
-Timed DatasheetModel::attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const {
+AttentionRoofline attention_roofline(const HardwareProfile& hw, AttentionBackend b, double head_dim) {
+  const KernelTable& k = hw.kernels;
+  const AttentionKernel& kernel = k.kernel(b);
+  AttentionRoofline out;
+  // Per score (one query against one key) of a head `head_dim` wide: 4 head_dim matmul FLOPs.
+  const double flops = 4.0 * (head_dim > 0 ? kernel.padded_head_dim(head_dim) : 128);
+  const TFlopsPerSec peak = kernel.sync_mma ? hw.sync_mma_ceiling() : hw.bf16_tflops;
+  out.tensor_ps = peak > 0 && kernel.tensor > 0 ? flops / (peak * kernel.tensor) : 0;
+  const ResourcePeaks& p = hw.peaks;
+  const double exp_ps = p.exp_tera_per_s > 0 && k.exp > 0 ? 1 / (p.exp_tera_per_s * k.exp) : 0;
+  const double vector_ps = p.vector_tflops > 0 && k.vector > 0 ? k.softmax_vector_ops / (p.vector_tflops * k.vector) : 0;
+  out.softmax_ps = exp_ps + vector_ps;
+  out.softmax_unit = exp_ps >= vector_ps ? Resource::kExp : Resource::kVector;
+  out.overlapped = kernel.overlapped;
+  return out;
+}
+
+double AttentionRoofline::ps_per_score() const {
+  return overlapped ? std::max(tensor_ps, softmax_ps) : tensor_ps + softmax_ps;
+}
+
+Resource AttentionRoofline::binding() const { return softmax_ps > tensor_ps ? softmax_unit : Resource::kTensor; }
+
+Timed DatasheetModel::attention(Flops flops, double q_tokens, double kv_tokens, double head_dim, AttentionBackend b) const {
+  const AttentionBackend profiled_b = profiled(b) ? b : AttentionBackend::kFlash;
   const double block = std::min(q_tokens, kv_tokens);
-  const double eff = saturating(hw_.attention_efficiency[static_cast<int>(b)], block, hw_.attention_half_tokens);
-  return {compute_ms(flops, hw_.bf16_tflops * eff), Source::kDatasheet};
+  const double eff = saturating(hw_.attention_efficiency[static_cast<int>(profiled_b)], block, hw_.attention_half_tokens);
+  const Milliseconds calibrated = compute_ms(flops, hw_.bf16_tflops * eff);
+  const AttentionRoofline own = attention_roofline(hw_, b, head_dim);
+  if (profiled_b == b) return {calibrated, Source::kDatasheet, false, own.binding()};
+  // A kernel the profile gives no fraction for: the profile's flash-class kernel's time (FA2; on a
+  // TPU or Neuron device its own flash kernel) scaled by the ratio of the two kernels' rooflines on
+  // this GPU's resources.
+  const double reference = attention_roofline(hw_, profiled_b, head_dim).ps_per_score();
+  const double ratio = reference > 0 ? own.ps_per_score() / reference : 1;
+  return {calibrated * ratio, Source::kDatasheet, false, own.binding()};
 }
 
 Timed DatasheetModel::memory(Bytes bytes) const {
-  return {transfer_ms(bytes, hw_.memory_bandwidth_gbps * hw_.memory_efficiency), Source::kDatasheet};
+  return {transfer_ms(bytes, hw_.memory_bandwidth_gbps * hw_.memory_efficiency), Source::kDatasheet, true, Resource::kHbm};
 }
 
 Timed DatasheetModel::conv(Flops flops) const {
@@ -56,13 +89,14 @@ Timed DatasheetModel::conv(Flops flops) const {
 Timed DatasheetModel::collective(Collective c, Bytes bytes, const CommGroup& g) const {
   if (g.ranks <= 1 || bytes <= 0) return {0, Source::kDatasheet};
   if (g.busbw_gbps > 0)  // placed on a topology: the group's own bandwidth and alpha
-    return {g.latency_us * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), g.busbw_gbps), Source::kDatasheet};
+    return {g.latency_us * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), g.busbw_gbps), Source::kDatasheet, true,
+            Resource::kLink};
   const Link& link = g.crosses_nodes() ? hw_.network : hw_.intra_node;
   const GBps busbw = link.bandwidth_gbps * link.efficiency;
   // Ring-style algorithms pay one latency per step; nccl-tests' alpha grows with log2 for
   // tree/NVLS but the ring bound is the conservative one for the message sizes of DiT layers.
   const Microseconds alpha = link.latency_us;
-  return {alpha * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), busbw), Source::kDatasheet};
+  return {alpha * 1e-3 + transfer_ms(bytes * busbw_factor(c, g.ranks), busbw), Source::kDatasheet, true, Resource::kLink};
 }
 
 std::string DatasheetModel::collective_source(Collective, const CommGroup& g) const {

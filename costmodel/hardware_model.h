@@ -38,6 +38,7 @@ struct Timed {
   Milliseconds ms = 0;
   Source source = Source::kDatasheet;
   bool bandwidth_bound = false;  // the roofline's memory side set ms (a GEMM too small for its weights)
+  Resource binding = Resource::kTensor;  // the resource whose ceiling set ms
 };
 
 class HardwareModel {
@@ -45,8 +46,9 @@ class HardwareModel {
   virtual ~HardwareModel() = default;
   // Dense GEMMs of `flops` that read/write `bytes` with `rows` rows (tokens): roofline.
   virtual Timed gemm(Flops flops, Bytes bytes, double rows) const = 0;
-  // Attention kernel calls of `flops` in total, each over `q_tokens` x `kv_tokens`.
-  virtual Timed attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const = 0;
+  // Attention kernel calls of `flops` in total (both matmuls), each over `q_tokens` x `kv_tokens`
+  // with heads `head_dim` wide: flops / (4 head_dim) scores, one exponential each.
+  virtual Timed attention(Flops flops, double q_tokens, double kv_tokens, double head_dim, AttentionBackend b) const = 0;
   // Memory-bound work (norms, modulation, RoPE, activations, residuals, merges).
   virtual Timed memory(Bytes bytes) const = 0;
   // VAE convolutions.
@@ -59,12 +61,28 @@ class HardwareModel {
   virtual const HardwareProfile& profile() const = 0;
 };
 
-// Datasheet peaks times the profile's achievable efficiencies.
+// One attention kernel's roofline on a GPU, per score (one query against one key): its matmuls'
+// picoseconds on the tensor cores (padded to a head dimension it is compiled for; warp-synchronous
+// MMA capped at the GPU's sync_mma_tflops) and its softmax's on the special-function and vector
+// units (profiles/kernels.toml), overlapped or in series.
+struct AttentionRoofline {
+  double tensor_ps = 0, softmax_ps = 0;
+  Resource softmax_unit = Resource::kExp;
+  bool overlapped = false;
+  double ps_per_score() const;
+  Resource binding() const;  // the resource that sets its time
+};
+AttentionRoofline attention_roofline(const HardwareProfile& hw, AttentionBackend b, double head_dim);
+
+// Datasheet peaks times the profile's achievable efficiencies (fitted to published timings). An
+// attention kernel the profile gives no fraction for (FA3, FA4, AITER, splash) costs the profile's
+// flash time (FA2, or the device's own flash kernel) times the ratio of the two kernels' rooflines
+// (AttentionRoofline).
 class DatasheetModel final : public HardwareModel {
  public:
   explicit DatasheetModel(const HardwareProfile& hw) : hw_(hw) {}
   Timed gemm(Flops flops, Bytes bytes, double rows) const override;
-  Timed attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const override;
+  Timed attention(Flops flops, double q_tokens, double kv_tokens, double head_dim, AttentionBackend b) const override;
   Timed memory(Bytes bytes) const override;
   Timed conv(Flops flops) const override;
   Timed collective(Collective c, Bytes bytes, const CommGroup& group) const override;

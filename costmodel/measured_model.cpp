@@ -87,9 +87,9 @@ Timed MeasuredModel::gemm(Flops flops, Bytes bytes, double rows) const {
   return {flops / (*c)(flops) * 1e3, Source::kMeasured};
 }
 
-Timed MeasuredModel::attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const {
+Timed MeasuredModel::attention(Flops flops, double q_tokens, double kv_tokens, double head_dim, AttentionBackend b) const {
   const LogLogCurve* c = kernel_curve(KernelKind::kAttention);
-  if (!c || flops <= 0) return fallback_.attention(flops, q_tokens, kv_tokens, b);
+  if (!c || flops <= 0) return fallback_.attention(flops, q_tokens, kv_tokens, head_dim, b);
   return {flops / (*c)(flops) * 1e3, Source::kMeasured};
 }
 

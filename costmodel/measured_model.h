@@ -50,7 +50,7 @@ class MeasuredModel final : public HardwareModel {
   MeasuredModel(const HardwareProfile& profile, const MeasurementSet& m, const HardwareModel& fallback);
 
   Timed gemm(Flops flops, Bytes bytes, double rows) const override;
-  Timed attention(Flops flops, double q_tokens, double kv_tokens, AttentionBackend b) const override;
+  Timed attention(Flops flops, double q_tokens, double kv_tokens, double head_dim, AttentionBackend b) const override;
   Timed memory(Bytes bytes) const override;
   Timed conv(Flops flops) const override;
   Timed collective(Collective c, Bytes bytes, const CommGroup& group) const override;

@@ -13,6 +13,10 @@
 namespace cpplan::costmodel {
 
 namespace {
+constexpr double kTextEncoderHeadDim = 64;  // T5 d_kv, CLIP 768 / 12 and 1280 / 20, UMT5 d_kv
+}  // namespace
+
+namespace {
 
 // Memory-bound traffic of one encoder layer per token, in hidden-sized elements read or written,
 // fused: two norms (2 x 2), two residual adds (2 x 3), the FFN activation (~4 x 2); the runtime's
@@ -86,8 +90,9 @@ EncoderTerms encode(const StepContext& ctx, const Component& e, TextEncoderPlace
   double host_ops = 0, collectives = 0;
   if (e.layers > 0) {
     const double hidden = e.hidden;
+    // Text encoders' heads are 64 wide (T5, CLIP and UMT5 alike; kTextEncoderHeadDim).
     t.attention_ms = hw.attention(4.0 * tokens * tokens * hidden * e.layers * prompts(ctx) / n, tokens, tokens,
-                                  ctx.q.backend).ms;
+                                  kTextEncoderHeadDim, ctx.q.backend).ms;
     t.memory_ms = hw.memory(e.layers * rows * hidden * b * kEncoderElementwise * rt.elementwise_traffic).ms;
     device += t.attention_ms + t.memory_ms;
     host_ops = e.layers * rt.ops.text_encoder_layer;

@@ -54,6 +54,13 @@ struct BlockTerms {
 };
 BlockTerms block_terms(const StepContext& ctx, const BlockGroup& g);
 
+// What the framework's fused kernels (Query::kernels) leave of the runtime's eager elementwise
+// work: the block's memory-bound traffic over the fused block's (one pass plus the runtime's
+// elementwise_traffic beyond it times the share of the eager excess the unfused kinds move), and
+// the share of the block's host ops still dispatched.
+double elementwise_traffic(const Query& q, const RuntimeProfile& rt);
+double unfused_ops_share(const Query& q, const RuntimeProfile& rt);
+
 // The host's ops for one block of `g` under the context's plan (the runtime's counts): the
 // block's own (with an anything mode's), the Ulysses all-to-alls', Ring's set-up and its K/V blocks.
 struct HostOps {

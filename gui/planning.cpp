@@ -40,7 +40,7 @@ session::Options options_of(const QueryInput& in) {
   if (in.width > 0 || in.height > 0) o.res = fmt::format("{}x{}", in.width, in.height);
   if (in.frames > 0) o.frames = std::to_string(in.frames);
   if (in.steps != 0) o.steps = std::to_string(in.steps);
-  o.backend = std::string(to_string(in.backend));
+  if (in.backend) o.backend = std::string(to_string(*in.backend));
   o.runtime = in.runtime;
   o.framework = in.framework;
   o.framework_versions = in.framework_versions;

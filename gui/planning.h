@@ -34,7 +34,7 @@ struct QueryInput {
   int width = 0, height = 0;  // pixels
   int frames = 0;
   int steps = 0;
-  AttentionBackend backend = AttentionBackend::kFlash;
+  std::optional<AttentionBackend> backend;  // unset: the framework's pick on the GPU (--attention-backend left out)
   bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
   // PipeFusion plans (cpplan --num-pipeline-patch, --pipefusion-warmup-steps): their patches (0:
   // P, 2P and 4P) and warm-up steps.

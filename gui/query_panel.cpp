@@ -142,6 +142,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
                            Qt::ToolTipRole);
   }
   topology_->setToolTip(QStringLiteral("place every plan's groups on this node's GPUs and links (cpplan --topology)"));
+  backend_->addItem(QStringLiteral("default (the framework's pick)"));
   for (int b = 0; b < kAttentionBackendCount; ++b) backend_->addItem(qstr(to_string(static_cast<AttentionBackend>(b))));
   runtime_->addItem(QStringLiteral("framework's"), QString());  // cpplan without --runtime
   runtime_->setItemData(0, QStringLiteral("the runtime of the framework below (xdit for xdit), else diffusers"),
@@ -406,7 +407,8 @@ QueryInput QueryPanel::input() const {
   in.height = height_->value();
   in.frames = frames_->isEnabled() ? frames_->value() : 1;
   in.steps = steps_->value();
-  in.backend = static_cast<AttentionBackend>(backend_->currentIndex());
+  in.backend = backend_->currentIndex() > 0 ? std::optional(static_cast<AttentionBackend>(backend_->currentIndex() - 1))
+                                            : std::nullopt;
   in.allow_anything = anything_->isChecked();
   in.runtime = runtime_->currentData().toString().toStdString();
   in.framework = framework_->currentText().toStdString();
@@ -440,7 +442,7 @@ void QueryPanel::set_input(const QueryInput& in) {
   if (in.gpus > 0) gpus_->setValue(in.gpus);
   const int h = hardware_->findText(QString::fromStdString(in.hardware));
   if (h >= 0) hardware_->setCurrentIndex(h);
-  backend_->setCurrentIndex(static_cast<int>(in.backend));
+  backend_->setCurrentIndex(in.backend ? static_cast<int>(*in.backend) + 1 : 0);
   anything_->setChecked(in.allow_anything);
   const int r = runtime_->findData(QString::fromStdString(in.runtime));
   if (r >= 0) runtime_->setCurrentIndex(r);

@@ -45,7 +45,6 @@ void require_even_split(const Query& q, std::string_view degree_name, long long 
 // The Ulysses head rule: (heads / tp_degree) % ulysses_degree == 0.
 void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vector<Violation>& out);
 // Ring needs the attention kernel's log-sum-exp.
-void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<Violation>& out);
 // Uneven splits still need one token of each split part per rank.
 void require_token_per_rank(const Query& q, std::string_view degree_name, int degree, std::vector<Violation>& out);
 }  // namespace rules

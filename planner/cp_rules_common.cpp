@@ -30,14 +30,6 @@ void require_heads_divisible(const Query& q, const ParallelConfig& c, std::vecto
   }
 }
 
-void require_lse_backend(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) {
-  if (c.ring() > 1 && !returns_lse(q.backend))
-    out.push_back({RuleId::kRingNeedsLseBackend, "ring_degree", std::to_string(c.ring()),
-                   fmt::format("attention backend {} cannot return the LSE that Ring needs; use flash, cudnn or sage",
-                               to_string(q.backend)),
-                   Lever::kAttentionBackend});
-}
-
 void require_token_per_rank(const Query& q, std::string_view name, int degree, std::vector<Violation>& out) {
   if (degree > q.sequence.image_tokens)
     out.push_back({RuleId::kImageTokenPerRank, std::string(name), std::to_string(degree),

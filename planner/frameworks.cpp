@@ -91,12 +91,23 @@ int degree_of(Feature f, const ParallelConfig& c) {
 }
 }  // namespace
 
+namespace {
+// The attention kernel `fw` runs a plan of `q` with: the one --attention-backend asked for, else its
+// own pick on the query's GPU (its [[kernels]]), else the query's.
+AttentionBackend backend_of(const FrameworkProfile& fw, const Query& q) {
+  if (q.backend_asked || !q.hardware) return q.backend;
+  const FrameworkKernels* k = fw.kernels_for(*q.hardware);
+  return k ? k->attention : q.backend;
+}
+}  // namespace
+
 std::string_view FrameworkOffers::limit_reason(const Offer& o, const Query& q, const Plan& p, FeatureSet used) const {
   if (o.entry)
     for (const DegreeLimit& l : o.entry->max_degrees)
       if (degree_of(l.feature, p.config) > l.max) return l.reason;
+  const AttentionBackend backend = backend_of(*o.fw, q);
   for (const BackendRule& r : o.fw->backend_rules)
-    if (used.has(r.feature) && std::find(r.backends.begin(), r.backends.end(), q.backend) == r.backends.end())
+    if (used.has(r.feature) && std::find(r.backends.begin(), r.backends.end(), backend) == r.backends.end())
       return r.reason;
   return {};
 }
@@ -183,7 +194,10 @@ std::string python_arguments(const std::vector<ConfigArgument>& args) {
 }
 
 std::string_view diffusers_backend(AttentionBackend b) {
-  constexpr std::string_view n[] = {"flash", "_native_cudnn", "sage", "native"};
+  // attention_dispatch.py's names (frameworks-runtime.md 4.1): FA3 and FA4 through their hub
+  // kernels (the context-parallel-capable FA3 is _flash_3_hub), AITER's FA2 hub kernel, XLA's SDPA.
+  constexpr std::string_view n[kAttentionBackendCount] = {"flash", "_native_cudnn", "sage", "native", "_flash_3_hub",
+                                                          "flash_4_hub", "aiter_fa2_hub", "_native_xla"};
   return n[static_cast<int>(b)];
 }
 

@@ -12,7 +12,6 @@ class RingRules final : public CpRules {
   bool candidate(int ring, int ulysses) const override { return ring > 1 && ulysses == 1; }
   void validate(const Query& q, const ParallelConfig& c, std::vector<Violation>& out) const override {
     rules::require_even_split(q, "ring_degree", c.ring(), out);
-    rules::require_lse_backend(q, c, out);
   }
 };
 }  // namespace

@@ -30,7 +30,6 @@ class RingAnythingRules final : public CpRules {
       out.push_back({RuleId::kRingAnythingNoMask, "ring_anything", "",
                      fmt::format("{} passes an attention mask, which Ring Anything does not support", q.model->name),
                      Lever::kVariant});
-    rules::require_lse_backend(q, c, out);
   }
 };
 }  // namespace

@@ -17,7 +17,6 @@ class UnifiedRules final : public CpRules {
     // In long long: `cpplan check` passes degrees up to 2^17 each before the world size is checked.
     rules::require_even_split(q, "ring_degree x ulysses_degree", 1LL * c.ring() * c.ulysses(), out);
     rules::require_heads_divisible(q, c, out);
-    rules::require_lse_backend(q, c, out);
   }
 };
 }  // namespace

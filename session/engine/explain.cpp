@@ -53,6 +53,44 @@ std::vector<MeshAxis> outermost_first(const Placement& p) { return {p.axis_order
 
 }  // namespace
 
+namespace {
+// The step's kernels by kind: attention's binding resource from the roofline on one call of the
+// plan's shape; the GEMMs' from their terms (HBM where the memory side set most of their time).
+void explain_kernels(const Query& q, Explain& e) {
+  const HardwareProfile& hw = *q.hardware;
+  const KernelTable& t = hw.kernels;
+  const FrameworkKernels* k = q.kernels;
+  const std::string who = q.kernels_framework ? q.kernels_framework->title : std::string("the runtime");
+  e.kernels_of = fmt::format("{} on {} ({})", who, hw.name,
+                             hw.peaks.compute_capability > 0
+                                 ? describe(DeviceRange{hw.family, hw.peaks.compute_capability, hw.peaks.compute_capability})
+                                 : std::string(to_string(hw.family)));
+  const costmodel::DatasheetModel roofline(hw);
+  const double tokens = std::max<double>(1, q.sequence.total()), d = q.model->head_dim;
+  const costmodel::Timed a = roofline.attention(4.0 * tokens * tokens * d, tokens, tokens, d, q.backend);
+  const AttentionKernel& ak = t.kernel(q.backend);
+  const std::string priced = profiled(q.backend)
+                                 ? ""
+                                 : fmt::format(", priced as {}'s flash fraction x its roofline over FA2's", hw.name);
+  e.kernels.push_back({"attention", ak.title + (ak.overlapped ? " (softmax overlapped)" : " (softmax between the matmuls)") + priced,
+                       std::string(to_string(a.binding)), e.attention_ms,
+                       k && k->attention == q.backend ? k->attention_source : "--attention-backend; " + ak.source});
+  Milliseconds traffic = 0;
+  for (int i = 0; i < e.prediction.block_count; ++i) traffic += e.prediction.blocks[i].gemm_traffic_ms;
+  e.kernels.push_back({"GEMMs", "vendor BF16 GEMM (cuBLAS / hipBLASLt)",
+                       std::string(to_string(traffic > e.gemm_ms / 2 ? Resource::kHbm : Resource::kTensor)), e.gemm_ms,
+                       fmt::format("profiles/hardware/{}.toml [efficiency] gemm", hw.name)});
+  const bool fused = k && k->fused.bits != 0;
+  const bool compiled = k && k->compile;
+  e.kernels.push_back({"norms, modulation, RoPE, residuals",
+                       compiled ? "fused by torch.compile (Inductor)"
+                       : fused  ? fmt::format("fused ({}'s kernels)", who)
+                                : "eager PyTorch, one kernel per op",
+                       std::string(to_string(Resource::kHbm)), e.memory_ms,
+                       compiled ? k->compile_source : fused ? k->fused_source : "profiles/kernels.toml [elementwise]"});
+}
+}  // namespace
+
 std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const CollectiveSource& source) {
   if (!rp.predicted) return std::nullopt;
   Explain e;
@@ -105,6 +143,7 @@ std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const Colle
   e.text_encoders = q.model->text_encoders;
   e.vae = q.model->vae;
   e.conv_efficiency = hw.conv_efficiency;
+  explain_kernels(q, e);
   if (pr.pipefusion.active()) {
     const costmodel::PipeFusionCost& c = pr.pipefusion;
     ExplainPipeFusion pf;
@@ -276,6 +315,10 @@ void print_explain(std::ostream& out, const Explain& e) {
   fmt::print(out, "\nexplain: {} ({}), {}\n", e.plan, e.variant, e.groups_on);
   fmt::print(out, "inputs: {}\n", e.inputs);
   print_explain_groups(out, e);
+  fmt::print(out, "kernels ({}):\n", e.kernels_of);
+  for (const ExplainKernel& k : e.kernels)
+    fmt::print(out, "  {}: {}, bound by the {}, {:.2f} ms per step\n    source: {}\n", k.kind, k.kernel, k.binding, k.ms,
+               k.source);
   fmt::print(out,
              "cost terms per step ({}): GPU {:.2f} ms (GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}; "
              "communication {:.2f}), host {:.2f} ms, waiting for the slowest rank {:.2f} ms -> {:.2f} ms{}\n",

@@ -45,6 +45,16 @@ struct ExplainPipeFusion {
   int configured_warmup_steps = 0;     // the plan's warm-up steps (stale K/V when below the steps)
 };
 
+// One kind of kernel a step launches: the kernel that runs it, the resource that binds it on this
+// GPU, its time per step, and the framework's source line for the choice.
+struct ExplainKernel {
+  std::string kind;       // "attention", "GEMMs", "norms, modulation, RoPE, residuals", "VAE convolutions"
+  std::string kernel;     // "FlashAttention-3", "cuBLAS/hipBLASLt BF16", "fused (SGLang Diffusion's)", ...
+  std::string binding;    // to_string(Resource): "tensor cores", "exp units", "HBM", ...
+  Milliseconds ms = 0;    // per step (the VAE's: per image)
+  std::string source;     // the framework's source line, or the kernel table's
+};
+
 struct Explain {
   std::string plan;       // plan_label
   std::string variant;    // display_name of the CP variant
@@ -66,6 +76,9 @@ struct Explain {
   std::vector<Component> text_encoders;
   VaeProfile vae;
   double conv_efficiency = 0;
+  // The kernels the step launches, on whose resources (Query::kernels; the kernel table).
+  std::string kernels_of;  // "SGLang Diffusion on h100-sxm (CUDA sm90)"
+  std::vector<ExplainKernel> kernels;
 };
 
 // The explanation of a predicted plan; none for a plan without prediction (an invalid one).

@@ -105,15 +105,58 @@ void resolve_runtime_and_placement(const Options& a, const ProfileCatalog& catal
 }
 
 // The runtime without --runtime: PyTorch/XLA's on TPU and Neuron hardware (their programs compile);
-// else (CUDA and ROCm GPUs, both PyTorch eager) the one the --framework's profile names (a plan
-// ranked for xDiT priced as xDiT runs it); else diffusers' (--framework any or cpplan, and
-// frameworks whose profile names none).
+// the compiled one where the framework compiles its blocks by default (vLLM-Omni); else (CUDA and
+// ROCm GPUs, both PyTorch eager) the one the --framework's profile names (a plan ranked for xDiT
+// priced as xDiT runs it); else diffusers' (--framework any or cpplan, and frameworks whose profile
+// names none).
 std::string default_runtime(const Options& a, const Query& q) {
   if (q.hardware && (q.hardware->family == DeviceFamily::kTpu || q.hardware->family == DeviceFamily::kNeuron))
     return "xla";
+  if (q.kernels && q.kernels->compile) return "compiled";
   const auto f = framework_choice(a);
   const FrameworkProfile* profile = f ? q.frameworks[static_cast<int>(*f)] : nullptr;
   return profile && !profile->runtime.empty() ? profile->runtime : "diffusers";
+}
+
+std::string offered(const FrameworkKernels& k) {
+  std::vector<std::string_view> names;
+  for (const AttentionBackend b : k.offers) names.push_back(to_string(b));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The kernels that price the query: --framework's on this GPU, else diffusers' (--framework any
+// ranks plans as diffusers runs them); the executor's own for cpplan and a probed local GPU. An
+// --attention-backend must run on the GPU and, for a named framework, be one it offers there; left
+// out, it is the framework's pick on that GPU (flash without one).
+void resolve_kernels(const Options& a, Query& q, bool local) {
+  std::optional<AttentionBackend> asked;
+  if (!a.backend.empty()) {
+    asked = attention_backend_from_string(a.backend);
+    if (!asked)
+      throw InvalidInput{fmt::format("--attention-backend = {}: must be {}", a.backend, attention_backend_choices())};
+  }
+  const auto named = framework_choice(a);
+  const FrameworkProfile* fw = nullptr;
+  if (a.framework != "cpplan" && !local && q.hardware)
+    fw = q.frameworks[static_cast<int>(named.value_or(planner::Framework::kDiffusers))];
+  const FrameworkKernels* k = fw ? fw->kernels_for(*q.hardware) : nullptr;
+  if (asked && q.hardware && !local) {
+    const HardwareProfile& hw = *q.hardware;
+    const KernelTable& t = hw.kernels;
+    if (!runs_on(t, *asked, hw.family, hw.peaks.compute_capability)) {
+      std::vector<std::string> where;
+      for (const DeviceRange& r : t.kernel(*asked).runs_on) where.push_back(describe(r));
+      throw InvalidInput{fmt::format("--attention-backend = {}: {} does not run on {} ({}; it runs on {})", a.backend,
+                                     t.kernel(*asked).title, hw.name, hw.description, fmt::join(where, ", "))};
+    }
+    if (named && k && !k->offers_kernel(*asked))
+      throw InvalidInput{fmt::format("--attention-backend = {}: {} does not offer {} on {} (it offers {})", a.backend,
+                                     fw->title, t.kernel(*asked).title, hw.name, offered(*k))};
+  }
+  q.backend = asked ? *asked : k ? k->attention : AttentionBackend::kFlash;
+  q.backend_asked = asked.has_value();
+  q.kernels = k;
+  q.kernels_framework = k ? fw : nullptr;
 }
 }  // namespace
 
@@ -165,10 +208,6 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
   q.steps = a.steps.empty() ? m.default_steps : parse_int_field("--steps", a.steps);
   q.batch = parse_int_field("--batch", a.batch);
   const int text = a.text_tokens.empty() ? m.text_tokens : parse_int_field("--text-tokens", a.text_tokens);
-  const auto backend = attention_backend_from_string(a.backend);
-  if (!backend)
-    throw InvalidInput{fmt::format("--attention-backend = {}: must be flash, cudnn, sage or native", a.backend)};
-  q.backend = *backend;
   resolve_runtime_and_placement(a, catalog, q);
   if (a.offload_idle_transformer && q.model->transformers < 2)
     throw InvalidInput{fmt::format("--offload-idle-transformer: {} has one transformer: nothing is idle to offload",
@@ -209,6 +248,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                       : r.local_hardware  ? physical_memory_mib() / 1024.0
                       : q.hardware        ? q.hardware->host_memory_gib
                                           : 0.0;
+  resolve_kernels(a, q, r.local_hardware);
   if (a.runtime.empty()) q.runtime = runtime_named(catalog, default_runtime(a, q));
   return r;
 }
@@ -253,7 +293,7 @@ Options query_options(const Query& q) {
   o.steps = std::to_string(q.steps);
   o.gpus = std::to_string(q.gpus);
   if (q.hardware) o.hardware = q.hardware->name;
-  o.backend = std::string(to_string(q.backend));
+  if (q.backend_asked) o.backend = std::string(to_string(q.backend));
   if (q.model->video) o.frames = std::to_string(q.frames);
   if (q.text_encoder) o.text_encoder = std::string(to_string(*q.text_encoder));
   if (q.vae) o.vae = std::string(to_string(*q.vae));

@@ -26,7 +26,7 @@ struct Options {
   // --model-config: a diffusers transformer config.json or pipeline folder, instead of --model's
   // profile; model_config_json: the same config as JSON text (the Python module's dict).
   std::string model_config, model_config_json;
-  std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend = "flash", batch = "1", text_tokens;
+  std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend, batch = "1", text_tokens;
   std::string runtime;       // empty: the --framework's (its profile's runtime), else diffusers (cpplan run: cpplan)
   std::string text_encoder;  // empty: the planner picks per plan
   std::string vae;           // empty: the planner picks per plan

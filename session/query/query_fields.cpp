@@ -45,8 +45,11 @@ std::vector<QueryField> make_fields() {
        kEveryFront, &Options::hardware},
       {"--steps", "steps", K::kInt, 1, kMaxSteps, {}, "", "denoising steps (default: the model's)", kEveryFront,
        &Options::steps},
-      {"--attention-backend", "attention_backend", K::kChoice, 0, 0, {"flash", "cudnn", "sage", "native"}, "flash",
-       "flash | cudnn | sage | native (default flash)", kEveryFront, &Options::backend},
+      {"--attention-backend", "attention_backend", K::kChoice, 0, 0,
+       {"flash", "cudnn", "sage", "native", "fa3", "fa4", "aiter", "splash", "fa2", "sdpa"}, "",
+       "attention kernel: flash (FA2) | cudnn | sage | native (torch SDPA) | fa3 | fa4 | aiter | splash (default: what "
+       "--framework picks on the GPU, diffusers' for any; flash for cpplan)",
+       kEveryFront, &Options::backend},
       {"--batch", "batch", K::kInt, 1, kMaxBatch, {}, "1", "images generated together (split over dp replicas; default 1)",
        kEveryFront, &Options::batch},
       {"--text-tokens", "text_tokens", K::kInt, 1, kMaxTextTokens, {}, "", "text tokens (default: the model's)", kNotGui,

@@ -126,12 +126,14 @@ TEST_CASE("display_name gives the names users see", "[core][parallel_config]") {
   CHECK(cpplan::display_name(CpVariant::kRingAnything) == "Ring Anything");
 }
 
-TEST_CASE("Attention backend names round-trip and only native lacks the LSE", "[core][parallel_config]") {
+TEST_CASE("Attention kernel names and their aliases round-trip", "[core][parallel_config]") {
   const std::pair<AttentionBackend, const char*> names[] = {
       {AttentionBackend::kFlash, "flash"},
       {AttentionBackend::kCudnn, "cudnn"},
       {AttentionBackend::kSage, "sage"},
       {AttentionBackend::kNative, "native"},
+      {AttentionBackend::kFa3, "fa3"},   {AttentionBackend::kFa4, "fa4"},
+      {AttentionBackend::kAiter, "aiter"}, {AttentionBackend::kSplash, "splash"},
   };
   REQUIRE(std::size(names) == static_cast<std::size_t>(cpplan::kAttentionBackendCount));
   for (const auto& [b, name] : names) {
@@ -140,11 +142,10 @@ TEST_CASE("Attention backend names round-trip and only native lacks the LSE", "[
     REQUIRE(back.has_value());
     CHECK(*back == b);
   }
-  CHECK_FALSE(cpplan::attention_backend_from_string("sdpa").has_value());
-  CHECK(cpplan::returns_lse(AttentionBackend::kFlash));
-  CHECK(cpplan::returns_lse(AttentionBackend::kCudnn));
-  CHECK(cpplan::returns_lse(AttentionBackend::kSage));
-  CHECK_FALSE(cpplan::returns_lse(AttentionBackend::kNative));
+  // The aliases people write: diffusers' and SGLang's names of the same kernels.
+  CHECK(cpplan::attention_backend_from_string("sdpa") == AttentionBackend::kNative);
+  CHECK(cpplan::attention_backend_from_string("fa2") == AttentionBackend::kFlash);
+  CHECK_FALSE(cpplan::attention_backend_from_string("fa5").has_value());
 }
 
 TEST_CASE("Rotate method names round-trip", "[core][parallel_config]") {

@@ -12,7 +12,7 @@ class RoundHardware final : public costmodel::HardwareModel {
  public:
   explicit RoundHardware(const HardwareProfile& hw) : hw_(hw) {}
   costmodel::Timed gemm(Flops, Bytes, double) const override { return {}; }
-  costmodel::Timed attention(Flops, double, double, AttentionBackend) const override { return {}; }
+  costmodel::Timed attention(Flops, double, double, double, AttentionBackend) const override { return {}; }
   costmodel::Timed memory(Bytes bytes) const override { return {bytes * 1e-6, costmodel::Source::kDatasheet}; }
   costmodel::Timed conv(Flops) const override { return {}; }
   costmodel::Timed collective(costmodel::Collective c, Bytes bytes, const costmodel::CommGroup& g) const override {

@@ -137,7 +137,7 @@ TEST_CASE("measured kernels give achieved rates over the size of the call", "[co
   CHECK(model.gemm(1e8, 0, 256).ms == Approx(1e8 / std::sqrt(1e11 * 1e12) * 1e3));
   CHECK(model.launch_us() == Approx(7.0));
   CHECK(model.memory(1e8).ms == Approx(10.0));
-  CHECK(model.attention(1e9, 100, 100, AttentionBackend::kFlash).source == Source::kDatasheet);
+  CHECK(model.attention(1e9, 100, 100, 128, AttentionBackend::kFlash).source == Source::kDatasheet);
 }
 
 TEST_CASE("the local profile takes the best measured rates", "[costmodel][measured]") {

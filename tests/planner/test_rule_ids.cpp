@@ -83,8 +83,6 @@ std::vector<SpecCase> spec_cases() {
       // 1280x1024 with 510 text tokens: 5120 and 510 divide by 5, 24 heads do not.
       {"Ulysses: heads divisible by u", with_text(make_query("flux.1-dev", 5, 1280, 1024), 510), config(1, 5),
        Id::kUlyssesHeadsDivisible},
-      {"plain SDPA (\"native\") supports Ulysses only",
-       with_backend(make_query("flux.1-dev", 4), AttentionBackend::kNative), config(4, 1), Id::kRingNeedsLseBackend},
       {"ulysses_anything and ring_anything are mutually exclusive", make_query("flux.1-dev", 4),
        config(1, 4, 1, 1, 1, true, true), Id::kAnythingModesExclusive},
       {"neither combines with Unified", make_query("flux.1-dev", 4), config(2, 2, 1, 1, 1, false, true),

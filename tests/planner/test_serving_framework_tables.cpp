@@ -186,6 +186,13 @@ TEST_CASE("SGLang Diffusion runs Ring only with the fa or sage attention backend
   auto q = cpplan::test::make_query("flux.1-dev", 2, 1024, 1024);
   const auto ring = make_plan(q, config(2, 1)), ulysses = make_plan(q, config(1, 2));
   REQUIRE(ring.valid());
+  REQUIRE(q.hardware);
+  // Without --attention-backend each framework runs its own pick on the GPU: SGLang's on an H100 is
+  // FA3 (profiles/frameworks/sglang.toml), which runs Ring, whatever kernel prices the query.
+  q.backend = cpplan::AttentionBackend::kCudnn;
+  REQUIRE(q.hardware->name == "h100-sxm");
+  CHECK(unsupported_reason(cpplan::Framework::kSglang, q, ring).empty());
+  q.backend_asked = true;  // --attention-backend: every framework runs the kernel asked for
   for (const auto backend : {cpplan::AttentionBackend::kFlash, cpplan::AttentionBackend::kSage}) {
     q.backend = backend;
     CHECK(unsupported_reason(cpplan::Framework::kSglang, q, ring).empty());
@@ -193,14 +200,15 @@ TEST_CASE("SGLang Diffusion runs Ring only with the fa or sage attention backend
   q.backend = cpplan::AttentionBackend::kCudnn;
   REQUIRE(make_plan(q, config(2, 1)).valid());
   CHECK(unsupported_reason(cpplan::Framework::kSglang, q, make_plan(q, config(2, 1))) ==
-        "SGLang Diffusion's Ring needs the fa or sage attention backend");
+        "SGLang Diffusion's Ring needs the fa (FA2/FA3/FA4) or sage attention backend");
   CHECK(unsupported_reason(cpplan::Framework::kSglang, q, make_plan(q, config(1, 2))).empty());  // Ulysses: any backend
 }
 
 TEST_CASE("A framework file's backend rule and degree limit are checked field by field", "[planner][frameworks]") {
   using cpplan::test::framework_file_error;
-  CHECK_THAT(framework_file_error("sglang", "backends = [\"flash\", \"sage\"]", "backends = [\"flash\", \"xformers\"]"),
-             Catch::Contains("backends = \"xformers\": must be flash, cudnn, sage or native"));
+  CHECK_THAT(framework_file_error("sglang", "backends = [\"flash\", \"fa3\", \"fa4\", \"sage\"]",
+                                  "backends = [\"flash\", \"xformers\"]"),
+             Catch::Contains("backends = \"xformers\": must be one of flash | cudnn | sage | native | fa3 | fa4 | aiter | splash"));
   CHECK_THAT(framework_file_error("vllm-omni", "max_degree = { tp = 2 }", "max_degree = { parallel_vae = 2 }"),
              Catch::Contains("parallel_vae = ...: not a feature with a degree"));
   CHECK_THAT(framework_file_error("vllm-omni", "max_degree = { tp = 2 }", "max_degree = { tp = 1 }"),
