@@ -120,6 +120,9 @@ struct HardwareProfile {
   double gemm_efficiency = 0.7;
   double gemm_half_rows = 128;       // rows (tokens) at which GEMM efficiency is half its max
   double attention_efficiency[kProfiledAttentionBackends] = {0.4, 0.45, 0.5, 0.35};  // flash, cudnn, sage, native
+  // [efficiency] gives no `attention`: the catalog derives the fractions from the kernels' rooflines
+  // on this GPU's peaks (derive_attention_efficiency, core/kernels.h) before any fit scales them.
+  bool attention_from_kernels = false;
   double attention_half_tokens = 256; // query/key block at which attention efficiency halves
   double conv_efficiency = 0.4;       // VAE convolutions
   double memory_efficiency = 0.8;     // achievable / datasheet memory bandwidth

@@ -187,6 +187,37 @@ Result<KernelTable> kernels_from_toml(const toml::table& root, const std::string
 }
 }  // namespace
 
+AttentionRoofline attention_roofline(const HardwareProfile& hw, AttentionBackend b, double head_dim) {
+  const KernelTable& k = hw.kernels;
+  const AttentionKernel& kernel = k.kernel(b);
+  AttentionRoofline out;
+  // Per score of a head `head_dim` wide: 4 head_dim matmul FLOPs (QK^T and P.V).
+  const double flops = 4.0 * (head_dim > 0 ? kernel.padded_head_dim(head_dim) : 128);
+  const TFlopsPerSec peak = kernel.sync_mma ? hw.sync_mma_ceiling() : hw.bf16_tflops;
+  out.tensor_ps = peak > 0 && kernel.tensor > 0 ? flops / (peak * kernel.tensor) : 0;
+  const ResourcePeaks& p = hw.peaks;
+  const double exp_ps = p.exp_tera_per_s > 0 && k.exp > 0 ? 1 / (p.exp_tera_per_s * k.exp) : 0;
+  const double vector_ps = p.vector_tflops > 0 && k.vector > 0 ? k.softmax_vector_ops / (p.vector_tflops * k.vector) : 0;
+  out.softmax_ps = exp_ps + vector_ps;
+  out.softmax_unit = exp_ps >= vector_ps ? Resource::kExp : Resource::kVector;
+  out.overlapped = kernel.overlapped;
+  return out;
+}
+
+double AttentionRoofline::ps_per_score() const {
+  return overlapped ? std::max(tensor_ps, softmax_ps) : tensor_ps + softmax_ps;
+}
+
+Resource AttentionRoofline::binding() const { return softmax_ps > tensor_ps ? softmax_unit : Resource::kTensor; }
+
+void derive_attention_efficiency(HardwareProfile& hw) {
+  constexpr double kHeadDim = 128;
+  for (int i = 0; i < kProfiledAttentionBackends; ++i) {
+    const double ps = attention_roofline(hw, static_cast<AttentionBackend>(i), kHeadDim).ps_per_score();
+    if (ps > 0 && hw.bf16_tflops > 0) hw.attention_efficiency[i] = std::min(1.0, 4 * kHeadDim / (hw.bf16_tflops * ps));
+  }
+}
+
 Result<KernelTable> load_kernel_table(const std::string& path) {
   auto parsed = detail::parse_toml(path);
   if (!parsed) return parsed.error();

@@ -19,6 +19,7 @@
 namespace cpplan {
 
 enum class DeviceFamily;  // core/hardware.h
+struct HardwareProfile;   // core/hardware.h
 
 // The resources of the roofline; a kernel's time is set by the one it saturates (the binding one).
 enum class Resource { kTensor, kVector, kExp, kHbm, kLink, kHost };
@@ -102,6 +103,24 @@ struct KernelTable {
 
 // Whether kernel `b` runs on an accelerator of family `f` and compute capability `cc`.
 bool runs_on(const KernelTable& t, AttentionBackend b, DeviceFamily f, int cc);
+
+// One attention kernel's roofline on a GPU, per score (one query against one key): its matmuls'
+// picoseconds on the tensor cores (padded to a head dimension it is compiled for; warp-synchronous
+// MMA capped at the GPU's sync_mma_tflops) and its softmax's on the special-function and vector
+// units (the GPU's kernel table), overlapped or in series.
+struct AttentionRoofline {
+  double tensor_ps = 0, softmax_ps = 0;
+  Resource softmax_unit = Resource::kExp;
+  bool overlapped = false;
+  double ps_per_score() const;
+  Resource binding() const;  // the resource that sets its time
+};
+AttentionRoofline attention_roofline(const HardwareProfile& hw, AttentionBackend b, double head_dim);
+
+// For a hardware profile whose [efficiency] gives no attention fractions: each profiled kernel's
+// (flash, cudnn, sage, native) as its roofline on `hw.kernels` gives it for 128-wide heads, the
+// fraction of the BF16 peak whose time equals the roofline's.
+void derive_attention_efficiency(HardwareProfile& hw);
 
 Result<KernelTable> load_kernel_table(const std::string& path);
 Result<KernelTable> parse_kernel_table(std::string_view text, const std::string& path);

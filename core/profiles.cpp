@@ -408,7 +408,9 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
             "kernel_launch_us", "all_to_all_across_sockets"});
     e.number("gemm", h.gemm_efficiency, 0, 1, true, true);
     e.number("gemm_half_rows", h.gemm_half_rows, 0, 1e6);
-    if (const auto* a = e.table("attention"); a && e.ok()) {
+    const auto* a = e.table("attention", false);
+    h.attention_from_kernels = e.ok() && !a;
+    if (a && e.ok()) {
       Reader ar = e.sub(*a, "attention");
       ar.only({"flash", "cudnn", "sage", "native"});
       for (int i = 0; i < kProfiledAttentionBackends; ++i)
@@ -629,6 +631,7 @@ Result<HardwareProfile> ProfileCatalog::parse_hardware(const std::string& path) 
   auto hw = load_hardware_profile(path);
   if (!hw) return hw;
   hw.value().kernels = kernels_;
+  if (hw->attention_from_kernels) derive_attention_efficiency(hw.value());
   if (!merged_fit_) return hw;
   apply_fit(*merged_fit_, hw.value());
   for (const RuntimeFit& f : fits_)  // the last fit that named it

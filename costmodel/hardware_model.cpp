@@ -40,29 +40,6 @@ Timed DatasheetModel::gemm(Flops flops, Bytes bytes, double rows) const {
   return {std::max(math, traffic), Source::kDatasheet, bound, bound ? Resource::kHbm : Resource::kTensor};
 }
 
-AttentionRoofline attention_roofline(const HardwareProfile& hw, AttentionBackend b, double head_dim) {
-  const KernelTable& k = hw.kernels;
-  const AttentionKernel& kernel = k.kernel(b);
-  AttentionRoofline out;
-  // Per score (one query against one key) of a head `head_dim` wide: 4 head_dim matmul FLOPs.
-  const double flops = 4.0 * (head_dim > 0 ? kernel.padded_head_dim(head_dim) : 128);
-  const TFlopsPerSec peak = kernel.sync_mma ? hw.sync_mma_ceiling() : hw.bf16_tflops;
-  out.tensor_ps = peak > 0 && kernel.tensor > 0 ? flops / (peak * kernel.tensor) : 0;
-  const ResourcePeaks& p = hw.peaks;
-  const double exp_ps = p.exp_tera_per_s > 0 && k.exp > 0 ? 1 / (p.exp_tera_per_s * k.exp) : 0;
-  const double vector_ps = p.vector_tflops > 0 && k.vector > 0 ? k.softmax_vector_ops / (p.vector_tflops * k.vector) : 0;
-  out.softmax_ps = exp_ps + vector_ps;
-  out.softmax_unit = exp_ps >= vector_ps ? Resource::kExp : Resource::kVector;
-  out.overlapped = kernel.overlapped;
-  return out;
-}
-
-double AttentionRoofline::ps_per_score() const {
-  return overlapped ? std::max(tensor_ps, softmax_ps) : tensor_ps + softmax_ps;
-}
-
-Resource AttentionRoofline::binding() const { return softmax_ps > tensor_ps ? softmax_unit : Resource::kTensor; }
-
 Timed DatasheetModel::attention(Flops flops, double q_tokens, double kv_tokens, double head_dim, AttentionBackend b) const {
   const AttentionBackend profiled_b = profiled(b) ? b : AttentionBackend::kFlash;
   const double block = std::min(q_tokens, kv_tokens);

@@ -61,19 +61,6 @@ class HardwareModel {
   virtual const HardwareProfile& profile() const = 0;
 };
 
-// One attention kernel's roofline on a GPU, per score (one query against one key): its matmuls'
-// picoseconds on the tensor cores (padded to a head dimension it is compiled for; warp-synchronous
-// MMA capped at the GPU's sync_mma_tflops) and its softmax's on the special-function and vector
-// units (profiles/kernels.toml), overlapped or in series.
-struct AttentionRoofline {
-  double tensor_ps = 0, softmax_ps = 0;
-  Resource softmax_unit = Resource::kExp;
-  bool overlapped = false;
-  double ps_per_score() const;
-  Resource binding() const;  // the resource that sets its time
-};
-AttentionRoofline attention_roofline(const HardwareProfile& hw, AttentionBackend b, double head_dim);
-
 // Datasheet peaks times the profile's achievable efficiencies (fitted to published timings). An
 // attention kernel the profile gives no fraction for (FA3, FA4, AITER, splash) costs the profile's
 // flash time (FA2, or the device's own flash kernel) times the ratio of the two kernels' rooflines

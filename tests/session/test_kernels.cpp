@@ -108,6 +108,25 @@ TEST_CASE("FA3 gains less over FA2 on an H20 than on an H100: its tensor cores b
   CHECK(gain(h20) < gain(h100) / 1.4);
 }
 
+TEST_CASE("An H20's attention fractions come from the kernels' rooflines on its peaks, not the H100's", "[costmodel][kernels]") {
+  // profiles/hardware/h20.toml gives no [efficiency] attention: each kernel's fraction is the one
+  // whose time on 148 TFLOPS equals its roofline's for 128-wide heads, 4 x 128 / (148 x ps).
+  const auto& cat = cpplan::test::catalog();
+  const HardwareProfile& h20 = *cat.find_hardware("h20");
+  const HardwareProfile& h100 = *cat.find_hardware("h100-sxm");
+  REQUIRE(h20.attention_from_kernels);
+  REQUIRE_FALSE(h100.attention_from_kernels);
+  for (const AttentionBackend b : {AttentionBackend::kFlash, AttentionBackend::kCudnn, AttentionBackend::kSage,
+                                   AttentionBackend::kNative}) {
+    INFO(cpplan::to_string(b));
+    CHECK(h20.attention_efficiency[static_cast<int>(b)] == Approx(4 * kHeadDim / (148.0 * by_hand(h20, b).ps())));
+  }
+  // FA2 is tensor-bound there, at its whole fraction (no mma.sync ceiling below 148 TFLOPS); the
+  // H100's profiled FA2 fraction is about what its roofline gives under the mma.sync ceiling.
+  CHECK(h20.attention_efficiency[0] == Approx(h20.kernels.kernel(AttentionBackend::kFlash).tensor));
+  CHECK(h100.attention_efficiency[0] == Approx(4 * kHeadDim / (989.0 * by_hand(h100, AttentionBackend::kFlash).ps())).epsilon(0.05));
+}
+
 TEST_CASE("Fused elementwise kernels move the fused bytes and dispatch the fused ops", "[costmodel][kernels]") {
   const KernelTable& k = cpplan::test::catalog().kernels();
   double eager = 0, fused = 0, saved = 0;
