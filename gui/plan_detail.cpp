@@ -65,6 +65,7 @@ PlanDetail::PlanDetail(QWidget* parent)
       breakdown_(new BreakdownChart),
       memory_(new MemoryChart),
       placement_(new QPlainTextEdit),
+      kernels_(new QPlainTextEdit),
       views_(new QTabWidget),
       snippet_(new QPlainTextEdit),
       copy_(new QPushButton(QStringLiteral("Copy"))),
@@ -76,6 +77,11 @@ PlanDetail::PlanDetail(QWidget* parent)
   placement_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   placement_->setToolTip(QStringLiteral("which GPUs form each group, and each group's bandwidth with the other "
                                         "groups of its axis communicating at once (cpplan --explain)"));
+  kernels_->setReadOnly(true);
+  kernels_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  kernels_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  kernels_->setToolTip(QStringLiteral("each kind of kernel the step launches: which kernel the framework picks on this "
+                                      "GPU, the resource that binds it, and the framework's source (cpplan --explain)"));
   snippet_->setReadOnly(true);
   snippet_->setLineWrapMode(QPlainTextEdit::NoWrap);
   snippet_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -102,6 +108,7 @@ PlanDetail::PlanDetail(QWidget* parent)
   views_->addTab(step_and_memory, QStringLiteral("Step and memory"));
   views_->addTab(placement_, QStringLiteral("Placement"));
   views_->setTabEnabled(kPlacementTab, false);
+  views_->addTab(kernels_, QStringLiteral("Kernels"));
   auto* charts = new QSplitter(Qt::Vertical);
   charts->addWidget(views_);
   charts->addWidget(code);
@@ -142,6 +149,8 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::opt
       gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));
   breakdown_->set_prediction(&pr);
   memory_->set_prediction(&pr, gpu_gib);
+  const auto ex = session::explain(*q, *p);
+  kernels_->setPlainText(ex ? QString::fromStdString(session::kernels_text(*ex)) : QString());
   snippet_->setPlainText(QString::fromStdString(plan_snippets(*q, *p, framework, report)));
   copy_->setEnabled(true);
   run_->setEnabled(true);
@@ -161,11 +170,13 @@ void PlanDetail::show_no_figures(const QString& summary, double gpu_gib) {
   breakdown_->set_prediction(nullptr);
   memory_->set_prediction(nullptr, gpu_gib);
   snippet_->clear();
+  kernels_->clear();
   copy_->setEnabled(false);
   run_->setEnabled(false);
 }
 
 QString PlanDetail::summary_text() const { return summary_->text(); }
+QString PlanDetail::kernels_text() const { return kernels_->toPlainText(); }
 
 QString PlanDetail::snippet_text() const { return snippet_->toPlainText(); }
 

@@ -48,6 +48,7 @@ class PlanDetail : public QWidget {
   QString summary_text() const;
   QString snippet_text() const;
   QString topology_text() const;  // the placement shown; "" when the plan has none
+  QString kernels_text() const;   // the Kernels tab: cpplan --explain's kernels of the plan; "" without one
   bool placement_shown() const;   // the Placement tab is the current view
   QPushButton* copy_button() { return copy_; }
   QPushButton* run_button() { return run_; }
@@ -63,7 +64,8 @@ class PlanDetail : public QWidget {
   BreakdownChart* breakdown_;
   MemoryChart* memory_;
   QPlainTextEdit* placement_;  // its tab disabled without a placement
-  QTabWidget* views_;          // the step and memory charts; the placement
+  QPlainTextEdit* kernels_;    // each kernel kind's kernel, binding resource and source (--explain's)
+  QTabWidget* views_;          // the step and memory charts; the placement; the kernels
   QPlainTextEdit* snippet_;
   QPushButton* copy_;
   QPushButton* run_;

@@ -310,15 +310,20 @@ bool host_load_worth_telling(const costmodel::Prediction& pr, double host_memory
   return pr.host_load == costmodel::HostLoad::kFits && pr.host_load_bytes > 0.5 * host_memory_gib * kGiB;
 }
 
+std::string kernels_text(const Explain& e) {
+  std::string s = fmt::format("kernels ({}):\n", e.kernels_of);
+  for (const ExplainKernel& k : e.kernels)
+    s += fmt::format("  {}: {}, bound by the {}, {:.2f} ms per step\n    source: {}\n", k.kind, k.kernel, k.binding, k.ms,
+                     k.source);
+  return s;
+}
+
 void print_explain(std::ostream& out, const Explain& e) {
   const costmodel::Prediction& pr = e.prediction;
   fmt::print(out, "\nexplain: {} ({}), {}\n", e.plan, e.variant, e.groups_on);
   fmt::print(out, "inputs: {}\n", e.inputs);
   print_explain_groups(out, e);
-  fmt::print(out, "kernels ({}):\n", e.kernels_of);
-  for (const ExplainKernel& k : e.kernels)
-    fmt::print(out, "  {}: {}, bound by the {}, {:.2f} ms per step\n    source: {}\n", k.kind, k.kernel, k.binding, k.ms,
-               k.source);
+  out << kernels_text(e);
   fmt::print(out,
              "cost terms per step ({}): GPU {:.2f} ms (GEMM {:.2f}, attention {:.2f}, memory-bound {:.2f}; "
              "communication {:.2f}), host {:.2f} ms, waiting for the slowest rank {:.2f} ms -> {:.2f} ms{}\n",

@@ -84,6 +84,9 @@ struct Explain {
 // The explanation of a predicted plan; none for a plan without prediction (an invalid one).
 // `source` may be empty (no "priced by" lines).
 std::optional<Explain> explain(const Query& q, const planner::RankedPlan& p, const CollectiveSource& source = {});
+// The step's kernels, one kind per entry with its source line ("kernels (SGLang Diffusion on
+// h100-sxm (CUDA sm90)):" and its lines): --explain's section, and the GUI's Kernels tab.
+std::string kernels_text(const Explain& e);
 // Each phase's bytes per GPU: "load 33.1, encode 35.0, denoise 34.2, decode 197.3 GiB".
 std::string memory_phases_text(const costmodel::MemoryBreakdown& m);
 // Whether the table and the top plan's line name the peak's phase: when it is not denoising and it

@@ -27,6 +27,7 @@
 #include "gui/query_panel.h"
 #include "gui/run_panel.h"
 #include "planner/snippets.h"
+#include "session/engine/explain.h"
 #include "tests/gui/gui_support.h"
 
 using cpplan::gui::MainWindow;
@@ -83,6 +84,12 @@ TEST_CASE("A query fills the table with the valid plans and details the top one"
   CHECK(w.plan_detail()->snippet_text().contains("ContextParallelConfig(ulysses_degree=4"));
   CHECK(w.plan_detail()->snippet_text().contains("# xDiT: cannot run this plan"));
   CHECK(w.plan_detail()->summary_text().contains("ulysses 4"));
+  // The Kernels tab: the CLI's --explain kernels of the plan, from the same library call.
+  const auto ex = cpplan::session::explain(*r.query, top);
+  REQUIRE(ex);
+  CHECK(w.plan_detail()->kernels_text().toStdString() == cpplan::session::kernels_text(*ex));
+  CHECK(w.plan_detail()->kernels_text().contains("attention: torch SDPA"));  // diffusers' pick on an H100
+  CHECK(w.plan_detail()->kernels_text().contains("source: src/diffusers/models/attention_dispatch.py"));
   REQUIRE(w.plan_detail()->copy_button()->isEnabled());
   w.plan_detail()->copy_button()->click();
   CHECK(QGuiApplication::clipboard()->text().toStdString() == expected);
