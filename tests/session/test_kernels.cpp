@@ -5,8 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "core/framework.h"
+#include "core/kernels.h"
 #include "costmodel/cost_model.h"
 #include "session/engine/engine.h"
 #include "tests/support/fixtures.h"
@@ -273,4 +279,68 @@ TEST_CASE("An attention kernel the GPU or the framework cannot run is refused in
   CHECK(offered.find("AITER") != std::string::npos);
   // Offered and runnable: no error.
   CHECK(error_of("xdit", "h100-sxm", "fa3").empty());
+}
+
+namespace {
+std::string shipped(const std::string& file) {
+  std::ifstream in(std::string(CPPLAN_TEST_PROFILES) + "/" + file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `text` with its first `from` replaced by `to` (which must occur).
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+struct BrokenCase {
+  std::string from, to;
+  std::vector<std::string> says;  // the field, the value and the rule the one line names
+};
+
+void check_refused(const std::string& error, const BrokenCase& c) {
+  INFO(error);
+  CHECK(error.find('\n') == std::string::npos);
+  for (const std::string& part : c.says) CHECK(error.find(part) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("A broken kernels.toml is refused in one line naming the field, the value and the rule", "[core][kernels][errors]") {
+  const std::string text = shipped("kernels.toml");
+  REQUIRE(cpplan::parse_kernel_table(text, "kernels.toml").ok());
+  const std::vector<BrokenCase> cases = {
+      {"title = \"FlashAttention-3\"\ntensor = 0.72", "title = \"FlashAttention-3\"\ntensor = 1.5",
+       {"kernels.toml", "attention.fa3.tensor", "1.5"}},
+      {"head_dims = [64, 96, 128, 192, 256]", "head_dims = [128, 64]",
+       {"attention.fa3.head_dims", "ascending array of head dimensions"}},
+      {"{ family = \"cuda\", min_cc = 90, max_cc = 90 }", "{ family = \"cuda\", min_cc = 90, max_cc = 80 }",
+       {"max_cc", "80", "must be at least min_cc = 90"}},
+      {"softmax = \"overlapped\"", "softmax = \"parallel\"", {"softmax", "parallel"}},
+      {"[attention.fa3]", "[attention.fa9]\ntitle = \"x\"\n\n[attention.fa3]", {"fa9", "unknown attention kernel"}},
+      {"fused_bytes = 8", "fused_bytes = 80", {"fused_bytes", "80", "must not exceed eager_bytes"}},
+  };
+  for (const BrokenCase& c : cases) {
+    const auto t = cpplan::parse_kernel_table(with(text, c.from, c.to), "kernels.toml");
+    REQUIRE_FALSE(t.ok());
+    check_refused(t.error().message, c);
+  }
+}
+
+TEST_CASE("A framework's broken [[kernels]] is refused in one line naming the field, the value and the rule", "[core][kernels][errors]") {
+  const std::string text = shipped("frameworks/sglang.toml");
+  REQUIRE(cpplan::parse_framework_profile(text, "frameworks/sglang.toml").ok());
+  const std::vector<BrokenCase> cases = {
+      {"attention = \"fa3\"", "attention = \"fa9\"", {"attention", "fa9", "unknown attention kernel"}},
+      {"offers = [\"fa3\", \"flash\", \"native\", \"sage\"]", "offers = [\"flash\", \"native\", \"sage\"]",
+       {"offers", "must include the default attention = \"fa3\""}},
+      {"fused = [\"norm_modulation\"", "fused = [\"norms\"", {"fused", "norms", "unknown kind"}},
+      {"on = [{ family = \"cuda\", min_cc = 90, max_cc = 90 }]", "on = [{ family = \"cuda\", min_cc = 90, max_cc = 89 }]",
+       {"max_cc", "89", "must be at least min_cc = 90"}},
+  };
+  for (const BrokenCase& c : cases) {
+    const auto f = cpplan::parse_framework_profile(with(text, c.from, c.to), "frameworks/sglang.toml");
+    REQUIRE_FALSE(f.ok());
+    check_refused(f.error().message, c);
+  }
 }
