@@ -157,11 +157,8 @@ void read_kernels(Reader& r, FrameworkProfile& p) {
   r.only({"on", "attention", "offers", "attention_source", "fused", "fused_source", "compile", "compile_source"});
   FrameworkKernels k;
   r.tables("on", true, [&](Reader& o) {
-    o.only({"family", "min_cc", "max_cc"});
     DeviceRange range{DeviceFamily::kCuda};
-    o.choice("family", range.family, {"cuda", "tpu", "neuron", "rocm"});
-    o.integer("min_cc", range.min_cc, 0, 10000, false);
-    o.integer("max_cc", range.max_cc, 0, 10000, false);
+    read_device_range(o, range);
     k.on.push_back(range);
   });
   auto backend = [&](std::string_view key, const std::string& n) -> std::optional<AttentionBackend> {

@@ -69,12 +69,6 @@ double KernelTable::ops_saved(FusedSet fused) const {
   return saved;
 }
 
-double KernelTable::eager_ops() const {
-  double ops = 0;
-  for (const ElementwiseClass& c : elementwise) ops += c.eager_ops;
-  return ops;
-}
-
 bool runs_on(const KernelTable& t, AttentionBackend b, DeviceFamily f, int cc) {
   for (const DeviceRange& r : t.kernel(b).runs_on)
     if (r.matches(f, cc)) return true;
@@ -86,6 +80,17 @@ double AttentionKernel::padded_head_dim(double head_dim) const {
     if (d >= head_dim) return d;
   return head_dim;  // beyond the largest: as it is (the caller's shape rules refuse what no kernel runs)
 }
+
+namespace detail {
+void read_device_range(Reader& r, DeviceRange& range) {
+  r.only({"family", "min_cc", "max_cc"});
+  r.choice("family", range.family, {"cuda", "tpu", "neuron", "rocm"});
+  r.integer("min_cc", range.min_cc, 0, 10000, false);
+  r.integer("max_cc", range.max_cc, 0, 10000, false);
+  if (r.ok() && range.max_cc > 0 && range.max_cc < range.min_cc)
+    r.fail("max_cc", std::to_string(range.max_cc), fmt::format("must be at least min_cc = {}", range.min_cc));
+}
+}  // namespace detail
 
 namespace {
 using detail::Reader;
@@ -104,14 +109,6 @@ void read_head_dims(Reader& r, const toml::table& t, std::vector<int>& out) {
     r.fail("head_dims", "[...]", "must be an ascending array of head dimensions in [1, 4096]");
 }
 
-void read_range(Reader& r, DeviceRange& range) {
-  r.only({"family", "min_cc", "max_cc"});
-  r.choice("family", range.family, {"cuda", "tpu", "neuron", "rocm"});
-  r.integer("min_cc", range.min_cc, 0, 10000, false);
-  r.integer("max_cc", range.max_cc, 0, 10000, false);
-  if (r.ok() && range.max_cc > 0 && range.max_cc < range.min_cc)
-    r.fail("max_cc", std::to_string(range.max_cc), fmt::format("must be at least min_cc = {}", range.min_cc));
-}
 
 void read_attention(Reader& a, KernelTable& t) {
   a.number("half_tokens", t.attention_half_tokens, 0, 1e7);
@@ -135,7 +132,7 @@ void read_attention(Reader& a, KernelTable& t) {
     out.runs_on.clear();
     kr.tables("runs_on", true, [&](Reader& rr) {
       DeviceRange range;
-      read_range(rr, range);
+      read_device_range(rr, range);
       out.runs_on.push_back(range);
     });
   }

@@ -33,6 +33,11 @@ struct DeviceRange {
   int max_cc = 0;
   bool matches(DeviceFamily f, int cc) const;
 };
+namespace detail {
+class Reader;  // core/toml_reader.h
+// Reads `{ family, min_cc, max_cc }` (a kernel's runs_on, a framework's [[kernels]] on).
+void read_device_range(Reader& r, DeviceRange& range);
+}  // namespace detail
 // "CUDA sm90", "CUDA sm80 to sm89", "ROCm gfx942 or newer", "TPU"
 std::string describe(const DeviceRange& r);
 
@@ -98,7 +103,6 @@ struct KernelTable {
   double unfused_excess_share(FusedSet fused) const;
   // Host ops of a double-stream block that fusing `fused` saves, out of `eager_block_ops`.
   double ops_saved(FusedSet fused) const;
-  double eager_ops() const;
 };
 
 // Whether kernel `b` runs on an accelerator of family `f` and compute capability `cc`.
