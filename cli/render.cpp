@@ -103,8 +103,10 @@ std::string query_line(const Query& q) {
   const ModelProfile& m = *q.model;
   std::string size = fmt::format("{}x{}", q.resolution.width, q.resolution.height);
   if (m.video) size += fmt::format(", {} frames", q.frames);
-  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
-                     size, q.steps, to_string(q.backend), q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
+  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
+                     size, q.steps, to_string(q.backend),
+                     q.precision.quantized() ? fmt::format(", dtype {}", to_string(q.precision)) : "",
+                     q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
                      q.runtime ? q.runtime->name : "kernel launches",
                      q.text_encoder ? fmt::format(", text encoder {}", to_string(*q.text_encoder)) : "",
                      q.vae ? fmt::format(", VAE {}", to_string(*q.vae)) : "");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include "core/toml_reader.h"
@@ -190,6 +191,25 @@ void read_kernels(Reader& r, FrameworkProfile& p) {
   p.kernels.push_back(std::move(k));
 }
 
+// [[quantization]] dtype = ["fp8"], flag = "--use_fp8_gemms", source = "...".
+void read_quantization(Reader& r, FrameworkProfile& p) {
+  r.only({"dtype", "flag", "import", "source"});
+  FrameworkQuantization q;
+  std::vector<std::string> names;
+  r.strings("dtype", names);
+  for (const std::string& n : names) {
+    const Result<Precision> precision = parse_precision(n);
+    if (r.ok() && (!precision || !precision->quantized()))
+      r.fail("dtype", fmt::format("\"{}\"", n), "a quantized --dtype (fp8, fp8-row, fp8-static, fp8-weight-only, "
+                                                "int8-weight-only, nvfp4, mxfp4)");
+    if (precision) q.dtypes.push_back(*precision);
+  }
+  r.string("flag", q.flag);
+  r.string("import", q.import, false);
+  r.string("source", q.source);
+  p.quantization.push_back(std::move(q));
+}
+
 // [models] with_fully_shard = "fully_sharded_text_encoder": a fully-sharded text encoder feature the
 // entry offers, used exactly when fully_shard is; the framework says why (with_fully_shard_reason).
 void read_with_fully_shard(Reader& r, const FrameworkProfile& p, FrameworkModel& m) {
@@ -235,7 +255,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
           "family_reason", "conflicts", "backend_rules", "missing", "unlisted", "common", "models",
-          "unconfirmed", "with_fully_shard_reason", "runtime", "kernels"});
+          "unconfirmed", "with_fully_shard_reason", "runtime", "kernels", "quantization"});
   detail::read_name(r, path, p.name);
   r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
@@ -253,6 +273,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   r.tables("conflicts", false, [&](Reader& c) { read_conflict(c, p); });
   r.tables("backend_rules", false, [&](Reader& b) { read_backend_rule(b, p); });
   r.tables("kernels", false, [&](Reader& k) { read_kernels(k, p); });
+  r.tables("quantization", false, [&](Reader& q) { read_quantization(q, p); });
   if (const auto* t = r.table("missing"); t && r.ok()) {
     Reader m = r.sub(*t, "missing");
     for (int i = 0; i < kFeatureCount; ++i) m.string(kFeatureNames[i], p.missing[i]);
@@ -262,6 +283,8 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   read_features(r, "common", p.common, false);
   r.tables("models", false, [&](Reader& m) { read_model(m, p); });
   if (!r.ok()) return Error{error};
+  p.quantization_reason = fmt::format("{} runs the DiT's linears in bf16{} only", p.title.empty() ? p.name : p.title,
+                                      p.quantization.empty() ? "" : ", " + p.quantization_names());
   return p;
 }
 }  // namespace
@@ -275,6 +298,19 @@ const FrameworkKernels* FrameworkProfile::kernels_for(const HardwareProfile& hw)
     for (const DeviceRange& r : k.on)
       if (r.matches(hw.family, hw.peaks.compute_capability)) return &k;
   return nullptr;
+}
+
+const FrameworkQuantization* FrameworkProfile::quantization_for(const Precision& p) const {
+  for (const FrameworkQuantization& q : quantization)
+    if (std::find(q.dtypes.begin(), q.dtypes.end(), p) != q.dtypes.end()) return &q;
+  return nullptr;
+}
+
+std::string FrameworkProfile::quantization_names() const {
+  std::vector<std::string> names;
+  for (const FrameworkQuantization& q : quantization)
+    for (const Precision& p : q.dtypes) names.push_back(to_string(p));
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
 Result<FrameworkProfile> load_framework_profile(const std::string& path) {

@@ -12,6 +12,7 @@
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/parallel_config.h"
+#include "core/precision.h"
 #include "core/result.h"
 
 namespace cpplan {
@@ -90,6 +91,16 @@ struct FrameworkKernels {
   bool offers_kernel(AttentionBackend b) const;
 };
 
+// Number formats the framework runs the DiT's linear layers in (frameworks-runtime.md), and how a
+// user asks for them: the flag or call its launch text carries, and the framework's source. Where
+// a format runs is the format's rule (precision_refusal, core/precision.h).
+struct FrameworkQuantization {
+  std::vector<Precision> dtypes;
+  std::string flag;    // "--use_fp8_gemms"; cache-dit's keyword argument, diffusers' torchao call
+  std::string import;  // the Python import the flag needs (cache-dit, diffusers); "" for a command line
+  std::string source;  // the framework's file or doc
+};
+
 // Features used together that the framework refuses, and why.
 struct FeatureConflict {
   Feature a = Feature::kTp, b = Feature::kUlysses;
@@ -119,6 +130,8 @@ struct FrameworkProfile {
   std::vector<FeatureConflict> conflicts;
   std::vector<BackendRule> backend_rules;
   std::vector<FrameworkKernels> kernels;   // in file order; the first whose `on` matches applies
+  std::vector<FrameworkQuantization> quantization;  // [[quantization]]; none: BF16 only
+  std::string quantization_reason;         // "xDiT runs the DiT's linears in bf16, fp8, nvfp4 or mxfp4 only"
   std::string with_fully_shard_reason;     // why a plan breaks an entry's with_fully_shard
   std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
   std::string unlisted;                    // why a model without an entry runs nothing ("" : `common` only)
@@ -133,6 +146,10 @@ struct FrameworkProfile {
   FeatureSet features_for(const ModelProfile& m) const;
   // What it launches on `hw` (null: the file says nothing for that accelerator).
   const FrameworkKernels* kernels_for(const HardwareProfile& hw) const;
+  // The entry that runs `p` (null: the framework does not offer it); BF16 needs none.
+  const FrameworkQuantization* quantization_for(const Precision& p) const;
+  // The quantized dtypes it offers, by name, in file order ("fp8, nvfp4"; "none" when it offers none).
+  std::string quantization_names() const;
 };
 
 Result<FrameworkProfile> load_framework_profile(const std::string& path);

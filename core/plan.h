@@ -10,6 +10,7 @@
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/parallel_config.h"
+#include "core/precision.h"
 #include "core/runtime.h"
 #include "core/sequence.h"
 #include "core/topology.h"
@@ -36,6 +37,9 @@ struct Query {
   // the elementwise kinds it fuses; null: the runtime's own kernels (the executor, a probed GPU).
   const FrameworkKernels* kernels = nullptr;
   const FrameworkProfile* kernels_framework = nullptr;  // whose kernels those are
+  // The number format of the transformer's linear layers (--dtype): their weights' bytes, their
+  // GEMMs' tensor peak and the activations' quantization (core/precision.h).
+  Precision precision;
   // The framework's runtime (host costs, fusion); nullptr: kernel launches only.
   const RuntimeProfile* runtime = nullptr;
   // Forced placements; unset: the planner picks, per plan, the fastest that fits.

@@ -42,16 +42,43 @@ class BlockBuilder {
 
   // One GEMM of rows x k x n (a short text stream is its own small GEMM): TP shards each weight
   // (column-parallel outputs, row-parallel inputs), every rank sees all its local tokens. Bytes:
-  // the weight shard plus the activations in and out.
+  // the weight shard plus the activations in and out. A quantized linear (Query::precision) reads
+  // its weights at the format's bytes and, where its activations are quantized too, its input at
+  // theirs, and runs on the format's tensor peak: priced as the BF16 GEMM of the same bytes whose
+  // FLOPs are scaled by the BF16 peak over the format's (the same fraction of its own peak), plus
+  // the pass that quantizes its input (quantize_activations).
   void gemm(double rows, double k, double n, bool sharded = true) {
     if (rows <= 0) return;
     if (sharded && ctx_.axes.t > 1) ++tp_linears_;
+    const Precision& p = ctx_.q.precision;
     const Flops fl = 2.0 * nb() * rows * k * n;
-    const Timed t = ctx_.hw.gemm(fl, k * n * ctx_.m.bytes_per_param + nb() * rows * (k + n) * b(), nb() * rows);
+    const double bf16_equivalent =
+        p.low_precision_math() ? ctx_.q.hardware->bf16_tflops / gemm_peak_tflops(*ctx_.q.hardware, p) : 1.0;
+    const Bytes bytes = k * n * weight_bytes_of_linears() + nb() * rows * (k * activation_bytes(p) + n * b());
+    const Timed t = ctx_.hw.gemm(fl * bf16_equivalent, bytes, nb() * rows);
     bc().flops += fl;
     bc().gemm_ms += t.ms;
     if (t.bandwidth_bound) bc().gemm_traffic_ms += t.ms;
     note_source(bc().sources.gemm, t.source);
+    if (p.low_precision_math()) quantize_activations(nb() * rows * k);
+  }
+
+  Bytes weight_bytes_of_linears() const {
+    return ctx_.q.precision.quantized() ? weight_bytes(ctx_.q.precision.weights) : ctx_.m.bytes_per_param;
+  }
+
+  // Quantizing a GEMM's `elements` input activations at run time, eager: a per-tensor scale needs
+  // the tensor's absolute maximum first (one reduction reading the BF16 input), then one pass that
+  // reads it again and writes the quantized copy; a per-row scale (or a static one) is that one
+  // pass alone. Each pass is a kernel the host launches.
+  void quantize_activations(double elements) {
+    const Precision& p = ctx_.q.precision;
+    const bool reduction = p.activations == ActivationScaling::kDynamicTensor;
+    const Bytes bytes = elements * ((reduction ? 2.0 : 0.0) + b() + activation_bytes(p));
+    const Timed e = ctx_.hw.memory(bytes);
+    bc().memory_ms += e.ms;
+    quantize_ops_ += reduction ? 2 : 1;
+    note_source(bc().sources.memory, e.source);
   }
 
   void gemms() {
@@ -293,7 +320,7 @@ class BlockBuilder {
     const int f = ctx_.axes.f;
     if (f <= 1) return;
     const CommGroup& grp = ctx_.group(CommAxis::kFs);
-    const Bytes weights = fully_shard_block_params(ctx_.m, g_) * ctx_.m.bytes_per_param;
+    const Bytes weights = fully_shard_block_bytes(ctx_.m, g_, ctx_.q.precision);
     const Timed t = ctx_.hw.collective(Collective::kAllGather, weights, grp);
     const Milliseconds exposed = std::max(0.0, t.ms - bc().device_ms());
     bc().comm_ms += exposed;
@@ -312,7 +339,7 @@ class BlockBuilder {
   void host() {
     const RuntimeProfile& rt = ctx_.runtime;
     const HostOps ops = block_host_ops(ctx_, g_);
-    bc().ops = ops.block + tp_all_reduces_ * rt.ops.tp_all_reduce + tp_linears_ * rt.ops.tp_linear;
+    bc().ops = ops.block + tp_all_reduces_ * rt.ops.tp_all_reduce + tp_linears_ * rt.ops.tp_linear + quantize_ops_;
     bc().ulysses_ops = ops.ulysses;
     bc().ring_ops = ops.ring;
     bc().ring_iteration_ops = ops.ring_iterations;
@@ -356,6 +383,7 @@ class BlockBuilder {
   std::array<Milliseconds, kCommAxisCount> axis_ms_{};
   double tp_all_reduces_ = 0;
   double tp_linears_ = 0;  // the block's tensor-parallel linears
+  double quantize_ops_ = 0;  // kernels quantizing the GEMMs' inputs
 };
 
 }  // namespace

@@ -348,9 +348,13 @@ double all_block_linear_params(const ModelProfile& m) {
   return std::min(sharded, m.params);
 }
 
-Bytes transformer_weight_bytes(const ModelProfile& m, int tp) {
+Bytes linear_weight_bytes(const ModelProfile& m, const Precision& p) {
+  return p.quantized() ? weight_bytes(p.weights) : m.bytes_per_param;
+}
+
+Bytes transformer_weight_bytes(const ModelProfile& m, int tp, const Precision& p) {
   const double sharded = all_block_linear_params(m);
-  return (sharded / tp + (m.params - sharded)) * m.bytes_per_param;
+  return sharded / tp * linear_weight_bytes(m, p) + (m.params - sharded) * m.bytes_per_param;
 }
 
 namespace {
@@ -381,17 +385,25 @@ double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g) {
   return (block_linear_params(m, g) + own_modulation_params(m, g)) * block_share(m);
 }
 
-Bytes fully_shard_gathered_bytes(const ModelProfile& m) {
-  double largest = 0;
-  for (const BlockGroup& g : m.blocks) largest = std::max(largest, fully_shard_block_params(m, g));
-  return kFsGatheredBlocks * largest * m.bytes_per_param;
+Bytes fully_shard_block_bytes(const ModelProfile& m, const BlockGroup& g, const Precision& p) {
+  return (block_linear_params(m, g) * linear_weight_bytes(m, p) + own_modulation_params(m, g) * m.bytes_per_param) *
+         block_share(m);
 }
 
-Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs) {
-  double blocks = 0;
-  for (const BlockGroup& g : m.blocks) blocks += fully_shard_block_params(m, g) * g.count;
+Bytes fully_shard_gathered_bytes(const ModelProfile& m, const Precision& p) {
+  double largest = 0;
+  for (const BlockGroup& g : m.blocks) largest = std::max(largest, fully_shard_block_bytes(m, g, p));
+  return kFsGatheredBlocks * largest;
+}
+
+Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs, const Precision& p) {
+  double blocks = 0, block_bytes = 0;
+  for (const BlockGroup& g : m.blocks) {
+    blocks += fully_shard_block_params(m, g) * g.count;
+    block_bytes += fully_shard_block_bytes(m, g, p) * g.count;
+  }
   const double whole = m.params - blocks;  // embedders, output layer: every rank holds them whole
-  return (blocks / fs + whole) * m.bytes_per_param + fully_shard_gathered_bytes(m);
+  return block_bytes / fs + whole * m.bytes_per_param + fully_shard_gathered_bytes(m, p);
 }
 
 MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
@@ -403,7 +415,8 @@ MemoryBreakdown denoising_memory(const StepContext& ctx, Bytes live) {
   const int held = ctx.q.offload_idle_transformer ? 1 : m.transformers;
   mem.transformer_weights =
       held *
-      (ctx.axes.f > 1 ? fully_sharded_weight_bytes(m, ctx.axes.f) : transformer_weight_bytes(m, ctx.axes.t));
+      (ctx.axes.f > 1 ? fully_sharded_weight_bytes(m, ctx.axes.f, ctx.q.precision)
+                      : transformer_weight_bytes(m, ctx.axes.t, ctx.q.precision));
   mem.vae_weights = m.vae.weights.params * m.vae.weights.bytes_per_param;
   const bool joint = m.text_handling == TextHandling::kJoint;
   const Bytes resident = ctx.samples * (ctx.tokens * d * kResidentActivations + (joint ? 0.0 : ctx.text * d)) * b;

@@ -203,7 +203,7 @@ double block_modulation_params(const ModelProfile& m, const BlockGroup& g) {
 
 }  // namespace
 
-Bytes pipefusion_weight_bytes(const ModelProfile& m, int stages) {
+Bytes pipefusion_weight_bytes(const ModelProfile& m, int stages, const Precision& p) {
   double listed = 0, modulation = 0;  // before the cap at the model's parameters
   for (const BlockGroup& g : m.blocks) {
     listed += block_linear_params(m, g) * g.count;
@@ -214,16 +214,18 @@ Bytes pipefusion_weight_bytes(const ModelProfile& m, int stages) {
   const double kept_modulation = std::min(modulation, m.params - linears);
   const double modulation_scale = modulation > 0 ? kept_modulation / modulation : 0;
   const double rest = m.params - linears - kept_modulation;  // embedders, final layer
+  const Bytes linear_bytes = linear_weight_bytes(m, p);
   double heaviest = 0;
   for (int s = 0; s < stages; ++s) {
-    double here = (s == 0 || s + 1 == stages) ? rest : 0;
+    double here = (s == 0 || s + 1 == stages) ? rest * m.bytes_per_param : 0;
     for_each_part(m, stages, s, [&](int group, int count) {
       const BlockGroup& g = m.blocks[group];
-      here += count * (block_linear_params(m, g) * linear_scale + block_modulation_params(m, g) * modulation_scale);
+      here += count * (block_linear_params(m, g) * linear_scale * linear_bytes +
+                       block_modulation_params(m, g) * modulation_scale * m.bytes_per_param);
     });
     heaviest = std::max(heaviest, here);
   }
-  return heaviest * m.bytes_per_param;
+  return heaviest;
 }
 
 Bytes kv_buffer_bytes_per_block(const StepContext& ctx) {
@@ -367,7 +369,7 @@ MemoryBreakdown pipefusion_memory(const StepContext& ctx, const StepContext& pat
   const Bytes full_active = full_mem.activations + kFragmentation * 2.0 * ctx.samples * ctx.tokens * d * b;
   const bool warmup = step_split(ctx.q, ctx.config.pipefusion).warmup > 0;
   const Bytes kv_buffer = st.most_blocks * kv_buffer_bytes_per_block(ctx);
-  mem.transformer_weights = pipefusion_weight_bytes(ctx.m, ctx.axes.p);
+  mem.transformer_weights = pipefusion_weight_bytes(ctx.m, ctx.axes.p, ctx.q.precision);
   mem.activations = std::max(patch_active, warmup ? full_active : 0.0) + kv_buffer;
   mem.attention_extra = std::max(mem.attention_extra, warmup ? full_mem.attention_extra : 0.0) + kv_buffer;
   return mem;

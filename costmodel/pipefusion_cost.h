@@ -57,7 +57,7 @@ Bytes pipefusion_p2p_bytes(const StepContext& ctx);
 // The transformer's weights on the GPU of the heaviest stage (bytes): its blocks' linears and
 // their own adaLN projections plus, on the first and the last stage, the rest (embedders, final
 // layer, shared modulation). TP never joins PipeFusion.
-Bytes pipefusion_weight_bytes(const ModelProfile& m, int stages);
+Bytes pipefusion_weight_bytes(const ModelProfile& m, int stages, const Precision& p = {});
 
 // The K/V buffer of one block: K and V of the full sequence for this rank's heads and CP share,
 // 2 x samples x (S_img / k + text_local) x D x b.

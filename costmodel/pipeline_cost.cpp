@@ -306,7 +306,8 @@ struct LoadSizes {
 };
 LoadSizes load_sizes(const StepContext& ctx) {
   const ModelProfile& m = ctx.m;
-  LoadSizes out{transformer_weight_bytes(m, 1), 0, ctx.axes.f > 1 ? fully_shard_gathered_bytes(m) : 0.0};
+  LoadSizes out{transformer_weight_bytes(m, 1, ctx.q.precision), 0,
+                ctx.axes.f > 1 ? fully_shard_gathered_bytes(m, ctx.q.precision) : 0.0};
   for (const Component& e : m.text_encoders) out.encoders += e.params * e.bytes_per_param;
   return out;
 }

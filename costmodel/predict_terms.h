@@ -53,7 +53,12 @@ double all_block_linear_params(const ModelProfile& m);
 // The transformer's weights on one GPU (bytes): the attention and FFN linears of every block
 // (both streams of a double block, a cross block's text K/V, the image-only attention), capped at
 // the model's parameters, divided over `tp` ranks; the rest (embedders, norms, modulation) whole.
-Bytes transformer_weight_bytes(const ModelProfile& m, int tp);
+// Under a quantized precision the block linears take the format's bytes (core/precision.h); the
+// rest stays at the checkpoint's, as the frameworks' validated presets keep modulation, embedders
+// and the output layer in BF16.
+Bytes transformer_weight_bytes(const ModelProfile& m, int tp, const Precision& p = {});
+// Bytes per parameter of the block linears under `p`: the format's, else the checkpoint's.
+Bytes linear_weight_bytes(const ModelProfile& m, const Precision& p);
 
 // Fully sharded weights (xDiT fully_shard_degree, FSDP-style): every block's parameters are split
 // over the F ranks of the group and all-gathered before the block runs, the next block's gather
@@ -67,15 +72,17 @@ inline constexpr double kFsGatheredBlocks = 2.0;
 // expert norms); none when shared (FLUX.2). Scaled down only when every block's would pass the
 // model's parameters.
 double fully_shard_block_params(const ModelProfile& m, const BlockGroup& g);
+// Its bytes: the linears at linear_weight_bytes, the modulation at the checkpoint's.
+Bytes fully_shard_block_bytes(const ModelProfile& m, const BlockGroup& g, const Precision& p = {});
 // The transformer's weights on one GPU of a fully-shard group of `fs` ranks (bytes): 1/fs of the
 // blocks' parameters, the rest (embedders, output layer) whole, as xDiT's FSDP strategy wraps the
 // blocks alone and moves the other children whole and as cpplan's executor keeps them
 // (executor/sharded_block.h); plus kFsGatheredBlocks whole copies of the largest block.
 // Precondition: fs >= 1.
-Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs);
+Bytes fully_sharded_weight_bytes(const ModelProfile& m, int fs, const Precision& p = {});
 // Of which: the kFsGatheredBlocks whole copies of the largest block, which only a forward gathers
 // (none while loading).
-Bytes fully_shard_gathered_bytes(const ModelProfile& m);
+Bytes fully_shard_gathered_bytes(const ModelProfile& m, const Precision& p = {});
 
 // Memory of the denoising phase: the transformer's and the VAE's weights, the resident
 // activations plus the largest live layer `live` (bytes) with the allocator's slack, the runtime's

@@ -83,10 +83,13 @@ std::string cache_dit_script(const Query& q, const Plan& p, const PipelinePlacem
   s += fmt::format("pipe.transformer.set_attention_backend(\"{}\")\n", diffusers_backend(q.backend));
   if (c.context_parallel_config.ring_anything)
     s += "# Ring Anything: cpplan's reference names no cache-dit argument for uneven Ring splits\n";
-  if (!config.empty())
-    s += fmt::format("# parallelism without caching: no cache config, so every step is computed\n"
-                     "cache_dit.enable_cache(pipe, parallelism_config={})\n",
-                     config);
+  const FrameworkQuantization* fq = quantization_of(q, Framework::kCacheDit);
+  if (fq) s += fq->import + "\n";
+  if (!config.empty() || fq)
+    s += fmt::format("# {} without caching: no cache config, so every step is computed\n"
+                     "cache_dit.enable_cache(pipe{}{})\n",
+                     fq && !config.empty() ? "parallelism and quantization" : fq ? "quantization" : "parallelism",
+                     config.empty() ? "" : ", parallelism_config=" + config, fq ? ", " + fq->flag : "");
   if (shard_first)
     s += "# sharded before moving to the GPU: each tensor-parallel weight reaches this GPU as its shard, so the\n"
          "# whole transformer never sits on one GPU (cpplan's predicted load peak holds)\n"
@@ -134,6 +137,7 @@ std::string sglang_command(const Query& q, const Plan& p, const PipelinePlacemen
   s += fmt::format(" --height {} --width {}", q.resolution.height, q.resolution.width);
   if (m.video) s += fmt::format(" --num-frames {}", q.frames);
   s += fmt::format(" --num-inference-steps {} --prompt \"{}\"", q.steps, kPrompt);
+  if (const FrameworkQuantization* fq = quantization_of(q, Framework::kSglang)) s += " " + fq->flag;
   return s;
 }
 
@@ -168,6 +172,7 @@ std::string vllm_omni_command(const Query& q, const Plan& p, const PipelinePlace
                               m.video ? fmt::format(", {} frames", q.frames) : "", q.steps,
                               why.empty() ? "" : "; unconfirmed: " + why);
   s += fmt::format("vllm serve {} --omni {}", repo_of(m), fmt::join(vllm_omni_parallel_args(p, where), " "));
+  if (const FrameworkQuantization* fq = quantization_of(q, Framework::kVllmOmni)) s += " " + fq->flag;
   return s;
 }
 

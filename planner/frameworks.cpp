@@ -134,6 +134,7 @@ std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const 
     for (int i = 0; i < kFeatureCount; ++i)
       if (lacking & (1u << i)) return o.fw->missing[i];
   if (auto why = limit_reason(o, q, p, used); !why.empty()) return why;
+  if (q.precision.quantized() && !o.fw->quantization_for(q.precision)) return o.fw->quantization_reason;
   // A framework that shards a text encoder with the transformer's weights (with_fully_shard) does so
   // whenever, and only when, the plan shards fully; a model without text encoders has none to shard.
   if (o.entry && o.entry->with_fully_shard && q.model && !q.model->text_encoders.empty() &&
@@ -359,6 +360,9 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
   const bool shard_first = p.config.tp() > 1;
   s += placement_lines(m, pipeline, repo, where.text_encoder, device, !shard_first);
   s += vae_lines(where.vae);
+  if (const FrameworkQuantization* fq = quantization_of(q, Framework::kDiffusers))
+    s += fmt::format("# --dtype {}: the transformer's linears quantized by torchao ({})\n{}\n{}\n",
+                     to_string(q.precision), fq->source, fq->import, fq->flag);
   // A pipeline of two transformers (Wan2.2 A14B: transformer and transformer_2) sets up both.
   for (const std::string_view t : {"transformer", "transformer_2"}) {
     if (t == "transformer_2" && m.transformers < 2) break;
@@ -416,6 +420,11 @@ std::string fully_sharded_encoder_note(const ModelProfile& m, const Plan& p, Tex
 }
 }  // namespace
 
+const FrameworkQuantization* quantization_of(const Query& q, Framework f) {
+  const FrameworkProfile* fw = q.frameworks[static_cast<int>(f)];
+  return q.precision.quantized() && fw ? fw->quantization_for(q.precision) : nullptr;
+}
+
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
   // The entry matched by profile name or by transformer class (a model from a config): the runner
@@ -432,6 +441,7 @@ std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement&
   s += fmt::format(" --height {} --width {}", q.resolution.height, q.resolution.width);
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
   s += fmt::format(" --num_inference_steps {} {}", q.steps, fmt::join(xdit_parallel_args(p, where), " "));
+  if (const FrameworkQuantization* fq = quantization_of(q, Framework::kXdit)) s += " " + fq->flag;
   s += " --prompt \"a photo of a cat\"";
   return fully_sharded_encoder_note(m, p, where.text_encoder) + s;
 }

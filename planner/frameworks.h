@@ -106,5 +106,8 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
 std::vector<std::string> xdit_parallel_args(const Plan& p, const PipelinePlacement& where = {});
 // xDiT launch line; precondition: xDiT can run it.
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where = {});
+// What framework `f`'s launch text adds for the query's --dtype (its [[quantization]] entry): null
+// for BF16 or a format it does not offer.
+const FrameworkQuantization* quantization_of(const Query& q, Framework f);
 
 }  // namespace cpplan::planner

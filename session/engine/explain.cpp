@@ -54,6 +54,26 @@ std::vector<MeshAxis> outermost_first(const Placement& p) { return {p.axis_order
 }  // namespace
 
 namespace {
+// The GEMMs' kernel in words: the vendor's BF16 GEMM, or the quantized format's (--dtype).
+std::string gemm_kernel(const Precision& p) {
+  if (!p.quantized()) return "vendor BF16 GEMM (cuBLAS / hipBLASLt)";
+  return describe(p) + (p.low_precision_math()
+                            ? fmt::format(", on the {} tensor peak; each input quantized in {} memory-bound pass{}",
+                                          p.weights == WeightFormat::kFp8 ? "FP8" : "FP4",
+                                          p.activations == ActivationScaling::kDynamicTensor ? "two" : "one",
+                                          p.activations == ActivationScaling::kDynamicTensor ? "es" : "")
+                            : ", on the BF16 tensor peak");
+}
+
+// Where the GEMMs' pricing comes from: the profile's fraction, and the framework's source for a
+// quantized format.
+std::string gemm_source(const Query& q, const HardwareProfile& hw) {
+  const std::string fraction = fmt::format("profiles/hardware/{}.toml [efficiency] gemm", hw.name);
+  const FrameworkQuantization* fq =
+      q.precision.quantized() && q.kernels_framework ? q.kernels_framework->quantization_for(q.precision) : nullptr;
+  return fq ? fmt::format("{}: {}; {}", fq->flag, fq->source, fraction) : fraction;
+}
+
 // The step's kernels by kind: attention's binding resource from the roofline on one call of the
 // plan's shape; the GEMMs' from their terms (HBM where the memory side set most of their time).
 void explain_kernels(const Query& q, Explain& e) {
@@ -77,9 +97,9 @@ void explain_kernels(const Query& q, Explain& e) {
                        k && k->attention == q.backend ? k->attention_source : "--attention-backend; " + ak.source});
   Milliseconds traffic = 0;
   for (int i = 0; i < e.prediction.block_count; ++i) traffic += e.prediction.blocks[i].gemm_traffic_ms;
-  e.kernels.push_back({"GEMMs", "vendor BF16 GEMM (cuBLAS / hipBLASLt)",
+  e.kernels.push_back({"GEMMs", gemm_kernel(q.precision),
                        std::string(to_string(traffic > e.gemm_ms / 2 ? Resource::kHbm : Resource::kTensor)), e.gemm_ms,
-                       fmt::format("profiles/hardware/{}.toml [efficiency] gemm", hw.name)});
+                       gemm_source(q, hw)});
   const bool fused = k && k->fused.bits != 0;
   const bool compiled = k && k->compile;
   e.kernels.push_back({"norms, modulation, RoPE, residuals",

@@ -158,6 +158,28 @@ void resolve_kernels(const Options& a, Query& q, bool local) {
   q.kernels = k;
   q.kernels_framework = k ? fw : nullptr;
 }
+
+// --dtype: a format the GPU runs and, for a named framework, one it offers; a probed machine is
+// priced from its measured BF16 kernels, so it plans BF16 only.
+void resolve_precision(const Options& a, Query& q, bool local) {
+  if (a.precision.empty()) return;
+  const Result<Precision> p = parse_precision(a.precision);
+  if (!p) throw InvalidInput{p.error().message};
+  q.precision = *p;
+  if (!q.precision.quantized()) return;
+  if (local)
+    throw InvalidInput{fmt::format("--dtype = {}: --hardware local is priced from this machine's measured BF16 "
+                                   "kernels; name a hardware profile to plan a quantized model",
+                                   a.precision)};
+  if (q.hardware)
+    if (auto why = precision_refusal(*q.hardware, q.precision)) throw InvalidInput{*why};
+  const auto named = framework_choice(a);
+  const FrameworkProfile* fw = named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
+  if (fw && !fw->quantization_for(q.precision))
+    throw InvalidInput{fmt::format("--dtype = {}: {}", a.precision, fw->quantization_reason)};
+  if (a.framework == "cpplan")
+    throw InvalidInput{fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) only", a.precision)};
+}
 }  // namespace
 
 
@@ -249,6 +271,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                       : q.hardware        ? q.hardware->host_memory_gib
                                           : 0.0;
   resolve_kernels(a, q, r.local_hardware);
+  resolve_precision(a, q, r.local_hardware);
   if (a.runtime.empty()) q.runtime = runtime_named(catalog, default_runtime(a, q));
   return r;
 }

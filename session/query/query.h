@@ -27,6 +27,9 @@ struct Options {
   // profile; model_config_json: the same config as JSON text (the Python module's dict).
   std::string model_config, model_config_json;
   std::string gpus, res, frames, model = "flux.1-dev", hardware, steps, backend, batch = "1", text_tokens;
+  // --dtype of a planning query: the DiT linears' number format; empty: bf16 (core/precision.h).
+  // `cpplan run --dtype` is the executor's own (dtype below: fp32 or bf16).
+  std::string precision;
   std::string runtime;       // empty: the --framework's (its profile's runtime), else diffusers (cpplan run: cpplan)
   std::string text_encoder;  // empty: the planner picks per plan
   std::string vae;           // empty: the planner picks per plan

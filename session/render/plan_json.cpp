@@ -130,6 +130,7 @@ json query_json(const Query& q) {
          {"steps", q.steps},
          {"batch", q.batch},
          {"attention_backend", to_string(q.backend)},
+         {"dtype", to_string(q.precision)},
          {"runtime", q.runtime ? json(q.runtime->name) : json(nullptr)},
          {"text_encoder", q.text_encoder ? json(to_string(*q.text_encoder)) : json("auto")},
          {"vae", q.vae ? json(to_string(*q.vae)) : json("auto")},
