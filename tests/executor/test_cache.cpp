@@ -76,9 +76,14 @@ int middle_and_last(const std::string& model) {
 
 CacheSchedule every_step_computed(int steps, int first, int last) { return schedule(steps, steps, 1, first, last); }
 
-// Ulysses 2, Ring 2, and where the model has true CFG its two CFG groups apart (cfg_degree 2).
+// Ulysses 2, Ring 2, TP 2 (the middle blocks' all-reduces skipped on both ranks), Ulysses 2 with
+// every block sharded over both ranks (fs_degree 2: the middle blocks' all-gathers skipped), and
+// where the model has true CFG its two CFG groups apart (cfg_degree 2).
 std::vector<ParallelConfig> two_rank_plans(const std::string& model) {
-  std::vector<ParallelConfig> plans = {cpplan::test::config(1, 2), cpplan::test::config(2, 1)};
+  ParallelConfig sharded = cpplan::test::config(1, 2);
+  sharded.fs_degree = 2;
+  std::vector<ParallelConfig> plans = {cpplan::test::config(1, 2), cpplan::test::config(2, 1),
+                                       cpplan::test::config(1, 1, 2), sharded};
   if (cpplan::test::make_query(model, 2).model->guidance == cpplan::Guidance::kTrueCfg)
     plans.push_back(cpplan::test::config(1, 1, 1, 2));
   return plans;
@@ -250,7 +255,7 @@ TEST_CASE("a cached step adds the residual the middle blocks left at the last co
   }
 }
 
-TEST_CASE("with cached steps, Ulysses 2, Ring 2 and CFG 2 reproduce the single-rank latents",
+TEST_CASE("with cached steps, Ulysses 2, Ring 2, TP 2, FSDP 2 and CFG 2 reproduce the single-rank latents",
           "[executor][multirank][cache]") {
   // flux-tiny: double- and single-stream blocks, text split with the image; hunyuan-tiny: the text
   // whole on every rank; qwen-tiny: a text attention mask, true CFG; wan-tiny: cross-attention, true
@@ -264,13 +269,14 @@ TEST_CASE("with cached steps, Ulysses 2, Ring 2 and CFG 2 reproduce the single-r
     // The cached steps do change the result (the residual is not the middle blocks' at that step).
     CHECK(relative_error(single, uncached) > 1e-4);
     for (const ParallelConfig& pc : two_rank_plans(model)) {
-      INFO(model << " " << cpplan::plan_label(pc));
+      const std::string label = cpplan::plan_label(pc);
+      INFO(model << " " << label);
       const at::Tensor two = run_threads(spec_for(model, pc, 4, cache, draws)).latents;
       REQUIRE(two.sizes() == single.sizes());
       const double error = relative_error(two, single);
       std::printf("%s %s, steps [computed, cached, computed, cached], F 1 B %d: relative difference %.3g from one "
                   "rank\n",
-                  model.c_str(), cpplan::plan_label(pc).c_str(), cache.last_blocks, error);
+                  model.c_str(), label.c_str(), cache.last_blocks, error);
       CHECK(error <= 1e-5);
     }
   }
@@ -293,6 +299,25 @@ TEST_CASE("with cached steps, Ulysses 2 reproduces one rank on every other tiny 
     INFO(model);
     CHECK(error <= 1e-5);
   }
+}
+
+TEST_CASE("a cached step sends the bytes of its first and last blocks alone: its middle blocks run no collective",
+          "[executor][multirank][cache]") {
+  // flux-tiny under Ulysses 2: its 4 blocks each run one joint attention over [text; image] (the
+  // same all-to-alls, X bytes a block), and the pass ends with the velocity's all-gather (G). A
+  // computed step sends A = 4X + G; a cached step with F = 1, B = 0 sends C1 = X + G, with F = 1,
+  // B = 1 C2 = 2X + G: A - C1 = 3 (C2 - C1). bytes_sent is the mean over the steps [computed, cached].
+  const auto draws = cpplan::executor::make_weight_draws();
+  const ParallelConfig pc = cpplan::test::config(1, 2);
+  const double a = run_threads(spec_for("flux-tiny", pc, 1, {}, draws)).bytes_sent;
+  auto cached_step_bytes = [&](int last) {
+    return 2 * run_threads(spec_for("flux-tiny", pc, 2, schedule(2, 1, 2, 1, last), draws)).bytes_sent - a;
+  };
+  const double c1 = cached_step_bytes(0), c2 = cached_step_bytes(1);
+  std::printf("flux-tiny ulysses 2, bytes per rank: computed step %.0f, cached step F 1 B 0 %.0f, F 1 B 1 %.0f\n", a,
+              c1, c2);
+  CHECK(c2 > c1);
+  CHECK(a - c1 == 3 * (c2 - c1));
 }
 
 TEST_CASE("cached steps are timed in cached_step_ms and computed ones in computed_step_ms, in step order",
