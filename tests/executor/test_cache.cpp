@@ -196,6 +196,23 @@ TEST_CASE("a schedule with every step computed gives the latents of a run withou
   }
 }
 
+TEST_CASE("warm-up passes leave the step cache empty: with 2 of them the cached run's latents are those with none",
+          "[executor][multirank][cache]") {
+  // The warm-up passes run the whole model at sigma 1 and leave the cache untouched (runner.h): the
+  // timed result is the one without them, bitwise, and its cached step is still cached (the
+  // latents differ from an uncached run's).
+  const auto draws = cpplan::executor::make_weight_draws();
+  for (const ParallelConfig& pc : {cpplan::test::config(1, 1), cpplan::test::config(1, 2)}) {
+    INFO(cpplan::plan_label(pc));
+    const CacheSchedule cache = schedule(3, 1, 2, 1, 1);  // computed 0, 2; cached 1
+    RunSpec warmed = spec_for("flux-tiny", pc, 3, cache, draws);
+    warmed.warmup = 2;
+    const at::Tensor with_warmup = run_threads(warmed).latents;
+    CHECK(at::equal(with_warmup, run_threads(spec_for("flux-tiny", pc, 3, cache, draws)).latents));
+    CHECK(relative_error(with_warmup, run_threads(spec_for("flux-tiny", pc, 3, {}, draws)).latents) > 1e-4);
+  }
+}
+
 TEST_CASE("a cached step adds the residual the middle blocks left at the last computed step to the first blocks' "
           "output, by hand from the model's blocks run apart",
           "[executor][cache]") {
