@@ -472,17 +472,18 @@ class Mmdit final : public DitModel {
   at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
     const at::Tensor img = x_embed_(in.latents);
     const at::Tensor vec = conditioning(in.timestep, img.scalar_type());
-    const at::Tensor x = held_blocks(img, txt_embed_(in.text), vec, in, ctx);
+    const at::Tensor x = held_blocks(img, txt_embed_(in.text), vec, in, ctx, BlockRange{});
     return final_layer(x, vec, in.text.size(1));
   }
 
   at::Tensor embed(const ForwardInputs& in) const override { return joined(txt_embed_(in.text), x_embed_(in.latents)); }
 
-  at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
+  at::Tensor run_span(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx,
+                      BlockRange span) const override {
     const int64_t text_len = in.text.size(1);
     const at::Tensor txt = hidden.narrow(1, 0, text_len).narrow(2, 0, tw_).contiguous();
     const at::Tensor img = hidden.narrow(1, text_len, hidden.size(1) - text_len).contiguous();
-    return held_blocks(img, txt, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
+    return held_blocks(img, txt, conditioning(in.timestep, hidden.scalar_type()), in, ctx, span);
   }
 
   at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
@@ -490,20 +491,22 @@ class Mmdit final : public DitModel {
   }
 
  private:
-  // The held blocks (BlockRange): the double-stream ones on the two streams, the others on
-  // [text; image]; returns [text; image].
+  // Whether this model runs block `block` of `span`: held here and in the span.
+  bool runs(int block, BlockRange span) const { return held_.holds(block) && span.holds(block); }
+  // The held blocks (BlockRange) of `span`: the double-stream ones on the two streams, the others
+  // on [text; image]; returns [text; image].
   at::Tensor held_blocks(at::Tensor img, at::Tensor txt, const at::Tensor& vec, const ForwardInputs& in,
-                         AttentionContext& ctx) const {
+                         AttentionContext& ctx, BlockRange span) const {
     const at::Tensor angles = at::cat({in.text_rope, in.image_rope}, 0);
     const int64_t text_len = txt.size(1);
     int block = 0;
     for (const auto& b : doubles_)
-      if (held_.holds(block++)) double_block(b.gather(fs_), vec, angles, img, txt, ctx);
+      if (runs(block++, span)) double_block(b.gather(fs_), vec, angles, img, txt, ctx);
     at::Tensor x = joined(txt, img);
     for (const auto& b : singles_)
-      if (held_.holds(block++)) x = single_block(b.gather(fs_), vec, angles, x, ctx);
+      if (runs(block++, span)) x = single_block(b.gather(fs_), vec, angles, x, ctx);
     for (const auto& b : sequentials_)
-      if (held_.holds(block++)) x = sequential_block(b.gather(fs_), vec, angles, text_len, x, ctx);
+      if (runs(block++, span)) x = sequential_block(b.gather(fs_), vec, angles, text_len, x, ctx);
     return x;
   }
   // The final norm and projection of the image tokens of [text; image].
@@ -738,13 +741,14 @@ class CrossDit final : public DitModel {
   at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
     const at::Tensor x = x_embed_(in.latents);
     const at::Tensor e = conditioning(in.timestep, x.scalar_type());
-    return final_layer(held_blocks(x, e, in, ctx), e);
+    return final_layer(held_blocks(x, e, in, ctx, BlockRange{}), e);
   }
 
   at::Tensor embed(const ForwardInputs& in) const override { return x_embed_(in.latents); }
 
-  at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx) const override {
-    return held_blocks(hidden, conditioning(in.timestep, hidden.scalar_type()), in, ctx);
+  at::Tensor run_span(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx,
+                      BlockRange span) const override {
+    return held_blocks(hidden, conditioning(in.timestep, hidden.scalar_type()), in, ctx, span);
   }
 
   at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
@@ -756,9 +760,12 @@ class CrossDit final : public DitModel {
     return at::silu(time_in_(timestep_features(timestep, 256).to(type)));
   }
 
+  // Whether this model runs block `block` of `span`: held here and in the span.
+  bool runs(int block, BlockRange span) const { return held_.holds(block) && span.holds(block); }
   // `x`: the hidden states [B, S, D], followed on the last dim by the long skips an earlier
   // PipeFusion stage's blocks left for this stage's (in push order); returned the same way.
-  at::Tensor held_blocks(at::Tensor x, const at::Tensor& e, const ForwardInputs& in, AttentionContext& ctx) const {
+  at::Tensor held_blocks(at::Tensor x, const at::Tensor& e, const ForwardInputs& in, AttentionContext& ctx,
+                         BlockRange span) const {
     const at::Tensor ctx_tokens = txt_embed_(in.text);
     const at::Tensor e6 = time_mod_(e).view({e.size(0), 6, d_});
     // The outputs of the first blocks, for the skip blocks (last in, first out).
@@ -770,7 +777,7 @@ class CrossDit final : public DitModel {
     }
     int block = 0;
     for (const auto& sharded : blocks_) {
-      if (!held_.holds(block++)) continue;
+      if (!runs(block++, span)) continue;
       const Block b = sharded.gather(fs_);  // dropped at the end of the iteration
       if (b.skip.w.defined()) x = long_skip(b.skip, x, pop(skips));
       auto m = (e6 + b.table).chunk(6, 1);  // each [B, 1, D]

@@ -55,8 +55,13 @@ class DitModel {
   // `in.latents` is read by embed() only; every piece computes the timestep conditioning itself.
   virtual at::Tensor embed(const ForwardInputs& in) const = 0;
   // The held blocks (BlockRange) on `hidden`.
-  virtual at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in,
-                                AttentionContext& attention) const = 0;
+  at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& attention) const {
+    return run_span(hidden, in, attention, BlockRange{});
+  }
+  // The held blocks of `span` alone on `hidden`, the same form in and out (a step cache runs the
+  // first, middle and last blocks apart: executor/cache.h).
+  virtual at::Tensor run_span(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& attention,
+                              BlockRange span) const = 0;
   // The final norm and projection of the image tokens: the velocity [B, S_img, in_channels].
   virtual at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const = 0;
 };

@@ -10,8 +10,11 @@
 
 #include <ATen/Parallel.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "executor/memory.h"
@@ -121,9 +124,14 @@ std::vector<int64_t> split_lengths(int64_t length, int parts) {
 
 double RunFigures::median_step_ms() const { return percentile_step_ms(0.5); }
 
-double RunFigures::percentile_step_ms(double p) const {
-  if (step_ms.empty()) return 0;
-  std::vector<double> s = step_ms;
+double RunFigures::percentile_step_ms(double p) const { return percentile_ms(step_ms, p); }
+
+double RunFigures::median_computed_step_ms() const { return percentile_ms(computed_step_ms, 0.5); }
+
+double RunFigures::median_cached_step_ms() const { return percentile_ms(cached_step_ms, 0.5); }
+
+double percentile_ms(std::vector<double> s, double p) {
+  if (s.empty()) return 0;
   std::sort(s.begin(), s.end());
   const double pos = p * (s.size() - 1);
   const auto lo = static_cast<std::size_t>(pos);
@@ -236,15 +244,27 @@ namespace {
 
 // The velocity of the flow on this rank's share: apply_context_parallel's split of the inputs at
 // entry and gather of the output at exit, and under true CFG both passes (one per CFG group with
-// an all-gather of the predictions, or batched together) combined with the guidance scale.
+// an all-gather of the predictions, or batched together) combined with the guidance scale. Under
+// a step cache (spec.cache given) each pass of a timed step runs through this rank's StepCache.
 class Denoiser {
  public:
   Denoiser(const RunSpec& spec, Mesh& mesh, DitModel& model, const SequenceShard& shard, const Conditioning& in)
       : spec_(spec), mesh_(mesh), model_(&model), shard_(shard), in_(in),
-        per_replica_(spec.batch / spec.config.dp_degree) {}
+        per_replica_(spec.batch / spec.config.dp_degree) {
+    const CacheSchedule& c = spec.cache;
+    if (!c.computed.empty()) cache_.emplace(c.first_blocks, c.last_blocks, spec.model->total_blocks());
+  }
 
-  // The transformer the next passes run (a two-transformer pipeline switches at its boundary).
-  void use(DitModel& model) { model_ = &model; }
+  // The transformer the next passes run (a two-transformer pipeline switches at its boundary):
+  // on a switch the cache is cleared (check_cache made the switch's step a computed one).
+  void use(DitModel& model) {
+    if (cache_ && model_ != &model) cache_->clear();
+    model_ = &model;
+  }
+
+  // The timed step the next passes belong to, computed or cached as the schedule says; -1 (the
+  // warm-up passes): the plain model, the cache left as it is.
+  void at_step(int step) { step_ = step; }
 
   // This data-parallel replica's share of the batch (dimension 0).
   at::Tensor mine(const at::Tensor& t) const {
@@ -253,20 +273,22 @@ class Denoiser {
 
   at::Tensor velocity(const at::Tensor& x, double sigma) {
     if (spec_.model->guidance != Guidance::kTrueCfg)
-      return forward(x, mine(in_.cond), mine_valid(in_.cond_valid), sigma);
+      return forward(x, mine(in_.cond), mine_valid(in_.cond_valid), sigma, CachePass::kCond);
     at::Tensor vc, vu;
     if (spec_.config.cfg_degree == 2) {
       // One pass per CFG group, then one all-gather of the prediction per step.
       const bool c = mesh_.coords().cfg == 0;
-      const at::Tensor v =
-          forward(x, mine(c ? in_.cond : in_.uncond), mine_valid(c ? in_.cond_valid : in_.uncond_valid), sigma);
+      const at::Tensor v = forward(x, mine(c ? in_.cond : in_.uncond),
+                                   mine_valid(c ? in_.cond_valid : in_.uncond_valid), sigma,
+                                   c ? CachePass::kCond : CachePass::kUncond);
       const at::Tensor both = mesh_.cfg().all_gather_cat(v.unsqueeze(0), 0);
       vc = both[0];
       vu = both[1];
     } else {
       const at::Tensor valid =
           in_.cond_valid.defined() ? at::cat({mine(in_.cond_valid), mine(in_.uncond_valid)}) : at::Tensor();
-      const auto two = forward(at::cat({x, x}), at::cat({mine(in_.cond), mine(in_.uncond)}), valid, sigma).chunk(2);
+      const at::Tensor text = at::cat({mine(in_.cond), mine(in_.uncond)});
+      const auto two = forward(at::cat({x, x}), text, valid, sigma, CachePass::kBoth).chunk(2);
       vc = two[0];
       vu = two[1];
     }
@@ -276,8 +298,10 @@ class Denoiser {
  private:
   at::Tensor mine_valid(const at::Tensor& t) const { return t.defined() ? mine(t) : t; }
 
-  // One forward pass of the rank's CP share; the output gathered over the CP group, in fp32.
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& text, const at::Tensor& valid, double sigma) {
+  // One forward pass (of kind `pass`) of the rank's CP share; the output gathered over the CP
+  // group, in fp32.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& text, const at::Tensor& valid, double sigma,
+                     CachePass pass) {
     const SequenceShard& s = shard_;
     const DeviceSpec& dev = spec_.device;
     ForwardInputs in;
@@ -288,7 +312,10 @@ class Denoiser {
     in.text_rope = s.text_rope;
     AttentionContext call = s.attention;
     if (valid.defined()) mask_keys(call, valid, s.text_split(), s.img_len);
-    return s.whole_image(mesh_.cp().all_gather_uneven(model_->forward(in, call), 1, s.img_len)).to(at::kFloat);
+    const at::Tensor v = cache_ && step_ >= 0
+                             ? cache_->forward(*model_, in, call, pass, spec_.cache.computed_at(step_))
+                             : model_->forward(in, call);
+    return s.whole_image(mesh_.cp().all_gather_uneven(v, 1, s.img_len)).to(at::kFloat);
   }
 
   const RunSpec& spec_;
@@ -297,15 +324,19 @@ class Denoiser {
   const SequenceShard& shard_;
   const Conditioning& in_;
   const int64_t per_replica_;
+  std::optional<StepCache> cache_;  // this rank's; none without a schedule
+  int step_ = -1;
 };
 
 // The denoising loop on `x` (this replica's latents, updated in place): the warm-up passes (at
-// sigma 1: the first transformer's), then the timed Euler steps, each with its step's transformer.
+// sigma 1: the first transformer's, the whole model, the step cache untouched: it is empty when
+// the timed steps start), then the timed Euler steps, each with its step's transformer.
 StepTimes denoise(const RunSpec& spec, Mesh& mesh, Denoiser& denoiser, const Transformers& models, at::Tensor& x,
                   int rank) {
   for (int i = 0; i < spec.warmup; ++i) (void)denoiser.velocity(x, 1.0);
   return timed_steps(spec, mesh, rank, [&](int i, double sigma, double next) {
     denoiser.use(*models[transformer_at(i, spec.steps, static_cast<int>(models.size()))]);
+    denoiser.at_step(i);
     x = x + (next - sigma) * denoiser.velocity(x, sigma);
   });
 }
@@ -359,6 +390,8 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
   const at::Tensor steps_all = all.narrow(1, 0, n), comm_all = all.narrow(1, n, n);
   const at::Tensor slowest = std::get<0>(steps_all.max(0));
   for (int64_t i = 0; i < n; ++i) f.step_ms.push_back(slowest[i].item<double>());
+  for (int i = 0; i < spec.steps; ++i)
+    (spec.cache.computed_at(i) ? f.computed_step_ms : f.cached_step_ms).push_back(f.step_ms[i]);
   const at::Tensor compute = (steps_all - comm_all).mean(1);
   f.compute_ms = compute.max().item<double>();
   f.comm_ms = comm_all.mean(1).max().item<double>();
@@ -372,7 +405,31 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
   return f;
 }
 
+Result<bool> check_cache(const RunSpec& spec) {
+  const CacheSchedule& c = spec.cache;
+  if (c.computed.empty()) return true;
+  const ModelProfile& m = *spec.model;
+  if (auto v = validate(c, spec.steps, m.total_blocks()); !v) return v;
+  if (spec.config.pp() > 1)
+    return Error{fmt::format("cache with pipefusion degree = {}: must be 1 (PipeFusion's stages run no step cache)",
+                             spec.config.pp())};
+  for (const BlockGroup& g : m.blocks)
+    if (g.skip)
+      return Error{fmt::format("cache on {}: its blocks with skip = true run no step cache (the long skips its middle "
+                               "blocks leave have no residual)",
+                               m.name)};
+  for (int i = 1; i < spec.steps; ++i) {
+    const int t = transformer_at(i, spec.steps, m.transformers);
+    if (t != transformer_at(i - 1, spec.steps, m.transformers) && !c.computed[i])
+      return Error{fmt::format("cache computed[{}] = false: step {} is the first of {}'s transformer {}, whose cache "
+                               "starts empty; it must be computed",
+                               i, i, m.name, t + 1)};
+  }
+  return true;
+}
+
 RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world) {
+  if (auto c = check_cache(spec); !c) throw std::invalid_argument(c.error().message);
   prepare_device(spec, world);
   const DeviceSpec& dev = spec.device;
   const ParallelConfig& pc = spec.config;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "core/result.h"
+#include "executor/cache.h"
 #include "executor/device.h"
 
 namespace cpplan::executor {
@@ -36,10 +38,23 @@ struct RunSpec {
   // Ranks that run as threads of one process may share one: the first to build a model draws its
   // weights, the others read them (model.h). Null: each rank draws its own, as separate processes do.
   std::shared_ptr<WeightDraws> weight_draws;
+  // The step cache's fixed schedule (executor/cache.h); empty (the default): no cache. Warm-up
+  // passes run the plain model and leave the cache empty; the timed steps follow the schedule.
+  CacheSchedule cache;
 };
+
+// Whether `spec.cache` runs on the spec's model and plan (nothing to check when it is empty):
+// validate(cache, steps, blocks), no PipeFusion (its stages hold different blocks), no long-skip
+// blocks (the skips the middle blocks leave have no residual), and in a two-transformer pipeline
+// the first step of the second transformer computed (the cache is cleared at the switch: the
+// first transformer's residual is not the second's). The error names the field, value and rule.
+Result<bool> check_cache(const RunSpec& spec);
 
 struct RunFigures {
   std::vector<double> step_ms;          // per timed step, the slowest rank's (CUDA events on GPU)
+  // step_ms split by the spec's cache schedule, in step order: its computed steps (every step
+  // without a cache) and its cached ones.
+  std::vector<double> computed_step_ms, cached_step_ms;
   double compute_ms = 0;                // per step, mean over steps, slowest rank
   double comm_ms = 0;                   // per step: time inside collectives, slowest rank
   double bytes_sent = 0;                // per rank per step (the most loaded rank)
@@ -53,9 +68,15 @@ struct RunFigures {
   at::Tensor latents;                   // final latents [batch, S_img, in_channels], fp32 on CPU, rank 0 only
   double median_step_ms() const;
   double percentile_step_ms(double p) const;  // p in [0, 1]
+  double median_computed_step_ms() const;     // 0 without computed steps
+  double median_cached_step_ms() const;       // 0 without cached steps
 };
 
+// The p-th percentile (p in [0, 1], linear between neighbours) of `ms`; 0 when it is empty.
+double percentile_ms(std::vector<double> ms, double p);
+
 // Runs this rank's share; every rank of `world` must call it. Figures are complete on rank 0.
+// A spec that check_cache() refuses throws std::invalid_argument with its line.
 RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& store, int rank, int world);
 
 // CPU threads for one of `local_ranks` ranks sharing this host's cores: an equal share, at least
