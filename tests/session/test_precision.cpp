@@ -122,7 +122,7 @@ TEST_CASE("FP8 weight memory and GEMM time of one FLUX block on an H100, by hand
   CHECK(p8.memory.transformer_weights == Approx(linears * 1 + (m.params - linears) * 2));
 }
 
-TEST_CASE("Per-row and static scales quantize in one pass; weight-only formats keep the BF16 GEMM", "[costmodel][precision]") {
+TEST_CASE("Per-row and static scales quantize in one pass, and weight-only formats keep the BF16 GEMM", "[costmodel][precision]") {
   const auto& cat = cpplan::test::fitted_catalog();
   cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
   q.hardware = cat.find_hardware("h100-sxm");
