@@ -41,6 +41,7 @@ QueryInput query_input(const session::Options& q, const planner::PlannerOptions&
   if (!q.steps.empty()) in.steps = session::parse_int_field("--steps", q.steps);
   if (!q.nodes.empty()) in.nodes = session::parse_int_field("--nodes", q.nodes);
   if (const auto b = attention_backend_from_string(q.backend)) in.backend = *b;
+  if (const auto p = parse_precision(q.precision.empty() ? "bf16" : q.precision)) in.precision = *p;
   in.runtime = q.runtime;  // "": the framework's
   in.framework = q.framework;
   if (q.offload) in.text_encoder = TextEncoderPlacement::kOffloaded;

@@ -41,6 +41,7 @@ session::Options options_of(const QueryInput& in) {
   if (in.frames > 0) o.frames = std::to_string(in.frames);
   if (in.steps != 0) o.steps = std::to_string(in.steps);
   if (in.backend) o.backend = std::string(to_string(*in.backend));
+  if (in.precision.quantized()) o.precision = to_string(in.precision);
   o.runtime = in.runtime;
   o.framework = in.framework;
   o.framework_versions = in.framework_versions;

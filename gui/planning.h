@@ -35,6 +35,7 @@ struct QueryInput {
   int frames = 0;
   int steps = 0;
   std::optional<AttentionBackend> backend;  // unset: the framework's pick on the GPU (--attention-backend left out)
+  Precision precision;                      // cpplan --dtype: the DiT linears' number format (bf16 by default)
   bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
   // PipeFusion plans (cpplan --num-pipeline-patch, --pipefusion-warmup-steps): their patches (0:
   // P, 2P and 4P) and warm-up steps.

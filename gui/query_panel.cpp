@@ -13,6 +13,7 @@
 #include <QSpinBox>
 #include <QDoubleSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "session/engine/engine.h"
 #include "session/query/query_fields.h"
@@ -106,6 +107,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       nodes_(new QSpinBox),
       steps_(new QSpinBox),
       backend_(new QComboBox),
+      dtype_(new QComboBox),
       runtime_(new QComboBox),
       framework_(new QComboBox),
       text_encoder_(new QComboBox),
@@ -144,6 +146,12 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   topology_->setToolTip(QStringLiteral("place every plan's groups on this node's GPUs and links (cpplan --topology)"));
   backend_->addItem(QStringLiteral("default (the framework's pick)"));
   for (int b = 0; b < kAttentionBackendCount; ++b) backend_->addItem(qstr(to_string(static_cast<AttentionBackend>(b))));
+  for (const Precision& p : precision_choices()) {
+    dtype_->addItem(qstr(to_string(p)));
+    dtype_->setItemData(dtype_->count() - 1, qstr(describe(p)), Qt::ToolTipRole);
+  }
+  dtype_->setToolTip(QStringLiteral("the DiT linears' number format (cpplan --dtype); a format the GPU or the "
+                                    "framework cannot run is refused with the CLI's line"));
   runtime_->addItem(QStringLiteral("framework's"), QString());  // cpplan without --runtime
   runtime_->setItemData(0, QStringLiteral("the runtime of the framework below (xdit for xdit), else diffusers"),
                         Qt::ToolTipRole);
@@ -201,6 +209,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Hardware"), hardware_);
   form->addRow(QStringLiteral("Steps"), steps_);
   form->addRow(QStringLiteral("Attention"), backend_);
+  form->addRow(QStringLiteral("Dtype"), dtype_);
   form->addRow(QStringLiteral("Runtime"), runtime_);
   form->addRow(QStringLiteral("Framework"), framework_);
   add_framework_versions(form);
@@ -244,7 +253,7 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   connect(hardware_, &QComboBox::currentIndexChanged, this, [this] {
     if (topology_->currentData().toString().isEmpty()) apply_hardware_node();
   });
-  for (QComboBox* c : {hardware_, backend_, runtime_, framework_, text_encoder_, vae_})
+  for (QComboBox* c : {hardware_, backend_, dtype_, runtime_, framework_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
   for (QComboBox* c : versions_)
     if (c) connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
@@ -409,6 +418,7 @@ QueryInput QueryPanel::input() const {
   in.steps = steps_->value();
   in.backend = backend_->currentIndex() > 0 ? std::optional(static_cast<AttentionBackend>(backend_->currentIndex() - 1))
                                             : std::nullopt;
+  in.precision = precision_choices()[static_cast<std::size_t>(std::max(0, dtype_->currentIndex()))];
   in.allow_anything = anything_->isChecked();
   in.runtime = runtime_->currentData().toString().toStdString();
   in.framework = framework_->currentText().toStdString();
@@ -443,6 +453,8 @@ void QueryPanel::set_input(const QueryInput& in) {
   const int h = hardware_->findText(QString::fromStdString(in.hardware));
   if (h >= 0) hardware_->setCurrentIndex(h);
   backend_->setCurrentIndex(in.backend ? static_cast<int>(*in.backend) + 1 : 0);
+  const auto& formats = precision_choices();
+  dtype_->setCurrentIndex(static_cast<int>(std::find(formats.begin(), formats.end(), in.precision) - formats.begin()));
   anything_->setChecked(in.allow_anything);
   const int r = runtime_->findData(QString::fromStdString(in.runtime));
   if (r >= 0) runtime_->setCurrentIndex(r);

@@ -40,6 +40,7 @@ class QueryPanel : public QWidget {
   QSpinBox* width_box() { return width_; }
   QSpinBox* height_box() { return height_; }
   QComboBox* runtime_box() { return runtime_; }
+  QComboBox* dtype_box() { return dtype_; }  // precision_choices() in order: "bf16", "fp8", ...
   QComboBox* framework_box() { return framework_; }  // "any", "diffusers", "xdit", "cache-dit"
   QComboBox* text_encoder_box() { return text_encoder_; }  // "auto", then each placement
   QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
@@ -93,6 +94,7 @@ class QueryPanel : public QWidget {
   QSpinBox* nodes_;
   QSpinBox* steps_;
   QComboBox* backend_;
+  QComboBox* dtype_;
   QComboBox* runtime_;
   QComboBox* framework_;
   QComboBox* text_encoder_;  // item data: -1 for auto, else the TextEncoderPlacement

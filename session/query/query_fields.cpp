@@ -55,7 +55,7 @@ std::vector<QueryField> make_fields() {
        "the DiT linears' number format: bf16 | fp8 (W8A8, dynamic per tensor) | fp8-row | fp8-static | "
        "fp8-weight-only | int8-weight-only | nvfp4 | mxfp4 (default bf16; each framework offers some: cpplan list "
        "frameworks)",
-       kCliFront | kPythonFront, &Options::precision},
+       kCliFront | kGuiFront | kPythonFront, &Options::precision},
       {"--batch", "batch", K::kInt, 1, kMaxBatch, {}, "1", "images generated together (split over dp replicas; default 1)",
        kEveryFront, &Options::batch},
       {"--text-tokens", "text_tokens", K::kInt, 1, kMaxTextTokens, {}, "", "text tokens (default: the model's)", kNotGui,

@@ -112,6 +112,8 @@ TEST_CASE("cpplan and cpplan-gui refuse a bad query flag with the same line", "[
       {"--res", "1000x1000"},
       {"--framework", "foo"},
       {"--attention-backend", "x"},
+      {"--dtype", "fp16"},
+      {"--dtype", "nvfp4"},
       {"--batch", "0"},
       {"--steps", "0"},
       {"--frames", "0"},

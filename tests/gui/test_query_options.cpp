@@ -426,3 +426,49 @@ TEST_CASE("The query panel's host memory is the CLI's --host-mem, and 0 the prof
   REQUIRE(q.ok());
   CHECK(q->host_memory_gib == catalog->find_hardware("l20")->host_memory_gib);  // l20.toml [memory] host_gib
 }
+
+TEST_CASE("cpplan-gui's --dtype: the CLI's formats and refusals, the panel's combo", "[gui][query][precision]") {
+  const auto fp8 = parse({"--dtype", "fp8"});
+  REQUIRE(fp8.exit_code == -1);
+  CHECK(cpplan::to_string(fp8.options.input.precision) == "fp8");
+  CHECK_FALSE(parse({}).options.input.precision.quantized());  // bf16
+  const auto bad = parse({"--dtype", "fp16"});
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.message ==
+        "cpplan-gui: --dtype = fp16: must be bf16 | fp8 | fp8-row | fp8-static | fp8-weight-only | int8-weight-only | "
+        "nvfp4 | mxfp4");
+  // The GPU refuses a format it has no tensor cores for, in the CLI's line; a format it runs plans
+  // with its weights at the format's bytes (FLUX.1-dev's block linears in e4m3: less memory).
+  QueryInput in;
+  in.gpus = 2;
+  in.precision = fp8.options.input.precision;
+  const auto r = cpplan::gui::compute_plans(shared_catalog(), in, 1);
+  REQUIRE(r.error.empty());
+  QueryInput bf16_in = in;
+  bf16_in.precision = {};
+  const auto bf16 = cpplan::gui::compute_plans(shared_catalog(), bf16_in, 1);
+  // The transformer whole on every GPU (no TP, PipeFusion or fully sharded weights): its weights.
+  auto whole_weights = [](const auto& report) {
+    for (const auto& p : report.plans)
+      if (p.predicted && p.plan.config.tp() == 1 && p.plan.config.pp() == 1 && p.plan.config.fs() == 1)
+        return p.predicted->memory.transformer_weights;
+    return 0.0;
+  };
+  REQUIRE(whole_weights(bf16.report) > 0);
+  CHECK(whole_weights(r.report) < 0.75 * whole_weights(bf16.report));
+  in.precision = *cpplan::parse_precision("nvfp4");
+  const auto refused = cpplan::gui::compute_plans(shared_catalog(), in, 1);
+  CHECK(refused.error.rfind("--dtype = nvfp4: nvfp4 GEMMs do not run on h100-sxm", 0) == 0);
+
+  // The panel shows the flag's format and emits the query with the one picked.
+  cpplan::test::gui_app();
+  cpplan::gui::QueryPanel panel(shared_catalog());
+  std::optional<QueryInput> last;
+  QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [&](const QueryInput& q) { last = q; });
+  panel.set_input(fp8.options.input);
+  CHECK(panel.dtype_box()->currentText() == "fp8");
+  panel.dtype_box()->setCurrentIndex(panel.dtype_box()->findText("fp8-row"));
+  REQUIRE(last);
+  CHECK(cpplan::to_string(last->precision) == "fp8-row");
+  CHECK(cpplan::to_string(panel.input().precision) == "fp8-row");
+}
