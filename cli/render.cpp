@@ -431,6 +431,11 @@ void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
     fmt::print(out, "{} ({}, {}): {}\n  runs on: {}; launched by: {}\n", fw.name, fw.title, fw.version, fw.description,
                fmt::join(families, ", "), fmt::join(fw.entry_points, ", "));
     if (!fw.unconfirmed.empty()) fmt::print(out, "  unconfirmed: {}\n", fw.unconfirmed);
+    for (const FrameworkQuantization& q : fw.quantization) {
+      std::vector<std::string> dtypes;
+      for (const Precision& d : q.dtypes) dtypes.push_back(to_string(d));
+      fmt::print(out, "  --dtype {}: {}\n", fmt::join(dtypes, ", "), q.flag);
+    }
     for (const auto& [model, features] : framework_rows(fw, c)) fmt::print(out, "  {:<18} {}\n", model, features);
     if (!fw.unlisted.empty()) fmt::print(out, "  {:<18} {}\n", "(other models)", fw.unlisted);
     out << '\n';

@@ -201,3 +201,36 @@ TEST_CASE("Without --runtime, --framework xdit prices with xDiT's runtime, and -
   CHECK_THAT(out_of({"--gpus", "4", "--model", "flux.1-dev", "--hardware", "l20", "--framework", "xdit"}),
              Catch::Contains("runtime xdit"));
 }
+
+TEST_CASE("--dtype reaches each framework's launch text with its flag, and list frameworks shows the flags",
+          "[cli][frameworks][precision]") {
+  const std::vector<std::string> flux{"--gpus", "2", "--res", "1024x1024", "--hardware", "h100-sxm", "--top", "1"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = flux;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const std::string xdit = out_of(with({"--dtype", "fp8", "--framework", "xdit"}));
+  CHECK(xdit.find("attention cudnn, dtype fp8, runtime xdit") != std::string::npos);
+  CHECK(xdit.find(" --use_fp8_gemms") != std::string::npos);
+  const std::string cache_dit = out_of(with({"--dtype", "fp8-row", "--framework", "cache-dit"}));
+  CHECK(cache_dit.find("from cache_dit import QuantizeConfig") != std::string::npos);
+  CHECK(cache_dit.find("quantize_config=QuantizeConfig(quant_type=\"float8_per_row\")") != std::string::npos);
+  const std::string diffusers = out_of(with({"--dtype", "int8-weight-only", "--framework", "diffusers"}));
+  CHECK(diffusers.find("quantize_(pipe.transformer, Int8WeightOnlyConfig())") != std::string::npos);
+  const std::string sglang = out_of(with({"--dtype", "fp8", "--framework", "sglang"}));
+  CHECK(sglang.find("--transformer-path <an FP8 checkpoint of the transformer>") != std::string::npos);
+  // The JSON names the format; BF16 needs no flag.
+  const json j = json::parse(out_of(with({"--dtype", "fp8", "--json"})));
+  CHECK(j["dtype"] == "fp8");
+  CHECK(out_of(with({"--framework", "xdit"})).find("--use_fp8_gemms") == std::string::npos);
+  // A format the framework does not offer: one line, exit 3.
+  const auto refused = run_cli(with({"--dtype", "fp8-row", "--framework", "xdit"}));
+  CHECK(refused.code == 3);
+  CHECK(refused.err == "cpplan: --dtype = fp8-row: xDiT runs the DiT's linears in bf16, fp8, nvfp4, mxfp4 only\n");
+
+  const std::string list = out_of({"list", "frameworks"});
+  CHECK(list.find("  --dtype fp8: --use_fp8_gemms\n") != std::string::npos);
+  CHECK(list.find("  --dtype nvfp4, mxfp4: --use_fp4_gemms\n") != std::string::npos);
+  CHECK(list.find("  --dtype fp8: --quantization fp8\n") != std::string::npos);
+}
