@@ -103,9 +103,13 @@ std::string query_line(const Query& q) {
   const ModelProfile& m = *q.model;
   std::string size = fmt::format("{}x{}", q.resolution.width, q.resolution.height);
   if (m.video) size += fmt::format(", {} frames", q.frames);
-  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
+  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
                      size, q.steps, to_string(q.backend),
                      q.precision.quantized() ? fmt::format(", dtype {}", to_string(q.precision)) : "",
+                     q.cache.active() ? fmt::format(", cache {} F{}B{} ({} of {} steps computed)", to_string(q.cache.policy),
+                                                    q.cache.first_blocks, q.cache.last_blocks,
+                                                    computed_steps(q.cache, q.steps), q.steps)
+                                      : "",
                      q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
                      q.runtime ? q.runtime->name : "kernel launches",
                      q.text_encoder ? fmt::format(", text encoder {}", to_string(*q.text_encoder)) : "",
@@ -291,10 +295,14 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
   const RankedPlan* top = rec.top();
   if (!top) return;
   const auto& pr = *top->predicted;
-  fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} steps + {:.2f} VAE decode + "
+  const std::string steps = pr.cached_steps > 0
+                                ? fmt::format("{} computed steps + {} cached at {:.2f} ms", q.steps - pr.cached_steps,
+                                              pr.cached_steps, pr.cached_step_ms)
+                                : fmt::format("{} steps", q.steps);
+  fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} + {:.2f} VAE decode + "
              "{:.2f} pipeline{}; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}{}\n",
              plan_label(top->plan.config), display_name(top->plan.variant), step_text(pr), pr.image_ms / 1e3,
-             pr.text_encode_ms / 1e3, q.steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
+             pr.text_encode_ms / 1e3, steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
              pr.pipeline.transformer_load_ms > 0
                  ? fmt::format(" + {:.2f} loading the transformers", pr.pipeline.transformer_load_ms / 1e3)
                  : "",

@@ -210,6 +210,28 @@ void read_quantization(Reader& r, FrameworkProfile& p) {
   p.quantization.push_back(std::move(q));
 }
 
+// [[cache]] policies = ["fbcache"], flag = "--use_fbcache", parallel, with_cfg, classes, source.
+void read_cache(Reader& r, FrameworkProfile& p) {
+  r.only({"policies", "flag", "import", "with_sp", "with_tp", "with_cfg", "classes", "source"});
+  FrameworkCache c;
+  std::vector<std::string> names;
+  r.strings("policies", names);
+  for (const std::string& n : names) {
+    const auto policy = cache_policy_from_string(n);
+    if (r.ok() && (!policy || *policy == CachePolicy::kNone || *policy == CachePolicy::kFixed))
+      r.fail("policies", fmt::format("\"{}\"", n), "a cache policy (fbcache, dbcache, teacache, taylorseer, magcache)");
+    if (policy) c.policies.push_back(*policy);
+  }
+  r.string("flag", c.flag);
+  r.string("import", c.import, false);
+  r.boolean("with_sp", c.with_sp, false);
+  r.boolean("with_tp", c.with_tp, false);
+  r.boolean("with_cfg", c.with_cfg, false);
+  r.strings("classes", c.classes, false);
+  r.string("source", c.source);
+  p.caches.push_back(std::move(c));
+}
+
 // [models] with_fully_shard = "fully_sharded_text_encoder": a fully-sharded text encoder feature the
 // entry offers, used exactly when fully_shard is; the framework says why (with_fully_shard_reason).
 void read_with_fully_shard(Reader& r, const FrameworkProfile& p, FrameworkModel& m) {
@@ -255,7 +277,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   p.source = path;
   r.only({"name", "framework", "title", "version", "description", "launcher", "entry_points", "families",
           "family_reason", "conflicts", "backend_rules", "missing", "unlisted", "common", "models",
-          "unconfirmed", "with_fully_shard_reason", "runtime", "kernels", "quantization"});
+          "unconfirmed", "with_fully_shard_reason", "runtime", "kernels", "quantization", "cache"});
   detail::read_name(r, path, p.name);
   r.choice("framework", p.framework, {"diffusers", "xdit", "cache-dit", "sglang", "vllm-omni"});
   r.string("title", p.title);
@@ -274,6 +296,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   r.tables("backend_rules", false, [&](Reader& b) { read_backend_rule(b, p); });
   r.tables("kernels", false, [&](Reader& k) { read_kernels(k, p); });
   r.tables("quantization", false, [&](Reader& q) { read_quantization(q, p); });
+  r.tables("cache", false, [&](Reader& c) { read_cache(c, p); });
   if (const auto* t = r.table("missing"); t && r.ok()) {
     Reader m = r.sub(*t, "missing");
     for (int i = 0; i < kFeatureCount; ++i) m.string(kFeatureNames[i], p.missing[i]);
@@ -283,6 +306,22 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   read_features(r, "common", p.common, false);
   r.tables("models", false, [&](Reader& m) { read_model(m, p); });
   if (!r.ok()) return Error{error};
+  std::vector<std::string_view> caches;
+  for (const FrameworkCache& c : p.caches)
+    for (const CachePolicy policy : c.policies) caches.push_back(to_string(policy));
+  const std::string title = p.title.empty() ? p.name : p.title;
+  for (FrameworkCache& c : p.caches) {
+    std::vector<std::string_view> names;
+    for (const CachePolicy policy : c.policies) names.push_back(to_string(policy));
+    const std::string which = fmt::format("{} runs --cache {}", title, fmt::join(names, ", "));
+    c.sp_reason = which + " without Ulysses or Ring (its decision is not reduced over their ranks)";
+    c.tp_reason = which + " without tensor parallelism";
+    c.cfg_reason = which + " without CFG parallelism";
+    c.class_reason = fmt::format("{} only for {}", which, fmt::join(c.classes, ", "));
+  }
+  p.cache_reason = caches.empty() ? fmt::format("{} ships no step cache", p.title.empty() ? p.name : p.title)
+                                  : fmt::format("{} offers --cache {} only", p.title.empty() ? p.name : p.title,
+                                                fmt::join(caches, ", "));
   p.quantization_reason = fmt::format("{} runs the DiT's linears in bf16{} only", p.title.empty() ? p.name : p.title,
                                       p.quantization.empty() ? "" : ", " + p.quantization_names());
   return p;
@@ -297,6 +336,12 @@ const FrameworkKernels* FrameworkProfile::kernels_for(const HardwareProfile& hw)
   for (const FrameworkKernels& k : kernels)
     for (const DeviceRange& r : k.on)
       if (r.matches(hw.family, hw.peaks.compute_capability)) return &k;
+  return nullptr;
+}
+
+const FrameworkCache* FrameworkProfile::cache_for(CachePolicy p) const {
+  for (const FrameworkCache& c : caches)
+    if (std::find(c.policies.begin(), c.policies.end(), p) != c.policies.end()) return &c;
   return nullptr;
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache.h"
 #include "core/hardware.h"
 #include "core/model.h"
 #include "core/parallel_config.h"
@@ -101,6 +102,24 @@ struct FrameworkQuantization {
   std::string source;  // the framework's file or doc
 };
 
+// Step caches the framework ships (frameworks-runtime.md) and how a user turns one on: the launch
+// text's addition, a template whose {F}, {B}, {W}, {MC}, {N} stand for the plan's first and last
+// blocks, warm-up steps, cap on consecutive cached steps and interval; whether the cache runs under
+// context or tensor parallelism (its decision all-reduced over the group), with CFG parallelism,
+// and for which transformer classes ("" : every model the framework runs).
+struct FrameworkCache {
+  std::vector<CachePolicy> policies;
+  std::string flag;
+  std::string import;            // the Python import the flag needs; "" for a command line
+  bool with_sp = true;           // runs with Ulysses or Ring (its decision reduced over the group)
+  bool with_tp = true;           // runs with tensor parallelism
+  bool with_cfg = true;          // runs with CFG parallelism
+  std::vector<std::string> classes;
+  std::string source;
+  // Why a plan breaking one of the above cannot run it (made once the file is read).
+  std::string sp_reason, tp_reason, cfg_reason, class_reason;
+};
+
 // Features used together that the framework refuses, and why.
 struct FeatureConflict {
   Feature a = Feature::kTp, b = Feature::kUlysses;
@@ -131,6 +150,8 @@ struct FrameworkProfile {
   std::vector<BackendRule> backend_rules;
   std::vector<FrameworkKernels> kernels;   // in file order; the first whose `on` matches applies
   std::vector<FrameworkQuantization> quantization;  // [[quantization]]; none: BF16 only
+  std::vector<FrameworkCache> caches;      // [[cache]]; none: no step cache
+  std::string cache_reason;                // "xDiT offers --cache fbcache, teacache only"
   std::string quantization_reason;         // "xDiT runs the DiT's linears in bf16, fp8, nvfp4 or mxfp4 only"
   std::string with_fully_shard_reason;     // why a plan breaks an entry's with_fully_shard
   std::string missing[kFeatureCount];      // why a model without a feature cannot run a plan using it
@@ -148,6 +169,8 @@ struct FrameworkProfile {
   const FrameworkKernels* kernels_for(const HardwareProfile& hw) const;
   // The entry that runs `p` (null: the framework does not offer it); BF16 needs none.
   const FrameworkQuantization* quantization_for(const Precision& p) const;
+  // The entry that runs `p` (null: none).
+  const FrameworkCache* cache_for(CachePolicy p) const;
   // The quantized dtypes it offers, by name, in file order ("fp8, nvfp4"; "none" when it offers none).
   std::string quantization_names() const;
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cache.h"
 #include "core/framework.h"
 #include "core/hardware.h"
 #include "core/model.h"
@@ -40,6 +41,8 @@ struct Query {
   // The number format of the transformer's linear layers (--dtype): their weights' bytes, their
   // GEMMs' tensor peak and the activations' quantization (core/precision.h).
   Precision precision;
+  // A step cache (--cache, core/cache.h): which steps reuse the middle blocks' residual; none by default.
+  CacheSpec cache;
   // The framework's runtime (host costs, fusion); nullptr: kernel launches only.
   const RuntimeProfile* runtime = nullptr;
   // Forced placements; unset: the planner picks, per plan, the fastest that fits.

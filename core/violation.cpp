@@ -57,6 +57,7 @@ constexpr std::string_view kRuleIds[] = {
     "temporal-excludes-pipefusion",
     "conv-glu-latent-row",
     "dp-divides-batch",
+    "cache-excludes-pipefusion",
 };
 static_assert(std::size(kRuleIds) == kRuleIdCount, "one kebab-case id per RuleId");
 }  // namespace

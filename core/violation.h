@@ -64,8 +64,9 @@ enum class RuleId {
   kTemporalExcludesPipeFusion,       // temporal blocks run no PipeFusion
   kConvGluLatentRow,                 // a conv-GLU FFN keeps a latent row per CP rank
   kDpDividesBatch,                   // d divides the batch
+  kCacheExcludesPipeFusion,          // a step cache runs no PipeFusion
 };
-inline constexpr int kRuleIdCount = static_cast<int>(RuleId::kDpDividesBatch) + 1;
+inline constexpr int kRuleIdCount = static_cast<int>(RuleId::kCacheExcludesPipeFusion) + 1;
 // "ulysses-heads-divisible": stable, kebab-case.
 std::string_view to_string(RuleId id);
 // The id to_string gives `text`; nullopt for an unknown one.

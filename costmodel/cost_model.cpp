@@ -99,7 +99,7 @@ std::array<Bytes, kMemoryPhaseCount> MemoryBreakdown::phases() const {
   out[static_cast<int>(MemoryPhase::kEncode)] = runtime_reserved +
                                                 (transformer_while_encoding ? transformer_weights : 0.0) +
                                                 text_encoder_weights + vae_weights + text_encode;
-  out[static_cast<int>(MemoryPhase::kDenoise)] = runtime_reserved + resident + activations;
+  out[static_cast<int>(MemoryPhase::kDenoise)] = runtime_reserved + resident + activations + step_cache;
   out[static_cast<int>(MemoryPhase::kDecode)] = runtime_reserved + resident + vae_decode;
   return out;
 }
@@ -433,8 +433,13 @@ int placement_complexity(const PipelineCost& p) {
   return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kSingle ? 0 : 1);
 }
 
+Milliseconds denoise_ms(const Prediction& p, int steps) {
+  const int cached = std::min(steps, p.cached_steps);
+  return (steps - cached) * p.step_ms + cached * p.cached_step_ms;
+}
+
 Milliseconds image_ms_with(const Prediction& p, int option, int steps) {
-  return steps * p.step_ms + p.pipeline_options[option].cost.total_ms();
+  return denoise_ms(p, steps) + p.pipeline_options[option].cost.total_ms();
 }
 
 int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity) {
@@ -450,7 +455,7 @@ int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, 
     if (fits(i)) fastest = std::min(fastest, p.pipeline_options[i].cost.total_ms());
   }
   if (fastest == std::numeric_limits<Milliseconds>::infinity()) return smallest;  // none fits (or none allowed)
-  const Milliseconds budget = fastest + kPlacementGain * (steps * p.step_ms + fastest);
+  const Milliseconds budget = fastest + kPlacementGain * (denoise_ms(p, steps) + fastest);
   int best = -1;
   const auto key = [&](int i) {
     return std::pair(placement_complexity(p.pipeline_options[i].cost), p.pipeline_options[i].cost.total_ms());
@@ -493,6 +498,40 @@ void place_pipeline(const StepContext& ctx, const MemoryBreakdown& denoising, Pr
   use_pipeline(p, choose_pipeline(p, kEveryPipelineOption, ctx.q.steps, capacity), ctx.q.steps, capacity);
 }
 
+// The time of `count` blocks of the step's block groups, taken from the first group onward
+// (`from_last`: from the last backward), each at its group's time per block.
+Milliseconds blocks_ms(const Prediction& p, int count, bool from_last) {
+  Milliseconds ms = 0;
+  for (int k = 0; k < p.block_count && count > 0; ++k) {
+    const BlockCost& g = p.blocks[from_last ? p.block_count - 1 - k : k];
+    const int n = std::min(count, g.count);
+    ms += g.count > 0 ? n * g.time_ms() / g.count : 0.0;
+    count -= n;
+  }
+  return ms;
+}
+
+// A cached step (--cache): the first F and last B blocks as a computed step runs them, the rest of
+// the step, and the cache's own work on every sample's hidden states of this rank: the stored
+// residual added (reading it and the hidden states, writing the sum: 3 tensors), and for a
+// threshold policy the decision, the first blocks' output against the previous step's (2 more
+// reads), whose mean a CP or TP group all-reduces (one scalar: its latency). Memory: the residual,
+// and a threshold policy's previous output.
+void add_cached_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& denoising) {
+  const CacheSpec& s = ctx.q.cache;
+  const Bytes hidden = ctx.samples * ctx.tokens * ctx.m.hidden() * ctx.m.bytes_per_activation;
+  const double tensors = s.fixed_schedule() ? 3.0 : 5.0;
+  const Timed cache_work = ctx.hw.memory(tensors * hidden);
+  Milliseconds decision = 0;
+  if (!s.fixed_schedule())
+    for (const CommAxis a : {CommAxis::kCp, CommAxis::kTp})
+      if (ctx.group(a).ranks > 1) decision += ctx.hw.collective(Collective::kAllReduce, 4, ctx.group(a)).ms;
+  p.cached_step_ms = blocks_ms(p, s.first_blocks, false) + blocks_ms(p, s.last_blocks, true) +
+                     p.step_rest.time_ms() + cache_work.ms + decision;
+  p.cached_steps = cached_steps(s, ctx.q.steps);
+  denoising.step_cache = (s.fixed_schedule() ? 1.0 : 2.0) * hidden;
+}
+
 // The steps in the order of docs/cost-model.md: the step's terms (block groups, then the rest of
 // the step), the correction of the step time, then the once-per-image placement and memory.
 Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVariant v, const CommLayout* layout) const {
@@ -508,6 +547,7 @@ Prediction CostModel::predict(const Query& q, const ParallelConfig& pc, CpVarian
     const Bytes live = add_block_groups(ctx, p, source);
     add_step_rest(p, step_rest(ctx), source);
     denoising = denoising_memory(ctx, live);
+    if (q.cache.active()) add_cached_step(ctx, p, denoising);
   }
   p.steps_per_sec = steps_per_sec(p.step_ms);
   p.source = source.value_or(Source::kDatasheet);

@@ -94,6 +94,7 @@ struct MemoryBreakdown {
   Bytes text_encode = 0;          // only while encoding: streamed or loaded encoder weights + activations
   bool transformer_while_encoding = true;  // false when the encoder runs before the transformer is loaded
   Bytes runtime_reserved = 0;     // CUDA context, workspaces
+  Bytes step_cache = 0;           // --cache: the stored residual (and a threshold policy's previous output), denoising
   // Loading: the weights on the GPU once the pipeline is loaded when the transformer is sharded
   // before it moves to the GPU (the order of cpplan's scripts: each weight reaches the GPU as its
   // shard), and when the whole pipeline moves to the GPU first and is sharded there (diffusers'
@@ -116,7 +117,7 @@ struct MemoryBreakdown {
   // (with the CP strategy's transients). No text encoder, no VAE, no runtime_reserved: what
   // cpplan's executor measures (the caching allocator's peak of allocated bytes on a GPU; on a CPU
   // the rank's resident memory grown beyond what it held before building the model).
-  Bytes transformer_peak() const { return transformer_weights + activations; }
+  Bytes transformer_peak() const { return transformer_weights + activations + step_cache; }
 };
 
 // Whether a node's host memory holds the pipeline while its ranks load it: every rank at once (each
@@ -234,7 +235,11 @@ struct Prediction {
   double steps_per_sec = 0;
   Milliseconds text_encode_ms = 0;  // once per image (pipeline.text_encode_ms)
   Milliseconds vae_decode_ms = 0;   // once per image (pipeline.vae_decode_ms)
-  Milliseconds image_ms = 0;        // text + steps x step + VAE + the pipeline's host work
+  Milliseconds image_ms = 0;        // text + computed steps x step + cached steps x cached step + VAE + host work
+  // --cache: of the query's steps, those that reuse the middle blocks' residual, and the time of one
+  // such step (the first F and last B blocks, the rest of the step, the residual and the decision).
+  int cached_steps = 0;
+  Milliseconds cached_step_ms = 0;
   // Static-shape runtimes (XLA): compiling the pipeline's graphs for this (resolution, frames,
   // batch), and the warm-up that pays it before the first timed image (tpu_warmup: the compile
   // and one image). Not in step_ms, steps_per_sec or image_ms. 0 for the other runtimes.
@@ -286,6 +291,8 @@ inline constexpr PipelineOptionMask kEveryPipelineOption = (1u << kPipelineOptio
 int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity);
 // The image time of `p` (over `steps` steps) with option i's placement.
 Milliseconds image_ms_with(const Prediction& p, int option, int steps);
+// The denoising of one image: its computed steps at step_ms and its cached ones at cached_step_ms.
+Milliseconds denoise_ms(const Prediction& p, int steps);
 // Makes option i the placement of `p`: its once-per-image terms, memory, image time, whether it
 // fits in `capacity`, and the warm-up of a compiling runtime.
 void use_pipeline(Prediction& p, int option, int steps, Bytes capacity);

@@ -69,6 +69,10 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   // name matches (build_query), h100-sxm when none does.
   if (a.hardware.empty() && !device.cuda()) a.hardware = session::kFallbackHardware;
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
+  if (!a.cache.empty() && a.cache != "none")
+    throw InvalidInput{fmt::format("--cache = {}: cpplan run takes no step cache yet (the executor's fixed schedule, "
+                                   "executor/cache.h, has no flag)",
+                                   a.cache)};
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
   auto resolved = engine->resolve(a);

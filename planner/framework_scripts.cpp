@@ -84,12 +84,18 @@ std::string cache_dit_script(const Query& q, const Plan& p, const PipelinePlacem
   if (c.context_parallel_config.ring_anything)
     s += "# Ring Anything: cpplan's reference names no cache-dit argument for uneven Ring splits\n";
   const FrameworkQuantization* fq = quantization_of(q, Framework::kCacheDit);
+  const FrameworkCache* fc = cache_of(q, Framework::kCacheDit);
   if (fq) s += fq->import + "\n";
-  if (!config.empty() || fq)
-    s += fmt::format("# {} without caching: no cache config, so every step is computed\n"
-                     "cache_dit.enable_cache(pipe{}{})\n",
-                     fq && !config.empty() ? "parallelism and quantization" : fq ? "quantization" : "parallelism",
-                     config.empty() ? "" : ", parallelism_config=" + config, fq ? ", " + fq->flag : "");
+  if (fc) s += fc->import + "\n";
+  if (!config.empty() || fq || fc)
+    s += fmt::format("{}cache_dit.enable_cache(pipe{}{}{})\n",
+                     fc ? ""
+                        : fmt::format("# {} without caching: no cache config, so every step is computed\n",
+                                      fq && !config.empty() ? "parallelism and quantization"
+                                      : fq                  ? "quantization"
+                                                            : "parallelism"),
+                     fc ? ", " + cache_flag(q, *fc) : "", config.empty() ? "" : ", parallelism_config=" + config,
+                     fq ? ", " + fq->flag : "");
   if (shard_first)
     s += "# sharded before moving to the GPU: each tensor-parallel weight reaches this GPU as its shard, so the\n"
          "# whole transformer never sits on one GPU (cpplan's predicted load peak holds)\n"
@@ -138,6 +144,11 @@ std::string sglang_command(const Query& q, const Plan& p, const PipelinePlacemen
   if (m.video) s += fmt::format(" --num-frames {}", q.frames);
   s += fmt::format(" --num-inference-steps {} --prompt \"{}\"", q.steps, kPrompt);
   if (const FrameworkQuantization* fq = quantization_of(q, Framework::kSglang)) s += " " + fq->flag;
+  // SGLang Diffusion's Cache-DiT reads its settings from the environment (frameworks-runtime.md §1.5).
+  if (const FrameworkCache* fc = cache_of(q, Framework::kSglang)) {
+    const auto line = s.find("sglang generate");
+    s.insert(line, cache_flag(q, *fc) + " ");
+  }
   return s;
 }
 
@@ -173,6 +184,7 @@ std::string vllm_omni_command(const Query& q, const Plan& p, const PipelinePlace
                               why.empty() ? "" : "; unconfirmed: " + why);
   s += fmt::format("vllm serve {} --omni {}", repo_of(m), fmt::join(vllm_omni_parallel_args(p, where), " "));
   if (const FrameworkQuantization* fq = quantization_of(q, Framework::kVllmOmni)) s += " " + fq->flag;
+  if (const FrameworkCache* fc = cache_of(q, Framework::kVllmOmni)) s += " " + cache_flag(q, *fc);
   return s;
 }
 

@@ -92,6 +92,23 @@ int degree_of(Feature f, const ParallelConfig& c) {
 }  // namespace
 
 namespace {
+// Why `fw` cannot run the query's --cache with a plan using `used`: no such cache, a parallelism
+// its cache refuses, a model its cache does not adapt to; empty when it runs it (or no cache).
+std::string_view cache_refusal(const FrameworkProfile& fw, const Query& q, FeatureSet used) {
+  if (!q.cache.active()) return {};
+  const FrameworkCache* c = fw.cache_for(q.cache.policy);
+  if (!c) return fw.cache_reason;
+  const bool sp = used.has(Feature::kUlysses) || used.has(Feature::kRing) || used.has(Feature::kUlyssesAnything) ||
+                  used.has(Feature::kRingAnything);
+  if (sp && !c->with_sp) return c->sp_reason;
+  if (used.has(Feature::kTp) && !c->with_tp) return c->tp_reason;
+  if (used.has(Feature::kCfg) && !c->with_cfg) return c->cfg_reason;
+  if (!c->classes.empty() && q.model &&
+      std::find(c->classes.begin(), c->classes.end(), q.model->transformer_class) == c->classes.end())
+    return c->class_reason;
+  return {};
+}
+
 // The attention kernel `fw` runs a plan of `q` with: the one --attention-backend asked for, else its
 // own pick on the query's GPU (its [[kernels]]), else the query's.
 AttentionBackend backend_of(const FrameworkProfile& fw, const Query& q) {
@@ -135,6 +152,7 @@ std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const 
       if (lacking & (1u << i)) return o.fw->missing[i];
   if (auto why = limit_reason(o, q, p, used); !why.empty()) return why;
   if (q.precision.quantized() && !o.fw->quantization_for(q.precision)) return o.fw->quantization_reason;
+  if (auto why = cache_refusal(*o.fw, q, used); !why.empty()) return why;
   // A framework that shards a text encoder with the transformer's weights (with_fully_shard) does so
   // whenever, and only when, the plan shards fully; a model without text encoders has none to shard.
   if (o.entry && o.entry->with_fully_shard && q.model && !q.model->text_encoders.empty() &&
@@ -363,6 +381,9 @@ std::string diffusers_snippet(const Query& q, const Plan& p, const PipelinePlace
   if (const FrameworkQuantization* fq = quantization_of(q, Framework::kDiffusers))
     s += fmt::format("# --dtype {}: the transformer's linears quantized by torchao ({})\n{}\n{}\n",
                      to_string(q.precision), fq->source, fq->import, fq->flag);
+  if (const FrameworkCache* fc = cache_of(q, Framework::kDiffusers))
+    s += fmt::format("# --cache {}: a step cache hook ({})\n{}\n{}\n", to_string(q.cache.policy), fc->source,
+                     fc->import, cache_flag(q, *fc));
   // A pipeline of two transformers (Wan2.2 A14B: transformer and transformer_2) sets up both.
   for (const std::string_view t : {"transformer", "transformer_2"}) {
     if (t == "transformer_2" && m.transformers < 2) break;
@@ -425,6 +446,17 @@ const FrameworkQuantization* quantization_of(const Query& q, Framework f) {
   return q.precision.quantized() && fw ? fw->quantization_for(q.precision) : nullptr;
 }
 
+const FrameworkCache* cache_of(const Query& q, Framework f) {
+  const FrameworkProfile* fw = q.frameworks[static_cast<int>(f)];
+  return q.cache.active() && fw ? fw->cache_for(q.cache.policy) : nullptr;
+}
+
+std::string cache_flag(const Query& q, const FrameworkCache& c) {
+  const CacheSpec& s = q.cache;
+  return fmt::format(fmt::runtime(c.flag), fmt::arg("F", s.first_blocks), fmt::arg("B", s.last_blocks),
+                     fmt::arg("W", s.warmup_steps), fmt::arg("MC", s.max_continuous_cached), fmt::arg("N", s.every));
+}
+
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;
   // The entry matched by profile name or by transformer class (a model from a config): the runner
@@ -442,6 +474,7 @@ std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement&
   if (m.video) s += fmt::format(" --num_frames {}", q.frames);
   s += fmt::format(" --num_inference_steps {} {}", q.steps, fmt::join(xdit_parallel_args(p, where), " "));
   if (const FrameworkQuantization* fq = quantization_of(q, Framework::kXdit)) s += " " + fq->flag;
+  if (const FrameworkCache* fc = cache_of(q, Framework::kXdit)) s += " " + cache_flag(q, *fc);
   s += " --prompt \"a photo of a cat\"";
   return fully_sharded_encoder_note(m, p, where.text_encoder) + s;
 }

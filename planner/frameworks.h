@@ -109,5 +109,9 @@ std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement&
 // What framework `f`'s launch text adds for the query's --dtype (its [[quantization]] entry): null
 // for BF16 or a format it does not offer.
 const FrameworkQuantization* quantization_of(const Query& q, Framework f);
+// Framework `f`'s entry for the query's --cache (null: no cache, or one it does not ship).
+const FrameworkCache* cache_of(const Query& q, Framework f);
+// Its launch-text addition with the query's cache parameters in place of {F}, {B}, {W}, {MC}, {N}.
+std::string cache_flag(const Query& q, const FrameworkCache& c);
 
 }  // namespace cpplan::planner

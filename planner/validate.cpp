@@ -147,6 +147,12 @@ std::vector<Violation> validate(const Query& q, const ParallelConfig& c) {
   validate_pipefusion(q, c, out);
   fully_shard(c, out);
   model_structure(q, c, out);
+  if (q.cache.active() && c.pp() > 1)
+    out.push_back({RuleId::kCacheExcludesPipeFusion, "pipefusion_degree", std::to_string(c.pp()),
+                   fmt::format("must be 1 with --cache {} (a cached step skips the middle blocks every stage's "
+                               "patches run; xDiT disables its caches under PipeFusion)",
+                               to_string(q.cache.policy)),
+                   Lever::kDegree});
   if (q.batch % c.dp_degree != 0)
     out.push_back({RuleId::kDpDividesBatch, "dp_degree", std::to_string(c.dp_degree),
                    fmt::format("must divide the batch = {} (each replica generates its own images; see --batch)", q.batch),

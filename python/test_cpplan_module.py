@@ -129,11 +129,13 @@ class Planning(unittest.TestCase):
         self.assertEqual(plans[0].json, json.loads(out)["plans"][0])
 
 
-# The 26 query flags of `cpplan` (cpplan --help), each with a value off its default: the keyword
+# The 33 query flags of `cpplan` (cpplan --help), each with a value off its default: the keyword
 # Python takes for it is the flag without its dashes, '-' written '_'.
 QUERY_FLAG_VALUES = {
     "--gpus": "2", "--res": "512x512", "--frames": "1", "--model": "sd3.5-medium", "--model-config": None,
-    "--hardware": "h200-sxm", "--steps": "10", "--attention-backend": "cudnn", "--dtype": "fp8", "--batch": "2",
+    "--hardware": "h200-sxm", "--steps": "10", "--attention-backend": "cudnn", "--dtype": "fp8",
+    "--cache": "fbcache", "--cache-fn": "2", "--cache-bn": "1", "--cache-warmup": "2", "--cache-every": "3",
+    "--cache-hit-rate": "0.3", "--cache-max-cached": "2", "--batch": "2",
     "--text-tokens": "256", "--runtime": "xdit", "--text-encoder": "offloaded", "--vae": "tiled",
     "--offload-text-encoders": True, "--offload-idle-transformer": True, "--host-mem": "64", "--profiles": None,
     "--framework": "xdit", "--framework-version": "xdit-2025", "--topology": "4x-a100-pcie",

@@ -373,10 +373,12 @@ void print_explain(std::ostream& out, const Explain& e) {
   if (e.pipefusion) print_pipefusion(out, *e.pipefusion, e.steps);
   const costmodel::PipelineCost& pc = pr.pipeline;
   fmt::print(out,
-             "per image: text encoding {:.1f} ms (text encoder {}{}) + {} steps x {:.2f} ms + VAE decode {:.1f} ms "
+             "per image: text encoding {:.1f} ms (text encoder {}{}) + {} steps x {:.2f} ms{} + VAE decode {:.1f} ms "
              "(VAE {}{}) + pipeline {:.1f} ms = {:.2f} s\n",
-             pr.text_encode_ms, to_string(pc.text_encoder), text_encoder_waits(pc),
-             e.steps, pr.step_ms, pr.vae_decode_ms, to_string(pc.vae),
+             pr.text_encode_ms, to_string(pc.text_encoder), text_encoder_waits(pc), e.steps - pr.cached_steps,
+             pr.step_ms,
+             pr.cached_steps > 0 ? fmt::format(" + {} cached steps x {:.2f} ms", pr.cached_steps, pr.cached_step_ms) : "",
+             pr.vae_decode_ms, to_string(pc.vae),
              pc.vae_comm_ms > 0 ? fmt::format(", {:.1f} ms of it communication", pc.vae_comm_ms) : "", pc.host_ms,
              pr.image_ms / 1e3);
   for (int i = 0; i < pc.encoder_count; ++i) print_text_encoder(out, pc.encoders[i], e.text_encoders);

@@ -180,6 +180,55 @@ void resolve_precision(const Options& a, Query& q, bool local) {
   if (a.framework == "cpplan")
     throw InvalidInput{fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) only", a.precision)};
 }
+
+// --cache: the policy's defaults (core/cache.h) with the parameters given; each parameter needs a
+// policy, and one the policy has no use for is refused rather than ignored.
+CacheSpec cache_spec(const Options& a) {
+  const std::pair<const char*, const std::string*> params[] = {
+      {"--cache-fn", &a.cache_fn},         {"--cache-bn", &a.cache_bn},           {"--cache-warmup", &a.cache_warmup},
+      {"--cache-every", &a.cache_every},   {"--cache-hit-rate", &a.cache_hit_rate}, {"--cache-max-cached", &a.cache_max_cached}};
+  const auto policy = cache_policy_from_string(a.cache.empty() ? "none" : a.cache);
+  if (!policy)
+    throw InvalidInput{fmt::format("--cache = {}: must be none, fbcache, dbcache, teacache, taylorseer, magcache or fixed",
+                                   a.cache)};
+  CacheSpec s = cache_defaults(*policy);
+  for (const auto& [flag, text] : params)
+    if (!text->empty() && !s.active())
+      throw InvalidInput{fmt::format("{} = {}: needs --cache (fbcache, dbcache, teacache, taylorseer, magcache or fixed)",
+                                     flag, *text)};
+  const bool decides_on_input = *policy == CachePolicy::kTeacache || *policy == CachePolicy::kMagcache;
+  const bool fbcache = *policy == CachePolicy::kFbcache;
+  auto refuse = [&](const char* flag, const std::string& text, std::string_view why) {
+    if (!text.empty() && !why.empty()) throw InvalidInput{fmt::format("{} = {}: --cache {} {}", flag, text, a.cache, why)};
+  };
+  refuse("--cache-fn", a.cache_fn, decides_on_input ? "decides on the first block's input; it runs no block on a cached step"
+                                   : fbcache          ? "runs the first block alone (F1B0; dbcache sets others)"
+                                                      : "");
+  refuse("--cache-bn", a.cache_bn, decides_on_input || fbcache ? "runs no last block on a cached step" : "");
+  refuse("--cache-every", a.cache_every, s.fixed_schedule() ? "" : "decides by a threshold (set --cache-hit-rate)");
+  refuse("--cache-hit-rate", a.cache_hit_rate, s.fixed_schedule() ? "computes a fixed schedule (set --cache-every)" : "");
+  if (!a.cache_fn.empty() && !decides_on_input && !fbcache) s.first_blocks = parse_int_field("--cache-fn", a.cache_fn);
+  if (!a.cache_bn.empty()) s.last_blocks = parse_int_field("--cache-bn", a.cache_bn);
+  if (!a.cache_warmup.empty()) s.warmup_steps = parse_int_field("--cache-warmup", a.cache_warmup);
+  if (!a.cache_every.empty()) s.every = parse_int_field("--cache-every", a.cache_every);
+  if (!a.cache_hit_rate.empty()) s.hit_rate = parse_number_field("--cache-hit-rate", a.cache_hit_rate);
+  if (!a.cache_max_cached.empty()) s.max_continuous_cached = parse_int_field("--cache-max-cached", a.cache_max_cached);
+  return s;
+}
+
+// The query's --cache, checked against its model's blocks and steps; a named framework must ship it.
+void resolve_cache(const Options& a, Query& q) {
+  const CacheSpec s = cache_spec(a);
+  if (!s.active()) return;
+  if (const Result<bool> ok = validate_cache(s, q.model->total_blocks(), q.steps); !ok)
+    throw InvalidInput{ok.error().message};
+  q.cache = s;
+  const auto named = framework_choice(a);
+  const FrameworkProfile* fw = named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
+  if (fw && !fw->cache_for(s.policy)) throw InvalidInput{fmt::format("--cache = {}: {}", a.cache, fw->cache_reason)};
+  if (a.framework == "cpplan")
+    throw InvalidInput{fmt::format("--cache = {}: --framework cpplan plans no step cache yet", a.cache)};
+}
 }  // namespace
 
 
@@ -272,6 +321,7 @@ ResolvedQuery resolve_query(const Options& a, const ProfileCatalog& catalog, std
                                           : 0.0;
   resolve_kernels(a, q, r.local_hardware);
   resolve_precision(a, q, r.local_hardware);
+  resolve_cache(a, q);
   if (a.runtime.empty()) q.runtime = runtime_named(catalog, default_runtime(a, q));
   return r;
 }

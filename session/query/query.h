@@ -30,6 +30,8 @@ struct Options {
   // --dtype of a planning query: the DiT linears' number format; empty: bf16 (core/precision.h).
   // `cpplan run --dtype` is the executor's own (dtype below: fp32 or bf16).
   std::string precision;
+  // --cache POLICY and its parameters (core/cache.h); empty: no step cache, or the policy's defaults.
+  std::string cache, cache_fn, cache_bn, cache_warmup, cache_every, cache_hit_rate, cache_max_cached;
   std::string runtime;       // empty: the --framework's (its profile's runtime), else diffusers (cpplan run: cpplan)
   std::string text_encoder;  // empty: the planner picks per plan
   std::string vae;           // empty: the planner picks per plan

@@ -1,0 +1,150 @@
+// Step caches as a plan axis (--cache, core/cache.h): the steps each policy computes, the time of a
+// cached step and its memory, the frameworks that ship each cache, with their flags, and the
+// one-line refusals. Expected values are hand derivations from the schedule rules and the
+// prediction's own per-block terms (inputs to the cached step), never the cached step's total.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "core/cache.h"
+#include "costmodel/cost_model.h"
+#include "planner/frameworks.h"
+#include "planner/validate.h"
+#include "session/engine/engine.h"
+#include "tests/support/fixtures.h"
+
+using cpplan::CachePolicy;
+using cpplan::CacheSpec;
+using cpplan::costmodel::CostModel;
+using cpplan::costmodel::DatasheetModel;
+using cpplan::costmodel::Prediction;
+using cpplan::test::config;
+using cpplan::test::make_query;
+
+TEST_CASE("Each cache policy computes the steps its schedule says, by hand", "[core][cache]") {
+  // fixed: warm-up 1, then every 2nd step: steps 0, 2, 4, ..., 26 of 28 (1 + 27 / 2 = 14).
+  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kFixed), 28) == 14);
+  // TaylorSeer's interval 5 without warm-up: steps 4, 9, 14, 19, 24 (28 / 5 = 5).
+  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kTaylorseer), 28) == 5);
+  // FBCache (SGLang's and vLLM-Omni's cache-dit defaults): warm-up 4, then half of the other 24
+  // cached (the stated default hit rate), within the cap of 3 in a row (at most 18): 12 cached.
+  const CacheSpec fb = cpplan::cache_defaults(CachePolicy::kFbcache);
+  CHECK(fb.first_blocks == 1);
+  CHECK(cpplan::computed_steps(fb, 28) == 16);
+  // A hit rate of 0.9 would cache 21 of the 24; the cap leaves one computed in every 4: 18 cached.
+  CacheSpec greedy = fb;
+  greedy.hit_rate = 0.9;
+  CHECK(cpplan::cached_steps(greedy, 28) == 18);
+  // DBCache (cache-dit's defaults, F8B0, warm-up 8, no cap): 10 of the other 20 cached.
+  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kDbcache), 28) == 18);
+  CHECK(cpplan::computed_steps(CacheSpec{}, 28) == 28);  // none
+}
+
+TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand", "[costmodel][cache]") {
+  const auto& cat = cpplan::test::fitted_catalog();
+  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
+  q.hardware = cat.find_hardware("h100-sxm");
+  q.runtime = cat.find_runtime("diffusers");
+  cpplan::Query cached = q;
+  cached.cache = cpplan::cache_defaults(CachePolicy::kFbcache);
+  const DatasheetModel hw(*q.hardware);
+  const Prediction plain = CostModel(hw).predict(q, config(1, 1), cpplan::CpVariant::kNone);
+  const Prediction p = CostModel(hw).predict(cached, config(1, 1), cpplan::CpVariant::kNone);
+  // A computed step is the plain step.
+  CHECK(p.step_ms == Approx(plain.step_ms));
+  // A cached step: the first double block (its group's time over its 19 blocks), the rest of the
+  // step, and the cache's work on the 4608 x 3072 BF16 hidden states: the residual added (read it
+  // and the states, write the sum) and the decision (the first block's output against the
+  // previous step's): 5 tensors over the HBM. One GPU: no all-reduce of the decision.
+  const auto& doubles = p.blocks[0];
+  REQUIRE(doubles.kind == cpplan::BlockKind::kDouble);
+  const double hidden = 4608.0 * 3072 * 2;
+  const double hbm = q.hardware->memory_bandwidth_gbps * 1e9 * q.hardware->memory_efficiency;
+  const double by_hand = doubles.time_ms() / doubles.count + p.step_rest.time_ms() + 5 * hidden / hbm * 1e3;
+  CHECK(p.cached_step_ms == Approx(by_hand).epsilon(1e-9));
+  CHECK(p.cached_step_ms < 0.1 * p.step_ms);
+  // The image: 16 computed steps and 12 cached ones, the once-per-image terms as without a cache.
+  REQUIRE(p.cached_steps == 12);
+  const double once = plain.image_ms - 28 * plain.step_ms;
+  CHECK(p.image_ms == Approx(16 * p.step_ms + 12 * p.cached_step_ms + once).epsilon(1e-9));
+  // Memory: the residual and the previous output, held through denoising.
+  CHECK(p.memory.step_cache == Approx(2 * hidden));
+  CHECK(p.transformer_peak_bytes == Approx(plain.transformer_peak_bytes + 2 * hidden));
+}
+
+namespace {
+std::string error_of(cpplan::session::Options o) {
+  if (o.gpus.empty()) o.gpus = "1";
+  if (o.hardware.empty()) o.hardware = "h100-sxm";
+  std::ostringstream err;
+  try {
+    cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err);
+  } catch (const cpplan::session::InvalidInput& e) {
+    return e.message;
+  }
+  return std::string();
+}
+}  // namespace
+
+TEST_CASE("A cache's bad parameters and a framework without it are refused in one line", "[session][cache][errors]") {
+  cpplan::session::Options o;
+  o.cache = "fbcache";
+  o.cache_fn = "2";
+  CHECK(error_of(o) == "--cache-fn = 2: --cache fbcache runs the first block alone (F1B0; dbcache sets others)");
+  o = {};
+  o.cache_every = "3";
+  CHECK(error_of(o).rfind("--cache-every = 3: needs --cache", 0) == 0);
+  o = {};
+  o.cache = "taylorseer";
+  o.cache_hit_rate = "0.3";
+  CHECK(error_of(o) == "--cache-hit-rate = 0.3: --cache taylorseer computes a fixed schedule (set --cache-every)");
+  o = {};
+  o.cache = "dbcache";
+  o.cache_fn = "50";
+  o.cache_bn = "7";
+  CHECK(error_of(o) == "--cache-fn + --cache-bn = 50 + 7: must leave at least one of the model's 57 blocks to cache");
+  o = {};
+  o.cache = "lru";
+  CHECK(error_of(o).rfind("--cache = lru: must be none, fbcache", 0) == 0);
+  o = {};
+  o.cache = "dbcache";
+  o.framework = "xdit";
+  CHECK(error_of(o) == "--cache = dbcache: xDiT offers --cache fbcache, teacache only");
+  o.cache = "fbcache";
+  CHECK(error_of(o).empty());
+}
+
+TEST_CASE("Each framework runs its caches only with the parallelism its source shows", "[planner][cache]") {
+  cpplan::session::Options o;
+  o.gpus = "2";
+  o.res = "1024x1024";
+  o.hardware = "h100-sxm";
+  o.cache = "fbcache";
+  std::ostringstream err;
+  const auto c = cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err);
+  const cpplan::Plan ulysses = cpplan::planner::make_plan(c.query, config(1, 2));
+  REQUIRE(ulysses.valid());
+  const auto runs = cpplan::planner::frameworks_for(c.query, ulysses);
+  CHECK(runs.has(cpplan::Framework::kCacheDit));  // the metric all_reduce(AVG)-ed across ranks
+  CHECK(runs.has(cpplan::Framework::kXdit));      // all_reduce over the SP group
+  CHECK_FALSE(runs.has(cpplan::Framework::kDiffusers));
+  CHECK(cpplan::planner::unsupported_reason(cpplan::Framework::kDiffusers, c.query, ulysses) ==
+        "diffusers runs --cache fbcache without Ulysses or Ring (its decision is not reduced over their ranks)");
+  CHECK_FALSE(runs.has(cpplan::Framework::kSglang));  // disabled when world_size > 1
+  // PipeFusion runs no step cache: the plan is invalid, by its own rule.
+  cpplan::ParallelConfig pf = config(1, 1);
+  pf.pipefusion.degree = 2;
+  pf.pipefusion.patches = 2;
+  const cpplan::Plan pipe = cpplan::planner::make_plan(c.query, pf);
+  REQUIRE_FALSE(pipe.valid());
+  CHECK(std::any_of(pipe.violations.begin(), pipe.violations.end(),
+                    [](const cpplan::Violation& v) { return v.id == cpplan::RuleId::kCacheExcludesPipeFusion; }));
+  // The launch texts carry each framework's cache with the query's parameters.
+  const std::string cache_dit = cpplan::planner::cache_flag(c.query, *cpplan::planner::cache_of(c.query, cpplan::Framework::kCacheDit));
+  CHECK(cache_dit ==
+        "cache_config=DBCacheConfig(Fn_compute_blocks=1, Bn_compute_blocks=0, max_warmup_steps=4, "
+        "max_continuous_cached_steps=3)");
+  CHECK(cpplan::planner::xdit_command(c.query, ulysses).find(" --use_fbcache") != std::string::npos);
+}
