@@ -202,7 +202,7 @@ TEST_CASE("Without --runtime, --framework xdit prices with xDiT's runtime, and -
              Catch::Contains("runtime xdit"));
 }
 
-TEST_CASE("--dtype reaches each framework's launch text with its flag, and list frameworks shows the flags",
+TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, and list frameworks shows the flags",
           "[cli][frameworks][precision]") {
   const std::vector<std::string> flux{"--gpus", "2", "--res", "1024x1024", "--hardware", "h100-sxm", "--top", "1"};
   auto with = [&](std::vector<std::string> more) {
