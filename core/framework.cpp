@@ -314,9 +314,9 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
     std::vector<std::string_view> names;
     for (const CachePolicy policy : c.policies) names.push_back(to_string(policy));
     const std::string which = fmt::format("{} runs --cache {}", title, fmt::join(names, ", "));
-    c.sp_reason = which + " without Ulysses or Ring (its decision is not reduced over their ranks)";
-    c.tp_reason = which + " without tensor parallelism";
-    c.cfg_reason = which + " without CFG parallelism";
+    c.sp_reason = which + " only without Ulysses or Ring";
+    c.tp_reason = which + " only without tensor parallelism";
+    c.cfg_reason = which + " only without CFG parallelism";
     c.class_reason = fmt::format("{} only for {}", which, fmt::join(c.classes, ", "));
   }
   p.cache_reason = caches.empty() ? fmt::format("{} ships no step cache", p.title.empty() ? p.name : p.title)

@@ -131,7 +131,7 @@ TEST_CASE("Each framework runs its caches only with the parallelism its source s
   CHECK(runs.has(cpplan::Framework::kXdit));      // all_reduce over the SP group
   CHECK_FALSE(runs.has(cpplan::Framework::kDiffusers));
   CHECK(cpplan::planner::unsupported_reason(cpplan::Framework::kDiffusers, c.query, ulysses) ==
-        "diffusers runs --cache fbcache without Ulysses or Ring (its decision is not reduced over their ranks)");
+        "diffusers runs --cache fbcache only without Ulysses or Ring");
   CHECK_FALSE(runs.has(cpplan::Framework::kSglang));  // disabled when world_size > 1
   // PipeFusion runs no step cache: the plan is invalid, by its own rule.
   cpplan::ParallelConfig pf = config(1, 1);
