@@ -234,3 +234,26 @@ TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, 
   CHECK(list.find("  --dtype nvfp4, mxfp4: --use_fp4_gemms\n") != std::string::npos);
   CHECK(list.find("  --dtype fp8: --quantization fp8\n") != std::string::npos);
 }
+
+TEST_CASE("A cache and FP8 together: the plans with both, each framework's launch text or its reason",
+          "[cli][frameworks][cache]") {
+  const std::string out = out_of({"--gpus", "2", "--res", "1024x1024", "--cache", "fbcache", "--dtype", "fp8",
+                                  "--hardware", "h100-sxm"});
+  CHECK(out.find("dtype fp8, cache fbcache F1B0 (16 of 28 steps computed)") != std::string::npos);
+  CHECK(out.find("16 computed steps + 12 cached at") != std::string::npos);
+  CHECK(out.find("--use_fp8_gemms --use_fbcache") != std::string::npos);
+  CHECK(out.find("cache_config=DBCacheConfig(Fn_compute_blocks=1, Bn_compute_blocks=0, max_warmup_steps=4, "
+                 "max_continuous_cached_steps=3)") != std::string::npos);
+  CHECK(out.find("diffusers runs --cache fbcache only without Ulysses or Ring") != std::string::npos);
+  // PipeFusion runs no step cache: rejected with its rule.
+  CHECK(out.find("must be 1 with --cache fbcache") != std::string::npos);
+  // The JSON: the query's cache, each plan's cached steps and cached-step time.
+  const json j = json::parse(out_of({"--gpus", "1", "--res", "1024x1024", "--cache", "taylorseer", "--hardware",
+                                     "h100-sxm", "--json", "--top", "1"}));
+  CHECK(j["cache"]["policy"] == "taylorseer");
+  CHECK(j["cache"]["computed_steps"] == 5);
+  CHECK(j["plans"][0]["predicted"]["cached_steps"] == 23);
+  const auto refused = run_cli({"--gpus", "1", "--hardware", "h100-sxm", "--cache", "fbcache", "--cache-fn", "2"});
+  CHECK(refused.code == 3);
+  CHECK(refused.err == "cpplan: --cache-fn = 2: --cache fbcache runs the first block alone (F1B0; dbcache sets others)\n");
+}
