@@ -1,5 +1,5 @@
 #pragma once
-// Step and block caches as plan axis (--cache): which denoising steps a framework computes in full
+// Step and block caches as a plan axis (--cache): which denoising steps a framework computes in full
 // and which reuse cached work, as each policy the frameworks ship decides it
 // (shared/reference/frameworks-runtime.md §1.5, 2.5, 3.5, 4.5, 5.5). A cached step still runs the
 // first F blocks (and the last B), whose output decides (threshold policies) or a fixed schedule
@@ -7,11 +7,9 @@
 // input alone (F = 0). TaylorSeer computes every N-th step and extrapolates the others.
 //
 // The computed-step count is exact for fixed schedules (TaylorSeer's interval, a fixed schedule);
-// for threshold policies it is the warm-up plus the post-warm-up steps the hit rate leaves,
-// a stated default the user sets (--cache-hit-rate) or `cpplan tune` measures, bounded by the
-// policy's cap on consecutive cached steps.
-//
-// Work in progress (branch cache-axis): not yet wired into Query, the cost model or the CLI.
+// for threshold policies it is the warm-up plus the post-warm-up steps the hit rate leaves (a
+// stated default the user sets with --cache-hit-rate), bounded by the policy's cap on consecutive
+// cached steps. The cost model prices a cached step (costmodel/cost_model.cpp, add_cached_step).
 
 #include <optional>
 #include <string>
