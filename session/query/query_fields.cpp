@@ -74,7 +74,7 @@ std::vector<QueryField> make_fields() {
        kCliFront | kPythonFront, &Options::cache_every},
       {"--cache-hit-rate", "cache_hit_rate", K::kNumber, 0, 0.99, {}, "",
        "--cache fbcache, dbcache, teacache, magcache: the share of the steps after the warm-up that the threshold "
-       "caches (default 0.5, an assumption: measure yours with cpplan tune)",
+       "caches (default 0.5, an assumption: set it from your own runs)",
        kCliFront | kPythonFront, &Options::cache_hit_rate},
       {"--cache-max-cached", "cache_max_cached", K::kInt, -1, kMaxSteps, {}, "",
        "--cache: at most this many cached steps in a row (-1: no cap; default: the policy's)", kCliFront | kPythonFront,
