@@ -232,6 +232,31 @@ void read_cache(Reader& r, FrameworkProfile& p) {
   p.caches.push_back(std::move(c));
 }
 
+std::string policy_names(const std::vector<CachePolicy>& policies) {
+  std::vector<std::string_view> names;
+  for (const CachePolicy policy : policies) names.push_back(to_string(policy));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The one-line reasons a plan's verdict returns (string views into the profile, which outlives
+// every verdict): a --dtype or --cache the framework does not offer, and each cache's limits.
+void set_refusal_reasons(FrameworkProfile& p) {
+  const std::string title = p.title.empty() ? p.name : p.title;
+  std::vector<CachePolicy> every;
+  for (FrameworkCache& c : p.caches) {
+    every.insert(every.end(), c.policies.begin(), c.policies.end());
+    const std::string which = fmt::format("{} runs --cache {}", title, policy_names(c.policies));
+    c.sp_reason = which + " only without Ulysses or Ring";
+    c.tp_reason = which + " only without tensor parallelism";
+    c.cfg_reason = which + " only without CFG parallelism";
+    c.class_reason = fmt::format("{} only for {}", which, fmt::join(c.classes, ", "));
+  }
+  p.cache_reason = every.empty() ? title + " ships no step cache"
+                                 : fmt::format("{} offers --cache {} only", title, policy_names(every));
+  p.quantization_reason = fmt::format("{} runs the DiT's linears in bf16{} only", title,
+                                      p.quantization.empty() ? "" : ", " + p.quantization_names());
+}
+
 // [models] with_fully_shard = "fully_sharded_text_encoder": a fully-sharded text encoder feature the
 // entry offers, used exactly when fully_shard is; the framework says why (with_fully_shard_reason).
 void read_with_fully_shard(Reader& r, const FrameworkProfile& p, FrameworkModel& m) {
@@ -306,24 +331,7 @@ Result<FrameworkProfile> framework_from_toml(const toml::table& root, const std:
   read_features(r, "common", p.common, false);
   r.tables("models", false, [&](Reader& m) { read_model(m, p); });
   if (!r.ok()) return Error{error};
-  std::vector<std::string_view> caches;
-  for (const FrameworkCache& c : p.caches)
-    for (const CachePolicy policy : c.policies) caches.push_back(to_string(policy));
-  const std::string title = p.title.empty() ? p.name : p.title;
-  for (FrameworkCache& c : p.caches) {
-    std::vector<std::string_view> names;
-    for (const CachePolicy policy : c.policies) names.push_back(to_string(policy));
-    const std::string which = fmt::format("{} runs --cache {}", title, fmt::join(names, ", "));
-    c.sp_reason = which + " only without Ulysses or Ring";
-    c.tp_reason = which + " only without tensor parallelism";
-    c.cfg_reason = which + " only without CFG parallelism";
-    c.class_reason = fmt::format("{} only for {}", which, fmt::join(c.classes, ", "));
-  }
-  p.cache_reason = caches.empty() ? fmt::format("{} ships no step cache", p.title.empty() ? p.name : p.title)
-                                  : fmt::format("{} offers --cache {} only", p.title.empty() ? p.name : p.title,
-                                                fmt::join(caches, ", "));
-  p.quantization_reason = fmt::format("{} runs the DiT's linears in bf16{} only", p.title.empty() ? p.name : p.title,
-                                      p.quantization.empty() ? "" : ", " + p.quantization_names());
+  set_refusal_reasons(p);
   return p;
 }
 }  // namespace

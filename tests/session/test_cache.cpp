@@ -13,6 +13,7 @@
 #include "planner/frameworks.h"
 #include "planner/validate.h"
 #include "session/engine/engine.h"
+#include "tests/session/session_support.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::CachePolicy;
@@ -78,13 +79,7 @@ namespace {
 std::string error_of(cpplan::session::Options o) {
   if (o.gpus.empty()) o.gpus = "1";
   if (o.hardware.empty()) o.hardware = "h100-sxm";
-  std::ostringstream err;
-  try {
-    cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err);
-  } catch (const cpplan::session::InvalidInput& e) {
-    return e.message;
-  }
-  return std::string();
+  return cpplan::test::query_error(o);
 }
 }  // namespace
 

@@ -5,8 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "core/kernels.h"
 #include "costmodel/cost_model.h"
 #include "session/engine/engine.h"
+#include "tests/session/session_support.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::AttentionBackend;
@@ -251,13 +250,7 @@ TEST_CASE("An attention kernel the GPU or the framework cannot run is refused in
     o.hardware = hardware;
     o.framework = framework;
     o.backend = backend;
-    std::ostringstream err;
-    try {
-      cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err);
-    } catch (const cpplan::session::InvalidInput& e) {
-      return e.message;
-    }
-    return std::string();
+    return cpplan::test::query_error(o);
   };
   const std::string gpu = error_of("any", "l20", "fa3");
   CHECK(gpu.find("--attention-backend = fa3") == 0);
@@ -282,11 +275,6 @@ TEST_CASE("An attention kernel the GPU or the framework cannot run is refused in
 }
 
 namespace {
-std::string shipped(const std::string& file) {
-  std::ifstream in(std::string(CPPLAN_TEST_PROFILES) + "/" + file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // `text` with its first `from` replaced by `to` (which must occur).
 std::string with(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
@@ -307,7 +295,7 @@ void check_refused(const std::string& error, const BrokenCase& c) {
 }  // namespace
 
 TEST_CASE("A broken kernels.toml is refused in one line naming the field, the value and the rule", "[core][kernels][errors]") {
-  const std::string text = shipped("kernels.toml");
+  const std::string text = cpplan::test::shipped_profile("kernels.toml");
   REQUIRE(cpplan::parse_kernel_table(text, "kernels.toml").ok());
   const std::vector<BrokenCase> cases = {
       {"title = \"FlashAttention-3\"\ntensor = 0.72", "title = \"FlashAttention-3\"\ntensor = 1.5",
@@ -328,7 +316,7 @@ TEST_CASE("A broken kernels.toml is refused in one line naming the field, the va
 }
 
 TEST_CASE("A framework's broken [[kernels]] is refused in one line naming the field, the value and the rule", "[core][kernels][errors]") {
-  const std::string text = shipped("frameworks/sglang.toml");
+  const std::string text = cpplan::test::shipped_profile("frameworks/sglang.toml");
   REQUIRE(cpplan::parse_framework_profile(text, "frameworks/sglang.toml").ok());
   const std::vector<BrokenCase> cases = {
       {"attention = \"fa3\"", "attention = \"fa9\"", {"attention", "fa9", "unknown attention kernel"}},

@@ -6,8 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "planner/frameworks.h"
 #include "planner/validate.h"
 #include "session/engine/engine.h"
+#include "tests/session/session_support.h"
 #include "tests/support/fixtures.h"
 
 using cpplan::HardwareProfile;
@@ -68,13 +67,19 @@ std::vector<Gemm> flux_double_block(const ModelProfile& m) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("FP8 weight memory and GEMM time of one FLUX block on an H100, by hand", "[costmodel][precision]") {
+// FLUX.1-dev at 1024x1024 on one H100 under diffusers' runtime, in BF16.
+cpplan::Query flux_on_h100() {
   const auto& cat = cpplan::test::fitted_catalog();
   cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
   q.hardware = cat.find_hardware("h100-sxm");
   q.runtime = cat.find_runtime("diffusers");
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("FP8 weight memory and GEMM time of one FLUX block on an H100, by hand", "[costmodel][precision]") {
+  const cpplan::Query q = flux_on_h100();
   const HardwareProfile& hw = *q.hardware;
   const ModelProfile& m = *q.model;
   REQUIRE(m.ffn_kind == cpplan::FfnKind::kGelu);
@@ -124,9 +129,7 @@ TEST_CASE("FP8 weight memory and GEMM time of one FLUX block on an H100, by hand
 
 TEST_CASE("Per-row and static scales quantize in one pass, and weight-only formats keep the BF16 GEMM", "[costmodel][precision]") {
   const auto& cat = cpplan::test::fitted_catalog();
-  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
-  q.hardware = cat.find_hardware("h100-sxm");
-  q.runtime = cat.find_runtime("diffusers");
+  const cpplan::Query q = flux_on_h100();
   const HardwareProfile& hw = *q.hardware;
   const double hbm = hw.memory_bandwidth_gbps * 1e9 * hw.memory_efficiency;
   double inputs = 0;
@@ -171,13 +174,7 @@ std::string error_of(const std::string& framework, const std::string& hardware, 
   o.hardware = hardware;
   o.framework = framework;
   o.precision = dtype;
-  std::ostringstream err;
-  try {
-    cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err);
-  } catch (const cpplan::session::InvalidInput& e) {
-    return e.message;
-  }
-  return std::string();
+  return cpplan::test::query_error(o);
 }
 }  // namespace
 
@@ -228,15 +225,8 @@ TEST_CASE("Each framework runs only the formats its source shows, and says so in
         "xDiT runs the DiT's linears in bf16, fp8, nvfp4, mxfp4 only");
 }
 
-namespace {
-std::string shipped(const std::string& file) {
-  std::ifstream in(std::string(CPPLAN_TEST_PROFILES) + "/" + file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-}  // namespace
-
 TEST_CASE("A framework's broken [[quantization]] is refused in one line naming the field, the value and the rule", "[core][precision][errors]") {
-  const std::string text = shipped("frameworks/xdit.toml");
+  const std::string text = cpplan::test::shipped_profile("frameworks/xdit.toml");
   REQUIRE(cpplan::parse_framework_profile(text, "frameworks/xdit.toml").ok());
   auto refused = [&](const std::string& from, const std::string& to) {
     std::string broken = text;
