@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/cache.h"
+#include "core/framework.h"
 #include "costmodel/cost_model.h"
 #include "planner/frameworks.h"
 #include "planner/validate.h"
@@ -142,4 +143,27 @@ TEST_CASE("Each framework runs its caches only with the parallelism its source s
         "cache_config=DBCacheConfig(Fn_compute_blocks=1, Bn_compute_blocks=0, max_warmup_steps=4, "
         "max_continuous_cached_steps=3)");
   CHECK(cpplan::planner::xdit_command(c.query, ulysses).find(" --use_fbcache") != std::string::npos);
+}
+
+TEST_CASE("A framework's broken [[cache]] is refused in one line naming the field, the value and the rule", "[core][cache][errors]") {
+  const std::string text = cpplan::test::shipped_profile("frameworks/cache-dit.toml");
+  REQUIRE(cpplan::parse_framework_profile(text, "frameworks/cache-dit.toml").ok());
+  auto refused = [&](const std::string& from, const std::string& to) {
+    std::string broken = text;
+    const auto at = broken.find(from);
+    REQUIRE(at != std::string::npos);
+    const auto f = cpplan::parse_framework_profile(broken.replace(at, from.size(), to), "frameworks/cache-dit.toml");
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message.find('\n') == std::string::npos);
+    return f.error().message;
+  };
+  const std::string lru = refused("policies = [\"dbcache\", \"fbcache\"]", "policies = [\"lru\"]");
+  CHECK(lru.find("policies") != std::string::npos);
+  CHECK(lru.find("lru") != std::string::npos);
+  CHECK(lru.find("a cache policy (fbcache, dbcache, teacache, taylorseer, magcache)") != std::string::npos);
+  // The executor's fixed schedule is cpplan's own, not a framework's.
+  CHECK(refused("policies = [\"dbcache\", \"fbcache\"]", "policies = [\"fixed\"]").find("fixed") != std::string::npos);
+  CHECK(refused("policies = [\"dbcache\", \"fbcache\"]", "policies = [\"dbcache\"]\nwith_tp = \"yes\"")
+            .find("with_tp") != std::string::npos);
+  CHECK(refused("policies = [\"dbcache\", \"fbcache\"]", "policy = [\"dbcache\"]").find("policy") != std::string::npos);
 }
