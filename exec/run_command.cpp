@@ -345,20 +345,27 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
   fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
 }
 
-// Records the run (measured, or how it failed) with its prediction in the store, and prints it.
-int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, const executor::RunFigures* figures,
-           const std::string& status, const std::string& error, const std::string& started, std::ostream& out,
-           std::ostream& err) {
+// What a run records besides its measurement, made before its steps: its configuration and
+// identity, this machine, the open store and the prediction. A failure then records in
+// milliseconds: when one task dies of a signal, srun gives the step's other tasks one second
+// between SIGTERM and SIGKILL (slurmstepd's SIG_TERM_KILL).
+struct PendingRun {
+  data::RunRecord record;  // status, error, finish time and measurement unset
+  session::Machine here;
+  session::RunPrediction prediction;  // the plan as the ranks run it
+  RunReport report;                   // the database and the predicted JSON
+  std::optional<data::Store> store;
+};
+
+// The run's pending record: its store opened (a foreign or newer database refused before the run
+// is spent) and its prediction made, for the element size and attention kernel the ranks run.
+PendingRun pending_run(const Args& a, const Prepared& p, const executor::RunSpec& spec, const std::string& started) {
   const Query& q = p.resolved.query();
-  data::RunRecord r = run_record(p, spec, status, error, started);
-  const session::Machine here = machine(spec.device.cuda());
-  RunReport rep{-1, status, error, a.db.empty() ? data::Store::default_path() : a.db, nullptr, nullptr};
-  if (figures) rep.measured = record_measurement(r, *figures);
-  auto store = data::Store::open(rep.db_path);
-  if (!store) {
-    fmt::print(err, "cpplan run: {}\n", store.error().message);
-    return kExitInvalid;
-  }
+  PendingRun run{run_record(p, spec, "", "", started), machine(spec.device.cuda()), {}, {}, std::nullopt};
+  run.report.db_path = a.db.empty() ? data::Store::default_path() : a.db;
+  auto store = data::Store::open(run.report.db_path);
+  if (!store) throw InvalidInput{store.error().message};
+  run.store.emplace(std::move(store).value());
   // Predicted for the element size the ranks ran (the profiles are bf16).
   const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
   Query run_query = q;
@@ -367,9 +374,24 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   std::optional<RuntimeProfile> runtime;
   if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
   if (runtime) run_query.runtime = &*runtime;
-  const session::RunPrediction run_prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
-  const costmodel::Prediction& prediction = *run_prediction.ranked.predicted;
-  rep.predicted = record_prediction(r, a, p, store.value(), here, prediction);
+  run.prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
+  run.report.predicted = record_prediction(run.record, a, p, *run.store, run.here, *run.prediction.ranked.predicted);
+  return run;
+}
+
+// Records the run (measured, or how it failed) with its prediction in the store, and prints it.
+int finish(PendingRun& pending, const Args& a, const Prepared& p, const executor::RunSpec& spec,
+           const executor::RunFigures* figures, const std::string& status, const std::string& error,
+           std::ostream& out, std::ostream& err) {
+  data::RunRecord r = pending.record;
+  r.status = status;
+  r.error = error;
+  r.finished_at = now_utc();
+  RunReport rep = pending.report;
+  rep.status = status;
+  rep.error = error;
+  if (figures) rep.measured = record_measurement(r, *figures);
+  const costmodel::Prediction& prediction = *pending.prediction.ranked.predicted;
   // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
   if (figures && *r.step_ms > 0) {
     const double tflops = prediction.step_flops / (*r.step_ms * 1e-3) / 1e12;
@@ -377,13 +399,13 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
     rep.measured["step_tflop"] = prediction.step_flops / 1e12;
     rep.measured["achieved_tflops"] = tflops;
   }
-  auto id = store.value().record_run(here.fingerprint, r);
+  auto id = pending.store->record_run(pending.here.fingerprint, r);
   if (!id) {
     fmt::print(err, "cpplan run: {}\n", id.error().message);
     return kExitRuntime;
   }
   rep.run_id = *id;
-  print_run(out, a, p, spec, r, here.fingerprint.gpu_name, run_prediction, rep);
+  print_run(out, a, p, spec, r, pending.here.fingerprint.gpu_name, pending.prediction, rep);
   if (status == "ok") return kExitOk;
   if (status == "cancelled") return 130;
   return kExitRuntime;
@@ -425,16 +447,23 @@ int worker(const Args& a, const Prepared& p, const launch::LaunchEnv& job, std::
   const std::string started = now_utc();
   const std::string result_file = env("CPPLAN_RESULT_FILE");  // our launcher's: it records
   RecordOnce record;
-  // A launcher also stops the ranks whose peer failed: the failure they see within a second is the
-  // truer record, so the signal's waits that long.
+  std::optional<PendingRun> pending;  // rank 0's, when it records
+  std::exception_ptr unrecordable;     // why rank 0 cannot record (its database), raised once the ranks meet
+  if (result_file.empty() && rank == 0) try {
+      pending = pending_run(a, p, spec, started);
+    } catch (const InvalidInput&) {
+      unrecordable = std::current_exception();
+    }
+  // A launcher also stops the ranks whose peer failed: the failure they see at once is the truer
+  // record, so the signal's waits half a second for it (srun's SIGKILL follows in one).
   if (result_file.empty())
     on_stop_signal([&](int signal) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      if (rank == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (rank == 0 && pending)
         record([&] {
           const std::string why = fmt::format("rank 0: ended by SIG{} from {}", sigabbrev_np(signal),
                                               launch::launcher_name(job.launcher));
-          return finish(a, p, spec, nullptr, "cancelled", why, started, out, err);
+          return finish(*pending, a, p, spec, nullptr, "cancelled", why, out, err);
         });
     });
   executor::RunFigures figures;
@@ -442,6 +471,8 @@ int worker(const Args& a, const Prepared& p, const launch::LaunchEnv& job, std::
   executor::quiet_torch_logs();
   try {
     auto store = executor::connect_store(rendezvous);
+    // Once the ranks have met: a database rank 0 cannot record into ends them all, not a wait.
+    if (unrecordable) std::rethrow_exception(unrecordable);
     figures = executor::run_rank(spec, store, rank, world);
   } catch (const std::exception& e) {
     std::string msg = e.what();
@@ -453,8 +484,8 @@ int worker(const Args& a, const Prepared& p, const launch::LaunchEnv& job, std::
     // rank leaves beside the result file.
     if (!result_file.empty())
       std::ofstream(rank_error_file(result_file, rank)) << why;
-    else if (rank == 0)
-      record([&] { return finish(a, p, spec, nullptr, failure_status(msg), why, started, out, err); });
+    else if (rank == 0 && pending)
+      record([&] { return finish(*pending, a, p, spec, nullptr, failure_status(msg), why, out, err); });
     return kExitRuntime;
   }
   if (rank != 0) return kExitOk;
@@ -466,7 +497,7 @@ int worker(const Args& a, const Prepared& p, const launch::LaunchEnv& job, std::
     std::ofstream(result_file) << j.dump();
     return kExitOk;
   }
-  return record([&] { return finish(a, p, spec, &figures, "ok", "", started, out, err); });
+  return record([&] { return finish(*pending, a, p, spec, &figures, "ok", "", out, err); });
 }
 
 // The rank of `job`: a bad command line or plan is reported in torchrun's error file too.
@@ -537,10 +568,7 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
     throw InvalidInput{fmt::format("--nproc = {}: the plan {} needs {} ranks", nproc, plan_label(p.plan.config), world)};
   check_local_gpus(spec.device, nproc);
   const std::string started = now_utc();
-  if (!a.db.empty()) {  // refuse a foreign database before spending the run
-    auto store = data::Store::open(a.db);
-    if (!store) throw InvalidInput{store.error().message};
-  }
+  PendingRun pending = pending_run(a, p, spec, started);  // a foreign database refused before the run
   // The local launcher, one rank or many: the same command line for every rank (argv, no shell),
   // each rank a process with the same environment and thread share.
   const fs::path dir = fs::temp_directory_path() / fmt::format("cpplan-run-{}", getpid());
@@ -578,9 +606,9 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (have) return finish(a, p, spec, &figures, "ok", "", started, out, err);
+  if (have) return finish(pending, a, p, spec, &figures, "ok", "", out, err);
   fmt::print(err, "cpplan run: {}: {}\n", status, why);
-  return finish(a, p, spec, nullptr, status, why, started, out, err);
+  return finish(pending, a, p, spec, nullptr, status, why, out, err);
 }
 
 }  // namespace cpplan::exec
