@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <thread>
 
 #include "cli/render.h"
@@ -69,10 +70,6 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   // name matches (build_query), h100-sxm when none does.
   if (a.hardware.empty() && !device.cuda()) a.hardware = session::kFallbackHardware;
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
-  if (!a.cache.empty() && a.cache != "none")
-    throw InvalidInput{fmt::format("--cache = {}: cpplan run takes no step cache yet (the executor's fixed schedule, "
-                                   "executor/cache.h, has no flag)",
-                                   a.cache)};
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
   auto resolved = engine->resolve(a);
@@ -136,8 +133,17 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   if (!a.max_memory.empty()) s.max_memory_bytes = parse_bytes("--max-memory", a.max_memory);
   s.device = p.device;
   s.sync_collectives = a.sync_collectives;
+  // --cache: the query's (priced by the predictions too) as the executor's fixed schedule,
+  // checked against the model and plan before any rank starts.
+  auto cache = executor::run_schedule(p.resolved.query().cache, s.steps);
+  if (!cache) throw InvalidInput{cache.error().message};
+  s.cache = std::move(cache).value();
+  if (const auto runs = executor::check_cache(s); !runs) throw InvalidInput{runs.error().message};
   return s;
 }
+
+// Whether the run follows a step-cache schedule (every step computed or not).
+bool has_cache(const executor::RunSpec& s) { return !s.cache.computed.empty(); }
 
 std::string dtype_name(const executor::RunSpec& s) { return s.device.dtype == at::kBFloat16 ? "bf16" : "fp32"; }
 
@@ -151,7 +157,8 @@ std::string attention_backend(const executor::RunSpec& s) {
 json figures_json(const executor::RunFigures& f) {
   return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
           {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes},
-          {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes}};
+          {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes},
+          {"computed_step_ms", f.computed_step_ms}, {"cached_step_ms", f.cached_step_ms}};
 }
 
 executor::RunFigures figures_from_json(const json& j) {
@@ -163,10 +170,27 @@ executor::RunFigures figures_from_json(const json& j) {
   f.peak_mem_bytes = j.at("peak_mem_bytes").get<std::vector<double>>();
   f.load_mem_bytes = j.value("load_mem_bytes", std::vector<double>{});
   f.load_build_peak_bytes = j.value("load_build_peak_bytes", std::vector<double>{});
+  f.computed_step_ms = j.value("computed_step_ms", std::vector<double>{});
+  f.cached_step_ms = j.value("cached_step_ms", std::vector<double>{});
   return f;
 }
 
-// Records the run and prints it. `figures` is null for a failed or cancelled run.
+// A step cache's schedule into the record: its parameters and steps of each kind as metrics
+// (session::kStepCacheMetric, the cached steps, marks the run: calibrate leaves it out), and in
+// the run's key, so that a cached run is never taken for the uncached run of its plan (a sweep
+// resumes by key). The schedule is the hand-derivable one of fixed_cache_schedule: steps below
+// the warm-up computed, then every `every`-th.
+void record_cache_schedule(data::RunRecord& r, const CacheSpec& c, const executor::RunSpec& spec) {
+  const int computed = spec.cache.computed_steps(spec.steps);
+  r.run_key += fmt::format("|cache-{}-f{}b{}w{}e{}", to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps,
+                           c.every);
+  for (const auto& [name, value] :
+       {std::pair<const char*, double>{"cache.first_blocks", c.first_blocks}, {"cache.last_blocks", c.last_blocks},
+        {"cache.warmup_steps", c.warmup_steps}, {"cache.every", c.every}, {"cache.computed_steps", computed},
+        {session::kStepCacheMetric, spec.steps - computed}})
+    r.metrics.emplace_back(name, value);
+}
+
 // The record of a run: its configuration, outcome and identity (no measurement yet).
 data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, const std::string& status,
                            const std::string& error, const std::string& started) {
@@ -192,6 +216,7 @@ data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, con
   // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
   // and left out of calibrate's fit.
   if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(session::kSyncCollectivesMetric, 1);
+  if (has_cache(spec)) record_cache_schedule(r, q.cache, spec);
   return r;
 }
 
@@ -224,8 +249,25 @@ json predicted_phases(data::RunRecord& r, const costmodel::Prediction& p) {
   return {{"load", p.memory.transformer_weights}, {"denoise", p.transformer_peak_bytes}};
 }
 
+// A cached run's measured steps into the record's metrics: the median computed and cached step
+// (none without steps of the kind) and the whole denoising, every timed step; their JSON.
+json measured_cache(data::RunRecord& r, const executor::RunFigures& f) {
+  const auto median = [&](const char* metric, const std::vector<double>& ms) -> json {
+    if (ms.empty()) return nullptr;
+    r.metrics.emplace_back(metric, executor::percentile_ms(ms, 0.5));
+    return r.metrics.back().second;
+  };
+  const double denoise = std::accumulate(f.step_ms.begin(), f.step_ms.end(), 0.0);
+  r.metrics.emplace_back("cache.denoise_ms", denoise);
+  return {{"computed_steps", f.computed_step_ms.size()},
+          {"cached_steps", f.cached_step_ms.size()},
+          {"computed_step_ms", median("cache.computed_step_ms", f.computed_step_ms)},
+          {"cached_step_ms", median("cache.cached_step_ms", f.cached_step_ms)},
+          {"denoise_ms", denoise}};
+}
+
 // The measured figures into the record; their JSON.
-json record_measurement(data::RunRecord& r, const executor::RunFigures& figures) {
+json record_measurement(data::RunRecord& r, const executor::RunFigures& figures, const executor::RunSpec& spec) {
   r.step_ms = figures.median_step_ms();
   r.step_ms_p10 = figures.percentile_step_ms(0.1);
   r.step_ms_p90 = figures.percentile_step_ms(0.9);
@@ -244,43 +286,67 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures)
          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
   j["phases"] = measured_phases(r, figures, peak);
+  if (has_cache(spec)) j["cache"] = measured_cache(r, figures);
   return j;
+}
+
+// The predicted step of a run as its record keeps it: the computed step without a cache; with one,
+// the median of the predicted steps in the schedule's order (the measured step is the measured
+// steps' median), the computed and cached steps and the whole denoising into the metrics, their
+// JSON beside it.
+double predicted_step(data::RunRecord& r, const executor::RunSpec& spec, double computed_ms, double cached_ms,
+                      json& out) {
+  if (!has_cache(spec)) return computed_ms;
+  std::vector<double> steps;
+  for (int i = 0; i < spec.steps; ++i) steps.push_back(spec.cache.computed_at(i) ? computed_ms : cached_ms);
+  const double denoise = std::accumulate(steps.begin(), steps.end(), 0.0);
+  for (const auto& [name, value] : {std::pair<const char*, double>{"predicted.computed_step_ms", computed_ms},
+                                    {"predicted.cached_step_ms", cached_ms}, {"predicted.denoise_ms", denoise}})
+    r.metrics.emplace_back(name, value);
+  out["cache"] = {{"computed_step_ms", computed_ms}, {"cached_step_ms", cached_ms}, {"denoise_ms", denoise}};
+  return executor::percentile_ms(steps, 0.5);
 }
 
 // The prediction beside the measurement, for the hardware the run used, into the record; its
 // JSON (null without one): this machine's measured (and calibrated) model when it was probed,
 // else the --hardware datasheet profile's `datasheet`.
-json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const data::Store& store,
-                       const session::Machine& here, const costmodel::Prediction& datasheet) {
+json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const executor::RunSpec& spec,
+                       const data::Store& store, const session::Machine& here, const costmodel::Prediction& datasheet) {
+  json j;
+  const auto step = [&](double computed_ms, double cached_ms) {
+    r.predicted_step_ms = predicted_step(r, spec, computed_ms, cached_ms, j);
+    r.predicted_steps_per_sec = *r.predicted_step_ms > 0 ? 1e3 / *r.predicted_step_ms : 0;
+  };
   if (const auto run = p.engine->predict_local_run(p.resolved, store, here, p.plan.config)) {
     const session::LocalPrediction& lp = run->prediction;
-    r.predicted_step_ms = lp.step_ms;
-    r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
+    step(lp.step_ms, lp.cached_step_ms);
     r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
     r.predicted_transformer_peak_bytes = lp.raw.transformer_peak_bytes;
     r.predicted_hardware = run->hardware;
-    return {{"hardware", r.predicted_hardware},
-            {"calibrated", lp.calibrated},
-            {"step_ms", lp.step_ms},
-            {"steps_per_sec", *r.predicted_steps_per_sec},
-            {"peak_mem_bytes", lp.raw.peak_mem_bytes},
-            {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
-            {"uncalibrated_step_ms", lp.raw.step_ms},
-            {"source", costmodel::to_string(lp.raw.source)},
-            {"phases", predicted_phases(r, lp.raw)}};
+    j.update({{"hardware", r.predicted_hardware},
+              {"calibrated", lp.calibrated},
+              {"step_ms", *r.predicted_step_ms},
+              {"steps_per_sec", *r.predicted_steps_per_sec},
+              {"peak_mem_bytes", lp.raw.peak_mem_bytes},
+              {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
+              {"uncalibrated_step_ms", lp.raw.step_ms},
+              {"source", costmodel::to_string(lp.raw.source)},
+              {"phases", predicted_phases(r, lp.raw)}});
+    if (has_cache(spec)) j["cache"]["uncalibrated_cached_step_ms"] = lp.raw.cached_step_ms;
+    return j;
   }
   if (a.hardware.empty()) return nullptr;
-  r.predicted_step_ms = datasheet.step_ms;
-  r.predicted_steps_per_sec = datasheet.steps_per_sec;
+  step(datasheet.step_ms, datasheet.cached_step_ms);
   r.predicted_peak_mem_bytes = datasheet.peak_mem_bytes;
   r.predicted_transformer_peak_bytes = datasheet.transformer_peak_bytes;
   r.predicted_hardware = p.resolved.query().hardware->name;
-  return {{"hardware", r.predicted_hardware},
-          {"step_ms", datasheet.step_ms},
-          {"steps_per_sec", datasheet.steps_per_sec},
-          {"peak_mem_bytes", datasheet.peak_mem_bytes},
-          {"transformer_peak_bytes", datasheet.transformer_peak_bytes},
-          {"phases", predicted_phases(r, datasheet)}};
+  j.update({{"hardware", r.predicted_hardware},
+            {"step_ms", *r.predicted_step_ms},
+            {"steps_per_sec", *r.predicted_steps_per_sec},
+            {"peak_mem_bytes", datasheet.peak_mem_bytes},
+            {"transformer_peak_bytes", datasheet.transformer_peak_bytes},
+            {"phases", predicted_phases(r, datasheet)}});
+  return j;
 }
 
 // What a recorded run prints: one JSON object, or its lines.
@@ -303,6 +369,36 @@ void print_phases(std::ostream& out, const RunReport& rep) {
   fmt::print(out, "phases, peak per rank: {}, {}; {}\n", phase("load"), phase("denoise"), kUnmeasuredPhases);
 }
 
+// The schedule a cached run followed: its parameters and every step, computed or cached.
+json cache_json(const CacheSpec& c, const executor::RunSpec& spec) {
+  std::vector<bool> computed;
+  for (int i = 0; i < spec.steps; ++i) computed.push_back(spec.cache.computed_at(i));
+  return {{"policy", to_string(c.policy)}, {"first_blocks", c.first_blocks}, {"last_blocks", c.last_blocks},
+          {"warmup_steps", c.warmup_steps}, {"every", c.every},
+          {"computed_steps", spec.cache.computed_steps(spec.steps)},
+          {"cached_steps", spec.cache.cached_steps(spec.steps)}, {"computed", computed}};
+}
+
+// "cache fixed F1B0, warm-up 2, every 2nd: 5 computed steps 9.10 ms median (predicted 9.30), 3
+// cached 2.10 ms (predicted 2.00); denoising 51.70 ms (predicted 52.50, +1.5%)".
+void print_cache(std::ostream& out, const CacheSpec& c, const executor::RunSpec& spec, const RunReport& rep) {
+  if (!has_cache(spec)) return;
+  const json measured = rep.measured.is_null() ? json(nullptr) : rep.measured.value("cache", json(nullptr));
+  const json predicted = rep.predicted.is_null() ? json(nullptr) : rep.predicted.value("cache", json(nullptr));
+  const auto ms = [&](const char* key) {
+    const json m = measured.is_null() ? json(nullptr) : measured[key];
+    std::string text = m.is_number() ? fmt::format("{:.2f} ms", m.get<double>()) : "not measured";
+    if (!predicted.is_null()) text += fmt::format(" (predicted {:.2f}", predicted[key].get<double>());
+    if (!predicted.is_null() && m.is_number() && m.get<double>() > 0)
+      text += fmt::format(", {:+.1f}%", 100.0 * (predicted[key].get<double>() / m.get<double>() - 1));
+    return predicted.is_null() ? text : text + ")";
+  };
+  fmt::print(out, "cache {} F{}B{}, warm-up {}, every {}: {} computed steps {} median; {} cached {} median; denoising {}\n",
+             to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps, c.every,
+             spec.cache.computed_steps(spec.steps), ms("computed_step_ms"), spec.cache.cached_steps(spec.steps),
+             ms("cached_step_ms"), ms("denoise_ms"));
+}
+
 void print_run(std::ostream& out, const Args& a, const Prepared& p, const executor::RunSpec& spec,
                const data::RunRecord& r, const std::string& gpu_name, const session::RunPrediction& datasheet,
                const RunReport& rep) {
@@ -311,6 +407,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
     json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, datasheet.ranked, datasheet.scripts)},
            {"measured", rep.measured}, {"predicted", rep.predicted},
            {"comm_bytes_predicted", datasheet.ranked.predicted->comm_bytes}, {"db", rep.db_path}};
+    if (has_cache(spec)) j["cache"] = cache_json(q.cache, spec);
     if (!rep.error.empty()) j["error"] = rep.error;
     if (const auto asked = executor::oom_bytes(rep.error); rep.status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
@@ -342,6 +439,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
   else
     fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
   print_phases(out, rep);
+  print_cache(out, q.cache, spec, rep);
   fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
 }
 
@@ -353,7 +451,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   data::RunRecord r = run_record(p, spec, status, error, started);
   const session::Machine here = machine(spec.device.cuda());
   RunReport rep{-1, status, error, a.db.empty() ? data::Store::default_path() : a.db, nullptr, nullptr};
-  if (figures) rep.measured = record_measurement(r, *figures);
+  if (figures) rep.measured = record_measurement(r, *figures, spec);
   auto store = data::Store::open(rep.db_path);
   if (!store) {
     fmt::print(err, "cpplan run: {}\n", store.error().message);
@@ -369,10 +467,14 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   if (runtime) run_query.runtime = &*runtime;
   const session::RunPrediction run_prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
   const costmodel::Prediction& prediction = *run_prediction.ranked.predicted;
-  rep.predicted = record_prediction(r, a, p, store.value(), here, prediction);
-  // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
-  if (figures && *r.step_ms > 0) {
-    const double tflops = prediction.step_flops / (*r.step_ms * 1e-3) / 1e12;
+  rep.predicted = record_prediction(r, a, p, spec, store.value(), here, prediction);
+  // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step
+  // (a computed step's, with a step cache: step_flops are a computed step's).
+  const double step_ms = figures && !figures->computed_step_ms.empty() && has_cache(spec)
+                             ? figures->median_computed_step_ms()
+                             : r.step_ms.value_or(0);
+  if (figures && step_ms > 0) {
+    const double tflops = prediction.step_flops / (step_ms * 1e-3) / 1e12;
     r.metrics.emplace_back("achieved_tflops", tflops);
     rep.measured["step_tflop"] = prediction.step_flops / 1e12;
     rep.measured["achieved_tflops"] = tflops;
@@ -528,9 +630,9 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   if (a.list_unsupported) return print_unsupported(a, exe, out);
   if (const auto job = adopt_launcher()) return rank_of_job(a, *job, exe, out, err);
   Prepared p = prepare(a, exe, err);
+  const executor::RunSpec spec = make_spec(a, p);  // refuses what the ranks would (a --cache they cannot run)
   if (a.dry_run) return print_dry_run(a, p, out);
 
-  const executor::RunSpec spec = make_spec(a, p);
   const int world = static_cast<int>(p.plan.config.world_size());
   const int nproc = a.nproc.empty() ? world : parse_int("--nproc", a.nproc, 1, kMaxGpus);
   if (nproc != world)
