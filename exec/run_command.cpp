@@ -17,11 +17,11 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <thread>
 
 #include "cli/render.h"
 #include "exec/machine.h"
+#include "exec/run_cache.h"
 #include "exec/stop_signals.h"
 #include "core/version.h"
 #include "data/store.h"
@@ -142,9 +142,6 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   return s;
 }
 
-// Whether the run follows a step-cache schedule (every step computed or not).
-bool has_cache(const executor::RunSpec& s) { return !s.cache.computed.empty(); }
-
 std::string dtype_name(const executor::RunSpec& s) { return s.device.dtype == at::kBFloat16 ? "bf16" : "fp32"; }
 
 // The attention kernel the ranks ran: FlashAttention (with its LSE), else cpplan's fp32 math.
@@ -175,22 +172,6 @@ executor::RunFigures figures_from_json(const json& j) {
   return f;
 }
 
-// A step cache's schedule into the record: its parameters and steps of each kind as metrics
-// (session::kStepCacheMetric, the cached steps, marks the run: calibrate leaves it out), and in
-// the run's key, so that a cached run is never taken for the uncached run of its plan (a sweep
-// resumes by key). The schedule is the hand-derivable one of fixed_cache_schedule: steps below
-// the warm-up computed, then every `every`-th.
-void record_cache_schedule(data::RunRecord& r, const CacheSpec& c, const executor::RunSpec& spec) {
-  const int computed = spec.cache.computed_steps(spec.steps);
-  r.run_key += fmt::format("|cache-{}-f{}b{}w{}e{}", to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps,
-                           c.every);
-  for (const auto& [name, value] :
-       {std::pair<const char*, double>{"cache.first_blocks", c.first_blocks}, {"cache.last_blocks", c.last_blocks},
-        {"cache.warmup_steps", c.warmup_steps}, {"cache.every", c.every}, {"cache.computed_steps", computed},
-        {session::kStepCacheMetric, spec.steps - computed}})
-    r.metrics.emplace_back(name, value);
-}
-
 // The record of a run: its configuration, outcome and identity (no measurement yet).
 data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, const std::string& status,
                            const std::string& error, const std::string& started) {
@@ -216,7 +197,7 @@ data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, con
   // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
   // and left out of calibrate's fit.
   if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(session::kSyncCollectivesMetric, 1);
-  if (has_cache(spec)) record_cache_schedule(r, q.cache, spec);
+  if (has_cache(spec.cache)) record_cache_schedule(r, q.cache, spec.cache, spec.steps);
   return r;
 }
 
@@ -249,23 +230,6 @@ json predicted_phases(data::RunRecord& r, const costmodel::Prediction& p) {
   return {{"load", p.memory.transformer_weights}, {"denoise", p.transformer_peak_bytes}};
 }
 
-// A cached run's measured steps into the record's metrics: the median computed and cached step
-// (none without steps of the kind) and the whole denoising, every timed step; their JSON.
-json measured_cache(data::RunRecord& r, const executor::RunFigures& f) {
-  const auto median = [&](const char* metric, const std::vector<double>& ms) -> json {
-    if (ms.empty()) return nullptr;
-    r.metrics.emplace_back(metric, executor::percentile_ms(ms, 0.5));
-    return r.metrics.back().second;
-  };
-  const double denoise = std::accumulate(f.step_ms.begin(), f.step_ms.end(), 0.0);
-  r.metrics.emplace_back("cache.denoise_ms", denoise);
-  return {{"computed_steps", f.computed_step_ms.size()},
-          {"cached_steps", f.cached_step_ms.size()},
-          {"computed_step_ms", median("cache.computed_step_ms", f.computed_step_ms)},
-          {"cached_step_ms", median("cache.cached_step_ms", f.cached_step_ms)},
-          {"denoise_ms", denoise}};
-}
-
 // The measured figures into the record; their JSON.
 json record_measurement(data::RunRecord& r, const executor::RunFigures& figures, const executor::RunSpec& spec) {
   r.step_ms = figures.median_step_ms();
@@ -286,25 +250,8 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures,
          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
   j["phases"] = measured_phases(r, figures, peak);
-  if (has_cache(spec)) j["cache"] = measured_cache(r, figures);
+  if (has_cache(spec.cache)) j["cache"] = measured_cache(r, figures);
   return j;
-}
-
-// The predicted step of a run as its record keeps it: the computed step without a cache; with one,
-// the median of the predicted steps in the schedule's order (the measured step is the measured
-// steps' median), the computed and cached steps and the whole denoising into the metrics, their
-// JSON beside it.
-double predicted_step(data::RunRecord& r, const executor::RunSpec& spec, double computed_ms, double cached_ms,
-                      json& out) {
-  if (!has_cache(spec)) return computed_ms;
-  std::vector<double> steps;
-  for (int i = 0; i < spec.steps; ++i) steps.push_back(spec.cache.computed_at(i) ? computed_ms : cached_ms);
-  const double denoise = std::accumulate(steps.begin(), steps.end(), 0.0);
-  for (const auto& [name, value] : {std::pair<const char*, double>{"predicted.computed_step_ms", computed_ms},
-                                    {"predicted.cached_step_ms", cached_ms}, {"predicted.denoise_ms", denoise}})
-    r.metrics.emplace_back(name, value);
-  out["cache"] = {{"computed_step_ms", computed_ms}, {"cached_step_ms", cached_ms}, {"denoise_ms", denoise}};
-  return executor::percentile_ms(steps, 0.5);
 }
 
 // The prediction beside the measurement, for the hardware the run used, into the record; its
@@ -314,7 +261,7 @@ json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, con
                        const data::Store& store, const session::Machine& here, const costmodel::Prediction& datasheet) {
   json j;
   const auto step = [&](double computed_ms, double cached_ms) {
-    r.predicted_step_ms = predicted_step(r, spec, computed_ms, cached_ms, j);
+    r.predicted_step_ms = predicted_step(r, spec.cache, spec.steps, computed_ms, cached_ms, j);
     r.predicted_steps_per_sec = *r.predicted_step_ms > 0 ? 1e3 / *r.predicted_step_ms : 0;
   };
   if (const auto run = p.engine->predict_local_run(p.resolved, store, here, p.plan.config)) {
@@ -332,7 +279,7 @@ json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, con
               {"uncalibrated_step_ms", lp.raw.step_ms},
               {"source", costmodel::to_string(lp.raw.source)},
               {"phases", predicted_phases(r, lp.raw)}});
-    if (has_cache(spec)) j["cache"]["uncalibrated_cached_step_ms"] = lp.raw.cached_step_ms;
+    if (has_cache(spec.cache)) j["cache"]["uncalibrated_cached_step_ms"] = lp.raw.cached_step_ms;
     return j;
   }
   if (a.hardware.empty()) return nullptr;
@@ -369,36 +316,6 @@ void print_phases(std::ostream& out, const RunReport& rep) {
   fmt::print(out, "phases, peak per rank: {}, {}; {}\n", phase("load"), phase("denoise"), kUnmeasuredPhases);
 }
 
-// The schedule a cached run followed: its parameters and every step, computed or cached.
-json cache_json(const CacheSpec& c, const executor::RunSpec& spec) {
-  std::vector<bool> computed;
-  for (int i = 0; i < spec.steps; ++i) computed.push_back(spec.cache.computed_at(i));
-  return {{"policy", to_string(c.policy)}, {"first_blocks", c.first_blocks}, {"last_blocks", c.last_blocks},
-          {"warmup_steps", c.warmup_steps}, {"every", c.every},
-          {"computed_steps", spec.cache.computed_steps(spec.steps)},
-          {"cached_steps", spec.cache.cached_steps(spec.steps)}, {"computed", computed}};
-}
-
-// "cache fixed F1B0, warm-up 2, every 2nd: 5 computed steps 9.10 ms median (predicted 9.30), 3
-// cached 2.10 ms (predicted 2.00); denoising 51.70 ms (predicted 52.50, +1.5%)".
-void print_cache(std::ostream& out, const CacheSpec& c, const executor::RunSpec& spec, const RunReport& rep) {
-  if (!has_cache(spec)) return;
-  const json measured = rep.measured.is_null() ? json(nullptr) : rep.measured.value("cache", json(nullptr));
-  const json predicted = rep.predicted.is_null() ? json(nullptr) : rep.predicted.value("cache", json(nullptr));
-  const auto ms = [&](const char* key) {
-    const json m = measured.is_null() ? json(nullptr) : measured[key];
-    std::string text = m.is_number() ? fmt::format("{:.2f} ms", m.get<double>()) : "not measured";
-    if (!predicted.is_null()) text += fmt::format(" (predicted {:.2f}", predicted[key].get<double>());
-    if (!predicted.is_null() && m.is_number() && m.get<double>() > 0)
-      text += fmt::format(", {:+.1f}%", 100.0 * (predicted[key].get<double>() / m.get<double>() - 1));
-    return predicted.is_null() ? text : text + ")";
-  };
-  fmt::print(out, "cache {} F{}B{}, warm-up {}, every {}: {} computed steps {} median; {} cached {} median; denoising {}\n",
-             to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps, c.every,
-             spec.cache.computed_steps(spec.steps), ms("computed_step_ms"), spec.cache.cached_steps(spec.steps),
-             ms("cached_step_ms"), ms("denoise_ms"));
-}
-
 void print_run(std::ostream& out, const Args& a, const Prepared& p, const executor::RunSpec& spec,
                const data::RunRecord& r, const std::string& gpu_name, const session::RunPrediction& datasheet,
                const RunReport& rep) {
@@ -407,7 +324,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
     json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, datasheet.ranked, datasheet.scripts)},
            {"measured", rep.measured}, {"predicted", rep.predicted},
            {"comm_bytes_predicted", datasheet.ranked.predicted->comm_bytes}, {"db", rep.db_path}};
-    if (has_cache(spec)) j["cache"] = cache_json(q.cache, spec);
+    if (has_cache(spec.cache)) j["cache"] = cache_json(q.cache, spec.cache, spec.steps);
     if (!rep.error.empty()) j["error"] = rep.error;
     if (const auto asked = executor::oom_bytes(rep.error); rep.status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
@@ -439,7 +356,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
   else
     fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
   print_phases(out, rep);
-  print_cache(out, q.cache, spec, rep);
+  print_cache(out, q.cache, spec.cache, spec.steps, rep.measured, rep.predicted);
   fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
 }
 
@@ -470,7 +387,7 @@ int finish(const Args& a, const Prepared& p, const executor::RunSpec& spec, cons
   rep.predicted = record_prediction(r, a, p, spec, store.value(), here, prediction);
   // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step
   // (a computed step's, with a step cache: step_flops are a computed step's).
-  const double step_ms = figures && !figures->computed_step_ms.empty() && has_cache(spec)
+  const double step_ms = figures && !figures->computed_step_ms.empty() && has_cache(spec.cache)
                              ? figures->median_computed_step_ms()
                              : r.step_ms.value_or(0);
   if (figures && step_ms > 0) {
