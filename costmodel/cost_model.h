@@ -240,6 +240,14 @@ struct Prediction {
   // such step (the first F and last B blocks, the rest of the step, the residual and the decision).
   int cached_steps = 0;
   Milliseconds cached_step_ms = 0;
+  // What a cached step runs, for cached_step_terms: the blocks from the first and from the last,
+  // and the cache's own work, which no calibration term describes (ms: the residual added, a
+  // threshold policy's decision). active: the query has a --cache (cached_step_ms is priced).
+  struct CachedStep {
+    bool active = false;
+    int first_blocks = 0, last_blocks = 0;
+    Milliseconds work_ms = 0;
+  } cache;
   // Static-shape runtimes (XLA): compiling the pipeline's graphs for this (resolution, frames,
   // batch), and the warm-up that pays it before the first timed image (tpu_warmup: the compile
   // and one image). Not in step_ms, steps_per_sec or image_ms. 0 for the other runtimes.
@@ -300,6 +308,16 @@ void use_pipeline(Prediction& p, int option, int steps, Bytes capacity);
 // A fitted correction of the step time from the prediction's terms (costmodel/calibration.h
 // makes one from a stored calibration).
 using StepCorrection = std::function<Milliseconds(const Prediction&, const ParallelConfig&)>;
+
+// The blocks and the rest of the step that a cached step of `p` runs, as a step of their own: each
+// block group's terms scaled to the blocks it keeps of p.cache's first and last, the step's totals
+// (step_ms, compute, communication, host, waits, collective calls) summed over them; the cache's
+// own work left out. A step correction (a calibration fitted to computed steps) reads it as it
+// reads a computed step. Precondition: `p` uncalibrated, not PipeFusion's.
+Prediction cached_step_terms(const Prediction& p);
+// A cached step of `p`: the correction of cached_step_terms (its analytic time without one) plus
+// the cache's own work; p.cached_step_ms when p caches nothing.
+Milliseconds corrected_cached_step_ms(const Prediction& p, const StepCorrection& correction, const ParallelConfig& pc);
 
 class CostModel {
  public:

@@ -21,6 +21,7 @@
 
 #include "cli/render.h"
 #include "exec/machine.h"
+#include "exec/run_cache.h"
 #include "exec/stop_signals.h"
 #include "core/version.h"
 #include "data/store.h"
@@ -69,10 +70,6 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   // name matches (build_query), h100-sxm when none does.
   if (a.hardware.empty() && !device.cuda()) a.hardware = session::kFallbackHardware;
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
-  if (!a.cache.empty() && a.cache != "none")
-    throw InvalidInput{fmt::format("--cache = {}: cpplan run takes no step cache yet (the executor's fixed schedule, "
-                                   "executor/cache.h, has no flag)",
-                                   a.cache)};
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
   auto resolved = engine->resolve(a);
@@ -136,6 +133,12 @@ executor::RunSpec make_spec(const Args& a, const Prepared& p) {
   if (!a.max_memory.empty()) s.max_memory_bytes = parse_bytes("--max-memory", a.max_memory);
   s.device = p.device;
   s.sync_collectives = a.sync_collectives;
+  // --cache: the query's (priced by the predictions too) as the executor's fixed schedule,
+  // checked against the model and plan before any rank starts.
+  auto cache = executor::run_schedule(p.resolved.query().cache, s.steps);
+  if (!cache) throw InvalidInput{cache.error().message};
+  s.cache = std::move(cache).value();
+  if (const auto runs = executor::check_cache(s); !runs) throw InvalidInput{runs.error().message};
   return s;
 }
 
@@ -151,7 +154,8 @@ std::string attention_backend(const executor::RunSpec& s) {
 json figures_json(const executor::RunFigures& f) {
   return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
           {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes},
-          {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes}};
+          {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes},
+          {"computed_step_ms", f.computed_step_ms}, {"cached_step_ms", f.cached_step_ms}};
 }
 
 executor::RunFigures figures_from_json(const json& j) {
@@ -163,10 +167,11 @@ executor::RunFigures figures_from_json(const json& j) {
   f.peak_mem_bytes = j.at("peak_mem_bytes").get<std::vector<double>>();
   f.load_mem_bytes = j.value("load_mem_bytes", std::vector<double>{});
   f.load_build_peak_bytes = j.value("load_build_peak_bytes", std::vector<double>{});
+  f.computed_step_ms = j.value("computed_step_ms", std::vector<double>{});
+  f.cached_step_ms = j.value("cached_step_ms", std::vector<double>{});
   return f;
 }
 
-// Records the run and prints it. `figures` is null for a failed or cancelled run.
 // The record of a run: its configuration, outcome and identity (no measurement yet).
 data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, const std::string& status,
                            const std::string& error, const std::string& started) {
@@ -192,6 +197,7 @@ data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, con
   // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
   // and left out of calibrate's fit.
   if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(session::kSyncCollectivesMetric, 1);
+  if (has_cache(spec.cache)) record_cache_schedule(r, q.cache, spec.cache, spec.steps);
   return r;
 }
 
@@ -225,7 +231,7 @@ json predicted_phases(data::RunRecord& r, const costmodel::Prediction& p) {
 }
 
 // The measured figures into the record; their JSON.
-json record_measurement(data::RunRecord& r, const executor::RunFigures& figures) {
+json record_measurement(data::RunRecord& r, const executor::RunFigures& figures, const executor::RunSpec& spec) {
   r.step_ms = figures.median_step_ms();
   r.step_ms_p10 = figures.percentile_step_ms(0.1);
   r.step_ms_p90 = figures.percentile_step_ms(0.9);
@@ -244,43 +250,50 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures)
          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
   j["phases"] = measured_phases(r, figures, peak);
+  if (has_cache(spec.cache)) j["cache"] = measured_cache(r, figures);
   return j;
 }
 
 // The prediction beside the measurement, for the hardware the run used, into the record; its
 // JSON (null without one): this machine's measured (and calibrated) model when it was probed,
 // else the --hardware datasheet profile's `datasheet`.
-json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const data::Store& store,
-                       const session::Machine& here, const costmodel::Prediction& datasheet) {
+json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const executor::RunSpec& spec,
+                       const data::Store& store, const session::Machine& here, const costmodel::Prediction& datasheet) {
+  json j;
+  const auto step = [&](double computed_ms, double cached_ms) {
+    r.predicted_step_ms = predicted_step(r, spec.cache, spec.steps, computed_ms, cached_ms, j);
+    r.predicted_steps_per_sec = *r.predicted_step_ms > 0 ? 1e3 / *r.predicted_step_ms : 0;
+  };
   if (const auto run = p.engine->predict_local_run(p.resolved, store, here, p.plan.config)) {
     const session::LocalPrediction& lp = run->prediction;
-    r.predicted_step_ms = lp.step_ms;
-    r.predicted_steps_per_sec = lp.step_ms > 0 ? 1e3 / lp.step_ms : 0;
+    step(lp.step_ms, lp.cached_step_ms);
     r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
     r.predicted_transformer_peak_bytes = lp.raw.transformer_peak_bytes;
     r.predicted_hardware = run->hardware;
-    return {{"hardware", r.predicted_hardware},
-            {"calibrated", lp.calibrated},
-            {"step_ms", lp.step_ms},
-            {"steps_per_sec", *r.predicted_steps_per_sec},
-            {"peak_mem_bytes", lp.raw.peak_mem_bytes},
-            {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
-            {"uncalibrated_step_ms", lp.raw.step_ms},
-            {"source", costmodel::to_string(lp.raw.source)},
-            {"phases", predicted_phases(r, lp.raw)}};
+    j.update({{"hardware", r.predicted_hardware},
+              {"calibrated", lp.calibrated},
+              {"step_ms", *r.predicted_step_ms},
+              {"steps_per_sec", *r.predicted_steps_per_sec},
+              {"peak_mem_bytes", lp.raw.peak_mem_bytes},
+              {"transformer_peak_bytes", lp.raw.transformer_peak_bytes},
+              {"uncalibrated_step_ms", lp.raw.step_ms},
+              {"source", costmodel::to_string(lp.raw.source)},
+              {"phases", predicted_phases(r, lp.raw)}});
+    if (has_cache(spec.cache)) j["cache"]["uncalibrated_cached_step_ms"] = lp.raw.cached_step_ms;
+    return j;
   }
   if (a.hardware.empty()) return nullptr;
-  r.predicted_step_ms = datasheet.step_ms;
-  r.predicted_steps_per_sec = datasheet.steps_per_sec;
+  step(datasheet.step_ms, datasheet.cached_step_ms);
   r.predicted_peak_mem_bytes = datasheet.peak_mem_bytes;
   r.predicted_transformer_peak_bytes = datasheet.transformer_peak_bytes;
   r.predicted_hardware = p.resolved.query().hardware->name;
-  return {{"hardware", r.predicted_hardware},
-          {"step_ms", datasheet.step_ms},
-          {"steps_per_sec", datasheet.steps_per_sec},
-          {"peak_mem_bytes", datasheet.peak_mem_bytes},
-          {"transformer_peak_bytes", datasheet.transformer_peak_bytes},
-          {"phases", predicted_phases(r, datasheet)}};
+  j.update({{"hardware", r.predicted_hardware},
+            {"step_ms", *r.predicted_step_ms},
+            {"steps_per_sec", *r.predicted_steps_per_sec},
+            {"peak_mem_bytes", datasheet.peak_mem_bytes},
+            {"transformer_peak_bytes", datasheet.transformer_peak_bytes},
+            {"phases", predicted_phases(r, datasheet)}});
+  return j;
 }
 
 // What a recorded run prints: one JSON object, or its lines.
@@ -311,6 +324,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
     json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, datasheet.ranked, datasheet.scripts)},
            {"measured", rep.measured}, {"predicted", rep.predicted},
            {"comm_bytes_predicted", datasheet.ranked.predicted->comm_bytes}, {"db", rep.db_path}};
+    if (has_cache(spec.cache)) j["cache"] = cache_json(q.cache, spec.cache, spec.steps);
     if (!rep.error.empty()) j["error"] = rep.error;
     if (const auto asked = executor::oom_bytes(rep.error); rep.status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
@@ -342,6 +356,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
   else
     fmt::print(out, "predicted: this machine has no probe (cpplan probe) and no --hardware profile was given\n");
   print_phases(out, rep);
+  print_cache(out, q.cache, spec.cache, spec.steps, rep.measured, rep.predicted);
   fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
 }
 
@@ -375,7 +390,7 @@ PendingRun pending_run(const Args& a, const Prepared& p, const executor::RunSpec
   if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
   if (runtime) run_query.runtime = &*runtime;
   run.prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
-  run.report.predicted = record_prediction(run.record, a, p, *run.store, run.here, *run.prediction.ranked.predicted);
+  run.report.predicted = record_prediction(run.record, a, p, spec, *run.store, run.here, *run.prediction.ranked.predicted);
   return run;
 }
 
@@ -390,11 +405,15 @@ int finish(PendingRun& pending, const Args& a, const Prepared& p, const executor
   RunReport rep = pending.report;
   rep.status = status;
   rep.error = error;
-  if (figures) rep.measured = record_measurement(r, *figures);
+  if (figures) rep.measured = record_measurement(r, *figures, spec);
   const costmodel::Prediction& prediction = *pending.prediction.ranked.predicted;
-  // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step.
-  if (figures && *r.step_ms > 0) {
-    const double tflops = prediction.step_flops / (*r.step_ms * 1e-3) / 1e12;
+  // Achieved throughput: the model's FLOPs of a step on the busiest rank over the measured step
+  // (a computed step's, with a step cache: step_flops are a computed step's).
+  const double step_ms = figures && !figures->computed_step_ms.empty() && has_cache(spec.cache)
+                             ? figures->median_computed_step_ms()
+                             : r.step_ms.value_or(0);
+  if (figures && step_ms > 0) {
+    const double tflops = prediction.step_flops / (step_ms * 1e-3) / 1e12;
     r.metrics.emplace_back("achieved_tflops", tflops);
     rep.measured["step_tflop"] = prediction.step_flops / 1e12;
     rep.measured["achieved_tflops"] = tflops;
@@ -559,9 +578,9 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   if (a.list_unsupported) return print_unsupported(a, exe, out);
   if (const auto job = adopt_launcher()) return rank_of_job(a, *job, exe, out, err);
   Prepared p = prepare(a, exe, err);
+  const executor::RunSpec spec = make_spec(a, p);  // refuses what the ranks would (a --cache they cannot run)
   if (a.dry_run) return print_dry_run(a, p, out);
 
-  const executor::RunSpec spec = make_spec(a, p);
   const int world = static_cast<int>(p.plan.config.world_size());
   const int nproc = a.nproc.empty() ? world : parse_int("--nproc", a.nproc, 1, kMaxGpus);
   if (nproc != world)

@@ -41,6 +41,37 @@ Result<CacheSchedule> fixed_cache_schedule(int steps, int warmup_steps, int ever
   return s;
 }
 
+Result<CacheSchedule> run_schedule(const CacheSpec& spec, int steps) {
+  const std::string_view policy = to_string(spec.policy);
+  switch (spec.policy) {
+    case CachePolicy::kNone: return CacheSchedule{};
+    case CachePolicy::kFbcache:
+    case CachePolicy::kDbcache:
+    case CachePolicy::kTeacache:
+    case CachePolicy::kMagcache:
+      return Error{fmt::format("--cache = {}: cpplan run runs a fixed schedule only (--cache fixed); {} decides each "
+                               "step by a threshold, so which steps it caches is not known ahead",
+                               policy, policy)};
+    case CachePolicy::kTaylorseer:
+      return Error{fmt::format("--cache = {}: cpplan run runs a fixed schedule only (--cache fixed); {} extrapolates "
+                               "its cached steps where the executor reuses the middle blocks' residual",
+                               policy, policy)};
+    case CachePolicy::kFixed: break;
+  }
+  if (spec.warmup_steps < 1)
+    return Error{fmt::format("--cache-warmup = {}: must be at least 1 for cpplan run (the first step is computed: "
+                             "nothing is cached before it)",
+                             spec.warmup_steps)};
+  if (spec.first_blocks < 1)
+    return Error{fmt::format("--cache-fn = {}: must be at least 1 for cpplan run (a cached step runs the first block)",
+                             spec.first_blocks)};
+  if (spec.max_continuous_cached != -1)
+    return Error{fmt::format("--cache-max-cached = {}: --cache fixed caches the steps its schedule says "
+                             "(--cache-warmup, --cache-every); it takes no cap",
+                             spec.max_continuous_cached)};
+  return fixed_cache_schedule(steps, spec.warmup_steps, spec.every, spec.first_blocks, spec.last_blocks);
+}
+
 Result<bool> validate(const CacheSchedule& s, int steps, int blocks) {
   if (s.computed.empty()) return true;
   for (const auto& check : {at_least("first_blocks", s.first_blocks, 1), at_least("last_blocks", s.last_blocks, 0)})

@@ -12,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "core/cache.h"
 #include "core/result.h"
 #include "executor/attention.h"
 #include "executor/model.h"
@@ -40,6 +41,14 @@ struct CacheSchedule {
 // steps, warmup_steps, every and first_blocks at least 1, last_blocks at least 0. warmup_steps
 // may exceed steps (every step computed).
 Result<CacheSchedule> fixed_cache_schedule(int steps, int warmup_steps, int every, int first_blocks, int last_blocks);
+
+// The schedule `cpplan run` runs for a query's --cache (core/cache.h) of `steps` steps: empty for
+// none; fixed_cache_schedule(steps, warm-up, every, F, B) for `fixed`. Refused in one line naming
+// the flag, its value and the rule: a policy that decides each step by a threshold (fbcache,
+// dbcache, teacache, magcache: which steps it caches is not known ahead) or extrapolates its
+// cached steps (taylorseer), and a fixed schedule that caches the first step (warm-up 0), runs no
+// first block (F 0) or sets a cap on cached steps in a row (the schedule sets them).
+Result<CacheSchedule> run_schedule(const CacheSpec& spec, int steps);
 
 // Whether `s` runs on a model of `blocks` blocks for `steps` steps: an empty schedule always;
 // else F >= 1, B >= 0, F + B < blocks (at least one middle block), one entry per step, and the

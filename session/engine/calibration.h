@@ -17,6 +17,11 @@ namespace cpplan::session {
 // The metric (value 1) of a GPU run made with --sync-collectives: its communication was
 // serialised with its computation, so the calibration leaves it out.
 inline constexpr const char* kSyncCollectivesMetric = "sync_collectives";
+// The metric of a run made with a step cache (cpplan run --cache; its value: the cached steps).
+// The calibration leaves such a run out: its step time is not the full step the features
+// describe, and its computed steps, which are, also store the residual between cached steps.
+// The cached step is predicted from the calibration of full steps (cached_step_terms).
+inline constexpr const char* kStepCacheMetric = "cache.cached_steps";
 
 // The calibration fitted to this machine's ok executor runs in the store at `db`, stored there as
 // a new version. InvalidInput without a probe of the machine or with fewer than 4 runs.

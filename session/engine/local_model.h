@@ -42,7 +42,8 @@ std::unique_ptr<LocalModel> open_local_model(const std::string& db, const Machin
 // step time when a calibration exists.
 struct LocalPrediction {
   costmodel::Prediction raw;
-  double step_ms = 0;  // calibrated where possible
+  double step_ms = 0;         // calibrated where possible
+  double cached_step_ms = 0;  // --cache: a cached step, calibrated where possible (raw.cached_step_ms)
   bool calibrated = false;
 };
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c);

@@ -1,7 +1,7 @@
 // The executor's fixed step cache (executor/cache.h): its schedules and refusals by hand, a
 // cached step's math against the model's blocks run apart (no cache code), and real ranks (one
-// thread each, Gloo over loopback, one in-process store, as test_families.cpp: `cpplan run` has no
-// cache option yet) against the single-rank run. Each rank caches the residual of its own shard,
+// thread each, Gloo over loopback, one in-process store, as test_families.cpp; `cpplan run --cache`
+// itself in test_run_cache.cpp) against the single-rank run. Each rank caches the residual of its own shard,
 // so any plan computes the single rank's latents.
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
@@ -131,6 +131,43 @@ TEST_CASE("fixed_cache_schedule refuses each bad input in one line naming the fi
   CHECK(fixed_cache_schedule(4, 1, 0, 1, 0).error().message == "cache every = 0: must be at least 1");
   CHECK(fixed_cache_schedule(4, 1, 2, 0, 0).error().message == "cache first_blocks = 0: must be at least 1");
   CHECK(fixed_cache_schedule(4, 1, 2, 1, -1).error().message == "cache last_blocks = -1: must be at least 0");
+}
+
+TEST_CASE("run_schedule runs --cache fixed as its fixed schedule and refuses what no fixed schedule runs in one line",
+          "[executor][cache]") {
+  using cpplan::CachePolicy;
+  using cpplan::executor::run_schedule;
+  using V = std::vector<bool>;
+  CHECK(run_schedule(cpplan::CacheSpec{}, 4).value().computed.empty());  // no cache
+  cpplan::CacheSpec fixed = cpplan::cache_defaults(CachePolicy::kFixed);
+  fixed.first_blocks = 2, fixed.last_blocks = 1, fixed.warmup_steps = 2, fixed.every = 3;
+  // 7 steps, warm-up 2, every 3: computed 0, 1 and 4 (4 - 2 + 1 = 3), cached 2, 3, 5 and 6.
+  const CacheSchedule s = run_schedule(fixed, 7).value();
+  CHECK(s.computed == V{true, true, false, false, true, false, false});
+  CHECK(s.first_blocks == 2);
+  CHECK(s.last_blocks == 1);
+  for (const CachePolicy p : {CachePolicy::kFbcache, CachePolicy::kDbcache, CachePolicy::kTeacache, CachePolicy::kMagcache}) {
+    const std::string name(cpplan::to_string(p));
+    CHECK(run_schedule(cpplan::cache_defaults(p), 8).error().message ==
+          "--cache = " + name + ": cpplan run runs a fixed schedule only (--cache fixed); " + name +
+              " decides each step by a threshold, so which steps it caches is not known ahead");
+  }
+  CHECK(run_schedule(cpplan::cache_defaults(CachePolicy::kTaylorseer), 8).error().message ==
+        "--cache = taylorseer: cpplan run runs a fixed schedule only (--cache fixed); taylorseer extrapolates its "
+        "cached steps where the executor reuses the middle blocks' residual");
+  cpplan::CacheSpec bad = fixed;
+  bad.warmup_steps = 0;
+  CHECK(run_schedule(bad, 8).error().message ==
+        "--cache-warmup = 0: must be at least 1 for cpplan run (the first step is computed: nothing is cached before it)");
+  bad = fixed;
+  bad.first_blocks = 0;
+  CHECK(run_schedule(bad, 8).error().message ==
+        "--cache-fn = 0: must be at least 1 for cpplan run (a cached step runs the first block)");
+  bad = fixed;
+  bad.max_continuous_cached = 2;
+  CHECK(run_schedule(bad, 8).error().message ==
+        "--cache-max-cached = 2: --cache fixed caches the steps its schedule says (--cache-warmup, --cache-every); it "
+        "takes no cap");
 }
 
 TEST_CASE("validate refuses a schedule that leaves no middle block, misses steps or caches the first step",
