@@ -45,11 +45,13 @@ std::string error_of(const QueryInput& in) {
   return q ? std::string("(no error)") : q.error().message;
 }
 
-// A query panel on the shared catalog, with the last query it emitted.
+// A query panel on the shared catalog showing `in`, with the last query it emitted.
 struct WatchedPanel {
-  WatchedPanel() {
+  explicit WatchedPanel(const QueryInput& in) {
     QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [this](const QueryInput& q) { last = q; });
+    panel.set_input(in);
   }
+  int app = (cpplan::test::gui_app(), 0);  // the application before any widget
   cpplan::gui::QueryPanel panel{shared_catalog()};
   std::optional<QueryInput> last;
 };
@@ -476,11 +478,9 @@ TEST_CASE("cpplan-gui's --dtype: the CLI's formats and refusals, the panel's com
   CHECK(refused.error.rfind("--dtype = nvfp4: nvfp4 GEMMs do not run on h100-sxm", 0) == 0);
 
   // The panel shows the flag's format and emits the query with the one picked.
-  cpplan::test::gui_app();
-  WatchedPanel watched;
+  WatchedPanel watched(fp8.options.input);
   cpplan::gui::QueryPanel& panel = watched.panel;
   const std::optional<QueryInput>& last = watched.last;
-  panel.set_input(fp8.options.input);
   CHECK(panel.dtype_box()->currentText() == "fp8");
   panel.dtype_box()->setCurrentIndex(panel.dtype_box()->findText("fp8-row"));
   REQUIRE(last);
@@ -509,11 +509,9 @@ TEST_CASE("cpplan-gui's --cache and --dtype any: the flags, the panel's controls
 
   // The panel: the policy's parameters enabled where it takes them (FBCache is F1B0: no first or
   // last blocks; a threshold: no interval), and the query it emits is the CLI's options.
-  cpplan::test::gui_app();
-  WatchedPanel watched;
+  WatchedPanel watched(db.options.input);
   cpplan::gui::QueryPanel& panel = watched.panel;
   const std::optional<QueryInput>& last = watched.last;
-  panel.set_input(db.options.input);
   CHECK(panel.cache_box()->currentText() == "dbcache");
   CHECK(panel.cache_fn_box()->value() == 4);
   CHECK(panel.cache_fn_box()->isEnabled());
