@@ -49,23 +49,24 @@ std::string_view lever_control(Lever l) {
 }
 
 // "xDiT: cannot run the top plan: R; the fastest plan it runs: L (V), 12% slower", or the title alone.
-std::string choice_heading(const session::FrameworkChoice& c) {
+std::string choice_heading(const Query& q, const session::FrameworkChoice& c) {
   std::string heading = c.title;
   const std::string own = c.own_placement ? fmt::format(" (its placement: {})", session::own_run_text(c.run)) : "";
   if (c.top_unavailable.empty()) return heading + own;
   heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
   if (!c.plan) return heading + "; nor any other plan here";
-  return heading + fmt::format("; the fastest plan it runs: {} ({}), {}{}", plan_label(c.plan->plan.config),
-                               display_name(c.plan->plan.variant),
+  const std::string format_cache = planner::format_cache_label(q, *c.plan);
+  return heading + fmt::format("; the fastest plan it runs: {} ({}{}), {}{}", plan_label(c.plan->plan.config),
+                               display_name(c.plan->plan.variant), format_cache.empty() ? "" : ", " + format_cache,
                                c.gap > 0.005 ? fmt::format("{:.0f}% slower", c.gap * 100) : std::string("as fast"), own);
 }
 
 // For each framework (only --framework's when given): the top plan's script, or why it cannot run
 // the top plan and the script of the fastest plan it runs, with the gap.
-void print_framework_choices(std::ostream& out, const std::vector<session::FrameworkChoice>& choices) {
+void print_framework_choices(std::ostream& out, const Query& q, const std::vector<session::FrameworkChoice>& choices) {
   for (const session::FrameworkChoice& c : choices) {
     if (!c.shown) continue;
-    const std::string heading = choice_heading(c);
+    const std::string heading = choice_heading(q, c);
     if (!c.script) {
       fmt::print(out, "{}\n", heading);
     } else if (c.script->kind == session::Script::Kind::kNote) {
@@ -99,17 +100,49 @@ std::string step_text(const costmodel::Prediction& pr) {
   return s;
 }
 
+// "fbcache F1B0 (16 of 28 steps computed)".
+std::string cache_text(const CacheSpec& c, int steps) {
+  return fmt::format("{} F{}B{} ({} of {} steps computed)", to_string(c.policy), c.first_blocks, c.last_blocks,
+                     computed_steps(c, steps), steps);
+}
+
+// The query's formats and caches: ", dtype fp8, cache fbcache F1B0 (...)", or those it ranks
+// (--dtype any, --cache a,b): ", dtype bf16|fp8|fp8-row, cache none|fbcache|dbcache".
+std::string format_cache_text(const Query& q) {
+  std::string s;
+  if (q.ranks_precisions()) {
+    std::vector<std::string> names;
+    for (const Precision& p : q.precisions) names.push_back(to_string(p));
+    s += fmt::format(", dtype {}", fmt::join(names, "|"));
+  } else if (q.precision.quantized()) {
+    s += fmt::format(", dtype {}", to_string(q.precision));
+  }
+  if (q.ranks_caches()) {
+    std::vector<std::string_view> names;
+    for (const CacheSpec& c : q.caches) names.push_back(to_string(c.policy));
+    s += fmt::format(", cache {}", fmt::join(names, "|"));
+  } else if (q.cache.active()) {
+    s += ", cache " + cache_text(q.cache, q.steps);
+  }
+  return s;
+}
+
+// A plan's own format and cache, where the query ranks several: "; dtype fp8, cache fbcache F1B0
+// (16 of 28 steps computed)"; "" otherwise.
+std::string own_format_cache(const Query& q, const RankedPlan& p) {
+  std::string s;
+  if (q.ranks_precisions()) s += fmt::format("; dtype {}", to_string(p.precision));
+  if (q.ranks_caches())
+    s += fmt::format("{} cache {}", s.empty() ? ";" : ",", p.cache.active() ? cache_text(p.cache, q.steps) : "none");
+  return s;
+}
+
 std::string query_line(const Query& q) {
   const ModelProfile& m = *q.model;
   std::string size = fmt::format("{}x{}", q.resolution.width, q.resolution.height);
   if (m.video) size += fmt::format(", {} frames", q.frames);
-  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
-                     size, q.steps, to_string(q.backend),
-                     q.precision.quantized() ? fmt::format(", dtype {}", to_string(q.precision)) : "",
-                     q.cache.active() ? fmt::format(", cache {} F{}B{} ({} of {} steps computed)", to_string(q.cache.policy),
-                                                    q.cache.first_blocks, q.cache.last_blocks,
-                                                    computed_steps(q.cache, q.steps), q.steps)
-                                      : "",
+  return fmt::format("{} on {} x {}, {}, {} steps, attention {}{}{}, runtime {}{}{}", m.name, q.gpus, q.hardware->name,
+                     size, q.steps, to_string(q.backend), format_cache_text(q),
                      q.batch > 1 ? fmt::format(", batch {}", q.batch) : "",
                      q.runtime ? q.runtime->name : "kernel launches",
                      q.text_encoder ? fmt::format(", text encoder {}", to_string(*q.text_encoder)) : "",
@@ -131,12 +164,15 @@ std::string sequence_line(const session::PlannedQuery& pq) {
 
 namespace {
 
-std::string fleet_row_label(const planner::FleetRow& row) {
-  return fmt::format("{} x {}", row.replicas, plan_label(row.replica.plan.config));
+// "2 x ulysses 4", with the replica's format and cache when the query ranks them: "2 x ulysses 4 (fp8, fbcache)".
+std::string fleet_row_label(const Query& q, const planner::FleetRow& row) {
+  const std::string format_cache = planner::format_cache_label(q, row.replica);
+  return fmt::format("{} x {}{}", row.replicas, plan_label(row.replica.plan.config),
+                     format_cache.empty() ? "" : " (" + format_cache + ")");
 }
 
 // The best usable split in one line: the mixed one when it beats the uniform ones.
-void print_fleet_best(std::ostream& out, const planner::FleetReport& f) {
+void print_fleet_best(std::ostream& out, const Query& q, const planner::FleetReport& f) {
   const planner::FleetRow* best = !f.rows.empty() && f.rows.front().usable() ? &f.rows.front() : nullptr;
   if (!best) {
     // The fastest fitting replica says how far the SLO is out of reach.
@@ -152,12 +188,13 @@ void print_fleet_best(std::ostream& out, const planner::FleetReport& f) {
     fmt::print(out, "\n");
     if (most && f.slo_ms)
       fmt::print(out, "without the SLO, the most images per hour: {}: {:.0f} images per hour at {:.2f} s per image\n",
-                 fleet_row_label(*most), most->images_per_hour, most->image_ms / 1e3);
+                 fleet_row_label(q, *most), most->images_per_hour, most->image_ms / 1e3);
     return;
   }
-  fmt::print(out, "\nbest uniform split: {}: {:.0f} images per hour at {:.2f} s per image ({} GPU{} per replica, {} idle)\n",
-             fleet_row_label(*best), best->images_per_hour, best->image_ms / 1e3, best->gpus_per_replica,
-             best->gpus_per_replica == 1 ? "" : "s", best->idle_gpus);
+  fmt::print(out, "\nbest uniform split: {}: {:.0f} images per hour at {:.2f} s per image ({} GPU{} per replica, {} idle; "
+                  "{:.1f} images per hour per GPU)\n",
+             fleet_row_label(q, *best), best->images_per_hour, best->image_ms / 1e3, best->gpus_per_replica,
+             best->gpus_per_replica == 1 ? "" : "s", best->idle_gpus, best->images_per_hour_per_gpu());
   if (f.mixed)
     fmt::print(out, "best mixed split: {}: {:.0f} images per hour ({:+.1f}%), slowest part {:.2f} s per image, {} of {} "
                     "GPUs used\n",
@@ -183,22 +220,23 @@ void print_fleet(std::ostream& out, const session::Recommendation& rec) {
              f.all_sizes ? "" : " (divisors and powers of two only)", usable,
              f.slo_ms ? "meet the SLO and fit" : "fit");
   std::size_t width = 20;
-  for (const planner::FleetRow& row : f.rows) width = std::max(width, fleet_row_label(row).size());
+  for (const planner::FleetRow& row : f.rows) width = std::max(width, fleet_row_label(q, row).size());
   fmt::print(out, "{:>4}  {:<{}} {:>12} {:>5} {:>10} {:>12} {:>9} {:>5}  {}\n", "rank", "replicas x plan", width,
              "GPUs/replica", "idle", "latency s", "images/hour", "peak GiB", "fits", "SLO");
   int shown = 0;
   for (const planner::FleetRow& row : f.rows) {
     if (!o.all && shown >= o.top) break;
     const auto& pr = *row.replica.predicted;
-    fmt::print(out, "{:>4}  {:<{}} {:>12} {:>5} {:>10.2f} {:>12.0f} {:>9.1f} {:>5}  {}\n", ++shown, fleet_row_label(row),
-               width, row.gpus_per_replica, row.idle_gpus, row.image_ms / 1e3, row.images_per_hour,
-               gib(pr.peak_mem_bytes), row.fits ? "yes" : "NO", !f.slo_ms ? "-" : row.meets_slo ? "met" : "MISSED");
+    fmt::print(out, "{:>4}  {:<{}} {:>12} {:>5} {:>10.2f} {:>12.0f} {:>9.1f} {:>5}  {}\n", ++shown,
+               fleet_row_label(q, row), width, row.gpus_per_replica, row.idle_gpus, row.image_ms / 1e3,
+               row.images_per_hour, gib(pr.peak_mem_bytes), row.fits ? "yes" : "NO",
+               !f.slo_ms ? "-" : row.meets_slo ? "met" : "MISSED");
   }
   if (shown == 0) fmt::print(out, "      (no valid plan for any replica size)\n");
   if (static_cast<int>(f.rows.size()) > shown)
     fmt::print(out, "      ... {} more split{} (--top K or --all)\n", static_cast<int>(f.rows.size()) - shown,
                static_cast<int>(f.rows.size()) - shown == 1 ? "" : "s");
-  print_fleet_best(out, f);
+  print_fleet_best(out, q, f);
 }
 
 namespace {
@@ -255,16 +293,24 @@ void print_rows(std::ostream& out, const session::Recommendation& rec) {
   std::size_t plan_width = 28;
   for (std::size_t i = 0; i < rows.size() && (all || static_cast<int>(i) < top); ++i)
     plan_width = std::max(plan_width, plan_label(rows[i].plan->plan.config).size());
-  fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", plan_width,
-             "CP variant", "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
+  // The format and cache columns, where the query ranks several (--dtype any, --cache a,b).
+  const auto format_cache = [&](const RankedPlan& p) {
+    return (q.ranks_precisions() ? fmt::format("{:<16} ", to_string(p.precision)) : std::string()) +
+           (q.ranks_caches() ? fmt::format("{:<10} ", to_string(p.cache.policy)) : std::string());
+  };
+  const std::string format_cache_head = (q.ranks_precisions() ? fmt::format("{:<16} ", "dtype") : std::string()) +
+                                        (q.ranks_caches() ? fmt::format("{:<10} ", "cache") : std::string());
+  fmt::print(out, "{:>4}  {:<{}} {:<17} {}{:>9} {:>8} {:>9} {:>9} {:>5}  {:<16} {}{}\n", "rank", "plan", plan_width,
+             "CP variant", format_cache_head, "step ms", "steps/s", "image s", "peak GiB", "fits", "text enc / VAE",
              q.topology ? fmt::format("{:<22}  ", "busbw GB/s @nodes") : "", "frameworks");
   int shown = 0;
   for (const session::Row& row : rows) {
     if (!all && shown >= top) break;
     const RankedPlan& p = *row.plan;
     const auto& pr = *p.predicted;
-    fmt::print(out, "{:>4}  {:<{}} {:<17} {:>9.2f} {:>8.2f} {:>9.2f} {:>9} {:>5}  {:<16} {}{}\n", ++shown,
-               plan_label(p.plan.config), plan_width, row.variant, pr.step_ms, pr.steps_per_sec, pr.image_ms / 1e3,
+    fmt::print(out, "{:>4}  {:<{}} {:<17} {}{:>9.2f} {:>8.2f} {:>9.2f} {:>9} {:>5}  {:<16} {}{}\n", ++shown,
+               plan_label(p.plan.config), plan_width, row.variant, format_cache(p), pr.step_ms, pr.steps_per_sec,
+               pr.image_ms / 1e3,
                peak_text(pr, q.hardware->memory_bytes()), pr.fits_memory ? "yes" : "NO", placement_text(pr),
                q.topology && p.placement ? fmt::format("{:<22}  ", placement_summary(*p.placement)) : "",
                session::frameworks_text(row));
@@ -286,9 +332,14 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
   const planner::PlanReport& r = rec.report;
   const HardwareProfile& hw = *q.hardware;
   fmt::print(out, "cpplan: {}\n{}\n", query_line(q), sequence_line(rec));
-  fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {}\n\n",
-             r.valid_count + r.invalid_count, r.valid_count, rec.fitting, gib(hw.memory_bytes()), r.invalid_count,
-             rec.prediction_source);
+  if (q.ranks_precisions() || q.ranks_caches())  // each valid plan once per format and cache a framework runs it with
+    fmt::print(out,
+               "{} valid plans with a dtype and cache ({} fit in {:.1f} GiB), {} invalid plans; predictions from {}\n\n",
+               r.valid_count, rec.fitting, gib(hw.memory_bytes()), r.invalid_count, rec.prediction_source);
+  else
+    fmt::print(out, "{} plans: {} valid ({} fit in {:.1f} GiB), {} invalid; predictions from {}\n\n",
+               r.valid_count + r.invalid_count, r.valid_count, rec.fitting, gib(hw.memory_bytes()), r.invalid_count,
+               rec.prediction_source);
   print_rows(out, rec);
   print_rejected(out, rec);
 
@@ -299,9 +350,10 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
                                 ? fmt::format("{} computed steps + {} cached at {:.2f} ms", q.steps - pr.cached_steps,
                                               pr.cached_steps, pr.cached_step_ms)
                                 : fmt::format("{} steps", q.steps);
-  fmt::print(out, "\ntop plan: {} ({}): {}; {:.2f} s per image = {:.2f} text encoding + {} + {:.2f} VAE decode + "
+  fmt::print(out, "\ntop plan: {} ({}{}): {}; {:.2f} s per image = {:.2f} text encoding + {} + {:.2f} VAE decode + "
              "{:.2f} pipeline{}; text encoder {}, VAE {}; peak {:.1f} of {:.1f} GiB{}{}\n",
-             plan_label(top->plan.config), display_name(top->plan.variant), step_text(pr), pr.image_ms / 1e3,
+             plan_label(top->plan.config), display_name(top->plan.variant), own_format_cache(q, *top), step_text(pr),
+             pr.image_ms / 1e3,
              pr.text_encode_ms / 1e3, steps, pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3,
              pr.pipeline.transformer_load_ms > 0
                  ? fmt::format(" + {:.2f} loading the transformers", pr.pipeline.transformer_load_ms / 1e3)
@@ -312,7 +364,7 @@ void print_recommendation(std::ostream& out, const session::Recommendation& rec)
   if (session::host_load_worth_telling(pr, q.host_memory_gib))
     fmt::print(out, "{}\n", session::host_load_text(pr, q.host_memory_gib));
   print_warmup(out, q, rec.warmup);
-  print_framework_choices(out, rec.frameworks);
+  print_framework_choices(out, q, rec.frameworks);
   if (rec.placement) session::print_placement(out, *rec.placement);
   if (rec.explain) session::print_explain(out, *rec.explain);
 }
@@ -334,7 +386,10 @@ void print_check(std::ostream& out, const session::CheckResult& c) {
   const Query& q = c.query();
   const RankedPlan& p = c.plan;
   fmt::print(out, "cpplan check: {}\n{}\n", query_line(q), sequence_line(c));
-  fmt::print(out, "plan: {} ({})\n", plan_label(p.plan.config), display_name(p.plan.variant));
+  fmt::print(out, "plan: {} ({}){}{}\n", plan_label(p.plan.config), display_name(p.plan.variant), own_format_cache(q, p),
+             c.priced_with > 1 && p.plan.valid()
+                 ? fmt::format(" (the fastest of the {} dtype x cache choices)", c.priced_with)
+                 : "");
   if (!p.plan.valid()) {
     fmt::print(out, "INVALID:\n");
     for (const auto& reason : p.plan.reasons()) fmt::print(out, "  - {}\n", reason);

@@ -46,6 +46,21 @@ CacheSpec cache_defaults(CachePolicy p) {
   return s;
 }
 
+std::string_view parameter_refusal(CachePolicy p, std::string_view flag) {
+  if (p == CachePolicy::kNone) return "runs no step cache";
+  const bool decides_on_input = p == CachePolicy::kTeacache || p == CachePolicy::kMagcache;
+  const bool fbcache = p == CachePolicy::kFbcache;
+  const bool fixed = cache_defaults(p).fixed_schedule();
+  if (flag == "--cache-fn")
+    return decides_on_input ? "decides on the first block's input; it runs no block on a cached step"
+           : fbcache        ? "runs the first block alone (F1B0; dbcache sets others)"
+                            : "";
+  if (flag == "--cache-bn") return decides_on_input || fbcache ? "runs no last block on a cached step" : "";
+  if (flag == "--cache-every") return fixed ? "" : "decides by a threshold (set --cache-hit-rate)";
+  if (flag == "--cache-hit-rate") return fixed ? "computes a fixed schedule (set --cache-every)" : "";
+  return "";
+}
+
 Result<bool> validate_cache(const CacheSpec& s, int blocks, int steps) {
   if (!s.active()) return true;
   if (s.first_blocks < 0) return Error{fmt::format("--cache-fn = {}: must be at least 0", s.first_blocks)};

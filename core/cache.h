@@ -33,6 +33,7 @@ struct CacheSpec {
   double hit_rate = 0;             // threshold policies: the share of post-warm-up steps cached
   bool active() const { return policy != CachePolicy::kNone; }
   bool fixed_schedule() const { return every > 0; }
+  bool operator==(const CacheSpec&) const = default;
 };
 
 // The policy's defaults as the framework that ships it sets them (frameworks-runtime.md): FBCache
@@ -40,6 +41,11 @@ struct CacheSpec {
 // a threshold policy is kDefaultHitRate until the user or a tuned run says otherwise.
 inline constexpr double kDefaultHitRate = 0.5;
 CacheSpec cache_defaults(CachePolicy p);
+
+// Why policy `p` has no use for the cache parameter `flag` ("--cache-fn", "--cache-bn",
+// "--cache-every", "--cache-hit-rate"; --cache-warmup and --cache-max-cached apply to every policy),
+// as the phrase that follows "--cache <policy>"; empty when it takes it.
+std::string_view parameter_refusal(CachePolicy p, std::string_view flag);
 
 // Checks `s` for a model of `blocks` blocks and `steps` steps; the error names the field, its value
 // and the rule (F + B must leave a middle block; the hit rate in [0, 1); ...).

@@ -43,6 +43,13 @@ struct Query {
   Precision precision;
   // A step cache (--cache, core/cache.h): which steps reuse the middle blocks' residual; none by default.
   CacheSpec cache;
+  // --dtype any or a list, --cache any or a list: the formats and the caches the ranking prices every
+  // plan with, each format with each cache (planner::Planner::plan; `precision` and `cache` above are
+  // the first of each). Empty: that axis is `precision` or `cache` alone.
+  std::vector<Precision> precisions;
+  std::vector<CacheSpec> caches;
+  bool ranks_precisions() const { return !precisions.empty(); }
+  bool ranks_caches() const { return !caches.empty(); }
   // The framework's runtime (host costs, fusion); nullptr: kernel launches only.
   const RuntimeProfile* runtime = nullptr;
   // Forced placements; unset: the planner picks, per plan, the fastest that fits.

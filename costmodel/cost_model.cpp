@@ -449,6 +449,10 @@ Milliseconds denoise_ms(const Prediction& p, int steps) {
   return (steps - cached) * p.step_ms + cached * p.cached_step_ms;
 }
 
+Milliseconds mean_step_ms(const Prediction& p, int steps) {
+  return p.cached_steps > 0 && steps > 0 ? denoise_ms(p, steps) / steps : p.step_ms;
+}
+
 Milliseconds image_ms_with(const Prediction& p, int option, int steps) {
   return denoise_ms(p, steps) + p.pipeline_options[option].cost.total_ms();
 }

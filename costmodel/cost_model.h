@@ -301,6 +301,9 @@ int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, 
 Milliseconds image_ms_with(const Prediction& p, int option, int steps);
 // The denoising of one image: its computed steps at step_ms and its cached ones at cached_step_ms.
 Milliseconds denoise_ms(const Prediction& p, int steps);
+// The mean step of that denoising, denoise_ms / steps (step_ms itself when no step is cached): what
+// plans are ranked by, so that a cached plan counts the steps it reuses.
+Milliseconds mean_step_ms(const Prediction& p, int steps);
 // Makes option i the placement of `p`: its once-per-image terms, memory, image time, whether it
 // fits in `capacity`, and the warm-up of a compiling runtime.
 void use_pipeline(Prediction& p, int option, int steps, Bytes capacity);

@@ -41,7 +41,17 @@ QueryInput query_input(const session::Options& q, const planner::PlannerOptions&
   if (!q.steps.empty()) in.steps = session::parse_int_field("--steps", q.steps);
   if (!q.nodes.empty()) in.nodes = session::parse_int_field("--nodes", q.nodes);
   if (const auto b = attention_backend_from_string(q.backend)) in.backend = *b;
-  if (const auto p = parse_precision(q.precision.empty() ? "bf16" : q.precision)) in.precision = *p;
+  in.dtype = q.precision;
+  in.cache = q.cache;
+  const auto integer = [](std::string_view flag, const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional<int>(session::parse_int_field(flag, text));
+  };
+  in.cache_fn = integer("--cache-fn", q.cache_fn);
+  in.cache_bn = integer("--cache-bn", q.cache_bn);
+  in.cache_warmup = integer("--cache-warmup", q.cache_warmup);
+  in.cache_every = integer("--cache-every", q.cache_every);
+  in.cache_max_cached = integer("--cache-max-cached", q.cache_max_cached);
+  if (!q.cache_hit_rate.empty()) in.cache_hit_rate = session::parse_number_field("--cache-hit-rate", q.cache_hit_rate);
   in.runtime = q.runtime;  // "": the framework's
   in.framework = q.framework;
   if (q.offload) in.text_encoder = TextEncoderPlacement::kOffloaded;

@@ -66,7 +66,12 @@ QString plan_status(const PlanResult& res, const std::vector<planner::RankedPlan
   if (!res.error.empty()) return QString::fromStdString(res.error);
   const session::Recommendation& rec = *res.recommendation;
   const double gpu_gib = res.query->hardware->memory_bytes() / kGiB;
-  return QStringLiteral("%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid%6; predictions from %7; planned in %8 ms")
+  // Each valid plan once per format and cache a framework runs it with, as the CLI's line says.
+  const bool several = res.query->ranks_precisions() || res.query->ranks_caches();
+  return QString::fromLatin1(several ? "%1 rows: %2 valid plans with a dtype and cache (%3 fit in %4 GiB), %5 invalid "
+                                  "plans%6; predictions from %7; planned in %8 ms"
+                                : "%1 plans: %2 valid (%3 fit in %4 GiB), %5 invalid%6; predictions from %7; "
+                                  "planned in %8 ms")
       .arg(plans.size())
       .arg(rec.report.valid_count)
       .arg(rec.fitting)
@@ -269,6 +274,9 @@ void MainWindow::apply_plan(PlanResult r) {
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
   pareto_->set_plans(plans, gpu_gib);
   plans_->set_plans(std::move(plans));
+  // The dtype and cache columns, where the query ranks several (as the CLI's table).
+  table_->setColumnHidden(PlanTableModel::kDtype, !res.query || !res.query->ranks_precisions());
+  table_->setColumnHidden(PlanTableModel::kCache, !res.query || !res.query->ranks_caches());
   status_->setText(plan_status(res, plans_->plans()));
   update_counts();
   table_->resizeColumnsToContents();

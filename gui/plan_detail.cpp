@@ -138,12 +138,19 @@ void PlanDetail::set_plan(const Query* q, const planner::RankedPlan* p, std::opt
   }
   const costmodel::Prediction& pr = *p->predicted;
   const std::string runtime = pr.runtime.empty() ? "kernel launches only" : pr.runtime + " runtime";
+  // Its format and cache where the query ranks several; the steps it computes and those it reuses.
+  const std::string format_cache = planner::format_cache_label(*q, *p);
+  const int computed = q->steps - pr.cached_steps;
+  const std::string steps = pr.cached_steps > 0 ? fmt::format("{} computed + {} cached steps", computed, pr.cached_steps)
+                                                : fmt::format("{} steps", q->steps);
   summary_->setText(QString::fromStdString(fmt::format(
-      "<b>{}</b> ({}, rotate {}) with the {}: {}, {:.2f} steps/s; {:.2f} s per image = {:.2f} text encoding + "
-      "{:.2f} for {} steps + {:.2f} VAE decode + {:.2f} pipeline; text encoder {}, VAE {}; {:.2f} TFLOP and "
+      "<b>{}</b> ({}{}, rotate {}) with the {}: {}, {:.2f} steps/s; {:.2f} s per image = {:.2f} text encoding + "
+      "{:.2f} for {} + {:.2f} VAE decode + {:.2f} pipeline; text encoder {}, VAE {}; {:.2f} TFLOP and "
       "{:.1f} MB sent per rank per step; peak {:.1f} of {:.1f} GiB{}; predictions from {} figures",
-      label, variant, to_string(p->plan.config.context_parallel_config.rotate_method), runtime, step_text(pr),
-      pr.steps_per_sec, pr.image_ms / 1e3, pr.text_encode_ms / 1e3, q->steps * pr.step_ms / 1e3, q->steps,
+      label, variant, format_cache.empty() ? "" : ", " + format_cache,
+      to_string(p->plan.config.context_parallel_config.rotate_method), runtime, step_text(pr), pr.steps_per_sec,
+      pr.image_ms / 1e3, pr.text_encode_ms / 1e3, (computed * pr.step_ms + pr.cached_steps * pr.cached_step_ms) / 1e3,
+      steps,
       pr.vae_decode_ms / 1e3, pr.pipeline.host_ms / 1e3, placement_text(pr.pipeline.text_encoder, q->text_encoder),
       placement_text(pr.pipeline.vae, q->vae), pr.step_flops / 1e12, pr.comm_bytes / 1e6, pr.peak_mem_bytes / kGiB,
       gpu_gib, pr.fits_memory ? "" : " (does NOT fit)", costmodel::to_string(pr.source))));

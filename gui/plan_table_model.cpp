@@ -50,6 +50,11 @@ QString bound_tooltip(const costmodel::Prediction& pr) {
       .arg(pr.comm_ms, 0, 'f', 2);
 }
 
+QString cache_text(const planner::RankedPlan& p) {
+  const std::string_view policy = to_string(p.cache.policy);
+  return QString::fromUtf8(policy.data(), static_cast<int>(policy.size()));
+}
+
 QString reasons_text(const planner::RankedPlan& p) {
   QStringList reasons;
   for (const auto& r : p.plan.reasons()) reasons << QString::fromStdString(r);
@@ -102,6 +107,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         case kRank: return valid ? index.row() : kLast;  // the planner's order: rows are ranked
         case kPlan: return QString::fromStdString(plan_label(p.plan.config));
         case kVariant: return static_cast<int>(p.plan.variant);
+        case kDtype: return QString::fromStdString(to_string(p.precision));
+        case kCache: return cache_text(p);
         case kStepMs: return pr ? pr->step_ms : kLast;
         case kStepsPerSec: return pr ? -pr->steps_per_sec : kLast;  // fastest first, like the others
         case kImageS: return pr ? pr->image_ms : kLast;
@@ -120,6 +127,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         case kPlan: return QString::fromStdString(plan_label(p.plan.config));
         case kVariant: return QString::fromUtf8(display_name(p.plan.variant).data(),
                                                 static_cast<int>(display_name(p.plan.variant).size()));
+        case kDtype: return QString::fromStdString(to_string(p.precision));
+        case kCache: return cache_text(p);
         case kStepMs: return pr ? QString::number(pr->step_ms, 'f', 2) : QString();
         case kStepsPerSec: return pr ? QString::number(pr->steps_per_sec, 'f', 2) : QString();
         case kImageS: return pr ? QString::number(pr->image_ms / 1e3, 'f', 2) : QString();
@@ -137,8 +146,9 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const kNames[kColumnCount] = {"rank",    "plan",     "CP variant", "step ms",        "steps/s",
-                                                   "image s", "peak GiB", "fits",       "text enc / VAE", "bound",
+  static const char* const kNames[kColumnCount] = {"rank",     "plan",    "CP variant", "dtype",
+                                                   "cache",    "step ms", "steps/s",    "image s",
+                                                   "peak GiB", "fits",    "text enc / VAE", "bound",
                                                    "frameworks", "reasons"};
   return section >= 0 && section < kColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }

@@ -18,8 +18,10 @@ class PlanTableModel : public QAbstractTableModel {
  public:
   // kPlacement: the text-encoder/VAE placement of the prediction ("sharded/single", as the CLI);
   // kBound: "host" when any block group waits on the host's dispatch (BlockCost::host_bound), else "GPU".
-  enum Column { kRank, kPlan, kVariant, kStepMs, kStepsPerSec, kImageS, kPeakGiB, kFits, kPlacement, kBound,
-                kFrameworks, kReasons, kColumnCount };
+  // kDtype, kCache: the format and the step cache the plan was priced with (the window shows them
+  // where the query ranks several: --dtype any, --cache any).
+  enum Column { kRank, kPlan, kVariant, kDtype, kCache, kStepMs, kStepsPerSec, kImageS, kPeakGiB, kFits, kPlacement,
+                kBound, kFrameworks, kReasons, kColumnCount };
   // Roles beyond Qt's: the number a column sorts by (invalid plans sort last ascending), the
   // plan's index in the vector, and its verdict.
   enum Role { kSortRole = Qt::UserRole + 1, kIndexRole, kValidRole, kFitsRole, kVariantRole };

@@ -41,7 +41,15 @@ session::Options options_of(const QueryInput& in) {
   if (in.frames > 0) o.frames = std::to_string(in.frames);
   if (in.steps != 0) o.steps = std::to_string(in.steps);
   if (in.backend) o.backend = std::string(to_string(*in.backend));
-  if (in.precision.quantized()) o.precision = to_string(in.precision);
+  if (in.dtype != "bf16") o.precision = in.dtype;
+  if (in.cache != "none") o.cache = in.cache;
+  const auto text = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
+  o.cache_fn = text(in.cache_fn);
+  o.cache_bn = text(in.cache_bn);
+  o.cache_warmup = text(in.cache_warmup);
+  o.cache_every = text(in.cache_every);
+  o.cache_hit_rate = text(in.cache_hit_rate);
+  o.cache_max_cached = text(in.cache_max_cached);
   o.runtime = in.runtime;
   o.framework = in.framework;
   o.framework_versions = in.framework_versions;

@@ -35,7 +35,15 @@ struct QueryInput {
   int frames = 0;
   int steps = 0;
   std::optional<AttentionBackend> backend;  // unset: the framework's pick on the GPU (--attention-backend left out)
-  Precision precision;                      // cpplan --dtype: the DiT linears' number format (bf16 by default)
+  // cpplan --dtype: the DiT linears' number format ("bf16", "fp8", ...), "any" (every format the GPU
+  // runs that a framework offers) or formats separated by commas; "" is bf16.
+  std::string dtype;
+  // cpplan --cache: a step cache policy ("fbcache", ...), "any" (none and every cache a framework
+  // ships) or policies separated by commas; "" is none. Its parameters (--cache-fn, --cache-bn,
+  // --cache-warmup, --cache-every, --cache-hit-rate, --cache-max-cached); unset: the policy's.
+  std::string cache;
+  std::optional<int> cache_fn, cache_bn, cache_warmup, cache_every, cache_max_cached;
+  std::optional<double> cache_hit_rate;
   bool allow_anything = true;          // enumerate Ulysses Anything and Ring Anything
   // PipeFusion plans (cpplan --num-pipeline-patch, --pipefusion-warmup-steps): their patches (0:
   // P, 2P and 4P) and warm-up steps.

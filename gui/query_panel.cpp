@@ -5,6 +5,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -80,6 +81,12 @@ QComboBox* version_combo(const ProfileCatalog& catalog, Framework f) {
   return box;
 }
 
+// The combo's last item: "any", with what it ranks as its tooltip.
+void add_any(QComboBox* box, const QString& tooltip) {
+  box->addItem(QStringLiteral("any"));
+  box->setItemData(box->count() - 1, tooltip, Qt::ToolTipRole);
+}
+
 template <class Placement>
 std::optional<Placement> placement_of(const QComboBox* box) {
   const int v = box->currentData().toInt();
@@ -108,6 +115,13 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
       steps_(new QSpinBox),
       backend_(new QComboBox),
       dtype_(new QComboBox),
+      cache_(new QComboBox),
+      cache_fn_(new QSpinBox),
+      cache_bn_(new QSpinBox),
+      cache_warmup_(new QSpinBox),
+      cache_every_(new QSpinBox),
+      cache_hit_rate_(new QDoubleSpinBox),
+      cache_max_cached_(new QSpinBox),
       runtime_(new QComboBox),
       framework_(new QComboBox),
       text_encoder_(new QComboBox),
@@ -150,8 +164,14 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
     dtype_->addItem(qstr(to_string(p)));
     dtype_->setItemData(dtype_->count() - 1, qstr(describe(p)), Qt::ToolTipRole);
   }
+  add_any(dtype_, QStringLiteral("rank every format the GPU runs that a framework offers (cpplan --dtype any)"));
   dtype_->setToolTip(QStringLiteral("the DiT linears' number format (cpplan --dtype); a format the GPU or the "
                                     "framework cannot run is refused with the CLI's line"));
+  for (int i = 0; i <= static_cast<int>(CachePolicy::kFixed); ++i)
+    cache_->addItem(qstr(to_string(static_cast<CachePolicy>(i))));
+  add_any(cache_, QStringLiteral("rank no cache and every cache a framework ships, at its defaults (cpplan --cache any)"));
+  cache_->setToolTip(QStringLiteral("a step cache (cpplan --cache): the middle blocks of a cached step reuse their "
+                                    "residual; the frameworks column keeps those that ship it with the plan"));
   runtime_->addItem(QStringLiteral("framework's"), QString());  // cpplan without --runtime
   runtime_->setItemData(0, QStringLiteral("the runtime of the framework below (xdit for xdit), else diffusers"),
                         Qt::ToolTipRole);
@@ -209,7 +229,8 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   form->addRow(QStringLiteral("Hardware"), hardware_);
   form->addRow(QStringLiteral("Steps"), steps_);
   form->addRow(QStringLiteral("Attention"), backend_);
-  form->addRow(QStringLiteral("Dtype"), dtype_);
+  form->addRow(QStringLiteral("Dtype"), dtype_cache_row());
+  form->addRow(cache_parameters_row());
   form->addRow(QStringLiteral("Runtime"), runtime_);
   form->addRow(QStringLiteral("Framework"), framework_);
   add_framework_versions(form);
@@ -255,6 +276,13 @@ QueryPanel::QueryPanel(CatalogPtr catalog, QWidget* parent)
   });
   for (QComboBox* c : {hardware_, backend_, dtype_, runtime_, framework_, text_encoder_, vae_})
     connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
+  connect(cache_, &QComboBox::currentIndexChanged, this, [this] {
+    enable_cache_parameters();
+    emit_changed();
+  });
+  for (QSpinBox* s : {cache_fn_, cache_bn_, cache_warmup_, cache_every_, cache_max_cached_})
+    connect(s, &QSpinBox::valueChanged, this, [this] { emit_changed(); });
+  connect(cache_hit_rate_, &QDoubleSpinBox::valueChanged, this, [this] { emit_changed(); });
   for (QComboBox* c : versions_)
     if (c) connect(c, &QComboBox::currentIndexChanged, this, [this] { emit_changed(); });
   for (QCheckBox* c : {anything_, all_plans_, offload_transformer_}) connect(c, &QCheckBox::toggled, this, [this] { emit_changed(); });
@@ -298,6 +326,90 @@ QWidget* QueryPanel::config_row() {
   layout->addWidget(config_edit_, 1);
   layout->addWidget(config_clear_);
   return row;
+}
+
+namespace {
+// A cache parameter's box: the field's bounds (session/query/query_fields.h) with one more value
+// below them, shown as "policy's": the parameter left to the policy (the flag not given).
+void set_cache_range(QSpinBox* box, std::string_view flag) {
+  const session::QueryField& f = session::query_field(flag);
+  box->setRange(static_cast<int>(f.lo) - 1, static_cast<int>(f.hi));
+  box->setSpecialValueText(QStringLiteral("policy's"));
+  box->setValue(box->minimum());
+  box->setToolTip(QString::fromStdString(f.help));
+}
+
+// Shows `text` in `box`: its item, one added for a list the CLI takes ("fp8,bf16"), or the first
+// item for "" (bf16, none).
+void show_choice(QComboBox* box, const std::string& text) {
+  const QString t = QString::fromStdString(text);
+  if (!t.isEmpty() && box->findText(t) < 0) box->addItem(t);
+  box->setCurrentIndex(std::max(0, box->findText(t)));
+}
+
+// The box's value, unset at its minimum ("policy's").
+std::optional<int> cache_value(const QSpinBox* box) {
+  return box->value() == box->minimum() ? std::nullopt : std::optional<int>(box->value());
+}
+}  // namespace
+
+QWidget* QueryPanel::dtype_cache_row() {
+  auto* row = new QWidget;
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(dtype_, 1);
+  layout->addWidget(new QLabel(QStringLiteral("Cache")));
+  layout->addWidget(cache_, 1);
+  return row;
+}
+
+QWidget* QueryPanel::cache_parameters_row() {
+  set_cache_range(cache_fn_, "--cache-fn");
+  set_cache_range(cache_bn_, "--cache-bn");
+  set_cache_range(cache_warmup_, "--cache-warmup");
+  set_cache_range(cache_every_, "--cache-every");
+  set_cache_range(cache_max_cached_, "--cache-max-cached");
+  const session::QueryField& rate = session::query_field("--cache-hit-rate");
+  cache_hit_rate_->setDecimals(2);
+  cache_hit_rate_->setSingleStep(0.05);
+  cache_hit_rate_->setRange(rate.lo, rate.hi);  // the field's (0, 0.99]: its lower bound is "policy's"
+  cache_hit_rate_->setSpecialValueText(QStringLiteral("policy's"));
+  cache_hit_rate_->setValue(rate.lo);
+  cache_hit_rate_->setToolTip(QString::fromStdString(rate.help));
+  auto* row = new QWidget;
+  auto* grid = new QGridLayout(row);
+  grid->setContentsMargins(0, 0, 0, 0);
+  // Two rows of three: the blocks a cached step runs and the warm-up; the schedule.
+  const std::pair<const char*, QWidget*> boxes[] = {{"F", cache_fn_},          {"B", cache_bn_},
+                                                    {"warm-up", cache_warmup_}, {"every", cache_every_},
+                                                    {"hit", cache_hit_rate_},   {"max", cache_max_cached_}};
+  for (int i = 0; i < static_cast<int>(std::size(boxes)); ++i) {
+    auto* label = new QLabel(QString::fromLatin1(boxes[i].first));
+    label->setToolTip(boxes[i].second->toolTip());
+    grid->addWidget(label, i / 3, (i % 3) * 2);
+    grid->addWidget(boxes[i].second, i / 3, (i % 3) * 2 + 1);
+  }
+  enable_cache_parameters();
+  return row;
+}
+
+void QueryPanel::enable_cache_parameters() {
+  // The policies the combo names (any: every one; a list: each); a box is enabled when one takes it.
+  const QStringList chosen = cache_->currentText().split(QLatin1Char(','));
+  const auto takes = [&](std::string_view flag) {
+    for (int i = 1; i <= static_cast<int>(CachePolicy::kFixed); ++i) {
+      const auto p = static_cast<CachePolicy>(i);
+      const bool named = chosen.contains(QStringLiteral("any")) || chosen.contains(qstr(to_string(p)));
+      if (named && parameter_refusal(p, flag).empty()) return true;
+    }
+    return false;
+  };
+  cache_fn_->setEnabled(takes("--cache-fn"));
+  cache_bn_->setEnabled(takes("--cache-bn"));
+  cache_warmup_->setEnabled(takes("--cache-warmup"));
+  cache_every_->setEnabled(takes("--cache-every"));
+  cache_hit_rate_->setEnabled(takes("--cache-hit-rate"));
+  cache_max_cached_->setEnabled(takes("--cache-max-cached"));
 }
 
 void QueryPanel::add_framework_versions(QFormLayout* form) {
@@ -418,7 +530,17 @@ QueryInput QueryPanel::input() const {
   in.steps = steps_->value();
   in.backend = backend_->currentIndex() > 0 ? std::optional(static_cast<AttentionBackend>(backend_->currentIndex() - 1))
                                             : std::nullopt;
-  in.precision = precision_choices()[static_cast<std::size_t>(std::max(0, dtype_->currentIndex()))];
+  in.dtype = dtype_->currentText().toStdString();
+  in.cache = cache_->currentText().toStdString();
+  // A disabled box is a parameter no chosen policy takes: not given (the CLI would refuse it).
+  const auto given = [](const QSpinBox* box) { return box->isEnabled() ? cache_value(box) : std::nullopt; };
+  in.cache_fn = given(cache_fn_);
+  in.cache_bn = given(cache_bn_);
+  in.cache_warmup = given(cache_warmup_);
+  in.cache_every = given(cache_every_);
+  in.cache_max_cached = given(cache_max_cached_);
+  if (cache_hit_rate_->isEnabled() && cache_hit_rate_->value() > cache_hit_rate_->minimum())
+    in.cache_hit_rate = cache_hit_rate_->value();
   in.allow_anything = anything_->isChecked();
   in.runtime = runtime_->currentData().toString().toStdString();
   in.framework = framework_->currentText().toStdString();
@@ -453,8 +575,16 @@ void QueryPanel::set_input(const QueryInput& in) {
   const int h = hardware_->findText(QString::fromStdString(in.hardware));
   if (h >= 0) hardware_->setCurrentIndex(h);
   backend_->setCurrentIndex(in.backend ? static_cast<int>(*in.backend) + 1 : 0);
-  const auto& formats = precision_choices();
-  dtype_->setCurrentIndex(static_cast<int>(std::find(formats.begin(), formats.end(), in.precision) - formats.begin()));
+  show_choice(dtype_, in.dtype);
+  show_choice(cache_, in.cache);
+  enable_cache_parameters();
+  const auto show = [](QSpinBox* box, const std::optional<int>& v) { box->setValue(v ? *v : box->minimum()); };
+  show(cache_fn_, in.cache_fn);
+  show(cache_bn_, in.cache_bn);
+  show(cache_warmup_, in.cache_warmup);
+  show(cache_every_, in.cache_every);
+  show(cache_max_cached_, in.cache_max_cached);
+  cache_hit_rate_->setValue(in.cache_hit_rate ? *in.cache_hit_rate : cache_hit_rate_->minimum());
   anything_->setChecked(in.allow_anything);
   const int r = runtime_->findData(QString::fromStdString(in.runtime));
   if (r >= 0) runtime_->setCurrentIndex(r);

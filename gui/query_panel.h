@@ -1,7 +1,8 @@
 #pragma once
 // The query panel: model (and its facts at the chosen size), resolution, frames (video models),
 // GPU count, images per prompt (batch), the topology the plans are placed on and its nodes,
-// hardware, steps, attention backend, the runtime (how the framework runs it), the framework the
+// hardware, steps, attention backend, the DiT's number format and step cache (one, or any: every
+// one that runs here; the cache's parameters), the runtime (how the framework runs it), the framework the
 // ranking is restricted to ("any": none), the text-encoder and VAE placements ("auto": the
 // planner picks per plan) and the anything modes; a diffusers model config instead of the model
 // (cpplan --model-config), each framework's version file (--framework-version) and every plan
@@ -40,7 +41,16 @@ class QueryPanel : public QWidget {
   QSpinBox* width_box() { return width_; }
   QSpinBox* height_box() { return height_; }
   QComboBox* runtime_box() { return runtime_; }
-  QComboBox* dtype_box() { return dtype_; }  // precision_choices() in order: "bf16", "fp8", ...
+  QComboBox* dtype_box() { return dtype_; }  // precision_choices() in order: "bf16", "fp8", ..., then "any"
+  // "none", each policy (core/cache.h's order), then "any"; the parameters' boxes show "policy's"
+  // at their minimum (unset) and are enabled where the chosen policies take them.
+  QComboBox* cache_box() { return cache_; }
+  QSpinBox* cache_fn_box() { return cache_fn_; }
+  QSpinBox* cache_bn_box() { return cache_bn_; }
+  QSpinBox* cache_warmup_box() { return cache_warmup_; }
+  QSpinBox* cache_every_box() { return cache_every_; }
+  QDoubleSpinBox* cache_hit_rate_box() { return cache_hit_rate_; }
+  QSpinBox* cache_max_cached_box() { return cache_max_cached_; }
   QComboBox* framework_box() { return framework_; }  // "any", "diffusers", "xdit", "cache-dit"
   QComboBox* text_encoder_box() { return text_encoder_; }  // "auto", then each placement
   QComboBox* vae_box() { return vae_; }                    // "auto", "single", "parallel"
@@ -70,6 +80,9 @@ class QueryPanel : public QWidget {
 
  private:
   QWidget* config_row();                     // the dialog button, the path and the clear button
+  QWidget* dtype_cache_row();                // the Dtype and Cache combos side by side
+  QWidget* cache_parameters_row();           // the cache parameters' boxes
+  void enable_cache_parameters();            // those the chosen policies take
   void add_framework_versions(QFormLayout* form);  // a version combo per framework with older files
   void choose_model_config();                // the file dialog
   bool apply_model_config(const QString& path);  // set_model_config without emitting
@@ -95,6 +108,13 @@ class QueryPanel : public QWidget {
   QSpinBox* steps_;
   QComboBox* backend_;
   QComboBox* dtype_;
+  QComboBox* cache_;
+  QSpinBox* cache_fn_;
+  QSpinBox* cache_bn_;
+  QSpinBox* cache_warmup_;
+  QSpinBox* cache_every_;
+  QDoubleSpinBox* cache_hit_rate_;
+  QSpinBox* cache_max_cached_;
   QComboBox* runtime_;
   QComboBox* framework_;
   QComboBox* text_encoder_;  // item data: -1 for auto, else the TextEncoderPlacement

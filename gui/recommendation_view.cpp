@@ -32,12 +32,18 @@ QTreeWidgetItem* child(QTreeWidgetItem* parent, const QStringList& columns) {
   return new QTreeWidgetItem(parent, columns);
 }
 
+// The plan's label, with its format and cache where the query ranks several: "ulysses 4 (fp8, fbcache)".
+QString plan_text(const Query& q, const planner::RankedPlan& p) {
+  const std::string format_cache = planner::format_cache_label(q, p);
+  return qs(plan_label(p.plan.config) + (format_cache.empty() ? "" : " (" + format_cache + ")"));
+}
+
 void add_rows(QTreeWidgetItem* section, const session::Recommendation& rec) {
   int rank = 0;
   for (const session::Row& row : rec.rows) {
     if (!rec.request.all && rank >= rec.request.top) break;
     const auto& pr = *row.plan->predicted;
-    child(section, {QString::number(++rank), qs(plan_label(row.plan->plan.config)), qs(row.variant),
+    child(section, {QString::number(++rank), plan_text(rec.query(), *row.plan), qs(row.variant),
                     QStringLiteral("%1 ms/step").arg(pr.step_ms, 0, 'f', 2),
                     qs(session::frameworks_text(row))});
   }
@@ -58,7 +64,7 @@ QString gap_text(const session::FrameworkChoice& c) {
 void add_frameworks(QTreeWidgetItem* section, const session::Recommendation& rec) {
   for (const session::FrameworkChoice& c : rec.frameworks) {
     if (!c.shown) continue;
-    auto* item = child(section, {qs(c.title), c.plan ? qs(plan_label(c.plan->plan.config)) : QString(),
+    auto* item = child(section, {qs(c.title), c.plan ? plan_text(rec.query(), *c.plan) : QString(),
                                  c.plan ? qs(std::string(display_name(c.plan->plan.variant))) : QString(), gap_text(c),
                                  qs(c.top_unavailable)});
     if (c.script)

@@ -74,15 +74,21 @@ FleetRow uniform_row(const Replica& r, int gpus, std::optional<double> slo_ms, i
   return row;
 }
 
-std::string mix_label(const std::vector<FleetPart>& parts) {
+// The replica's plan label, with its format and cache when `q` ranks them: "ulysses 4 (fp8, fbcache)".
+std::string replica_label(const Query& q, const RankedPlan& p) {
+  const std::string format_cache = format_cache_label(q, p);
+  return plan_label(p.plan.config) + (format_cache.empty() ? "" : " (" + format_cache + ")");
+}
+
+std::string mix_label(const Query& q, const std::vector<FleetPart>& parts) {
   std::string label;
   for (const FleetPart& part : parts)
-    label += fmt::format("{}{} x {}", label.empty() ? "" : " + ", part.replicas, plan_label(part.replica.plan.plan.config));
+    label += fmt::format("{}{} x {}", label.empty() ? "" : " + ", part.replicas, replica_label(q, part.replica.plan));
   return label;
 }
 
 // The best composition of the usable replicas; nullopt unless it beats `best_uniform` images/h.
-std::optional<FleetMix> mixed_split(const std::vector<Replica>& replicas, int gpus, int gpus_per_node,
+std::optional<FleetMix> mixed_split(const Query& q, const std::vector<Replica>& replicas, int gpus, int gpus_per_node,
                                     std::optional<double> slo_ms, double best_uniform) {
   std::vector<double> value(gpus + 1, 0.0);
   for (const Replica& r : replicas)
@@ -98,7 +104,7 @@ std::optional<FleetMix> mixed_split(const std::vector<Replica>& replicas, int gp
   }
   mix.images_per_hour = c.value;
   mix.gpus_used = c.used;
-  mix.label = mix_label(mix.parts);
+  mix.label = mix_label(q, mix.parts);
   return mix;
 }
 
@@ -328,14 +334,14 @@ FleetReport plan_fleet(const Planner& planner, const Query& q, std::optional<dou
     for (const PlanRow& row : merged_rows(report)) {
       const RankedPlan& p = *row.plan;
       if (!replica_candidate(p) || !plans.admits(row.frameworks) || replicas == 0) continue;
-      out.points.push_back({replicas, k, plan_label(p.plan.config), p.predicted->image_ms,
+      out.points.push_back({replicas, k, replica_label(q, p), p.predicted->image_ms,
                             images_per_hour(replicas, p.predicted->image_ms), p.predicted->fits_memory});
     }
     if (const RankedPlan* best = best_of(report, plans)) out.replicas.push_back({k, *best});
   }
   out.rows = uniform_rows(out.replicas, q.gpus, slo_ms, out.gpus_per_node);
   const double best_uniform = !out.rows.empty() && out.rows.front().usable() ? out.rows.front().images_per_hour : 0;
-  out.mixed = mixed_split(out.replicas, q.gpus, out.gpus_per_node, slo_ms, best_uniform);
+  out.mixed = mixed_split(q, out.replicas, q.gpus, out.gpus_per_node, slo_ms, best_uniform);
   out.frontier = pareto_frontier(out.points);
   return out;
 }

@@ -63,6 +63,9 @@ struct FleetRow {
   bool fits = false;             // the replica's plan fits in memory
   bool meets_slo = false;        // image_ms <= the SLO (true without one)
   bool usable() const { return fits && meets_slo; }
+  // Images per hour over the fleet's N GPUs, the idle ones counted: what a replica's format and
+  // cache buy per GPU (--dtype any, --cache any rank them by it, as by images per hour: N is fixed).
+  double images_per_hour_per_gpu() const { return images_per_hour / (replicas * gpus_per_replica + idle_gpus); }
 };
 
 // Uniform rows of `gpus` GPUs on nodes of `gpus_per_node` (node_capacities), one per replica size
@@ -107,7 +110,7 @@ struct FleetMix {
   double images_per_hour = 0;
   int gpus_used = 0;
   double worst_image_ms = 0;  // the slowest part's latency
-  std::string label;          // "2 x ulysses 4 + 1 x ulysses 8"
+  std::string label;          // "2 x ulysses 4 + 1 x ulysses 8" (each with its format and cache when ranked)
 };
 
 // A point of the throughput-latency plane: `replicas` uniform replicas of one plan of k GPUs.

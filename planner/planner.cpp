@@ -119,6 +119,8 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, const topo
                              const FrameworkOffers& offers, std::optional<Framework> framework) const {
   RankedPlan rp;
   rp.plan = make_plan(q, c);
+  rp.precision = q.precision;
+  rp.cache = q.cache;
   if (rp.plan.valid()) {
     if (placer) {  // the best placement on the query's topology; the default layout on the hardware's node
       topology::PlacementResult placed =
@@ -187,11 +189,12 @@ RankedPlan Planner::evaluate(const Query& q, const ParallelConfig& c, std::optio
 namespace {
 
 // Ranks `plans`: valid and fitting (those some framework runs first, unless `frameworks_first` is
-// off), valid out of memory, invalid; then step time; ties keep the enumeration order, which
+// off), valid out of memory, invalid; then the mean step over `steps` (the step time without a step
+// cache); ties keep the enumeration order, which
 // prefers fewer ring ranks. Sorts keys, then moves each plan once: a
 // RankedPlan is large, and thousands of them (4096 GPUs) would otherwise be copied through a
 // temporary buffer as big as the vector.
-void rank(std::vector<RankedPlan>& plans, bool frameworks_first) {
+void rank(std::vector<RankedPlan>& plans, int steps, bool frameworks_first) {
   struct Key {
     int tier;
     double step_ms;
@@ -205,7 +208,7 @@ void rank(std::vector<RankedPlan>& plans, bool frameworks_first) {
                      : !p.predicted->fits_memory ? 2
                      : frameworks_first && p.cpplan_only() ? 1
                                                            : 0;
-    keys.push_back({tier, tier == 3 ? 0.0 : p.predicted->step_ms, i});
+    keys.push_back({tier, tier == 3 ? 0.0 : costmodel::mean_step_ms(*p.predicted, steps), i});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.tier != b.tier) return a.tier < b.tier;
@@ -230,38 +233,98 @@ void rank(std::vector<RankedPlan>& plans, bool frameworks_first) {
 
 }  // namespace
 
-PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
-  PlanReport report;
-  PlannerOptions bounded = options;
-  if (q.model && bounded.max_patches == 0) bounded.max_patches = latent_rows(q);
-  if (bounded.max_dp == 0 && q.batch == 1 && !options.single_image_dp) bounded.max_dp = 1;
-  PlannerOptions unsharded = bounded;  // the fully-sharded variants follow their valid plan, below
-  unsharded.fully_shard = FullyShardPlans::kNone;
-  const auto configs = enumerate(q.gpus, unsharded);
-  report.plans.reserve(configs.size());
+void Planner::add_plans(const Query& q, const std::vector<ParallelConfig>& configs, const PlannerOptions& options,
+                        const Listing& listing, PlanReport& report) const {
   // One placer for the whole query: its caches serve every plan.
   const auto placer = placer_for(q, cost_);
   const FrameworkOffers offers(q);
+  // cpplan's executor runs neither a quantized format nor a step cache: among several formats and
+  // caches, such a plan is one a framework runs or none.
+  const bool needs_framework = listing.several && (q.precision.quantized() || q.cache.active());
   auto add = [&](RankedPlan rp) {
+    if (!rp.plan.valid() && !listing.first) return;  // listed once, under the first format and cache
+    if (rp.plan.valid() && needs_framework && rp.frameworks.bits == 0) return;
     if (rp.plan.valid()) ++report.valid_count;
     else ++report.invalid_count;
     if (rp.plan.valid() || options.keep_invalid) report.plans.push_back(std::move(rp));
   };
   TiledDecode tiled(q, cost_);
-  for (const ParallelConfig& c : configs) {
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const ParallelConfig& c = configs[i];
+    // A config found invalid under another format (with a cache, or without, as this one) is not
+    // validated again: at 4,096 GPUs nearly every config is.
+    if (listing.verdicts && (*listing.verdicts)[i] == 0 && !listing.first) continue;
     RankedPlan rp =
         with_tiled_decode(q, c, evaluate(q, c, placer.get(), offers, options.framework), tiled, options.framework);
+    if (listing.verdicts) (*listing.verdicts)[i] = rp.plan.valid() ? 1 : 0;
     // Fully sharded weights are how a plan that does not fit can fit (planner.h, FullyShardPlans).
     const bool valid = rp.plan.valid() && rp.predicted;
-    const bool shard = valid && (bounded.fully_shard == FullyShardPlans::kAll ||
-                                 (bounded.fully_shard == FullyShardPlans::kWhenOutOfMemory && !rp.predicted->fits_memory));
+    const bool shard = valid && (options.fully_shard == FullyShardPlans::kAll ||
+                                 (options.fully_shard == FullyShardPlans::kWhenOutOfMemory && !rp.predicted->fits_memory));
     add(std::move(rp));
     if (shard)
       for (const ParallelConfig& f : fully_shard_variants(c)) add(evaluate(q, f, placer.get(), offers, options.framework));
   }
-  rank(report.plans, options.framework_plans_first);
+}
+
+PlanReport Planner::plan(const Query& q, const PlannerOptions& options) const {
+  PlanReport report;
+  PlannerOptions bounded = options;
+  if (q.model && bounded.max_patches == 0) bounded.max_patches = latent_rows(q);
+  if (bounded.max_dp == 0 && q.batch == 1 && !options.single_image_dp) bounded.max_dp = 1;
+  PlannerOptions unsharded = bounded;  // the fully-sharded variants follow their valid plan (add_plans)
+  unsharded.fully_shard = FullyShardPlans::kNone;
+  const auto configs = enumerate(q.gpus, unsharded);
+  // Most configs of a large GPU count are invalid, listed once: the valid ones grow the vector.
+  report.plans.reserve(configs.size());
+  if (!q.ranks_precisions() && !q.ranks_caches()) {
+    add_plans(q, configs, bounded, Listing{}, report);
+  } else {
+    // The verdicts without a cache and with one: no rule reads more of a format and a cache.
+    std::array<std::vector<signed char>, 2> verdicts;
+    verdicts.fill(std::vector<signed char>(configs.size(), -1));
+    const std::vector<Query> priced = priced_queries(q);
+    for (std::size_t i = 0; i < priced.size(); ++i)
+      add_plans(priced[i], configs, bounded, Listing{i == 0, true, &verdicts[priced[i].cache.active()]}, report);
+  }
+  rank(report.plans, q.steps, options.framework_plans_first);
   return report;
 }
+
+std::vector<Query> priced_queries(const Query& q) {
+  const std::vector<Precision> formats = q.ranks_precisions() ? q.precisions : std::vector<Precision>{q.precision};
+  const std::vector<CacheSpec> caches = q.ranks_caches() ? q.caches : std::vector<CacheSpec>{q.cache};
+  Query one = q;
+  one.precisions.clear();
+  one.caches.clear();
+  std::vector<Query> out;
+  out.reserve(formats.size() * caches.size());
+  for (const Precision& p : formats)
+    for (const CacheSpec& c : caches) {
+      one.precision = p;
+      one.cache = c;
+      out.push_back(one);
+    }
+  return out;
+}
+
+Query priced_query(const Query& q, const RankedPlan& p) {
+  Query out = q;
+  out.precisions.clear();
+  out.caches.clear();
+  out.precision = p.precision;
+  out.cache = p.cache;
+  return out;
+}
+
+std::string format_cache_label(const Query& q, const RankedPlan& p) {
+  std::string label;
+  if (q.ranks_precisions()) label = to_string(p.precision);
+  if (q.ranks_caches()) label += (label.empty() ? "" : ", ") + std::string(to_string(p.cache.policy));
+  return label;
+}
+
+Milliseconds ranking_ms(const Query& q, const RankedPlan& p) { return costmodel::mean_step_ms(*p.predicted, q.steps); }
 
 bool same_computation(const RankedPlan& a, const RankedPlan& b) {
   if (!a.plan.valid() || !b.plan.valid() || !a.predicted || !b.predicted) return false;
@@ -272,7 +335,7 @@ bool same_computation(const RankedPlan& a, const RankedPlan& b) {
   // Two variants of one even form (an anything mode and the variant it equals over an even split).
   const bool even_pair = a.plan.variant != b.plan.variant &&
                          cp_rules(a.plan.variant).traits().even_form == cp_rules(b.plan.variant).traits().even_form;
-  return even_pair && plain(a.plan.config) == plain(b.plan.config) &&
+  return even_pair && plain(a.plan.config) == plain(b.plan.config) && a.precision == b.precision && a.cache == b.cache &&
          a.predicted->step_ms == b.predicted->step_ms &&
          a.predicted->transformer_peak_bytes == b.predicted->transformer_peak_bytes;
 }

@@ -1,12 +1,13 @@
 #pragma once
 // Enumerates every ring x ulysses x tp x cfg x dp factorization of the GPU count (with and
 // without each anything mode where it applies), validates each, costs the valid ones and ranks
-// them: valid and fitting first, then valid but out of memory, each by predicted step time;
-// invalid plans last, with their reasons.
+// them: valid and fitting first, then valid but out of memory, each by predicted step time (the
+// mean step, with a step cache); invalid plans last, with their reasons.
 
 #include <array>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/plan.h"
@@ -63,6 +64,10 @@ struct RankedPlan {
   // Valid plans of a query with a topology (the best placement), or on hardware whose profile
   // describes its node (the frameworks' default layout on that node, core/node_topology.h).
   std::optional<topology::Placement> placement;
+  // The format and the step cache it was priced with: the query's, or one of the formats and caches
+  // it ranks (Query::precisions, ::caches). Its verdicts and scripts are those of priced_query.
+  Precision precision;
+  CacheSpec cache;
 
   const FrameworkRun& run(Framework f) const { return runs[static_cast<int>(f)]; }
   // Whether only cpplan's executor runs it (valid, and no framework does).
@@ -77,6 +82,19 @@ struct PlanReport {
   std::optional<Framework> framework;
   int hidden_count = 0;
 };
+
+// Each format of q with each of its caches (Query::precisions x ::caches, formats outermost), as
+// queries of one format and one cache; q itself when it ranks one of each.
+std::vector<Query> priced_queries(const Query& q);
+// `q` as plan `p` was priced: its format and cache (RankedPlan::precision, ::cache), none of the
+// query's other formats and caches. What p's framework verdicts, scripts and cost terms read.
+Query priced_query(const Query& q, const RankedPlan& p);
+// "fp8, fbcache": the format and the cache of `p` on the axes `q` ranks (Query::precisions, ::caches),
+// in that order; "" when it ranks one of each.
+std::string format_cache_label(const Query& q, const RankedPlan& p);
+// The time plans are ranked by: the mean step of the denoising, computed and cached steps together
+// (costmodel::mean_step_ms over q's steps). Precondition: p is predicted.
+Milliseconds ranking_ms(const Query& q, const RankedPlan& p);
 
 // Restricts `r` to the valid plans `f` runs (invalid plans stay, with their reasons).
 void keep_plans_of(PlanReport& r, Framework f);
@@ -103,9 +121,9 @@ struct RejectionGroup {
 };
 std::vector<RejectionGroup> rejection_groups(const PlanReport& r);
 
-// Whether two ranked plans are one computation: both valid, the same degrees, and one is the
-// "Anything" form of the other (Ulysses and Ulysses Anything, Ring and Ring Anything) over a split
-// that is even, so that both predict the same step time and memory.
+// Whether two ranked plans are one computation: both valid, the same degrees, format and cache, and
+// one is the "Anything" form of the other (Ulysses and Ulysses Anything, Ring and Ring Anything) over
+// a split that is even, so that both predict the same step time and memory.
 bool same_computation(const RankedPlan& a, const RankedPlan& b);
 
 // A table row: the valid plan ranked first of a group that is one computation, the others of the
@@ -139,12 +157,29 @@ class Planner {
   // placement and the prediction on it; on a PCIe GPU with a [node], the default layout priced
   // on that node. `framework`: as PlannerOptions::framework.
   RankedPlan evaluate(const Query& q, const ParallelConfig& c, std::optional<Framework> framework = std::nullopt) const;
+  // Every config of q ranked (the file's heading). A query that ranks several formats or caches
+  // (Query::precisions, ::caches) prices each valid plan with each format x cache, one ranked plan
+  // each; a plan's verdict does not depend on its format, and on its cache only through whether it
+  // has one (cache-excludes-pipefusion), so an invalid plan is listed once, under the first; a
+  // quantized or cached plan no framework runs is left out (cpplan's executor runs neither).
   PlanReport plan(const Query& q, const PlannerOptions& options = {}) const;
 
  private:
   RankedPlan evaluate(const Query& q, const ParallelConfig& c, const topology::Placer* placer,
                       const FrameworkOffers& offers, std::optional<Framework> framework) const;
   class TiledDecode;
+  // How add_plans lists the plans of one format x cache among those of a query (Planner::plan).
+  struct Listing {
+    bool first = true;     // the invalid plans are listed: under the first format and cache only
+    bool several = false;  // formats or caches ranked: a quantized or cached plan no framework runs is left out
+    // Per config, its verdict with a cache or without one (the only part of a query's format and
+    // cache a rule reads): -1 not known yet, 0 invalid (not evaluated again), 1 valid.
+    std::vector<signed char>* verdicts = nullptr;
+  };
+  // The configs of one format x cache of a query evaluated into `report` as `listing` says, each
+  // followed by its fully-sharded variants where `options` asks.
+  void add_plans(const Query& q, const std::vector<ParallelConfig>& configs, const PlannerOptions& options,
+                 const Listing& listing, PlanReport& report) const;
   RankedPlan with_tiled_decode(const Query& q, const ParallelConfig& c, RankedPlan rp, TiledDecode& tiled,
                                std::optional<Framework> framework) const;
 

@@ -27,9 +27,12 @@ std::string load_in_turn_lines(const costmodel::Prediction& pr, const ParallelCo
 }
 }  // namespace
 
-std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p) {
+std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& query, const RankedPlan& p) {
   std::array<FrameworkSnippet, kFrameworkCount> out;
   if (!p.plan.valid() || !p.predicted) return out;
+  // The verdicts and the launch text's quantization and cache flags are those of the plan's own
+  // format and cache (one of several when the query ranks them).
+  const Query q = priced_query(query, p);
   for (int i = 0; i < kFrameworkCount; ++i)
     if (!p.runs[i].runs) {
       // Stated for the placement the framework uses unasked, which asks nothing of it beyond the plan.
@@ -64,7 +67,7 @@ std::vector<FrameworkChoice> best_by_framework(const Query& q, const PlanReport&
     c.top_unavailable = top_snippets[i].unavailable;
     c.plan = c.top_unavailable.empty() ? &top : best_plan(r, c.framework);
     if (c.plan) {
-      c.gap = c.plan->predicted->step_ms / top.predicted->step_ms - 1;
+      c.gap = ranking_ms(q, *c.plan) / ranking_ms(q, top) - 1;
       c.snippet = c.plan == &top ? top_snippets[i].text : snippets_for(q, *c.plan)[i].text;
     }
     out.push_back(std::move(c));
@@ -79,8 +82,10 @@ std::string framework_answer(const Query& q, const RankedPlan& p, Framework f, c
   std::string out = fmt::format("# {}: cannot run this plan: {}", title, s.unavailable);
   const RankedPlan* best = report ? best_plan(*report, f) : nullptr;
   if (!best) return out + (report ? "; nor any other plan here\n" : "\n");
-  const double gap = best->predicted->step_ms / p.predicted->step_ms - 1;
-  out += fmt::format("; the fastest plan it runs: {} ({}), {}\n", plan_label(best->plan.config), display_name(best->plan.variant),
+  const double gap = ranking_ms(q, *best) / ranking_ms(q, p) - 1;
+  const std::string format_cache = format_cache_label(q, *best);
+  out += fmt::format("; the fastest plan it runs: {} ({}{}), {}\n", plan_label(best->plan.config),
+                     display_name(best->plan.variant), format_cache.empty() ? "" : ", " + format_cache,
                      gap > 0.005    ? fmt::format("{:.0f}% slower", gap * 100)
                      : gap < -0.005 ? fmt::format("{:.0f}% faster", -gap * 100)
                                     : std::string("as fast"));

@@ -68,6 +68,47 @@ def function_parameters(path, name):
     return [a.arg for a in function.args.args]
 
 
+class FormatsAndCaches(unittest.TestCase):
+    """dtype="any" and cache="any", as `cpplan --dtype any --cache any` (issue 56)."""
+
+    QUERY = dict(gpus=8, width=1024, height=1024, hardware="h100-sxm", dtype="any", cache="any")
+    FLAGS = ("--gpus", "8", "--res", "1024x1024", "--hardware", "h100-sxm", "--dtype", "any", "--cache", "any")
+
+    def test_the_plans_are_the_cli_json_plans_with_their_format_and_cache(self):
+        plans = cpplan.plan(**self.QUERY)
+        _, out, _ = cli(*self.FLAGS, "--json")
+        report = json.loads(out)
+        self.assertEqual([p.json for p in plans], report["plans"])
+        # Every plan says the format and the cache it was ranked with; an H100 has no FP4 tensor cores.
+        self.assertEqual({p.dtype for p in plans}, {"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only"})
+        # TaylorSeer and MagCache are diffusers' hooks, which reduce nothing across ranks: ranked
+        # (the query's caches), but no plan of 8 GPUs runs them.
+        self.assertEqual([c["policy"] if c else "none" for c in report["caches"]],
+                         ["none", "fbcache", "dbcache", "teacache", "taylorseer", "magcache"])
+        policies = {p.cache["policy"] if p.cache else "none" for p in plans}
+        self.assertEqual(policies, {"none", "fbcache", "dbcache", "teacache"})
+        self.assertRegex(repr(plans[0]), r"^<Plan [^(]+ \([a-z0-9-]+, [a-z]+\): ")
+
+    def test_the_rows_and_framework_choices_name_their_format_and_cache(self):
+        rec = cpplan.recommend(**self.QUERY)
+        top = rec.plans[0]
+        self.assertEqual(rec.rows[0]["label"], top.label)
+        self.assertEqual(rec.rows[0]["dtype"], top.dtype)
+        self.assertEqual(rec.rows[0]["cache"], top.cache["policy"] if top.cache else "none")
+        for choice in rec.framework_choices:
+            if choice["plan"] is not None:
+                self.assertIn(choice["dtype"], {"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only"})
+
+    def test_bad_axes_raise_the_clis_one_line(self):
+        for flags, keywords in [(("--cache", "fbcache,lru"), dict(cache="fbcache,lru")),
+                                (("--dtype", "any,fp8"), dict(dtype="any,fp8")),
+                                (("--dtype", "bf16,nvfp4"), dict(dtype="bf16,nvfp4"))]:
+            with self.subTest(flags=flags):
+                with self.assertRaises(cpplan.InvalidInput) as e:
+                    cpplan.plan(gpus=8, hardware="h100-sxm", **keywords)
+                self.assertEqual(str(e.exception), cli_error("--gpus", "8", "--hardware", "h100-sxm", *flags))
+
+
 class Planning(unittest.TestCase):
     def test_the_acceptance_line_prints_ulysses_4_with_ulysses_anything(self):
         r = subprocess.run([sys.executable, "-c", 'import cpplan; print(cpplan.plan(model="flux.1-dev", gpus=4, '

@@ -3,6 +3,7 @@
 #   docs/gui.png              the Plans tab (FLUX.1-dev on 4 x H100, 1008x1008)
 #   docs/gui-topology.png     the Plans tab on two DGX H100 nodes: the selected plan's placement
 #   docs/gui-local.png        the Plans tab with --hardware local: this machine's calibrated model
+#   docs/gui-any.png          the Plans tab with --dtype any --cache any on 8 x H100: the dtype and cache columns
 #   docs/gui-heatmap.png, docs/gui-history.png, docs/gui-run.png,
 #   docs/gui-calibration.png, docs/gui-sweep.png   one per tab (--tab NAME)
 # History and Calibration show a real calibration of this machine: unless --db FILE names a
@@ -19,7 +20,7 @@ db=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --db) db="$2"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gui-screenshots: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) build="$1"; shift ;;
   esac
@@ -71,7 +72,8 @@ shot "$root/docs/gui.png" "${query[@]}" --db "$db"
 shot "$root/docs/gui-topology.png" --topology dgx-h100 --nodes 2 --model wan2.1-t2v-14b --res 1280x720 --frames 81 --db "$db"
 # This machine's probes and calibration: the plans of flux-tiny as the executor runs them here.
 shot "$root/docs/gui-local.png" --hardware local --model flux-tiny --gpus 2 --res 256x256 --db "$db"
+shot "$root/docs/gui-any.png" --gpus 8 --hardware h100-sxm --dtype any --cache any --db "$db"
 for tab in heatmap history run calibration sweep; do
   shot "$root/docs/gui-$tab.png" "${query[@]}" --tab "$tab" --db "$db" --sweep-file "$sweep_file"
 done
-echo "gui-screenshots: wrote docs/gui.png, docs/gui-topology.png, docs/gui-local.png and docs/gui-{heatmap,history,run,calibration,sweep}.png"
+echo "gui-screenshots: wrote docs/gui.png, docs/gui-topology.png, docs/gui-local.png, docs/gui-any.png and docs/gui-{heatmap,history,run,calibration,sweep}.png"

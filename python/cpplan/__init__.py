@@ -68,6 +68,10 @@ class Plan:
         if not j.get("valid") or not isinstance(predicted, dict):
             return f"<Plan {label}: invalid: {self._invalid_reasons()}>"
         frameworks = ", ".join(j.get("frameworks") or []) or "no framework"
+        # Its format and cache, when not the checkpoint's BF16 without a cache (dtype="any", cache="any").
+        cache = (j.get("cache") or {}).get("policy")
+        if j.get("dtype", "bf16") != "bf16" or cache:
+            label = f"{label} ({j.get('dtype', 'bf16')}, {cache or 'none'})"
         return (f"<Plan {label}: {predicted['step_ms']:.1f} ms/step, {predicted['image_ms'] / 1000:.2f} s/image, "
                 f"peak {predicted['peak_mem_bytes'] / 2**30:.1f} GiB; runs in {frameworks}>")
 
@@ -198,6 +202,10 @@ def plan(model=None, *, width=None, height=None, top=None, cluster=None, db=None
                   True or False, as the flags
     framework     only the plans this framework runs: "diffusers", "xdit", "cache-dit", "sglang" or
                   "vllm-omni" (--framework)
+    dtype, cache  the DiT's number format and step cache (--dtype, --cache): one name, "any" (every
+                  one that runs here: each plan is ranked with each, plan.dtype and plan.cache say
+                  which), or names separated by commas; cache_fn, cache_bn, cache_warmup,
+                  cache_every, cache_hit_rate, cache_max_cached as --cache-fn, ...
     profiles, framework_version
                   one value or a list of them (--profiles, --framework-version)
     cluster, db   as --cluster and --db

@@ -86,9 +86,10 @@ HeatCell heat_cell(const ProfileCatalog& catalog, Options base, Resolution res, 
   }
   const planner::PlanReport report = ranking(*q, *cost, request);
   if (const planner::RankedPlan* best = planner::best_plan(report)) {
-    cell.label = plan_label(best->plan.config);
+    const std::string format_cache = planner::format_cache_label(*q, *best);
+    cell.label = plan_label(best->plan.config) + (format_cache.empty() ? "" : " (" + format_cache + ")");
     cell.variant = best->plan.variant;
-    cell.step_ms = best->predicted->step_ms;
+    cell.step_ms = planner::ranking_ms(*q, *best);  // the mean step: a cached plan's reused steps count
     cell.fits = best->predicted->fits_memory;
   }
   return cell;
@@ -143,6 +144,8 @@ RunPrediction Engine::predict_run(const Resolved& r, const Query& as_run, const 
   const costmodel::DatasheetModel hw(*q.hardware);
   RunPrediction out;
   out.ranked.plan = plan;
+  out.ranked.precision = as_run.precision;
+  out.ranked.cache = as_run.cache;
   out.ranked.predicted = costmodel::CostModel(hw).predict(as_run, plan.config, plan.variant);
   planner::place_for_frameworks(q, q.hardware->memory_bytes(), out.ranked);
   out.scripts = plan_scripts(q, out.ranked);

@@ -111,9 +111,11 @@ void explain_kernels(const Query& q, Explain& e) {
 }
 }  // namespace
 
-std::optional<Explain> explain(const Query& q, const RankedPlan& rp, const CollectiveSource& source) {
+std::optional<Explain> explain(const Query& query, const RankedPlan& rp, const CollectiveSource& source) {
   if (!rp.predicted) return std::nullopt;
+  const Query q = planner::priced_query(query, rp);  // the plan's format and cache, of those ranked
   Explain e;
+  e.format_cache = planner::format_cache_label(query, rp);
   const costmodel::Prediction& pr = *rp.predicted;
   const HardwareProfile& hw = *q.hardware;
   const costmodel::CommLayout layout =
@@ -340,7 +342,8 @@ std::string kernels_text(const Explain& e) {
 
 void print_explain(std::ostream& out, const Explain& e) {
   const costmodel::Prediction& pr = e.prediction;
-  fmt::print(out, "\nexplain: {} ({}), {}\n", e.plan, e.variant, e.groups_on);
+  fmt::print(out, "\nexplain: {} ({}{}), {}\n", e.plan, e.variant, e.format_cache.empty() ? "" : ", " + e.format_cache,
+             e.groups_on);
   fmt::print(out, "inputs: {}\n", e.inputs);
   print_explain_groups(out, e);
   out << kernels_text(e);

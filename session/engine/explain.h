@@ -58,6 +58,7 @@ struct ExplainKernel {
 struct Explain {
   std::string plan;       // plan_label
   std::string variant;    // display_name of the CP variant
+  std::string format_cache;  // "fp8, fbcache" when the query ranks formats or caches (planner::format_cache_label)
   // "groups placed on dgx-h100 x 2 nodes" | "groups in the default layout on l20's usual node ..." |
   // "groups on h100-sxm's links (no --topology)"
   std::string groups_on;
@@ -81,8 +82,8 @@ struct Explain {
   std::vector<ExplainKernel> kernels;
 };
 
-// The explanation of a predicted plan; none for a plan without prediction (an invalid one).
-// `source` may be empty (no "priced by" lines).
+// The explanation of a predicted plan, with its own format and cache (planner::priced_query); none
+// for a plan without prediction (an invalid one). `source` may be empty (no "priced by" lines).
 std::optional<Explain> explain(const Query& q, const planner::RankedPlan& p, const CollectiveSource& source = {});
 // The step's kernels, one kind per entry with its source line ("kernels (SGLang Diffusion on
 // h100-sxm (CUDA sm90)):" and its lines): --explain's section, and the GUI's Kernels tab.

@@ -20,9 +20,9 @@ namespace cpplan::session {
 struct HeatCell {
   Resolution resolution;
   int gpus = 0;
-  std::string label;    // plan_label of the best plan; "" when no plan is valid
+  std::string label;    // plan_label of the best plan, with its format and cache when ranked; "" when no plan is valid
   CpVariant variant = CpVariant::kNone;
-  double step_ms = 0;
+  double step_ms = 0;   // its mean step (planner::ranking_ms): the step time without a step cache
   bool fits = false;
   std::string error;    // the query itself is invalid at this size
 };

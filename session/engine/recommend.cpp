@@ -313,6 +313,24 @@ std::string framework_refusal(const Query& q, const std::optional<Framework>& fr
 
 namespace {
 
+// Plan `c` of query `q` priced with each of the formats and caches q ranks: the first valid one
+// ranked first as the planner ranks (fitting, run by a framework unless --framework cpplan, then the
+// mean step), else the first; `priced_with` counts them.
+planner::RankedPlan checked_plan(const Query& q, const planner::Planner& planner, const ParallelConfig& c,
+                                 const std::optional<Framework>& framework, int& priced_with) {
+  const std::vector<Query> priced = planner::priced_queries(q);
+  priced_with = static_cast<int>(priced.size());
+  std::optional<planner::RankedPlan> best;
+  const auto key = [&](const planner::RankedPlan& p) {
+    return std::pair(!p.predicted->fits_memory || (!framework && p.cpplan_only()), planner::ranking_ms(q, p));
+  };
+  for (const Query& one : priced) {
+    planner::RankedPlan p = planner.evaluate(one, c, framework);
+    if (!best || (p.plan.valid() && (!best->plan.valid() || key(p) < key(*best)))) best = std::move(p);
+  }
+  return std::move(*best);
+}
+
 PipeFusionSplit pipefusion_split(const Query& q, const ParallelConfig& c) {
   const PipeFusionConfig& pf = c.pipefusion;
   const int sp = c.ring() * c.ulysses();
@@ -338,8 +356,9 @@ Result<std::unique_ptr<CheckResult>> check(const Resolved& r) {
     static_cast<Resolved&>(*out) = r;
     // Priced with the placements --framework runs it with (the cost model's own choice otherwise).
     const auto framework = framework_choice(o);
-    out->plan = planner::Planner(out->model->cost()).evaluate(out->query(), plan_config(o), framework);
-    out->framework_refusal = framework_refusal(out->query(), framework, out->plan);
+    out->plan = checked_plan(out->query(), planner::Planner(out->model->cost()), plan_config(o), framework,
+                             out->priced_with);
+    out->framework_refusal = framework_refusal(planner::priced_query(out->query(), out->plan), framework, out->plan);
     out->scripts = plan_scripts(out->query(), out->plan);
     if (out->plan.predicted) out->warmup = warmup_of(*out->plan.predicted);
     if (out->plan.plan.valid() && out->plan.plan.config.pp() > 1)

@@ -223,8 +223,12 @@ struct CheckResult : Resolved {
   std::string framework_refusal;
   PlanScripts scripts;  // of plan
   std::optional<PipeFusionSplit> pipefusion;  // a valid plan with PipeFusion stages
+  // The formats x caches the plan was priced with (--dtype any, --cache a,b: several); `plan` is
+  // the fastest of them, with its own (RankedPlan::precision, ::cache).
+  int priced_with = 1;
 };
-// The plan of the request's plan flags, checked and priced.
+// The plan of the request's plan flags, checked and priced (with each format and cache the query
+// ranks: the fastest).
 Result<std::unique_ptr<CheckResult>> check(const Resolved& r);
 
 // Every framework's answer for one valid plan, as the GUI's plan detail shows it: "# <title>\n

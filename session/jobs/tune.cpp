@@ -242,6 +242,12 @@ Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
     if (!catalog) return catalog.error();
     auto resolved = resolve(request, std::make_shared<const ProfileCatalog>(std::move(catalog).value()), r.machine);
     if (!resolved) return resolved.error();
+    // Your pipeline runs the format and cache it was written with: a tune measures plans of one.
+    if (resolved->query().ranks_precisions())
+      return Error{fmt::format("--dtype = {}: cpplan tune measures the plans of one format (name one)", r.options.precision)};
+    if (resolved->query().ranks_caches())
+      return Error{fmt::format("--cache = {}: cpplan tune measures the plans of one cache (name one, or none)",
+                               r.options.cache)};
     auto rec = recommend(*resolved);
     if (!rec) return rec.error();
     data::Store store = open_store(r.options.db);

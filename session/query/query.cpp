@@ -159,75 +159,188 @@ void resolve_kernels(const Options& a, Query& q, bool local) {
   q.kernels_framework = k ? fw : nullptr;
 }
 
-// --dtype: a format the GPU runs and, for a named framework, one it offers; a probed machine is
-// priced from its measured BF16 kernels, so it plans BF16 only.
-void resolve_precision(const Options& a, Query& q, bool local) {
-  if (a.precision.empty()) return;
-  const Result<Precision> p = parse_precision(a.precision);
-  if (!p) throw InvalidInput{p.error().message};
-  q.precision = *p;
-  if (!q.precision.quantized()) return;
-  if (local)
-    throw InvalidInput{fmt::format("--dtype = {}: --hardware local is priced from this machine's measured BF16 "
-                                   "kernels; name a hardware profile to plan a quantized model",
-                                   a.precision)};
-  if (q.hardware)
-    if (auto why = precision_refusal(*q.hardware, q.precision)) throw InvalidInput{*why};
-  const auto named = framework_choice(a);
-  const FrameworkProfile* fw = named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
-  if (fw && !fw->quantization_for(q.precision))
-    throw InvalidInput{fmt::format("--dtype = {}: {}", a.precision, fw->quantization_reason)};
-  if (a.framework == "cpplan")
-    throw InvalidInput{fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) only", a.precision)};
+// The names a --dtype or --cache value lists: one name, `any`, or names separated by commas; `any`
+// stands alone, and no name is empty or listed twice.
+std::vector<std::string> listed_names(std::string_view flag, const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    names.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) throw InvalidInput{fmt::format("{} = {}: a name is empty (names are separated by one comma)", flag, text)};
+    if (names[i] == "any" && names.size() > 1)
+      throw InvalidInput{fmt::format("{} = {}: any stands alone (it lists every choice that runs here)", flag, text)};
+    if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i)
+      throw InvalidInput{fmt::format("{} = {}: {} is listed twice", flag, text, names[i])};
+  }
+  return names;
 }
 
-// --cache: the policy's defaults (core/cache.h) with the parameters given; each parameter needs a
-// policy, and one the policy has no use for is refused rather than ignored.
-CacheSpec cache_spec(const Options& a) {
-  const std::pair<const char*, const std::string*> params[] = {
-      {"--cache-fn", &a.cache_fn},         {"--cache-bn", &a.cache_bn},           {"--cache-warmup", &a.cache_warmup},
-      {"--cache-every", &a.cache_every},   {"--cache-hit-rate", &a.cache_hit_rate}, {"--cache-max-cached", &a.cache_max_cached}};
-  const auto policy = cache_policy_from_string(a.cache.empty() ? "none" : a.cache);
-  if (!policy)
-    throw InvalidInput{fmt::format("--cache = {}: must be none, fbcache, dbcache, teacache, taylorseer, magcache or fixed",
-                                   a.cache)};
-  CacheSpec s = cache_defaults(*policy);
-  for (const auto& [flag, text] : params)
-    if (!text->empty() && !s.active())
-      throw InvalidInput{fmt::format("{} = {}: needs --cache (fbcache, dbcache, teacache, taylorseer, magcache or fixed)",
-                                     flag, *text)};
-  const bool decides_on_input = *policy == CachePolicy::kTeacache || *policy == CachePolicy::kMagcache;
-  const bool fbcache = *policy == CachePolicy::kFbcache;
-  auto refuse = [&](const char* flag, const std::string& text, std::string_view why) {
-    if (!text.empty() && !why.empty()) throw InvalidInput{fmt::format("{} = {}: --cache {} {}", flag, text, a.cache, why)};
+// The framework files --framework names (null for any and cpplan).
+const FrameworkProfile* named_framework(const Options& a, const Query& q) {
+  const auto named = framework_choice(a);
+  return named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
+}
+
+// Why the query cannot plan quantized format `p` (the GPU has no tensor cores for it, --framework
+// does not offer it, a probed machine or cpplan's executor runs BF16 only), in one line; nullopt
+// when it can, and for BF16. `name` is the format as the user wrote it.
+std::optional<std::string> precision_refusal(const Options& a, const Query& q, bool local, const Precision& p,
+                                             const std::string& name) {
+  if (!p.quantized()) return std::nullopt;
+  if (local)
+    return fmt::format("--dtype = {}: --hardware local is priced from this machine's measured BF16 kernels; name a "
+                       "hardware profile to plan a quantized model",
+                       name);
+  if (q.hardware)
+    if (auto why = precision_refusal(*q.hardware, p)) return why;
+  const FrameworkProfile* fw = named_framework(a, q);
+  if (fw && !fw->quantization_for(p)) return fmt::format("--dtype = {}: {}", name, fw->quantization_reason);
+  if (a.framework == "cpplan") return fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) only", name);
+  return std::nullopt;
+}
+
+// Whether some framework the ranking keeps (--framework's, else any) offers quantized format `p`.
+bool offered(const Options& a, const Query& q, const Precision& p) {
+  if (const FrameworkProfile* fw = named_framework(a, q)) return fw->quantization_for(p) != nullptr;
+  return std::any_of(q.frameworks.begin(), q.frameworks.end(),
+                     [&](const FrameworkProfile* fw) { return fw && fw->quantization_for(p); });
+}
+
+// --dtype: a format the GPU runs and, for a named framework, one it offers; a probed machine is
+// priced from its measured BF16 kernels, so it plans BF16 only. `any`: BF16 and every quantized
+// format the GPU runs that a framework offers; a list: each of its formats (each one some
+// framework offers), in precision_choices' order.
+void resolve_precision(const Options& a, Query& q, bool local) {
+  if (a.precision.empty()) return;
+  const std::vector<std::string> names = listed_names("--dtype", a.precision);
+  const bool several = names.size() > 1 || names.front() == "any";
+  for (const std::string& name : names)
+    if (name != "any")
+      if (const Result<Precision> p = parse_precision(name); !p)
+        throw InvalidInput{p.error().message + " | any (or several, separated by commas)"};
+  std::vector<Precision> formats;
+  for (const Precision& p : precision_choices()) {
+    const std::string name = to_string(p);
+    const bool listed = std::find(names.begin(), names.end(), name) != names.end();
+    if (!listed && names.front() != "any") continue;
+    const auto why = precision_refusal(a, q, local, p, name);
+    if (why && listed) throw InvalidInput{*why};
+    if (why || (p.quantized() && several && !offered(a, q, p))) {
+      if (listed)
+        throw InvalidInput{fmt::format("--dtype = {}: no framework offers it (cpplan list frameworks says which do)", name)};
+      continue;
+    }
+    formats.push_back(p);
+  }
+  q.precision = formats.front();  // BF16 at least, with any
+  if (several) q.precisions = std::move(formats);
+}
+
+// The cache parameters (flag, its text) in the table's order.
+std::vector<std::pair<std::string_view, const std::string*>> cache_parameters(const Options& a) {
+  return {{"--cache-fn", &a.cache_fn},       {"--cache-bn", &a.cache_bn},
+          {"--cache-warmup", &a.cache_warmup}, {"--cache-every", &a.cache_every},
+          {"--cache-hit-rate", &a.cache_hit_rate}, {"--cache-max-cached", &a.cache_max_cached}};
+}
+
+// Policy `p`'s defaults (core/cache.h) with the parameters of `a` it takes.
+CacheSpec cache_spec(const Options& a, CachePolicy p) {
+  CacheSpec s = cache_defaults(p);
+  const auto takes = [&](std::string_view flag, const std::string& text) {
+    return !text.empty() && parameter_refusal(p, flag).empty();
   };
-  refuse("--cache-fn", a.cache_fn, decides_on_input ? "decides on the first block's input; it runs no block on a cached step"
-                                   : fbcache          ? "runs the first block alone (F1B0; dbcache sets others)"
-                                                      : "");
-  refuse("--cache-bn", a.cache_bn, decides_on_input || fbcache ? "runs no last block on a cached step" : "");
-  refuse("--cache-every", a.cache_every, s.fixed_schedule() ? "" : "decides by a threshold (set --cache-hit-rate)");
-  refuse("--cache-hit-rate", a.cache_hit_rate, s.fixed_schedule() ? "computes a fixed schedule (set --cache-every)" : "");
-  if (!a.cache_fn.empty() && !decides_on_input && !fbcache) s.first_blocks = parse_int_field("--cache-fn", a.cache_fn);
-  if (!a.cache_bn.empty()) s.last_blocks = parse_int_field("--cache-bn", a.cache_bn);
-  if (!a.cache_warmup.empty()) s.warmup_steps = parse_int_field("--cache-warmup", a.cache_warmup);
-  if (!a.cache_every.empty()) s.every = parse_int_field("--cache-every", a.cache_every);
-  if (!a.cache_hit_rate.empty()) s.hit_rate = parse_number_field("--cache-hit-rate", a.cache_hit_rate);
-  if (!a.cache_max_cached.empty()) s.max_continuous_cached = parse_int_field("--cache-max-cached", a.cache_max_cached);
+  if (takes("--cache-fn", a.cache_fn)) s.first_blocks = parse_int_field("--cache-fn", a.cache_fn);
+  if (takes("--cache-bn", a.cache_bn)) s.last_blocks = parse_int_field("--cache-bn", a.cache_bn);
+  if (takes("--cache-warmup", a.cache_warmup)) s.warmup_steps = parse_int_field("--cache-warmup", a.cache_warmup);
+  if (takes("--cache-every", a.cache_every)) s.every = parse_int_field("--cache-every", a.cache_every);
+  if (takes("--cache-hit-rate", a.cache_hit_rate)) s.hit_rate = parse_number_field("--cache-hit-rate", a.cache_hit_rate);
+  if (takes("--cache-max-cached", a.cache_max_cached))
+    s.max_continuous_cached = parse_int_field("--cache-max-cached", a.cache_max_cached);
   return s;
 }
 
-// The query's --cache, checked against its model's blocks and steps; a named framework must ship it.
+// Why the query cannot rank cache `s` (its parameters do not fit the model's blocks and steps,
+// --framework does not ship it, cpplan's executor plans none); nullopt when it can, and for none.
+std::optional<std::string> cache_refusal(const Options& a, const Query& q, const CacheSpec& s) {
+  if (!s.active()) return std::nullopt;
+  if (const Result<bool> ok = validate_cache(s, q.model->total_blocks(), q.steps); !ok) return ok.error().message;
+  const std::string_view name = to_string(s.policy);
+  if (const FrameworkProfile* fw = named_framework(a, q); fw && !fw->cache_for(s.policy))
+    return fmt::format("--cache = {}: {}", name, fw->cache_reason);
+  if (a.framework == "cpplan") return fmt::format("--cache = {}: --framework cpplan plans no step cache yet", name);
+  return std::nullopt;
+}
+
+// Whether some framework the ranking keeps (--framework's, else any) ships policy `p`.
+bool shipped(const Options& a, const Query& q, CachePolicy p) {
+  if (const FrameworkProfile* fw = named_framework(a, q)) return fw->cache_for(p) != nullptr;
+  return std::any_of(q.frameworks.begin(), q.frameworks.end(),
+                     [&](const FrameworkProfile* fw) { return fw && fw->cache_for(p); });
+}
+
+// --cache: the policy's defaults (core/cache.h) with the parameters given, checked against the
+// model's blocks and steps; a named framework must ship it. Each parameter needs a policy that takes
+// it: one no listed policy has a use for is refused rather than ignored. `any`: none and every
+// policy some framework ships that fits the model at its defaults; a list: each of its policies
+// (each one some framework ships), in the policies' order, a parameter applying to those that take it.
 void resolve_cache(const Options& a, Query& q) {
-  const CacheSpec s = cache_spec(a);
-  if (!s.active()) return;
-  if (const Result<bool> ok = validate_cache(s, q.model->total_blocks(), q.steps); !ok)
-    throw InvalidInput{ok.error().message};
-  q.cache = s;
-  const auto named = framework_choice(a);
-  const FrameworkProfile* fw = named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
-  if (fw && !fw->cache_for(s.policy)) throw InvalidInput{fmt::format("--cache = {}: {}", a.cache, fw->cache_reason)};
-  if (a.framework == "cpplan")
-    throw InvalidInput{fmt::format("--cache = {}: --framework cpplan plans no step cache yet", a.cache)};
+  const std::vector<std::string> names = listed_names("--cache", a.cache.empty() ? "none" : a.cache);
+  const bool any = names.front() == "any", several = names.size() > 1 || any;
+  std::vector<CachePolicy> policies;
+  for (const std::string& name : names) {
+    if (any) break;
+    const auto p = cache_policy_from_string(name);
+    if (!p)
+      throw InvalidInput{fmt::format("--cache = {}: must be none, fbcache, dbcache, teacache, taylorseer, magcache, "
+                                     "fixed, any, or a list of them separated by commas",
+                                     name)};
+    policies.push_back(*p);
+  }
+  if (any)
+    for (int i = 0; i <= static_cast<int>(CachePolicy::kFixed); ++i) policies.push_back(static_cast<CachePolicy>(i));
+  std::sort(policies.begin(), policies.end());
+  const bool cached = std::any_of(policies.begin(), policies.end(), [](CachePolicy p) { return p != CachePolicy::kNone; });
+  const auto parameters = cache_parameters(a);
+  for (const auto& [flag, text] : parameters) {
+    if (text->empty()) continue;
+    if (!cached)
+      throw InvalidInput{fmt::format("{} = {}: needs --cache (fbcache, dbcache, teacache, taylorseer, magcache or fixed)",
+                                     flag, *text)};
+    const auto taker = std::find_if(policies.begin(), policies.end(), [flag = flag](CachePolicy p) {
+      return p != CachePolicy::kNone && parameter_refusal(p, flag).empty();
+    });
+    if (taker != policies.end()) continue;
+    const CachePolicy first = *std::find_if(policies.begin(), policies.end(), [](CachePolicy p) { return p != CachePolicy::kNone; });
+    throw InvalidInput{fmt::format("{} = {}: --cache {} {}", flag, *text, several ? a.cache : std::string(to_string(first)),
+                                   several ? fmt::format("lists no policy that takes it ({} {})", to_string(first),
+                                                         parameter_refusal(first, flag))
+                                           : std::string(parameter_refusal(first, flag)))};
+  }
+  const bool parameters_given =
+      std::any_of(parameters.begin(), parameters.end(), [](const auto& p) { return !p.second->empty(); });
+  std::vector<CacheSpec> caches;
+  for (const CachePolicy p : policies) {
+    const CacheSpec s = cache_spec(a, p);
+    const auto why = cache_refusal(a, q, s);
+    // `any` leaves out a policy that cannot run here at its defaults; a named one, or parameters
+    // the user gave, are refused.
+    if (why && (!any || parameters_given)) throw InvalidInput{*why};
+    if (why) continue;
+    if (several && s.active() && !shipped(a, q, p)) {
+      if (!any)
+        throw InvalidInput{fmt::format("--cache = {}: no framework ships it (a framework profile lists its caches under [[cache]])",
+                                       to_string(p))};
+      continue;
+    }
+    caches.push_back(s);
+  }
+  q.cache = caches.front();  // none at least, with any
+  if (several) q.caches = std::move(caches);
 }
 }  // namespace
 

@@ -19,6 +19,7 @@ constexpr double kMaxHostMemGib = 1e7;  // GiB of one node
 
 constexpr unsigned kNotGui = kCliFront | kPythonFront | kRunFront;
 constexpr unsigned kPlanFronts = kCliFront | kGuiFront | kRunFront;  // check, run; the GUI's run panel
+constexpr unsigned kPlanningFronts = kCliFront | kGuiFront | kPythonFront;  // the planner's, not `cpplan run`'s
 
 std::vector<QueryField> make_fields() {
   using K = FieldKind;
@@ -51,33 +52,34 @@ std::vector<QueryField> make_fields() {
        "--framework picks on the GPU, diffusers' for any; flash for cpplan)",
        kEveryFront, &Options::backend},
       {"--dtype", "dtype", K::kChoice, 0, 0,
-       {"bf16", "fp8", "fp8-row", "fp8-static", "fp8-weight-only", "int8-weight-only", "nvfp4", "mxfp4"}, "",
+       {"bf16", "fp8", "fp8-row", "fp8-static", "fp8-weight-only", "int8-weight-only", "nvfp4", "mxfp4", "any"}, "",
        "the DiT linears' number format: bf16 | fp8 (W8A8, dynamic per tensor) | fp8-row | fp8-static | "
        "fp8-weight-only | int8-weight-only | nvfp4 | mxfp4 (default bf16; each framework offers some: cpplan list "
-       "frameworks)",
-       kCliFront | kGuiFront | kPythonFront, &Options::precision},
-      {"--cache", "cache", K::kChoice, 0, 0, {"none", "fbcache", "dbcache", "teacache", "taylorseer", "magcache", "fixed"},
-       "",
+       "frameworks); any: rank every format the GPU runs that a framework offers; or several, separated by commas",
+       kPlanningFronts, &Options::precision},
+      {"--cache", "cache", K::kChoice, 0, 0,
+       {"none", "fbcache", "dbcache", "teacache", "taylorseer", "magcache", "fixed", "any"}, "",
        "a step cache: fbcache | dbcache (the first --cache-fn and last --cache-bn blocks run every step, the middle "
        "ones reuse their residual) | teacache | magcache (decide on the first block's input) | taylorseer (every "
-       "--cache-every-th step computed) | fixed (warm-up, then every --cache-every-th step) | none (default)",
-       kCliFront | kPythonFront, &Options::cache},
+       "--cache-every-th step computed) | fixed (warm-up, then every --cache-every-th step) | none (default); any: "
+       "rank none and every cache a framework ships, at its defaults; or several, separated by commas",
+       kPlanningFronts, &Options::cache},
       {"--cache-fn", "cache_fn", K::kInt, 0, 1000, {}, "", "--cache: blocks run on every step from the first (default: the policy's)",
-       kCliFront | kPythonFront, &Options::cache_fn},
+       kPlanningFronts, &Options::cache_fn},
       {"--cache-bn", "cache_bn", K::kInt, 0, 1000, {}, "", "--cache: blocks run on every step from the last (default: the policy's)",
-       kCliFront | kPythonFront, &Options::cache_bn},
+       kPlanningFronts, &Options::cache_bn},
       {"--cache-warmup", "cache_warmup", K::kInt, 0, kMaxSteps, {}, "",
-       "--cache: steps computed before any is cached (default: the policy's)", kCliFront | kPythonFront,
+       "--cache: steps computed before any is cached (default: the policy's)", kPlanningFronts,
        &Options::cache_warmup},
       {"--cache-every", "cache_every", K::kInt, 1, kMaxSteps, {}, "",
        "--cache taylorseer or fixed: after the warm-up, every N-th step computed (default: the policy's)",
-       kCliFront | kPythonFront, &Options::cache_every},
+       kPlanningFronts, &Options::cache_every},
       {"--cache-hit-rate", "cache_hit_rate", K::kNumber, 0, 0.99, {}, "",
        "--cache fbcache, dbcache, teacache, magcache: the share of the steps after the warm-up that the threshold "
        "caches (default 0.5, an assumption: set it from your own runs)",
-       kCliFront | kPythonFront, &Options::cache_hit_rate},
+       kPlanningFronts, &Options::cache_hit_rate},
       {"--cache-max-cached", "cache_max_cached", K::kInt, -1, kMaxSteps, {}, "",
-       "--cache: at most this many cached steps in a row (-1: no cap; default: the policy's)", kCliFront | kPythonFront,
+       "--cache: at most this many cached steps in a row (-1: no cap; default: the policy's)", kPlanningFronts,
        &Options::cache_max_cached},
       {"--batch", "batch", K::kInt, 1, kMaxBatch, {}, "1", "images generated together (split over dp replicas; default 1)",
        kEveryFront, &Options::batch},

@@ -121,7 +121,29 @@ json topology_query_json(const Query& q) {
 }
 
 
+namespace {
+// A step cache as JSON: its policy, parameters and the computed steps of the query's; null for none.
+json cache_json(const CacheSpec& c, int steps) {
+  if (!c.active()) return nullptr;
+  return {{"policy", to_string(c.policy)},
+          {"first_blocks", c.first_blocks},
+          {"last_blocks", c.last_blocks},
+          {"warmup_steps", c.warmup_steps},
+          {"every", c.every},
+          {"max_continuous_cached", c.max_continuous_cached},
+          {"hit_rate", c.hit_rate},
+          {"computed_steps", computed_steps(c, steps)}};
+}
+}  // namespace
+
 json query_json(const Query& q) {
+  // "dtype" and "cache": the query's one format and cache, null when it ranks several (each plan
+  // then has its own); "dtypes" and "caches": those it ranks (one each without any or a list).
+  json dtypes = json::array(), caches = json::array();
+  for (const Precision& p : q.ranks_precisions() ? q.precisions : std::vector<Precision>{q.precision})
+    dtypes.push_back(to_string(p));
+  for (const CacheSpec& c : q.ranks_caches() ? q.caches : std::vector<CacheSpec>{q.cache})
+    caches.push_back(cache_json(c, q.steps));
   json j{{"model", q.model->name},
          {"hardware", q.hardware->name},
          {"gpus", q.gpus},
@@ -130,16 +152,10 @@ json query_json(const Query& q) {
          {"steps", q.steps},
          {"batch", q.batch},
          {"attention_backend", to_string(q.backend)},
-         {"dtype", to_string(q.precision)},
-         {"cache", q.cache.active() ? json{{"policy", to_string(q.cache.policy)},
-                                           {"first_blocks", q.cache.first_blocks},
-                                           {"last_blocks", q.cache.last_blocks},
-                                           {"warmup_steps", q.cache.warmup_steps},
-                                           {"every", q.cache.every},
-                                           {"max_continuous_cached", q.cache.max_continuous_cached},
-                                           {"hit_rate", q.cache.hit_rate},
-                                           {"computed_steps", computed_steps(q.cache, q.steps)}}
-                                    : json(nullptr)},
+         {"dtype", q.ranks_precisions() ? json(nullptr) : json(to_string(q.precision))},
+         {"cache", q.ranks_caches() ? json(nullptr) : cache_json(q.cache, q.steps)},
+         {"dtypes", dtypes},
+         {"caches", caches},
          {"runtime", q.runtime ? json(q.runtime->name) : json(nullptr)},
          {"text_encoder", q.text_encoder ? json(to_string(*q.text_encoder)) : json("auto")},
          {"vae", q.vae ? json(to_string(*q.vae)) : json("auto")},
@@ -256,6 +272,8 @@ json plan_json(const Query& q, const RankedPlan& rp, const PlanScripts& scripts)
          {"ring_anything", c.context_parallel_config.ring_anything},
          {"rotate_method", to_string(c.context_parallel_config.rotate_method)},
          {"cp_variant", to_string(p.variant)},
+         {"dtype", to_string(rp.precision)},  // the format and cache it was priced with
+         {"cache", cache_json(rp.cache, q.steps)},
          {"valid", p.valid()},
          {"reasons", p.reasons()},
          {"violations", violations_json(p.violations)}};
@@ -403,6 +421,8 @@ json recommendation_json(const Recommendation& rec) {
     for (const RankedPlan* p : row.same) same.push_back(plan_label(p->plan.config));
     rows.push_back({{"label", plan_label(row.plan->plan.config)},
                     {"variant", row.variant},
+                    {"dtype", to_string(row.plan->precision)},
+                    {"cache", to_string(row.plan->cache.policy)},
                     {"same", same},
                     {"frameworks", row.frameworks.names()},
                     {"frameworks_text", frameworks_text(row)},
@@ -421,6 +441,8 @@ json recommendation_json(const Recommendation& rec) {
     choices.push_back({{"framework", planner::to_string(c.framework)},
                        {"title", c.title},
                        {"plan", c.plan ? json(plan_label(c.plan->plan.config)) : json(nullptr)},
+                       {"dtype", c.plan ? json(to_string(c.plan->precision)) : json(nullptr)},
+                       {"cache", c.plan ? json(to_string(c.plan->cache.policy)) : json(nullptr)},
                        {"gap", c.gap},
                        {"top_unavailable", c.top_unavailable},
                        {"script", c.script ? script_json(*c.script) : json(nullptr)},
@@ -448,22 +470,27 @@ json fleet_json(const Recommendation& rec) {
     p["gpus_per_replica"] = row.gpus_per_replica;
     p["idle_gpus"] = row.idle_gpus;
     p["images_per_hour"] = row.images_per_hour;
+    p["images_per_hour_per_gpu"] = row.images_per_hour_per_gpu();
     p["meets_slo"] = row.meets_slo;
     plans.push_back(std::move(p));
   }
   j["plans"] = std::move(plans);
   j["mixed"] = nullptr;
   j["mixed_images_per_hour"] = nullptr;
+  j["mixed_images_per_hour_per_gpu"] = nullptr;
   if (f.mixed) {
     json parts = json::array();
     for (const planner::FleetPart& part : f.mixed->parts)
       parts.push_back({{"replicas", part.replicas},
                        {"gpus_per_replica", part.replica.gpus},
                        {"label", plan_label(part.replica.plan.plan.config)},
+                       {"dtype", to_string(part.replica.plan.precision)},
+                       {"cache", to_string(part.replica.plan.cache.policy)},
                        {"image_ms", part.replica.image_ms()},
                        {"images_per_hour", part.images_per_hour}});
     j["mixed"] = std::move(parts);
     j["mixed_images_per_hour"] = f.mixed->images_per_hour;
+    j["mixed_images_per_hour_per_gpu"] = f.mixed->images_per_hour / f.gpus;
   }
   return j;
 }

@@ -52,7 +52,8 @@ TEST_CASE("The table has one row per plan with the CLI's columns and figures", "
   QStringList headers;
   for (int c = 0; c < model.columnCount(); ++c) headers << model.headerData(c, Qt::Horizontal).toString();
   CHECK(headers.join(QStringLiteral("|")).toStdString() ==
-        "rank|plan|CP variant|step ms|steps/s|image s|peak GiB|fits|text enc / VAE|bound|frameworks|reasons");
+        "rank|plan|CP variant|dtype|cache|step ms|steps/s|image s|peak GiB|fits|text enc / VAE|bound|frameworks|"
+        "reasons");
 
   const auto& top = r.report.plans.front();
   const auto& pr = *top.predicted;

@@ -12,9 +12,15 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTableView>
 #include <algorithm>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "gui/args.h"
+#include "gui/main_window.h"
+#include "gui/plan_table_model.h"
 #include "gui/planning.h"
 #include "gui/query_panel.h"
 #include "planner/frameworks.h"
@@ -38,6 +44,17 @@ std::string error_of(const QueryInput& in) {
   auto q = cpplan::gui::make_query(*shared_catalog(), in);
   return q ? std::string("(no error)") : q.error().message;
 }
+
+// A query panel on the shared catalog showing `in`, with the last query it emitted.
+struct WatchedPanel {
+  explicit WatchedPanel(const QueryInput& in) {
+    QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [this](const QueryInput& q) { last = q; });
+    panel.set_input(in);
+  }
+  int app = (cpplan::test::gui_app(), 0);  // the application before any widget
+  cpplan::gui::QueryPanel panel{shared_catalog()};
+  std::optional<QueryInput> last;
+};
 
 cpplan::gui::ParsedArgs parse(std::vector<const char*> argv) {
   argv.insert(argv.begin(), "cpplan-gui");
@@ -430,22 +447,22 @@ TEST_CASE("The query panel's host memory is the CLI's --host-mem, and 0 the prof
 TEST_CASE("cpplan-gui's --dtype: the CLI's formats and refusals, the panel's combo", "[gui][query][precision]") {
   const auto fp8 = parse({"--dtype", "fp8"});
   REQUIRE(fp8.exit_code == -1);
-  CHECK(cpplan::to_string(fp8.options.input.precision) == "fp8");
-  CHECK_FALSE(parse({}).options.input.precision.quantized());  // bf16
+  CHECK(fp8.options.input.dtype == "fp8");
+  CHECK(parse({}).options.input.dtype.empty());  // bf16
   const auto bad = parse({"--dtype", "fp16"});
   CHECK(bad.exit_code == 3);
   CHECK(bad.message ==
         "cpplan-gui: --dtype = fp16: must be bf16 | fp8 | fp8-row | fp8-static | fp8-weight-only | int8-weight-only | "
-        "nvfp4 | mxfp4");
+        "nvfp4 | mxfp4 | any (or several, separated by commas)");
   // The GPU refuses a format it has no tensor cores for, in the CLI's line; a format it runs plans
   // with its weights at the format's bytes (FLUX.1-dev's block linears in e4m3: less memory).
   QueryInput in;
   in.gpus = 2;
-  in.precision = fp8.options.input.precision;
+  in.dtype = fp8.options.input.dtype;
   const auto r = cpplan::gui::compute_plans(shared_catalog(), in, 1);
   REQUIRE(r.error.empty());
   QueryInput bf16_in = in;
-  bf16_in.precision = {};
+  bf16_in.dtype = "bf16";
   const auto bf16 = cpplan::gui::compute_plans(shared_catalog(), bf16_in, 1);
   // The transformer whole on every GPU (no TP, PipeFusion or fully sharded weights): its weights.
   auto whole_weights = [](const auto& report) {
@@ -456,19 +473,110 @@ TEST_CASE("cpplan-gui's --dtype: the CLI's formats and refusals, the panel's com
   };
   REQUIRE(whole_weights(bf16.report) > 0);
   CHECK(whole_weights(r.report) < 0.75 * whole_weights(bf16.report));
-  in.precision = *cpplan::parse_precision("nvfp4");
+  in.dtype = "nvfp4";
   const auto refused = cpplan::gui::compute_plans(shared_catalog(), in, 1);
   CHECK(refused.error.rfind("--dtype = nvfp4: nvfp4 GEMMs do not run on h100-sxm", 0) == 0);
 
   // The panel shows the flag's format and emits the query with the one picked.
-  cpplan::test::gui_app();
-  cpplan::gui::QueryPanel panel(shared_catalog());
-  std::optional<QueryInput> last;
-  QObject::connect(&panel, &cpplan::gui::QueryPanel::changed, [&](const QueryInput& q) { last = q; });
-  panel.set_input(fp8.options.input);
+  WatchedPanel watched(fp8.options.input);
+  cpplan::gui::QueryPanel& panel = watched.panel;
+  const std::optional<QueryInput>& last = watched.last;
   CHECK(panel.dtype_box()->currentText() == "fp8");
   panel.dtype_box()->setCurrentIndex(panel.dtype_box()->findText("fp8-row"));
   REQUIRE(last);
-  CHECK(cpplan::to_string(last->precision) == "fp8-row");
-  CHECK(cpplan::to_string(panel.input().precision) == "fp8-row");
+  CHECK(last->dtype == "fp8-row");
+  CHECK(panel.input().dtype == "fp8-row");
+}
+
+TEST_CASE("cpplan-gui's --cache and --dtype any: the flags, the panel's controls and the table's columns",
+          "[gui][query][cache]") {
+  // The flags, parsed by the CLI's code: any, a policy with its parameters, the CLI's refusals.
+  const auto any = parse({"--cache", "any", "--dtype", "any", "--gpus", "8"});
+  REQUIRE(any.exit_code == -1);
+  CHECK(any.options.input.cache == "any");
+  CHECK(any.options.input.dtype == "any");
+  const auto db = parse({"--cache", "dbcache", "--cache-fn", "4", "--cache-hit-rate", "0.3"});
+  REQUIRE(db.exit_code == -1);
+  CHECK(db.options.input.cache_fn == 4);
+  CHECK(db.options.input.cache_hit_rate == 0.3);
+  const auto refused = parse({"--cache", "fbcache", "--cache-fn", "2"});
+  CHECK(refused.exit_code == 3);
+  CHECK(refused.message ==
+        "cpplan-gui: --cache-fn = 2: --cache fbcache runs the first block alone (F1B0; dbcache sets others)");
+  const auto unknown = parse({"--cache", "fbcache,lru"});
+  CHECK(unknown.exit_code == 3);
+  CHECK(unknown.message.rfind("cpplan-gui: --cache = lru: must be none, fbcache", 0) == 0);
+
+  // The panel: the policy's parameters enabled where it takes them (FBCache is F1B0: no first or
+  // last blocks; a threshold: no interval), and the query it emits is the CLI's options.
+  WatchedPanel watched(db.options.input);
+  cpplan::gui::QueryPanel& panel = watched.panel;
+  const std::optional<QueryInput>& last = watched.last;
+  CHECK(panel.cache_box()->currentText() == "dbcache");
+  CHECK(panel.cache_fn_box()->value() == 4);
+  CHECK(panel.cache_fn_box()->isEnabled());
+  CHECK(panel.cache_bn_box()->isEnabled());
+  CHECK_FALSE(panel.cache_every_box()->isEnabled());
+  CHECK(panel.cache_hit_rate_box()->value() == Approx(0.3));
+  CHECK(panel.cache_bn_box()->text() == "policy's");  // not given: the policy's (B0)
+  panel.cache_box()->setCurrentIndex(panel.cache_box()->findText("fbcache"));
+  REQUIRE(last);
+  CHECK(last->cache == "fbcache");
+  CHECK_FALSE(panel.cache_fn_box()->isEnabled());
+  CHECK_FALSE(panel.cache_bn_box()->isEnabled());
+  CHECK_FALSE(last->cache_fn);  // a box the policy does not take is not given
+  CHECK(last->cache_hit_rate == Approx(0.3));
+  const cpplan::session::Options o = cpplan::gui::options_of(*last);
+  CHECK(o.cache == "fbcache");
+  CHECK(o.cache_hit_rate == "0.3");
+  CHECK(o.cache_fn.empty());
+  panel.cache_box()->setCurrentIndex(panel.cache_box()->findText("taylorseer"));
+  CHECK(panel.cache_every_box()->isEnabled());  // its interval
+  CHECK_FALSE(panel.cache_hit_rate_box()->isEnabled());
+  panel.cache_box()->setCurrentIndex(panel.cache_box()->findText("none"));
+  for (QWidget* box : std::initializer_list<QWidget*>{panel.cache_fn_box(), panel.cache_bn_box(), panel.cache_warmup_box(),
+                                                      panel.cache_every_box(), panel.cache_hit_rate_box(),
+                                                      panel.cache_max_cached_box()})
+    CHECK_FALSE(box->isEnabled());
+  panel.dtype_box()->setCurrentIndex(panel.dtype_box()->findText("any"));
+  panel.cache_box()->setCurrentIndex(panel.cache_box()->findText("any"));
+  CHECK(last->dtype == "any");
+  CHECK(last->cache == "any");
+
+  // The plans of any x any: each with its format and cache, the table's columns showing them, as
+  // `cpplan --dtype any --cache any` ranks them (the same first plan, format and cache).
+  const auto r = cpplan::gui::compute_plans(shared_catalog(), any.options.input, 1);
+  REQUIRE(r.error.empty());
+  REQUIRE(r.query->ranks_precisions());
+  REQUIRE(r.query->ranks_caches());
+  cpplan::gui::PlanTableModel table;
+  table.set_plans(r.report.plans);
+  const auto& top = r.report.plans.front();
+  CHECK(table.index(0, cpplan::gui::PlanTableModel::kDtype).data().toString().toStdString() == cpplan::to_string(top.precision));
+  CHECK(table.index(0, cpplan::gui::PlanTableModel::kCache).data().toString().toStdString() ==
+        std::string(cpplan::to_string(top.cache.policy)));
+  CHECK(table.headerData(cpplan::gui::PlanTableModel::kCache, Qt::Horizontal).toString() == "cache");
+  const std::string cli = cpplan::test::command_output(std::string(CPPLAN_BINARY) +
+                                                       " --gpus 8 --hardware h100-sxm --dtype any --cache any --json");
+  const auto j = nlohmann::json::parse(cli);
+  CHECK(j["plans"][0]["label"] == cpplan::plan_label(top.plan.config));
+  CHECK(j["plans"][0]["dtype"] == cpplan::to_string(top.precision));
+  CHECK(r.report.valid_count == j["valid_plans"]);
+
+  // The window shows the columns of the axes ranked, and hides them for a query of one of each.
+  cpplan::test::TempDir dir;
+  cpplan::gui::MainWindow w(shared_catalog(), QString::fromStdString(dir.file("runs.db")));
+  const auto shown = [&](const QueryInput& in) {
+    w.set_query(in);
+    while (w.planning()) REQUIRE(cpplan::test::wait_for(&w, &cpplan::gui::MainWindow::plans_shown));
+    REQUIRE(w.result()->error.empty());
+    return std::pair(!w.plan_table()->isColumnHidden(cpplan::gui::PlanTableModel::kDtype),
+                     !w.plan_table()->isColumnHidden(cpplan::gui::PlanTableModel::kCache));
+  };
+  QueryInput only_cache = any.options.input;
+  only_cache.dtype.clear();
+  CHECK(shown(only_cache) == std::pair(false, true));
+  CHECK(shown(any.options.input) == std::pair(true, true));
+  CHECK(w.status_text().contains("valid plans with a dtype and cache"));
+  CHECK(shown(QueryInput{}) == std::pair(false, false));
 }

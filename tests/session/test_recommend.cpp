@@ -8,12 +8,15 @@
 #include "session/engine/engine.h"
 #include "session/engine/recommend.h"
 #include "session/render/plan_json.h"
+#include "tests/session/engine_support.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/rule_ids.h"
 
 using cpplan::Lever;
 using cpplan::session::Options;
 using cpplan::session::Recommendation;
+using cpplan::test::engine;
+using cpplan::test::recommend;
 
 namespace {
 
@@ -24,23 +27,6 @@ Options flux(const std::string& gpus, const std::string& res) {
   o.gpus = gpus;
   o.res = res;
   return o;
-}
-
-cpplan::session::Machine no_machine() { throw std::logic_error("no --hardware local here"); }
-
-const cpplan::session::Engine& engine() {
-  static const cpplan::session::Engine engine(cpplan::test::fitted_catalog(), no_machine);
-  return engine;
-}
-
-std::unique_ptr<Recommendation> recommend(const Options& o) {
-  auto resolved = engine().resolve(o);
-  INFO((resolved.ok() ? std::string() : resolved.error().message));
-  REQUIRE(resolved.ok());
-  auto rec = engine().recommend(*resolved);
-  INFO((rec.ok() ? std::string() : rec.error().message));
-  REQUIRE(rec.ok());
-  return std::move(rec).value();
 }
 
 std::string refusal(const Options& o) {
