@@ -226,8 +226,8 @@ void resolve_cache(const Options& a, Query& q) {
   const auto named = framework_choice(a);
   const FrameworkProfile* fw = named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
   if (fw && !fw->cache_for(s.policy)) throw InvalidInput{fmt::format("--cache = {}: {}", a.cache, fw->cache_reason)};
-  if (a.framework == "cpplan")
-    throw InvalidInput{fmt::format("--cache = {}: --framework cpplan plans no step cache yet", a.cache)};
+  if (a.framework == "cpplan" && s.policy != CachePolicy::kFixed)  // what cpplan run runs (executor/cache.h)
+    throw InvalidInput{fmt::format("--cache = {}: --framework cpplan runs the fixed schedule only (--cache fixed)", a.cache)};
 }
 }  // namespace
 

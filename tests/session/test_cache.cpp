@@ -143,6 +143,11 @@ TEST_CASE("A cache's bad parameters and a framework without it are refused in on
   CHECK(error_of(o) == "--cache = dbcache: xDiT offers --cache fbcache, teacache only");
   o.cache = "fbcache";
   CHECK(error_of(o).empty());
+  // --framework cpplan: what cpplan run runs, the fixed schedule.
+  o.framework = "cpplan";
+  CHECK(error_of(o) == "--cache = fbcache: --framework cpplan runs the fixed schedule only (--cache fixed)");
+  o.cache = "fixed";
+  CHECK(error_of(o).empty());
 }
 
 TEST_CASE("Each framework runs its caches only with the parallelism its source shows", "[planner][cache]") {
