@@ -313,16 +313,6 @@ void add_step_rest(Prediction& p, const StepRestTerms& rest, std::optional<Sourc
   add_to_step(p, rest.cost);
 }
 
-BlockCost blend(const BlockCost& a, double wa, const BlockCost& b, double wb) {
-  BlockCost out = a;
-  Milliseconds BlockCost::*terms[] = {&BlockCost::flops,   &BlockCost::gemm_ms,          &BlockCost::gemm_traffic_ms, &BlockCost::attention_ms,
-                                      &BlockCost::memory_ms, &BlockCost::host_ms,        &BlockCost::comm_ms,
-                                      &BlockCost::sync_ms, &BlockCost::collective_calls, &BlockCost::ops,
-                                      &BlockCost::ulysses_ops, &BlockCost::ring_ops,    &BlockCost::ring_iteration_ops};
-  for (auto term : terms) out.*term = a.*term * wa + b.*term * wb;
-  return out;
-}
-
 void add_to_step(Prediction& p, const BlockCost& b) {
   p.compute_ms += b.kernels_ms();
   p.comm_ms += b.comm_ms;
@@ -335,9 +325,10 @@ void add_to_step(Prediction& p, const BlockCost& b) {
 double steps_per_sec(Milliseconds step_ms) { return step_ms > 0 ? 1e3 / step_ms : 0; }
 
 void calibrate_step(Prediction& p, const StepCorrection& correction, const ParallelConfig& pc) {
-  p.cached_step_ms = corrected_cached_step_ms(p, correction, pc);  // from the terms, before step_ms changes
+  const Milliseconds corrected = correction(p, pc);
+  p.cached_step_ms = corrected_cached_step_ms(p, corrected);
   p.uncalibrated_step_ms = p.step_ms;
-  p.step_ms = correction(p, pc);
+  p.step_ms = corrected;
   p.steps_per_sec = steps_per_sec(p.step_ms);
   p.calibrated = true;
 }
@@ -444,6 +435,11 @@ int placement_complexity(const PipelineCost& p) {
   return kTextEncoder[static_cast<int>(p.text_encoder)] + (p.vae == VaePlacement::kSingle ? 0 : 1);
 }
 
+Milliseconds corrected_cached_step_ms(const Prediction& p, Milliseconds corrected_step_ms) {
+  if (p.cached_step_ms <= 0 || p.step_ms <= 0) return p.cached_step_ms;
+  return (p.cached_step_ms - p.cache_work_ms) * corrected_step_ms / p.step_ms + p.cache_work_ms;
+}
+
 Milliseconds denoise_ms(const Prediction& p, int steps) {
   const int cached = std::min(steps, p.cached_steps);
   return (steps - cached) * p.step_ms + cached * p.cached_step_ms;
@@ -513,49 +509,25 @@ void place_pipeline(const StepContext& ctx, const MemoryBreakdown& denoising, Pr
   use_pipeline(p, choose_pipeline(p, kEveryPipelineOption, ctx.q.steps, capacity), ctx.q.steps, capacity);
 }
 
-namespace {
-// Of `count` blocks taken from the first group onward (`from_last`: from the last backward), how
-// many fall in each group, added to `kept`.
-void take_blocks(const Prediction& p, int count, bool from_last, std::array<int, kMaxBlockGroups>& kept) {
+// The time of `count` blocks of the step's block groups, taken from the first group onward
+// (`from_last`: from the last backward), each at its group's time per block.
+Milliseconds blocks_ms(const Prediction& p, int count, bool from_last) {
+  Milliseconds ms = 0;
   for (int k = 0; k < p.block_count && count > 0; ++k) {
-    const int g = from_last ? p.block_count - 1 - k : k;
-    const int n = std::min(count, p.blocks[g].count);
-    kept[g] += n;
+    const BlockCost& g = p.blocks[from_last ? p.block_count - 1 - k : k];
+    const int n = std::min(count, g.count);
+    ms += g.count > 0 ? n * g.time_ms() / g.count : 0.0;
     count -= n;
   }
-}
-}  // namespace
-
-Prediction cached_step_terms(const Prediction& p) {
-  std::array<int, kMaxBlockGroups> kept{};
-  take_blocks(p, p.cache.first_blocks, false, kept);
-  take_blocks(p, p.cache.last_blocks, true, kept);
-  Prediction c;
-  c.block_count = p.block_count;
-  for (int k = 0; k < p.block_count; ++k) {
-    const BlockCost& g = p.blocks[k];
-    c.blocks[k] = blend(g, g.count > 0 ? static_cast<double>(kept[k]) / g.count : 0.0, g, 0);
-    c.blocks[k].count = kept[k];
-    add_to_step(c, c.blocks[k]);
-  }
-  c.step_rest = p.step_rest;
-  add_to_step(c, c.step_rest);
-  c.steps_per_sec = steps_per_sec(c.step_ms);
-  return c;
-}
-
-Milliseconds corrected_cached_step_ms(const Prediction& p, const StepCorrection& correction, const ParallelConfig& pc) {
-  if (!p.cache.active) return p.cached_step_ms;
-  const Prediction terms = cached_step_terms(p);
-  return (correction ? correction(terms, pc) : terms.step_ms) + p.cache.work_ms;
+  return ms;
 }
 
 // A cached step (--cache): the first F and last B blocks as a computed step runs them, the rest of
-// the step (cached_step_terms), and the cache's own work on every sample's hidden states of this
-// rank: the stored residual added (reading it and the hidden states, writing the sum: 3 tensors),
-// and for a threshold policy the decision, the first blocks' output against the previous step's
-// (2 more reads), whose mean a CP or TP group all-reduces (one scalar: its latency). Memory: the
-// residual, and a threshold policy's previous output.
+// the step, and the cache's own work on every sample's hidden states of this rank: the stored
+// residual added (reading it and the hidden states, writing the sum: 3 tensors), and for a
+// threshold policy the decision, the first blocks' output against the previous step's (2 more
+// reads), whose mean a CP or TP group all-reduces (one scalar: its latency). Memory: the residual,
+// and a threshold policy's previous output.
 void add_cached_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& denoising) {
   const CacheSpec& s = ctx.q.cache;
   const Bytes hidden = ctx.samples * ctx.tokens * ctx.m.hidden() * ctx.m.bytes_per_activation;
@@ -565,8 +537,9 @@ void add_cached_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& den
   if (!s.fixed_schedule())
     for (const CommAxis a : {CommAxis::kCp, CommAxis::kTp})
       if (ctx.group(a).ranks > 1) decision += ctx.hw.collective(Collective::kAllReduce, 4, ctx.group(a)).ms;
-  p.cache = {true, s.first_blocks, s.last_blocks, cache_work.ms + decision};
-  p.cached_step_ms = corrected_cached_step_ms(p, {}, ctx.config);
+  p.cache_work_ms = cache_work.ms + decision;
+  p.cached_step_ms = blocks_ms(p, s.first_blocks, false) + blocks_ms(p, s.last_blocks, true) +
+                     p.step_rest.time_ms() + p.cache_work_ms;
   p.cached_steps = cached_steps(s, ctx.q.steps);
   denoising.step_cache = (s.fixed_schedule() ? 1.0 : 2.0) * hidden;
 }

@@ -240,14 +240,7 @@ struct Prediction {
   // such step (the first F and last B blocks, the rest of the step, the residual and the decision).
   int cached_steps = 0;
   Milliseconds cached_step_ms = 0;
-  // What a cached step runs, for cached_step_terms: the blocks from the first and from the last,
-  // and the cache's own work, which no calibration term describes (ms: the residual added, a
-  // threshold policy's decision). active: the query has a --cache (cached_step_ms is priced).
-  struct CachedStep {
-    bool active = false;
-    int first_blocks = 0, last_blocks = 0;
-    Milliseconds work_ms = 0;
-  } cache;
+  Milliseconds cache_work_ms = 0;  // of cached_step_ms: the cache's own (the residual added, a threshold's decision)
   // Static-shape runtimes (XLA): compiling the pipeline's graphs for this (resolution, frames,
   // batch), and the warm-up that pays it before the first timed image (tpu_warmup: the compile
   // and one image). Not in step_ms, steps_per_sec or image_ms. 0 for the other runtimes.
@@ -276,8 +269,9 @@ struct Prediction {
   std::optional<Source> step_comm_extra_source;
   std::array<Milliseconds, kCommAxisCount> axis_comm_ms{};  // comm_ms split by CommAxis
   Source source = Source::kDatasheet;   // the least measured input of any term
-  // With a step correction (a calibration fitted to measured runs): step_ms, steps_per_sec and
-  // image_ms are corrected; the analytic sum of the terms stays in uncalibrated_step_ms.
+  // With a step correction (a calibration fitted to measured runs): step_ms, steps_per_sec,
+  // cached_step_ms (corrected_cached_step_ms) and image_ms are corrected; the analytic sum of the
+  // terms stays in uncalibrated_step_ms.
   bool calibrated = false;
   Milliseconds uncalibrated_step_ms = 0;
   PipeFusionCost pipefusion;        // stages = 1 without PipeFusion
@@ -304,6 +298,15 @@ Milliseconds denoise_ms(const Prediction& p, int steps);
 // The mean step of that denoising, denoise_ms / steps (step_ms itself when no step is cached): what
 // plans are ranked by, so that a cached plan counts the steps it reuses.
 Milliseconds mean_step_ms(const Prediction& p, int steps);
+
+// The cached step of `p` when a correction makes its computed step `corrected_step_ms`: the cached
+// step's blocks and the rest of the step (cached_step_ms less cache_work_ms) scaled by the
+// correction's factor, corrected_step_ms / p.step_ms; the cache's own work as it is. The factor,
+// not the correction's terms: a calibration fitted to full steps cannot tell its constants per step
+// from its per-block terms (they grow together in every step it saw), and applied term by term to
+// a cached step of a quarter of the blocks it charged those constants in full (docs/accuracy.md,
+// "A fixed cache schedule on CPU"). Precondition: `p` uncalibrated; 0 when it caches nothing.
+Milliseconds corrected_cached_step_ms(const Prediction& p, Milliseconds corrected_step_ms);
 // Makes option i the placement of `p`: its once-per-image terms, memory, image time, whether it
 // fits in `capacity`, and the warm-up of a compiling runtime.
 void use_pipeline(Prediction& p, int option, int steps, Bytes capacity);
@@ -311,16 +314,6 @@ void use_pipeline(Prediction& p, int option, int steps, Bytes capacity);
 // A fitted correction of the step time from the prediction's terms (costmodel/calibration.h
 // makes one from a stored calibration).
 using StepCorrection = std::function<Milliseconds(const Prediction&, const ParallelConfig&)>;
-
-// The blocks and the rest of the step that a cached step of `p` runs, as a step of their own: each
-// block group's terms scaled to the blocks it keeps of p.cache's first and last, the step's totals
-// (step_ms, compute, communication, host, waits, collective calls) summed over them; the cache's
-// own work left out. A step correction (a calibration fitted to computed steps) reads it as it
-// reads a computed step. Precondition: `p` uncalibrated, not PipeFusion's.
-Prediction cached_step_terms(const Prediction& p);
-// A cached step of `p`: the correction of cached_step_terms (its analytic time without one) plus
-// the cache's own work; p.cached_step_ms when p caches nothing.
-Milliseconds corrected_cached_step_ms(const Prediction& p, const StepCorrection& correction, const ParallelConfig& pc);
 
 class CostModel {
  public:

@@ -11,6 +11,17 @@ namespace cpplan::costmodel {
 
 namespace {
 
+// a x wa + b x wb for every additive term (times, FLOPs, ops, calls); the rest is a's.
+BlockCost blend(const BlockCost& a, double wa, const BlockCost& b, double wb) {
+  BlockCost out = a;
+  Milliseconds BlockCost::*terms[] = {&BlockCost::flops,   &BlockCost::gemm_ms,          &BlockCost::gemm_traffic_ms, &BlockCost::attention_ms,
+                                      &BlockCost::memory_ms, &BlockCost::host_ms,        &BlockCost::comm_ms,
+                                      &BlockCost::sync_ms, &BlockCost::collective_calls, &BlockCost::ops,
+                                      &BlockCost::ulysses_ops, &BlockCost::ring_ops,    &BlockCost::ring_iteration_ops};
+  for (auto term : terms) out.*term = a.*term * wa + b.*term * wb;
+  return out;
+}
+
 // Local image tokens of a rank by the bytes rule: S_img / k, unrounded (k = r x u).
 double image_local(const StepContext& ctx) { return ctx.input.image_tokens / (ctx.axes.r * ctx.axes.u); }
 

@@ -31,9 +31,6 @@ StepRestTerms step_rest(const StepContext& ctx);
 // and folds its communication source into `source`.
 void add_step_rest(Prediction& p, const StepRestTerms& rest, std::optional<Source>& source);
 
-// a x wa + b x wb for every additive term (times, FLOPs, ops, calls); the rest is a's.
-BlockCost blend(const BlockCost& a, double wa, const BlockCost& b, double wb);
-
 // Adds one block group's (or the step rest's) times to the step's totals.
 void add_to_step(Prediction& p, const BlockCost& b);
 

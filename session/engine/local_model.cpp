@@ -77,9 +77,8 @@ LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelC
   LocalPrediction p;
   p.raw = costmodel::CostModel(*local.model).predict(run_query, c, classify(c.context_parallel_config));
   p.calibrated = local.calibration.has_value();
-  const costmodel::StepCorrection correction = local_correction(local);
-  p.step_ms = correction ? correction(p.raw, c) : p.raw.step_ms;
-  p.cached_step_ms = costmodel::corrected_cached_step_ms(p.raw, correction, c);
+  p.step_ms = p.calibrated ? local_correction(local)(p.raw, c) : p.raw.step_ms;
+  p.cached_step_ms = costmodel::corrected_cached_step_ms(p.raw, p.step_ms);
   return p;
 }
 

@@ -272,7 +272,8 @@ std::optional<std::string> cache_refusal(const Options& a, const Query& q, const
   const std::string_view name = to_string(s.policy);
   if (const FrameworkProfile* fw = named_framework(a, q); fw && !fw->cache_for(s.policy))
     return fmt::format("--cache = {}: {}", name, fw->cache_reason);
-  if (a.framework == "cpplan") return fmt::format("--cache = {}: --framework cpplan plans no step cache yet", name);
+  if (a.framework == "cpplan" && s.policy != CachePolicy::kFixed)  // what cpplan run runs (executor/cache.h)
+    return fmt::format("--cache = {}: --framework cpplan runs the fixed schedule only (--cache fixed)", name);
   return std::nullopt;
 }
 

@@ -127,5 +127,5 @@ TEST_CASE("Bad axes: an unknown policy in a list, any with a name, a format the 
   CHECK(refused({"--cache", "any", "--cache-hit-rate", "1.5"}) ==
         "cpplan: --cache-hit-rate = 1.5: must be above 0 and at most 0.99\n");
   CHECK(refused({"--dtype", "any", "--framework", "cpplan", "--cache", "fbcache"}) ==
-        "cpplan: --cache = fbcache: --framework cpplan plans no step cache yet\n");
+        "cpplan: --cache = fbcache: --framework cpplan runs the fixed schedule only (--cache fixed)\n");
 }

@@ -76,11 +76,12 @@ TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand",
   CHECK(p.transformer_peak_bytes == Approx(plain.transformer_peak_bytes + 2 * hidden));
 }
 
-TEST_CASE("A calibrated cost model corrects a cached step's blocks and rest and adds the cache's work as it is",
+TEST_CASE("A calibrated cost model scales a cached step's blocks and rest by its factor on the computed step",
           "[costmodel][cache]") {
-  // FLUX.1-dev on an H100 with fixed F1B1 (a last block too): a step correction (here 2 x the
-  // terms' step + 1 ms) reads the cached step's blocks and the rest of the step as it reads a
-  // computed step; the residual added (3 tensors over the HBM) is no term of a calibration.
+  // FLUX.1-dev on an H100 with fixed F1B1 (a last block too) and a step correction of 2 x the
+  // analytic step + 1 ms: the computed step is corrected, the cached step's blocks and the rest of
+  // the step scaled by the same factor (corrected / analytic), the residual added (3 tensors over
+  // the HBM) left as it is.
   const auto& cat = cpplan::test::fitted_catalog();
   cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
   q.hardware = cat.find_hardware("h100-sxm");
@@ -88,26 +89,24 @@ TEST_CASE("A calibrated cost model corrects a cached step's blocks and rest and 
   q.cache = cpplan::cache_defaults(CachePolicy::kFixed);
   q.cache.last_blocks = 1;
   const DatasheetModel hw(*q.hardware);
-  const auto twice = [](const Prediction& p, const cpplan::ParallelConfig&) { return 2 * p.step_ms + 1; };
+  const auto correction = [](const Prediction& p, const cpplan::ParallelConfig&) { return 2 * p.step_ms + 1; };
   const Prediction raw = CostModel(hw).predict(q, config(1, 1), cpplan::CpVariant::kNone);
-  const Prediction p = CostModel(hw, twice).predict(q, config(1, 1), cpplan::CpVariant::kNone);
-  const auto& doubles = p.blocks[0];
-  const auto& singles = p.blocks[p.block_count - 1];
+  const Prediction p = CostModel(hw, correction).predict(q, config(1, 1), cpplan::CpVariant::kNone);
+  const auto& doubles = raw.blocks[0];
+  const auto& singles = raw.blocks[raw.block_count - 1];
   REQUIRE(doubles.kind == cpplan::BlockKind::kDouble);
   REQUIRE(singles.kind == cpplan::BlockKind::kSingle);
-  const double terms = doubles.time_ms() / doubles.count + singles.time_ms() / singles.count + p.step_rest.time_ms();
+  const double blocks = doubles.time_ms() / doubles.count + singles.time_ms() / singles.count + raw.step_rest.time_ms();
   const double hidden = 4608.0 * 3072 * 2;
   const double hbm = q.hardware->memory_bandwidth_gbps * 1e9 * q.hardware->memory_efficiency;
   const double work = 3 * hidden / hbm * 1e3;
-  CHECK(raw.cached_step_ms == Approx(terms + work).epsilon(1e-9));
-  CHECK(p.cached_step_ms == Approx(2 * terms + 1 + work).epsilon(1e-9));
+  CHECK(raw.cached_step_ms == Approx(blocks + work).epsilon(1e-9));
+  CHECK(raw.cache_work_ms == Approx(work).epsilon(1e-9));
   CHECK(p.step_ms == Approx(2 * raw.step_ms + 1).epsilon(1e-9));
-  // The cached step's terms as a step: one double and one single block of the groups', the rest.
-  const Prediction c = cpplan::costmodel::cached_step_terms(raw);
-  CHECK(c.blocks[0].count == 1);
-  CHECK(c.blocks[raw.block_count - 1].count == 1);
-  CHECK(c.step_ms == Approx(terms).epsilon(1e-9));
-  CHECK(c.collective_calls == 0);  // one GPU
+  CHECK(p.cached_step_ms == Approx(blocks * (2 * raw.step_ms + 1) / raw.step_ms + work).epsilon(1e-9));
+  // Without a cache there is no cached step to correct.
+  q.cache = {};
+  CHECK(CostModel(hw, correction).predict(q, config(1, 1), cpplan::CpVariant::kNone).cached_step_ms == 0);
 }
 
 namespace {
@@ -143,6 +142,11 @@ TEST_CASE("A cache's bad parameters and a framework without it are refused in on
   o.framework = "xdit";
   CHECK(error_of(o) == "--cache = dbcache: xDiT offers --cache fbcache, teacache only");
   o.cache = "fbcache";
+  CHECK(error_of(o).empty());
+  // --framework cpplan: what cpplan run runs, the fixed schedule.
+  o.framework = "cpplan";
+  CHECK(error_of(o) == "--cache = fbcache: --framework cpplan runs the fixed schedule only (--cache fixed)");
+  o.cache = "fixed";
   CHECK(error_of(o).empty());
 }
 
