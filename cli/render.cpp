@@ -7,6 +7,7 @@
 #include <map>
 #include <ostream>
 
+#include "core/cache.h"
 #include "core/pipefusion.h"
 
 namespace cpplan::cli {
@@ -487,6 +488,23 @@ std::vector<std::pair<std::string, std::string>> framework_rows(const FrameworkP
 }
 }  // namespace
 
+namespace {
+
+// "  --cache fbcache, dbcache: <its flag at the first policy's defaults> (not with TP)".
+void print_framework_cache(std::ostream& out, const FrameworkCache& cache) {
+  std::vector<std::string_view> policies, without;
+  for (const CachePolicy p : cache.policies) policies.push_back(to_string(p));
+  if (!cache.with_sp) without.push_back("Ulysses or Ring");
+  if (!cache.with_tp) without.push_back("TP");
+  if (!cache.with_cfg) without.push_back("CFG parallel");
+  const std::string flag = cache.flag_for(cache_defaults(cache.policies.front()));
+  const std::string line = cache.import.empty() ? flag : cache.import + "; " + flag;
+  fmt::print(out, "  --cache {}: {}{}\n", fmt::join(policies, ", "), line,
+             without.empty() ? "" : fmt::format(" (not with {})", fmt::join(without, ", ")));
+}
+
+}  // namespace
+
 void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
   for (const FrameworkProfile& fw : c.frameworks()) {
     std::vector<std::string_view> families;
@@ -499,6 +517,7 @@ void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
       for (const Precision& d : q.dtypes) dtypes.push_back(to_string(d));
       fmt::print(out, "  --dtype {}: {}\n", fmt::join(dtypes, ", "), q.flag);
     }
+    for (const FrameworkCache& cache : fw.caches) print_framework_cache(out, cache);
     for (const auto& [model, features] : framework_rows(fw, c)) fmt::print(out, "  {:<18} {}\n", model, features);
     if (!fw.unlisted.empty()) fmt::print(out, "  {:<18} {}\n", "(other models)", fw.unlisted);
     out << '\n';

@@ -118,6 +118,10 @@ struct FrameworkCache {
   std::string source;
   // Why a plan breaking one of the above cannot run it (made once the file is read).
   std::string sp_reason, tp_reason, cfg_reason, class_reason;
+
+  // `flag` with the cache's parameters put in ({F} first and {B} last blocks, {W} warm-up steps,
+  // {MC} most cached in a row, {N} every N-th step).
+  std::string flag_for(const CacheSpec& s) const;
 };
 
 // Features used together that the framework refuses, and why.

@@ -451,11 +451,7 @@ const FrameworkCache* cache_of(const Query& q, Framework f) {
   return q.cache.active() && fw ? fw->cache_for(q.cache.policy) : nullptr;
 }
 
-std::string cache_flag(const Query& q, const FrameworkCache& c) {
-  const CacheSpec& s = q.cache;
-  return fmt::format(fmt::runtime(c.flag), fmt::arg("F", s.first_blocks), fmt::arg("B", s.last_blocks),
-                     fmt::arg("W", s.warmup_steps), fmt::arg("MC", s.max_continuous_cached), fmt::arg("N", s.every));
-}
+std::string cache_flag(const Query& q, const FrameworkCache& c) { return c.flag_for(q.cache); }
 
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;

@@ -233,6 +233,12 @@ TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, 
   CHECK(list.find("  --dtype fp8: --use_fp8_gemms\n") != std::string::npos);
   CHECK(list.find("  --dtype nvfp4, mxfp4: --use_fp4_gemms\n") != std::string::npos);
   CHECK(list.find("  --dtype fp8: --quantization fp8\n") != std::string::npos);
+  // Each framework's caches, the flag at the policy's defaults (core/cache.h: FBCache F1B0, warm-up
+  // 4, at most 3 cached in a row) and the parallelism it does not run with (profiles/frameworks/).
+  CHECK(list.find("  --cache fbcache: --use_fbcache (not with TP, CFG parallel)\n") != std::string::npos);
+  CHECK(list.find("  --cache teacache: --cache-backend tea_cache") != std::string::npos);
+  CHECK(list.find("SGLANG_CACHE_DIT_ENABLED=true SGLANG_CACHE_DIT_FN=1 SGLANG_CACHE_DIT_BN=0 SGLANG_CACHE_DIT_WARMUP=4 "
+                  "SGLANG_CACHE_DIT_MC=3") != std::string::npos);
 }
 
 TEST_CASE("A cache and FP8 together: the plans with both, each framework's launch text or its reason",
