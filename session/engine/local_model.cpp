@@ -67,7 +67,10 @@ void attach_runtime(LocalModel& local, const ProfileCatalog& catalog) {
 LocalPrediction predict_local(LocalModel& local, const Query& q, const ParallelConfig& c) {
   const ModelProfile as_run = as_executed(*q.model, !local.cuda);
   // A CPU rank attends on the math path; a GPU's, with FlashAttention where it fits (assumed here).
-  const RuntimeProfile runtime = as_executed(local.runtime, !local.cuda);
+  RuntimeProfile runtime = as_executed(local.runtime, !local.cuda);
+  // A CPU rank's thread runs each op's kernel as it dispatches it: its host time adds to the
+  // kernels' instead of hiding behind them (a GPU's launches are asynchronous).
+  if (!local.cuda) runtime.overlaps_device = false;
   Query run_query = q;
   run_query.model = &as_run;
   run_query.hardware = &local.profile;
