@@ -47,7 +47,7 @@ void ParetoChart::add_points(QScatterSeries* s, const std::vector<planner::Ranke
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     if (!p.predicted || p.predicted->fits_memory != fitting) continue;
-    s->append(p.predicted->step_ms, p.predicted->peak_mem_bytes / kGiB);
+    s->append(step_of(p), p.predicted->peak_mem_bytes / kGiB);
     indices_.push_back(static_cast<int>(i));
   }
   connect(s, &QScatterSeries::hovered, this, [this, s](const QPointF& point, bool state) {
@@ -73,10 +73,19 @@ void ParetoChart::add_points(QScatterSeries* s, const std::vector<planner::Ranke
   });
 }
 
-void ParetoChart::set_plans(const std::vector<planner::RankedPlan>& plans, double gpu_memory_gib) {
+double ParetoChart::step_of(const planner::RankedPlan& p) const {
+  return query_ ? session::mean_step_ms(*query_, p) : p.predicted->step_ms;
+}
+
+void ParetoChart::set_plans(const std::vector<planner::RankedPlan>& plans, double gpu_memory_gib, const Query* q) {
   plans_ = plans;
+  query_.reset();
+  if (q) query_ = *q;
   indices_.clear();
-  QChart* chart = fresh_chart(this, QStringLiteral("Step time vs peak memory: %1 valid plans, %2 GiB per GPU")
+  const bool cached = q && (q->ranks_caches() || q->cache.active());
+  QChart* chart = fresh_chart(this, QStringLiteral("%1 vs peak memory: %2 valid plans, %3 GiB per GPU")
+                                        .arg(cached ? QStringLiteral("Mean step (computed and cached)")
+                                                    : QStringLiteral("Step time"))
                                         .arg(std::count_if(plans.begin(), plans.end(),
                                                            [](const auto& p) { return p.predicted.has_value(); }))
                                         .arg(gpu_memory_gib, 0, 'f', 1));
@@ -97,7 +106,7 @@ void ParetoChart::set_plans(const std::vector<planner::RankedPlan>& plans, doubl
   // The Pareto front: sorted by step time, each plan that needs less memory than every faster one.
   std::vector<QPointF> pts;
   for (const auto& p : plans)
-    if (p.predicted) pts.emplace_back(p.predicted->step_ms, p.predicted->peak_mem_bytes / kGiB);
+    if (p.predicted) pts.emplace_back(step_of(p), p.predicted->peak_mem_bytes / kGiB);
   std::sort(pts.begin(), pts.end(), [](const QPointF& a, const QPointF& b) {
     return a.x() != b.x() ? a.x() < b.x() : a.y() < b.y();
   });
@@ -133,7 +142,7 @@ void ParetoChart::set_plans(const std::vector<planner::RankedPlan>& plans, doubl
   for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{memory, front, fit, over, selected_})
     chart->addSeries(s);
   auto* x = new QValueAxis;
-  x->setTitleText(QStringLiteral("predicted step ms"));
+  x->setTitleText(cached ? QStringLiteral("predicted mean step ms") : QStringLiteral("predicted step ms"));
   x->setRange(min_x, max_x);
   x->applyNiceNumbers();
   x->setLabelFormat(x->max() - x->min() < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
@@ -156,7 +165,7 @@ void ParetoChart::set_selected(int plan_index) {
   selected_->clear();
   if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) return;
   const auto& p = plans_[plan_index];
-  if (p.predicted) selected_->append(p.predicted->step_ms, p.predicted->peak_mem_bytes / kGiB);
+  if (p.predicted) selected_->append(step_of(p), p.predicted->peak_mem_bytes / kGiB);
 }
 
 BreakdownChart::BreakdownChart(QWidget* parent) : QChartView(parent) {

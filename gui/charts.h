@@ -3,6 +3,7 @@
 // memory over every valid plan, one plan's step time per block type, and its memory stack.
 
 #include <QChartView>
+#include <optional>
 #include <vector>
 
 #include "core/plan.h"
@@ -20,7 +21,9 @@ class ParetoChart : public QChartView {
  public:
   explicit ParetoChart(QWidget* parent = nullptr);
   // `plans` as ranked by the planner; `gpu_memory_gib` is the hardware's capacity.
-  void set_plans(const std::vector<planner::RankedPlan>& plans, double gpu_memory_gib);
+  // `q`: the query the plans rank for; a step cache's plans are placed at their mean step (computed
+  // and cached steps together, as they rank). Null: at the step time.
+  void set_plans(const std::vector<planner::RankedPlan>& plans, double gpu_memory_gib, const Query* q = nullptr);
   // Index into the plans of set_plans (-1: none) drawn larger, in red.
   void set_selected(int plan_index);
   int point_count() const { return static_cast<int>(indices_.size()); }
@@ -32,6 +35,8 @@ class ParetoChart : public QChartView {
   void add_points(QScatterSeries* s, const std::vector<planner::RankedPlan>& plans, bool fitting);
 
   std::vector<planner::RankedPlan> plans_;
+  std::optional<Query> query_;  // what set_plans ranked them for
+  double step_of(const planner::RankedPlan& p) const;  // the x of a predicted plan
   std::vector<int> indices_;  // plan index of every scatter point, in the order added
   QScatterSeries* selected_ = nullptr;
 };

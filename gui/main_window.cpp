@@ -272,7 +272,7 @@ void MainWindow::apply_plan(PlanResult r) {
   fleet_->set_request({res.recommendation, res.error});
   recommendation_->set_recommendation(res.recommendation.get(), QString::fromStdString(res.error));
   const double gpu_gib = res.query ? res.query->hardware->memory_bytes() / kGiB : 0;
-  pareto_->set_plans(plans, gpu_gib);
+  pareto_->set_plans(plans, gpu_gib, res.query ? &*res.query : nullptr);
   plans_->set_plans(std::move(plans));
   // The dtype and cache columns, where the query ranks several (as the CLI's table).
   table_->setColumnHidden(PlanTableModel::kDtype, !res.query || !res.query->ranks_precisions());
@@ -355,8 +355,9 @@ void MainWindow::on_selection() {
   const planner::PlanReport* ranking = result_->recommendation ? &result_->recommendation->report : nullptr;
   detail_->set_plan(&*result_->query, &p, result_->report.framework, ranking);
   const QString label = QString::fromStdString(plan_label(p.plan.config));
-  const std::string unsupported =
+  std::string unsupported =
       p.plan.valid() ? session::unsupported_plan(*result_->query->model, p.plan.config) : std::string();
+  if (p.plan.valid() && unsupported.empty()) unsupported = session::unsupported_run_choice(p.precision, p.cache);
   if (!p.plan.valid())
     run_->set_command({}, {}, QStringLiteral("%1 is invalid: nothing to run").arg(label));
   else if (!unsupported.empty())  // as `cpplan run` would refuse it
@@ -364,7 +365,7 @@ void MainWindow::on_selection() {
                       QStringLiteral("%1: cpplan run does not run it: %2").arg(label, QString::fromStdString(unsupported)));
   else
     run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path(),
-                                           QString::fromStdString(result_->input.model_config)));
+                                           QString::fromStdString(result_->input.model_config), p.cache));
 }
 
 void MainWindow::update_counts() {

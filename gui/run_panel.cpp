@@ -35,21 +35,28 @@ QStringList qstrings(const std::vector<std::string>& words) {
   for (const std::string& w : words) out << qstr(w);
   return out;
 }
-}  // namespace
 
-QStringList query_arguments(const Query& q, const QString& model_config) {
-  session::Options o = session::query_options(q);
-  if (!model_config.isEmpty()) {  // a config's profile is named after its folder: the command derives it again
+// `o`'s flags (the field table's), with `model_config` for its model when it is given: a
+// config's profile is named after its folder, so the command derives it again.
+QStringList arguments_of(session::Options o, const QString& model_config) {
+  if (!model_config.isEmpty()) {
     o.model = session::Options{}.model;
     o.model_config = model_config.toStdString();
   }
-  return qstrings(session::to_argv(o));  // the field table's flags
+  return qstrings(session::to_argv(o));
+}
+}  // namespace
+
+QStringList query_arguments(const Query& q, const QString& model_config) {
+  return arguments_of(session::query_options(q), model_config);
 }
 
-QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config) {
+QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config,
+                          const CacheSpec& cache) {
   // The query's and the plan's flags: without a model config, session::run_argv, as `cpplan --json`
   // ("run_args") and a sweep's runs write them. No --runtime: `cpplan run` predicts as it runs.
-  QStringList a = QStringList{QStringLiteral("run")} + query_arguments(q, model_config) + qstrings(session::plan_argv(c));
+  QStringList a = QStringList{QStringLiteral("run")} + arguments_of(session::run_options(q, cache), model_config) +
+                  qstrings(session::plan_argv(c));
   if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   return a;
 }

@@ -28,10 +28,11 @@ QString find_cpplan(const QString& application_dir);
 QStringList query_arguments(const Query& q, const QString& model_config = {});
 
 // `cpplan run` arguments for the plan `c` of the query `q`, recording into `db` ("" = default);
-// with the query's forced --text-encoder / --vae, without its runtime (run predicts as cpplan).
+// with the query's forced --text-encoder / --vae, without its runtime (run predicts as cpplan),
+// with the row's step `cache` where it is a fixed schedule (session::run_options).
 // A query planned from a diffusers config passes `model_config` (--model-config) for --model.
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db,
-                          const QString& model_config = {});
+                          const QString& model_config = {}, const CacheSpec& cache = {});
 
 class RunPanel : public QWidget {
   Q_OBJECT

@@ -1,5 +1,7 @@
 #include "session/engine/executor_support.h"
 
+#include <fmt/format.h>
+
 #include "planner/planner.h"
 #include "planner/validate.h"
 
@@ -23,6 +25,15 @@ std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& /*c*/)
   if (m.ffn_temporal_taps > 0)
     return "ffn_temporal_taps = " + std::to_string(m.ffn_temporal_taps) +
            ": the executor's blocks have no temporal conv after the FFN (SANA-Video's conv_temp)";
+  return {};
+}
+
+std::string unsupported_run_choice(const Precision& p, const CacheSpec& s) {
+  if (p.quantized())
+    return fmt::format("--dtype {}: the executor runs fp32 or bf16 weights (cpplan run --dtype)", to_string(p));
+  if (s.active() && s.policy != CachePolicy::kFixed)
+    return fmt::format("--cache {}: the executor runs the fixed schedule only (cpplan run --cache fixed)",
+                       to_string(s.policy));
   return {};
 }
 

@@ -231,6 +231,8 @@ planner::PlanReport ranking(const Query& q, const costmodel::CostModel& cost, co
   return report;
 }
 
+Milliseconds mean_step_ms(const Query& q, const planner::RankedPlan& p) { return planner::ranking_ms(q, p); }
+
 PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& rp) {
   PlanScripts s;
   if (!rp.plan.valid() || !rp.predicted) return s;
@@ -250,7 +252,7 @@ PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& rp) {
   if (rp.frameworks.has(Framework::kVllmOmni))
     s.vllm_omni_args = planner::vllm_omni_parallel_args(rp.plan, rp.run(Framework::kVllmOmni).where);
   s.snippets = planner::snippets_for(q, rp);
-  s.run_args = run_argv(q, c);
+  s.run_args = run_argv(q, c, rp.cache);
   return s;
 }
 

@@ -165,6 +165,10 @@ struct PlanScripts {
 // The scripts of plan `p` of query `q`.
 PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& p);
 
+// The mean step of predicted plan `p` of `q` over its denoising, computed and cached steps
+// together: the time the ranking orders by (planner::ranking_ms), for the fronts that plot it.
+Milliseconds mean_step_ms(const Query& q, const planner::RankedPlan& p);
+
 // A static-shape runtime's warm-up before the first timed image (XLA on TPU and Neuron).
 struct Warmup {
   double compile_ms = 0;

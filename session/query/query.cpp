@@ -484,11 +484,46 @@ Options query_options(const Query& q) {
   if (q.model->video) o.frames = std::to_string(q.frames);
   if (q.text_encoder) o.text_encoder = std::string(to_string(*q.text_encoder));
   if (q.vae) o.vae = std::string(to_string(*q.vae));
+  set_format_fields(o, q);
+  if (q.ranks_caches()) {  // a list: each policy at its defaults
+    std::vector<std::string> names;
+    for (const CacheSpec& s : q.caches) names.emplace_back(to_string(s.policy));
+    o.cache = fmt::format("{}", fmt::join(names, ","));
+  } else {
+    set_cache_fields(o, q.cache);
+  }
   return o;
 }
 
-std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c) {
-  std::vector<std::string> argv = to_argv(query_options(q));
+void set_format_fields(Options& o, const Query& q) {
+  std::vector<std::string> names;
+  for (const Precision& p : q.ranks_precisions() ? q.precisions : std::vector<Precision>{q.precision})
+    names.push_back(to_string(p));
+  o.precision = names == std::vector<std::string>{"bf16"} ? "" : fmt::format("{}", fmt::join(names, ","));
+}
+
+void set_cache_fields(Options& o, const CacheSpec& s) {
+  o.cache = o.cache_fn = o.cache_bn = o.cache_warmup = o.cache_every = o.cache_hit_rate = o.cache_max_cached = "";
+  if (!s.active()) return;
+  o.cache = std::string(to_string(s.policy));
+  const auto takes = [&](std::string_view flag) { return parameter_refusal(s.policy, flag).empty(); };
+  if (takes("--cache-fn")) o.cache_fn = std::to_string(s.first_blocks);
+  if (takes("--cache-bn")) o.cache_bn = std::to_string(s.last_blocks);
+  o.cache_warmup = std::to_string(s.warmup_steps);
+  if (takes("--cache-every")) o.cache_every = std::to_string(s.every);
+  if (takes("--cache-hit-rate")) o.cache_hit_rate = fmt::format("{}", s.hit_rate);
+  if (!s.fixed_schedule() && s.max_continuous_cached >= 0) o.cache_max_cached = std::to_string(s.max_continuous_cached);
+}
+
+Options run_options(const Query& q, const CacheSpec& cache) {
+  Options o = query_options(q);
+  o.precision.clear();  // `cpplan run --dtype` is the executor's own (fp32 or bf16)
+  set_cache_fields(o, cache.policy == CachePolicy::kFixed ? cache : CacheSpec{});
+  return o;
+}
+
+std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c, const CacheSpec& cache) {
+  std::vector<std::string> argv = to_argv(run_options(q, cache));
   const std::vector<std::string> plan = plan_argv(c);
   argv.insert(argv.end(), plan.begin(), plan.end());
   return argv;

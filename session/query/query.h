@@ -113,10 +113,20 @@ Context build_query(const Options& a, ProfileCatalog catalog, std::ostream& err)
 // The options that resolve to query `q` again: its model, size, steps, GPUs, hardware, attention
 // backend, the frames of a video model and the forced placements. A front's or a job's argv of a
 // resolved query is to_argv of these (session/query/query_fields.h).
+// Its --dtype and --cache too (a ranked list of either: the names, each cache at its defaults).
 Options query_options(const Query& q);
-// What follows `cpplan run` to execute plan `c` of query `q`: query_options(q)'s flags, then
-// plan_argv(c). The GUI's Run tab, `cpplan --json` ("run_args") and Python show it.
-std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c);
+// --dtype of `q`'s format, or its ranked formats' list ("" for BF16 alone).
+void set_format_fields(Options& o, const Query& q);
+// --cache and every parameter of cache `s` that its policy takes, at its value ("" for none).
+void set_cache_fields(Options& o, const CacheSpec& s);
+// The options of `cpplan run` for query `q` ranked with step cache `cache`: query_options(q)
+// without the planning --dtype (`cpplan run --dtype` is the executor's fp32 or bf16) and with
+// `cache` where it is the fixed schedule the executor runs (session/engine/executor_support.h
+// says why a row's other format or cache does not run).
+Options run_options(const Query& q, const CacheSpec& cache = {});
+// What follows `cpplan run` to execute plan `c` of query `q` ranked with `cache`: run_options'
+// flags, then plan_argv(c). The GUI's Run tab, `cpplan --json` ("run_args") and Python show it.
+std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c, const CacheSpec& cache = {});
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Options& a);
 // The inverse of plan_config: `c`'s degrees and options set in `o`'s plan fields (and its

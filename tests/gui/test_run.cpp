@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QTableView>
 #include <filesystem>
+#include "core/cache.h"
 #include <fstream>
 
 #include "gui/history_panel.h"
@@ -236,4 +237,25 @@ TEST_CASE("A tune from the Run tab measures the CPU example's candidates live, a
   }
   CHECK(tune.log_text().contains(QStringLiteral("top-1 regret: ")));
   CHECK(w.history()->model()->rowCount() == 2);  // reloaded on finish: the tune's two records
+}
+
+TEST_CASE("The Run tab's command carries a fixed cache schedule and no other cache", "[gui][run][cache]") {
+  const cpplan::Query q = cpplan::test::make_query("flux-tiny", 1, 128, 128);
+  cpplan::CacheSpec fixed = cpplan::cache_defaults(cpplan::CachePolicy::kFixed);
+  fixed.first_blocks = 1;
+  fixed.last_blocks = 1;
+  fixed.warmup_steps = 2;
+  fixed.every = 3;
+  const QString args = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}, {}, fixed).join(' ');
+  INFO(args.toStdString());
+  CHECK(args.contains(QStringLiteral("--cache fixed")));
+  CHECK(args.contains(QStringLiteral("--cache-fn 1")));
+  CHECK(args.contains(QStringLiteral("--cache-bn 1")));
+  CHECK(args.contains(QStringLiteral("--cache-warmup 2")));
+  CHECK(args.contains(QStringLiteral("--cache-every 3")));
+  // A threshold policy is not the executor's: the plan's command runs it without one.
+  const QString fb = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}, {},
+                                                cpplan::cache_defaults(cpplan::CachePolicy::kFbcache))
+                         .join(' ');
+  CHECK_FALSE(fb.contains(QStringLiteral("--cache")));
 }
