@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "session/engine/calibration.h"
+#include "session/jobs/sweep.h"
 
 namespace cpplan::exec {
 
@@ -15,8 +16,7 @@ using nlohmann::json;
 
 void record_cache_schedule(data::RunRecord& r, const CacheSpec& c, const executor::CacheSchedule& s, int steps) {
   const int computed = s.computed_steps(steps);
-  r.run_key += fmt::format("|cache-{}-f{}b{}w{}e{}", to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps,
-                           c.every);
+  r.run_key += session::cache_key(c);
   for (const auto& [name, value] :
        {std::pair<const char*, double>{"cache.first_blocks", c.first_blocks}, {"cache.last_blocks", c.last_blocks},
         {"cache.warmup_steps", c.warmup_steps}, {"cache.every", c.every}, {"cache.computed_steps", computed},

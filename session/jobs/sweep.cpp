@@ -39,7 +39,15 @@ std::string run_key(const std::string& model, Resolution res, int frames, int st
          pipefusion_key(c.pipefusion) + (c.fs() == 1 ? std::string() : fmt::format("|fs{}", c.fs()));
 }
 
-std::string run_key(const SweepRun& r) { return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed, r.dtype); }
+std::string cache_key(const CacheSpec& c) {
+  if (!c.active()) return {};
+  return fmt::format("|cache-{}-f{}b{}w{}e{}", to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps,
+                     c.every);
+}
+
+std::string run_key(const SweepRun& r) {
+  return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed, r.dtype) + cache_key(r.cache);
+}
 
 std::vector<std::string> recorded_run_keys(const std::string& db, const std::string& machine_key) {
   auto store = data::Store::open(db);

@@ -16,7 +16,10 @@ namespace cpplan::session {
 // The identity of a run's configuration, as recorded in the store (resume and merge use it).
 std::string run_key(const std::string& model, Resolution res, int frames, int steps, const ParallelConfig& c,
                     int batch, long long seed, const std::string& dtype = "fp32");
-// The same of a sweep's run.
+// A step cache's part of a run key ("|cache-fixed-f1b0w2e2"; empty without a cache), so that a
+// cached run never stands for the uncached run of its plan (cpplan run appends it too).
+std::string cache_key(const CacheSpec& c);
+// The same of a sweep's run, its cache's part included.
 std::string run_key(const SweepRun& r);
 
 // The run keys recorded ok in the store at `db` on this machine (`machine_key`).

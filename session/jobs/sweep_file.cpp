@@ -9,6 +9,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/cache.h"
 #include "core/diffusers_config.h"
 #include "session/query/query_fields.h"
 #include "core/text.h"
@@ -24,6 +25,7 @@ std::string toml_text(const toml::node& n) {
   std::ostringstream s;
   if (n.is_string()) s << '"' << n.as_string()->get() << '"';
   else if (n.is_integer()) s << n.as_integer()->get();
+  else if (n.is_floating_point()) s << n.as_floating_point()->get();
   else if (n.is_boolean()) s << (n.as_boolean()->get() ? "true" : "false");
   else s << "...";
   return s.str();
@@ -104,6 +106,8 @@ struct SweepSpec {
   enum class Mode { kAll, kTop, kList } mode = Mode::kAll;  // plans: "all", "top K", or listed
   int top = 0;
   std::vector<ParallelConfig> listed;
+  // caches: each plan run with each (none: {}); the fixed schedules the executor runs
+  std::vector<std::pair<CacheSpec, int>> caches{{CacheSpec{}, 0}};  // with the line that gave it
 };
 
 Result<std::vector<std::string>> strings(const toml::table& root, const std::string& path, const char* key, bool required) {
@@ -179,13 +183,51 @@ std::optional<Error> read_plans(const toml::table& root, const std::string& path
   return std::nullopt;
 }
 
+// One entry of `caches`: {} (none) or a fixed schedule { fn = F, bn = B, warmup = W, every = N }
+// (cpplan run --cache fixed --cache-fn F ...; a field left out is the fixed policy's default).
+Result<CacheSpec> cache_from_table(const toml::table& t, const std::string& path) {
+  if (t.empty()) return CacheSpec{};
+  CacheSpec c = cache_defaults(CachePolicy::kFixed);
+  for (const auto& [key, value] : t) {
+    const std::string k(key.str());
+    const toml::node& node = value;
+    int* field = k == "fn" ? &c.first_blocks : k == "bn" ? &c.last_blocks : k == "warmup" ? &c.warmup_steps
+               : k == "every" ? &c.every : nullptr;
+    if (k == "policy" && node.is_string() && node.as_string()->get() == "fixed") continue;
+    if (!field || !node.is_integer() || node.as_integer()->get() < 0 || node.as_integer()->get() > 100000)
+      return Error{fmt::format("{}: caches.{} = {}: unknown field or wrong type (a fixed schedule, as cpplan run "
+                               "--cache fixed runs it: policy = \"fixed\"; fn, bn, warmup, every: integers >= 0)",
+                               where(path, node), k, toml_text(node))};
+    *field = static_cast<int>(node.as_integer()->get());
+  }
+  return c;
+}
+
+// caches: an array of cache tables; absent: every run without a cache.
+std::optional<Error> read_caches(const toml::table& root, const std::string& path, SweepSpec& s) {
+  const toml::node* n = root.get("caches");
+  if (!n) return std::nullopt;
+  if (!n->is_array() || n->as_array()->empty())
+    return Error{fmt::format("{}: caches: must be a non-empty array of tables like {{}} or {{ fn = 1, every = 2 }}",
+                             where(path, *n))};
+  s.caches.clear();
+  for (const auto& e : *n->as_array()) {
+    if (!e.is_table())
+      return Error{fmt::format("{}: caches: every entry must be a table like {{}} or {{ fn = 1, every = 2 }}", where(path, e))};
+    auto c = cache_from_table(*e.as_table(), path);
+    if (!c) return c.error();
+    s.caches.emplace_back(*c, static_cast<int>(e.source().begin.line));
+  }
+  return std::nullopt;
+}
+
 Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
-  const std::set<std::string> known = {"models", "model_configs", "resolutions", "frames", "gpus",    "steps",
-                                       "warmup", "seed",          "plans",       "hardware", "device"};
+  const std::set<std::string> known = {"models", "model_configs", "resolutions", "frames", "gpus",     "steps",
+                                       "warmup", "seed",          "plans",       "caches", "hardware", "device"};
   for (const auto& [key, node] : root)
     if (!known.count(std::string(key.str())))
       return Error{fmt::format("{}: {}: unknown field (models, model_configs, resolutions, frames, gpus, steps, warmup, "
-                               "seed, plans, hardware, device)",
+                               "seed, plans, caches, hardware, device)",
                                where(path, node), key.str())};
   SweepSpec s;
   auto models = strings(root, path, "models", false);
@@ -216,6 +258,7 @@ Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
   s.seed = *seed;
   if (auto e = read_device(root, path, s)) return *e;
   if (auto e = read_plans(root, path, s)) return *e;
+  if (auto e = read_caches(root, path, s)) return *e;
   if (s.mode != SweepSpec::Mode::kList && s.gpus.empty())
     return Error{fmt::format("{}: gpus: required with plans = \"all\" or \"top K\"", path)};
   return s;
@@ -261,7 +304,7 @@ Result<std::vector<PlannedConfig>> configs_for(const SweepSpec& s, const Engine&
 }
 
 SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& size, Resolution res, int frames,
-                  const PlannedConfig& planned) {
+                  const PlannedConfig& planned, const CacheSpec& cache) {
   const ParallelConfig& c = planned.config;
   SweepRun r;
   r.peak_phase = planned.peak_phase;
@@ -275,10 +318,15 @@ SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& siz
   r.config = c;
   r.plan_flags = plan_argv(c);
   r.label = plan_label(c);
+  if (cache.active())  // "ulysses 2, fixed F1B0 W2 every 2"
+    r.label += fmt::format(", {} F{}B{} W{} every {}", to_string(cache.policy), cache.first_blocks, cache.last_blocks,
+                           cache.warmup_steps, cache.every);
   Options o = m.options;  // the query's flags from the field table (session/query/query_fields.h)
   o.res = size;
   o.frames = std::to_string(frames);
   o.steps = std::to_string(s.steps);
+  set_cache_fields(o, cache);
+  r.cache = cache;
   r.run_args = to_argv(o);
   r.run_args.insert(r.run_args.end(), {"--warmup", std::to_string(s.warmup), "--seed", std::to_string(s.seed)});
   r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
@@ -292,6 +340,10 @@ SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& siz
 std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, const Engine& engine,
                                   const std::string& path, std::vector<SweepRun>& runs) {
   const ModelProfile& m = args.profile;
+  for (const auto& [cache, line] : s.caches)  // F + B must leave a block of this model to cache
+    if (auto ok = validate_cache(cache, m.total_blocks(), s.steps); !ok)
+      return Error{fmt::format("{}:{}: caches: {} ({}: {} blocks)", path, line, ok.error().message, m.name,
+                               m.total_blocks())};
   std::vector<std::string> sizes = s.resolutions;
   if (sizes.empty()) sizes.push_back(fmt::format("{}x{}", m.default_width, m.default_height));
   std::vector<int> frame_counts = s.frames;
@@ -304,7 +356,8 @@ std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, con
       if (!seq) return Error{fmt::format("{}: {}", path, seq.error().message)};
       auto configs = configs_for(s, engine, args, size, f);
       if (!configs) return Error{fmt::format("{}: {}", path, configs.error().message)};
-      for (const PlannedConfig& c : *configs) runs.push_back(make_run(s, args, size, *res, f, c));
+      for (const PlannedConfig& c : *configs)
+        for (const auto& [cache, line] : s.caches) runs.push_back(make_run(s, args, size, *res, f, c, cache));
     }
   return std::nullopt;
 }

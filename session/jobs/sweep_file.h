@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache.h"
 #include "core/parallel_config.h"
 #include "core/profiles.h"
 #include "core/result.h"
@@ -30,6 +31,7 @@ struct SweepRun {
   std::string dtype = "fp32";           // what `cpplan run` uses on that device
   std::vector<std::string> run_args;    // everything after `cpplan run`
   std::string peak_phase;               // the phase of its predicted memory peak (a listed plan: "")
+  CacheSpec cache;                      // the sweep's `caches` entry: none, or a fixed schedule
 };
 
 // Parses a sweep file and expands it into runs; models come from `catalog`. Errors name the

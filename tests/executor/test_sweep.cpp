@@ -214,3 +214,58 @@ TEST_CASE("a sweep's model_configs run each diffusers config by its path, relati
   CHECK(bad.code == 3);
   CHECK_THAT(bad.err, Catch::Contains("model_configs: " + (dir() / "no-such-folder").string() + ": no such file or folder"));
 }
+
+TEST_CASE("a sweep's caches run each plan with each fixed schedule, under keys a resume matches", "[executor][sweep][cache]") {
+  const std::string path = write("caches.toml", "models = [\"flux-tiny\"]\nresolutions = [\"128x128\"]\nsteps = 5\n"
+                                                "warmup = 0\nplans = [ {} ]\n"
+                                                "caches = [ {}, { fn = 1, bn = 0, warmup = 2, every = 2 } ]\n");
+  const std::string db = (dir() / "caches.db").string();
+  fs::remove(db);
+  const auto emitted = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "torchrun", "--db", db});
+  REQUIRE(emitted.code == 0);
+  CHECK(count_of(emitted.out, "--cache fixed --cache-fn 1 --cache-bn 0 --cache-warmup 2 --cache-every 2") == 1);
+
+  const auto ran = run_process({CPPLAN_BINARY, "sweep", path, "--db", db});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.code == 0);
+  {
+    auto store = cpplan::data::Store::open(db);
+    REQUIRE(store.ok());
+    auto runs = store->runs();
+    REQUIRE(runs.ok());
+    REQUIRE(runs->size() == 2);
+    int cached = 0;
+    for (const auto& r : *runs) {
+      CHECK(r.run.status == "ok");
+      for (const auto& [name, value] : r.run.metrics)
+        // 5 steps, warm-up 2, every 2nd after it: steps 0, 1 and 3 computed, 2 and 4 cached.
+        if (name == "cache.computed_steps") cached += value == 3;
+    }
+    CHECK(cached == 1);
+  }
+  // Resumed: both runs are recorded under the keys the sweep computes, so neither runs again.
+  const auto resumed = run_process({CPPLAN_BINARY, "sweep", path, "--db", db, "--resume"});
+  INFO(resumed.out << resumed.err);
+  REQUIRE(resumed.code == 0);
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  CHECK(store->runs()->size() == 2);
+}
+
+TEST_CASE("a sweep's caches are fixed schedules that leave the model a block to cache", "[executor][sweep][cache]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"caches = [ { fn = 2, bn = 2 } ]\n", ":3: caches: --cache-fn + --cache-bn = 2 + 2: must leave at least one"},
+      {"caches = [ { threshold = 0.1 } ]\n", ":3: caches.threshold = 0.1: unknown field or wrong type"},
+      {"caches = [ { policy = \"fbcache\" } ]\n", ":3: caches.policy = \"fbcache\": unknown field or wrong type"},
+      {"caches = [ 3 ]\n", ":3: caches: every entry must be a table"},
+      {"caches = []\n", ":3: caches: must be a non-empty array"},
+  };
+  for (const auto& [line, message] : cases) {
+    const std::string path = write("bad-cache.toml", "models = [\"flux-tiny\"]\nplans = [ {} ]\n" + line);
+    const auto p = run_process({CPPLAN_BINARY, "sweep", path, "--dry-run", "--db", (dir() / "bad.db").string()});
+    INFO(line);
+    CHECK(p.code == 3);
+    CHECK_THAT(p.err, Catch::Contains(message));
+    CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+  }
+}
