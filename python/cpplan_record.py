@@ -56,7 +56,8 @@ and return without running it, which a hook on the block would still count; cach
 blocks and a loop of your own skip the call altogether. `cache_computed_steps` and
 `cache_cached_steps` count the steps, `cache_hit_rate` is the share of the steps after the
 warm-up (`cache_warmup=`, the plan's under `cpplan tune`) that did not run it (core/cache.h's
-hit rate), `cache_probe` names the module watched. Pass `cache_probe=block` to watch another
+hit rate), `cache_probe` names the module watched: the block itself when the layer never ran (a
+fused forward that calls none of its layers as modules). Pass `cache_probe=block` to watch another
 block, `cache_probe=False` to watch none (the four are then null, as when no block list is found).
 
 `python3 cpplan_record.py --selftest --out runs.jsonl` times a small real torch pipeline on the
@@ -335,8 +336,9 @@ class Recorder:
     # -- the step cache: whether the watched block ran in each step --
     def _end_cache_step(self):
         self._phase_steps += 1
-        self._block_ran.append(self._probe_ran)
-        self._probe_ran = False
+        for kind in ("layer", "block"):
+            self._ran[kind].append(self._running[kind])
+            self._running[kind] = False
 
     def _watch_probe(self):
         if self._cache_probe is False:
@@ -348,26 +350,27 @@ class Recorder:
         if block is None:
             return
         layer_name, layer = _probe_layer(block)
-        self._probe_name = f"{name}.{layer_name}" if layer_name else name
-
-        def ran(module, inputs, output):
-            self._probe_ran = True
-
-        self._probe_hook = layer.register_forward_hook(ran)
+        self._probe_names = {"layer": f"{name}.{layer_name}" if layer_name else name, "block": name}
+        for kind, module in (("layer", layer), ("block", block)):
+            def ran(module, inputs, output, kind=kind):
+                self._running[kind] = True
+            self._probe_hooks.append(module.register_forward_hook(ran))
 
     def _unwatch_probe(self):
-        if self._probe_hook is not None:
-            self._probe_hook.remove()
-            self._probe_hook = None
+        while self._probe_hooks:
+            self._probe_hooks.pop().remove()
 
     def _cache_counts(self):
-        """The line's cache keys: the steps the watched block ran in and not, and the hit rate."""
-        if self._probe_name is None:
+        """The line's cache keys: the steps the watched module ran in and not, and the hit rate. The
+        layer's runs when it ran at all; else the block's (a block whose fused forward calls none
+        of its layers as modules, e.g. torch's TransformerEncoderLayer on its fast path)."""
+        if self._probe_names is None:
             return dict.fromkeys(CACHE_KEYS)
-        ran = self._block_ran
+        kind = "layer" if any(self._ran["layer"]) else "block"
+        ran = self._ran[kind]
         warm = min(self._cache_warmup, len(ran))
         after = ran[warm:]
-        return {"cache_probe": self._probe_name, "cache_computed_steps": sum(ran),
+        return {"cache_probe": self._probe_names[kind], "cache_computed_steps": sum(ran),
                 "cache_cached_steps": len(ran) - sum(ran), "cache_warmup_steps": warm,
                 "cache_hit_rate": after.count(False) / len(after) if after else 0.0}
 
@@ -430,7 +433,8 @@ class Recorder:
         self._wall_start = time.perf_counter()
         self._steps, self._encodes, self._decodes = [], [], []
         self._phases, self._phase, self._phase_steps, self._overall_peak = {}, None, 0, None
-        self._block_ran, self._probe_ran, self._probe_name, self._probe_hook = [], False, None, None
+        self._ran, self._running = {"layer": [], "block": []}, {"layer": False, "block": False}
+        self._probe_names, self._probe_hooks = None, []
         self._open_phase("denoise")
         self._step_start = self._mark()
         try:

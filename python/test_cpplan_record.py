@@ -96,6 +96,17 @@ class CachedTransformer(torch.nn.Module):
         return out
 
 
+class FusedBlock(torch.nn.Module):
+    """A block whose forward uses its layer's weights without calling the layer (a fused kernel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return x + torch.nn.functional.linear(x, self.proj.weight, self.proj.bias)
+
+
 def skip_forward_on(block, steps, counter):
     """A hook as diffusers' apply_first_block_cache registers one: the block's forward replaced by
     one that returns its input, without running the block, on the steps of `steps`."""
@@ -341,6 +352,14 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual((r["cache_computed_steps"], r["cache_cached_steps"]), (2, 2))
         self.assertAlmostEqual(r["cache_hit_rate"], 2 / 3)
 
+    def test_a_block_that_calls_none_of_its_layers_is_watched_itself(self):
+        pipe = CachedPipe(cached=(2,))
+        pipe.transformer.single_blocks = torch.nn.ModuleList(FusedBlock() for _ in range(5))
+        with record(self.out, pipe, **args(steps=4)) as rec:
+            pipe("x", 4, callback_on_step_end=rec.callback)
+        r = self.lines()[0]
+        self.assertEqual((r["cache_probe"], r["cache_computed_steps"], r["cache_cached_steps"]), ("single_blocks.2", 3, 1))
+
     def test_a_probe_given_or_none_found_or_refused(self):
         pipe = CachedPipe(cached=(1,))
         with record(self.out, pipe, **args(steps=3, cache_probe=pipe.transformer.joint_blocks[1])) as rec:
@@ -354,7 +373,8 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual((given["cache_probe"], given["cache_cached_steps"], given["cache_hit_rate"]), ("Block.norm", 1, 1 / 3))
         for r in (refused, none):
             self.assertEqual([r[k] for k in cpplan_record.CACHE_KEYS], [None] * 5)
-        self.assertEqual(pipe.transformer.joint_blocks[1].norm._forward_hooks, {}, "the hook is removed on leaving")
+        for module in (pipe.transformer.joint_blocks[1], pipe.transformer.joint_blocks[1].norm):
+            self.assertEqual(module._forward_hooks, {}, "the hooks are removed on leaving")
         with self.assertRaisesRegex(ValueError, r"^cache_probe = 3: must be a torch module"):
             record(self.out, pipe, cache_probe=3, **args())
         with self.assertRaisesRegex(ValueError, r"^cache_warmup = -1: must be at least 0"):
