@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/app.h"
 #include "core/text.h"
@@ -66,20 +67,87 @@ std::string measured_status(const TuneRow& row) {
   return s;
 }
 
+// The launch's measured hit rate and the assumed one, "0.33 (0.50)"; "" without a step cache.
+std::string hit_rate_cell(const TuneReport& r, const TuneRow& row) {
+  if (!r.cache.active()) return "";
+  const auto& c = row.outcome.cache;
+  return fmt::format(" {:>12}", fmt::format("{} ({:.2f})", c ? fmt::format("{:.2f}", c->hit_rate) : "-", r.assumed_hit_rate));
+}
+
 void print_table(std::ostream& out, const TuneReport& r) {
-  fmt::print(out, "{:>4}  {:<24} {:<26} {:>10} {:>9} {:>10} {:>10} {:>8} {:>9}  {}\n", "rank", "plan", "why",
-             "pred ms", "pred GiB", "fitted ms", "meas ms", "image s", "peak GiB", "status");
+  fmt::print(out, "{:>4}  {:<24} {:<26} {:>10} {:>9} {:>10} {:>10} {:>8} {:>9}{}  {}\n", "rank", "plan", "why",
+             "pred ms", "pred GiB", "fitted ms", "meas ms", "image s", "peak GiB",
+             r.cache.active() ? fmt::format(" {:>12}", "hit (assumed)") : "", "status");
   for (const TuneRow& row : r.rows) {
     const auto& c = row.candidate;
     const auto& o = row.outcome;
-    fmt::print(out, "{:>4}  {:<24} {:<26} {:>10.2f} {:>9.1f} {:>10.2f} {:>10} {:>8} {:>9}  {}\n", c.predicted_rank,
+    fmt::print(out, "{:>4}  {:<24} {:<26} {:>10.2f} {:>9.1f} {:>10.2f} {:>10} {:>8} {:>9}{}  {}\n", c.predicted_rank,
                c.label, c.why, c.predicted_step_ms, c.predicted_peak_bytes / kGiB, row.calibrated_step_ms,
                figure(o.step_ms, 1, "{:.2f}"), figure(o.image_ms, 1000, "{:.3f}"), figure(o.peak_bytes, kGiB, "{:.2f}"),
-               measured_status(row));
+               hit_rate_cell(r, row), measured_status(row));
   }
   for (const TuneRow& row : r.rows)
     if (!row.outcome.error.empty() && row.outcome.status != TuneStatus::kOk)
       fmt::print(out, "  {}: {}: {}\n", row.candidate.label, to_string(row.outcome.status), row.outcome.error);
+}
+
+// A threshold cache's hit rate: measured (and where later queries read it) or why not.
+void print_hit_rate(std::ostream& out, const TuneReport& r) {
+  if (!session::threshold_cache(r.cache)) return;
+  const std::string_view policy = to_string(r.cache.policy);
+  if (!r.hit_rate) {
+    fmt::print(out, "cache: {} hit rate not measured (assumed {:.2f}; the notes say why)\n", policy, r.assumed_hit_rate);
+    return;
+  }
+  fmt::print(out, "cache: {} hit rate measured {:.2f} over {} run{} ({} of {} steps after the warm-up cached; assumed "
+             "{:.2f}), written to {}\n",
+             policy, r.hit_rate->hit_rate(), r.hit_rate->runs, r.hit_rate->runs == 1 ? "" : "s", r.hit_rate->cached_steps,
+             r.hit_rate->counted_steps, r.assumed_hit_rate, r.hit_rate->path);
+  fmt::print(out, "  cpplan --db {} --cache {} (no --cache-hit-rate) prices with it\n", r.db, policy);
+}
+
+nlohmann::json cache_counts_json(const std::optional<session::CacheCounts>& c) {
+  if (!c) return nullptr;
+  return {{"computed_steps", c->computed_steps}, {"cached_steps", c->cached_steps},
+          {"warmup_steps", c->warmup_steps}, {"hit_rate", c->hit_rate}};
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json row_json(const TuneReport& r, const TuneRow& row) {
+  const auto& c = row.candidate;
+  const auto& o = row.outcome;
+  return {{"label", c.label}, {"why", c.why}, {"predicted_rank", c.predicted_rank},
+          {"predicted_step_ms", c.predicted_step_ms}, {"predicted_peak_bytes", c.predicted_peak_bytes},
+          {"fitted_step_ms", row.calibrated_step_ms}, {"status", to_string(o.status)}, {"resumed", o.resumed},
+          {"step_ms", optional_json(o.step_ms)}, {"image_ms", optional_json(o.image_ms)},
+          {"peak_bytes", optional_json(o.peak_bytes)}, {"error", o.error}, {"cache", cache_counts_json(o.cache)},
+          {"assumed_hit_rate", r.cache.active() ? nlohmann::json(r.assumed_hit_rate) : nlohmann::json(nullptr)}};
+}
+
+// The report as one JSON object: the rows, the best, the calibration and the cache's hit rate.
+void print_json(std::ostream& out, const TuneReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const TuneRow& row : r.rows) rows.push_back(row_json(r, row));
+  nlohmann::json families = nlohmann::json::object();
+  for (const auto& [family, factor] : r.fit.family) families[std::string(to_string(family))] = factor;
+  nlohmann::json cache = nullptr;
+  if (r.cache.active())
+    cache = {{"policy", to_string(r.cache.policy)}, {"assumed_hit_rate", r.assumed_hit_rate},
+             {"measured_hit_rate", r.hit_rate ? nlohmann::json(r.hit_rate->hit_rate()) : nlohmann::json(nullptr)},
+             {"runs", r.hit_rate ? r.hit_rate->runs : 0}, {"path", r.hit_rate ? r.hit_rate->path : ""}};
+  const nlohmann::json j{
+      {"rows", rows},
+      {"best", r.best ? nlohmann::json(r.rows[*r.best].candidate.label) : nlohmann::json(nullptr)},
+      {"regret", optional_json(r.regret)},
+      {"stopped_early", r.stopped_early},
+      {"calibration", {{"scale", r.fit.scale}, {"families", families}, {"runs", r.fit.runs},
+                       {"path", r.calibration_path}, {"source", r.calibration_source}}},
+      {"cache", cache},
+      {"prediction_source", r.prediction_source},
+      {"notes", r.notes},
+      {"db", r.db}};
+  out << j.dump(2) << '\n';
 }
 
 void print_summary(std::ostream& out, const TuneReport& r, const session::TuneRequest& request) {
@@ -107,6 +175,7 @@ void print_summary(std::ostream& out, const TuneReport& r, const session::TuneRe
   else
     fmt::print(out, "  (predicted from the {} profile: a tune with --hardware local or --cluster NAME writes the "
                "calibration those queries use)\n", r.calibration_source);
+  print_hit_rate(out, r);
   fmt::print(out, "records: {}\n", r.db);
 }
 
@@ -155,8 +224,12 @@ int tune_command(const TuneArgs& t, const Args& a, const std::string& exe, const
     return kExitInvalid;
   }
   for (const std::string& note : report->notes) err << note << '\n';
-  print_table(out, *report);
-  print_summary(out, *report, request);
+  if (a.json) {
+    print_json(out, *report);
+  } else {
+    print_table(out, *report);
+    print_summary(out, *report, request);
+  }
   if (report->cancelled) {
     fmt::print(err, "cpplan tune: cancelled; what finished is recorded in {} (rerun the same command to go on)\n",
                report->db);

@@ -46,6 +46,20 @@ Loading is measured when the pipeline is loaded inside `load_phase()` and the re
 
 A phase that did not happen (or a CPU without a resettable peak) is null.
 
+The line also counts the steps a step cache (FBCache, DBCache, TeaCache, MagCache, ...) computed:
+a forward hook on one block in the middle of the transformer (the block at len // 2 of its
+longest block list: `single_transformer_blocks` of FLUX, `blocks` of Wan) marks each step on which
+that block ran. No first-blocks (Fn) or last-blocks (Bn) policy runs it on a cached step. The hook
+sits on the block's first layer with parameters (a norm's or attention's Linear), not on the block
+itself: diffusers' cache hooks (apply_first_block_cache, MagCache) replace the block's forward
+and return without running it, which a hook on the block would still count; cache-dit's cached
+blocks and a loop of your own skip the call altogether. `cache_computed_steps` and
+`cache_cached_steps` count the steps, `cache_hit_rate` is the share of the steps after the
+warm-up (`cache_warmup=`, the plan's under `cpplan tune`) that did not run it (core/cache.h's
+hit rate), `cache_probe` names the module watched: the block itself when the layer never ran (a
+fused forward that calls none of its layers as modules). Pass `cache_probe=block` to watch another
+block, `cache_probe=False` to watch none (the four are then null, as when no block list is found).
+
 `python3 cpplan_record.py --selftest --out runs.jsonl` times a small real torch pipeline on the
 CPU (a text encoder, a transformer loop calling back as diffusers does, a conv decoder) and
 appends its line.
@@ -99,6 +113,31 @@ def _rank_and_world_size():
 
 
 PHASES = ("load", "encode", "denoise", "decode")
+CACHE_KEYS = ("cache_probe", "cache_computed_steps", "cache_cached_steps", "cache_warmup_steps", "cache_hit_rate")
+
+
+def find_cache_probe(pipe):
+    """(name, block): the block at len // 2 of the longest list of two or more blocks (a
+    torch.nn.ModuleList; the first of equal lengths) in the pipe's transformer (`pipe.transformer`,
+    or `pipe` itself when it is a torch module); (None, None) when there is none."""
+    root = pipe if isinstance(pipe, torch.nn.Module) else getattr(pipe, "transformer", None)
+    if not isinstance(root, torch.nn.Module):
+        return None, None
+    lists = [(name, m) for name, m in root.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) >= 2]
+    if not lists:
+        return None, None
+    name, blocks = max(lists, key=lambda item: len(item[1]))
+    return f"{name}.{len(blocks) // 2}", blocks[len(blocks) // 2]
+
+
+def _probe_layer(block):
+    """(name, module) whose run marks the block's: its first layer with parameters of its own and
+    no children, so that a hook replacing the block's forward without running it is not counted;
+    the block itself when it has none."""
+    for name, m in block.named_modules():
+        if not list(m.children()) and any(True for _ in m.parameters(recurse=False)):
+            return name, m
+    return "", block
 
 
 def _rss_bytes():
@@ -217,7 +256,7 @@ class Recorder:
 
     def __init__(self, out, pipe, *, model, runtime, width, height, steps=None, frames=1, batch=1,
                  text_encoder="replicated", vae="single", hardware=None, parallel=None, callback=None,
-                 device=None, load=None, **degrees):
+                 device=None, load=None, cache_probe=None, cache_warmup=0, **degrees):
         if not isinstance(model, str) or not model:
             raise ValueError(f"model = {model!r}: must name a cpplan model profile, e.g. 'flux.1-dev'")
         _check_choice("runtime", runtime, RUNTIMES)
@@ -244,6 +283,11 @@ class Recorder:
             raise ValueError(f"callback = {callback!r}: must be callable")
         if load is not None and not isinstance(load, PhaseMemory):
             raise ValueError(f"load = {load!r}: must be what cpplan_record.load_phase() yields, or None")
+        if cache_probe is not None and cache_probe is not False and not isinstance(cache_probe, torch.nn.Module):
+            raise ValueError(f"cache_probe = {cache_probe!r}: must be a torch module (a transformer block), False "
+                             "or None (the middle block found)")
+        _check_int("cache_warmup", cache_warmup, 0)
+        self._cache_probe, self._cache_warmup = cache_probe, cache_warmup
         self._load = load
         self._out = os.fspath(out)
         self._pipe = pipe
@@ -276,18 +320,59 @@ class Recorder:
         end = self._mark()
         self._steps.append((self._step_start, end))
         self._step_start = end
-        self._phase_steps += 1
+        self._end_cache_step()
 
     def callback(self, pipe, step_index, timestep, callback_kwargs):
         """diffusers' callback_on_step_end: ends the step, calls the user's callback, returns its dict."""
         if not self._active:
             raise RuntimeError("cpplan_record: callback called outside the `with record(...)` block")
         self._steps.append((self._step_start, self._mark()))
-        self._phase_steps += 1
+        self._end_cache_step()
         if self._user_callback is not None:
             callback_kwargs = self._user_callback(pipe, step_index, timestep, callback_kwargs)
         self._step_start = self._mark()
         return callback_kwargs
+
+    # -- the step cache: whether the watched block ran in each step --
+    def _end_cache_step(self):
+        self._phase_steps += 1
+        for kind in ("layer", "block"):
+            self._ran[kind].append(self._running[kind])
+            self._running[kind] = False
+
+    def _watch_probe(self):
+        if self._cache_probe is False:
+            return
+        if self._cache_probe is None:
+            name, block = find_cache_probe(self._pipe)
+        else:
+            name, block = type(self._cache_probe).__name__, self._cache_probe
+        if block is None:
+            return
+        layer_name, layer = _probe_layer(block)
+        self._probe_names = {"layer": f"{name}.{layer_name}" if layer_name else name, "block": name}
+        for kind, module in (("layer", layer), ("block", block)):
+            def ran(module, inputs, output, kind=kind):
+                self._running[kind] = True
+            self._probe_hooks.append(module.register_forward_hook(ran))
+
+    def _unwatch_probe(self):
+        while self._probe_hooks:
+            self._probe_hooks.pop().remove()
+
+    def _cache_counts(self):
+        """The line's cache keys: the steps the watched module ran in and not, and the hit rate. The
+        layer's runs when it ran at all; else the block's (a block whose fused forward calls none
+        of its layers as modules, e.g. torch's TransformerEncoderLayer on its fast path)."""
+        if self._probe_names is None:
+            return dict.fromkeys(CACHE_KEYS)
+        kind = "layer" if any(self._ran["layer"]) else "block"
+        ran = self._ran[kind]
+        warm = min(self._cache_warmup, len(ran))
+        after = ran[warm:]
+        return {"cache_probe": self._probe_names[kind], "cache_computed_steps": sum(ran),
+                "cache_cached_steps": len(ran) - sum(ran), "cache_warmup_steps": warm,
+                "cache_hit_rate": after.count(False) / len(after) if after else 0.0}
 
     # -- wrapping encode_prompt and vae.decode for the context's duration --
     # -- the phases' memory: encode and decode are the wrapped calls, denoise what holds the steps --
@@ -348,13 +433,17 @@ class Recorder:
         self._wall_start = time.perf_counter()
         self._steps, self._encodes, self._decodes = [], [], []
         self._phases, self._phase, self._phase_steps, self._overall_peak = {}, None, 0, None
+        self._ran, self._running = {"layer": [], "block": []}, {"layer": False, "block": False}
+        self._probe_names, self._probe_hooks = None, []
         self._open_phase("denoise")
         self._step_start = self._mark()
         try:
             self._wrap(self._pipe, "encode_prompt", self._encodes, True)
             self._wrap(getattr(self._pipe, "vae", None), "decode", self._decodes, False)
+            self._watch_probe()
         except BaseException:
             self._unwrap()
+            self._unwatch_probe()
             raise
         self._active = True
         return self
@@ -362,6 +451,7 @@ class Recorder:
     def __exit__(self, exc_type, exc, tb):
         self._active = False
         self._unwrap()
+        self._unwatch_probe()
         self._close_phase()
         if exc_type is not None:
             return False  # a run that raised is not recorded
@@ -420,7 +510,7 @@ class Recorder:
             "text_encoder": c["text_encoder"], "vae": c["vae"],
             "step_ms": step_ms, "text_encode_ms": total(self._encodes), "vae_decode_ms": total(self._decodes),
             "image_ms": wall_ms / c["batch"], "peak_mem_bytes": peak, "peak_mem_kind": peak_kind,
-            "phase_mem": phase_mem,
+            "phase_mem": phase_mem, **self._cache_counts(),
         }
 
     def _append(self, result):
@@ -440,7 +530,9 @@ def record(out, pipe=None, **kwargs):
     runtime, width, height, steps (None: as many as were timed, else checked), frames=1, batch=1,
     text_encoder='replicated', vae='single', hardware=None, parallel (dict or object with the
     degrees), callback (the user's callback_on_step_end), device (None: cuda when available),
-    load (what load_phase() yielded: the loading phase's memory), and ring_degree, ulysses_degree, tp_degree, cfg_degree, dp_degree, ulysses_anything,
+    load (what load_phase() yielded: the loading phase's memory), cache_probe (the block whose
+    runs count the computed steps: None finds the middle block, False watches none), cache_warmup
+    (the steps before the hit rate counts, default 0), and ring_degree, ulysses_degree, tp_degree, cfg_degree, dp_degree, ulysses_anything,
     ring_anything (override `parallel`). Bad values raise ValueError naming the field."""
     return Recorder(out, pipe, **kwargs)
 

@@ -21,7 +21,8 @@ KEYS = ["cpplan_record", "model", "runtime", "hardware", "device", "gpu_name", "
         "cuda", "host", "started_at", "finished_at", "width", "height", "frames", "steps", "batch", "ring_degree",
         "ulysses_degree", "tp_degree", "cfg_degree", "dp_degree", "ulysses_anything", "ring_anything",
         "text_encoder", "vae", "step_ms", "text_encode_ms", "vae_decode_ms", "image_ms", "peak_mem_bytes",
-        "peak_mem_kind", "phase_mem"]
+        "peak_mem_kind", "phase_mem", "cache_probe", "cache_computed_steps", "cache_cached_steps",
+        "cache_warmup_steps", "cache_hit_rate"]
 
 # A pipeline loaded, encoded, denoised and decoded in a process of its own, on the CPU, each phase
 # measured: TinyPipeline(dim=512, layers=4) holds 13,027,443 fp32 parameters (below), 52,109,772 B.
@@ -59,6 +60,77 @@ class Pipe:
                 out = callback_on_step_end(self, i, 1000 - i, {"latents": latents})
                 latents = out.pop("latents", latents)
         return self.vae.decode(latents)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(4)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
+
+    def forward(self, x):
+        return x + self.mlp(self.norm(x))
+
+
+class CachedTransformer(torch.nn.Module):
+    """Two block lists (as FLUX: 2 joint, 5 single) and a first-block cache of its own: on the steps
+    of `cached`, the first block runs and the others' residual of the last computed step is reused."""
+
+    def __init__(self, cached):
+        super().__init__()
+        self.joint_blocks = torch.nn.ModuleList(Block() for _ in range(2))
+        self.single_blocks = torch.nn.ModuleList(Block() for _ in range(5))
+        self.cached, self.step, self.residual = set(cached), 0, None
+
+    def forward(self, x):
+        blocks = list(self.joint_blocks) + list(self.single_blocks)
+        x = blocks[0](x)
+        if self.step in self.cached:
+            out = x + self.residual
+        else:
+            out = x
+            for block in blocks[1:]:
+                out = block(out)
+            self.residual = out - x
+        self.step += 1
+        return out
+
+
+class FusedBlock(torch.nn.Module):
+    """A block whose forward uses its layer's weights without calling the layer (a fused kernel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return x + torch.nn.functional.linear(x, self.proj.weight, self.proj.bias)
+
+
+def skip_forward_on(block, steps, counter):
+    """A hook as diffusers' apply_first_block_cache registers one: the block's forward replaced by
+    one that returns its input, without running the block, on the steps of `steps`."""
+    original = block.forward
+
+    def forward(x):
+        counter[0] += 1
+        return x if counter[0] - 1 in steps else original(x)
+
+    block.forward = forward
+
+
+class CachedPipe(Pipe):
+    def __init__(self, cached=()):
+        super().__init__()
+        self.transformer = CachedTransformer(cached)
+
+    def __call__(self, prompt, steps, callback_on_step_end=None):
+        latents = torch.zeros(1, 4)
+        for i in range(steps):
+            latents = self.transformer(latents)
+            if callback_on_step_end is not None:
+                callback_on_step_end(self, i, 1000 - i, {"latents": latents})
+        return latents
 
 
 def args(**overrides):
@@ -258,6 +330,55 @@ class RecorderTest(unittest.TestCase):
     def test_a_load_that_is_not_load_phases_is_refused(self):
         with self.assertRaisesRegex(ValueError, r"^load = 3: must be what cpplan_record.load_phase\(\) yields"):
             record(self.out, None, load=3, **args())
+
+    def test_the_steps_a_cache_skipped_the_middle_block_on_are_counted(self):
+        # 8 steps, 2 warm-up; the middle block is single_blocks[2]; cached steps 3, 5, 6: 3 of the 6
+        # after the warm-up, a hit rate of 0.5.
+        pipe = CachedPipe(cached=(3, 5, 6))
+        with record(self.out, pipe, **args(steps=8, cache_warmup=2)) as rec:
+            pipe("x", 8, callback_on_step_end=rec.callback)
+        r = self.lines()[0]
+        self.assertEqual(r["cache_probe"], "single_blocks.2.norm")
+        self.assertEqual((r["cache_computed_steps"], r["cache_cached_steps"], r["cache_warmup_steps"]), (5, 3, 2))
+        self.assertEqual(r["cache_hit_rate"], 0.5)
+
+    def test_a_hook_that_replaces_the_blocks_forward_counts_as_a_cached_step(self):
+        pipe = CachedPipe()
+        middle = pipe.transformer.single_blocks[2]
+        skip_forward_on(middle, steps={1, 2}, counter=[0])  # steps 1 and 2 skip it
+        with record(self.out, pipe, **args(steps=4, cache_warmup=1)) as rec:
+            pipe("x", 4, callback_on_step_end=rec.callback)
+        r = self.lines()[0]
+        self.assertEqual((r["cache_computed_steps"], r["cache_cached_steps"]), (2, 2))
+        self.assertAlmostEqual(r["cache_hit_rate"], 2 / 3)
+
+    def test_a_block_that_calls_none_of_its_layers_is_watched_itself(self):
+        pipe = CachedPipe(cached=(2,))
+        pipe.transformer.single_blocks = torch.nn.ModuleList(FusedBlock() for _ in range(5))
+        with record(self.out, pipe, **args(steps=4)) as rec:
+            pipe("x", 4, callback_on_step_end=rec.callback)
+        r = self.lines()[0]
+        self.assertEqual((r["cache_probe"], r["cache_computed_steps"], r["cache_cached_steps"]), ("single_blocks.2", 3, 1))
+
+    def test_a_probe_given_or_none_found_or_refused(self):
+        pipe = CachedPipe(cached=(1,))
+        with record(self.out, pipe, **args(steps=3, cache_probe=pipe.transformer.joint_blocks[1])) as rec:
+            pipe("x", 3, callback_on_step_end=rec.callback)
+        with record(self.out, pipe, **args(steps=3, cache_probe=False)) as rec:
+            pipe("x", 3, callback_on_step_end=rec.callback)
+        plain = Pipe()  # no transformer: no block to watch
+        with record(self.out, plain, **args(steps=2)) as rec:
+            plain("x", 2, callback_on_step_end=rec.callback)
+        given, refused, none = self.lines()
+        self.assertEqual((given["cache_probe"], given["cache_cached_steps"], given["cache_hit_rate"]), ("Block.norm", 1, 1 / 3))
+        for r in (refused, none):
+            self.assertEqual([r[k] for k in cpplan_record.CACHE_KEYS], [None] * 5)
+        for module in (pipe.transformer.joint_blocks[1], pipe.transformer.joint_blocks[1].norm):
+            self.assertEqual(module._forward_hooks, {}, "the hooks are removed on leaving")
+        with self.assertRaisesRegex(ValueError, r"^cache_probe = 3: must be a torch module"):
+            record(self.out, pipe, cache_probe=3, **args())
+        with self.assertRaisesRegex(ValueError, r"^cache_warmup = -1: must be at least 0"):
+            record(self.out, pipe, cache_warmup=-1, **args())
 
     def test_the_command_line_refuses_bad_arguments_with_one_line_and_exit_2(self):
         for argv in (["--selftest", "--out", self.out, "--steps", "0"], [], ["--selftest"], ["--bogus"]):

@@ -103,7 +103,8 @@ def current_plan(**plan_arguments):
 def record(pipe, out=None, plan=None, **recorder_arguments):
     """The recorder of python/cpplan_record.py (`with cpplan.record(pipe) as rec:`) for this
     launch's plan: the model, size, steps, runtime, device and plan come from current_plan() under
-    a tune (its `out` too, unless given); any of record()'s keyword arguments overrides them."""
+    a tune (its `out` too, unless given), and the cache warm-up from the plan's cache (the hit rate's
+    first step); any of record()'s keyword arguments overrides them."""
     import importlib
     import sys
     _record = importlib.import_module(__package__ + ".record").record  # needs torch
@@ -114,6 +115,8 @@ def record(pipe, out=None, plan=None, **recorder_arguments):
                                                             "steps", "device")}
     settings.update(recorder_arguments)
     settings.setdefault("runtime", "diffusers")
+    # The hit rate counts from the end of the plan's cache warm-up, as core/cache.h's does.
+    settings.setdefault("cache_warmup", (plan.plan.json.get("cache") or {}).get("warmup_steps", 0))
     out = out or plan.tune.get("out")
     if not out:
         raise ValueError("out = None: record() needs a file to append to outside cpplan tune")

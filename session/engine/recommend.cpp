@@ -126,6 +126,8 @@ void plan_query(PlannedQuery& out, const Options& o, const CostModelChoice& cost
   std::ostringstream notes;
   auto context = std::make_shared<Context>(build_query(o, std::move(catalog), notes));
   out.notes = query_notes(notes.str(), context->query);
+  if (cost.tune_hit_rate && !cost.db.empty() && o.cache_hit_rate.empty())
+    out.hit_rates = apply_measured_hit_rates(context->query, cost.db);
   out.model = make_cost_model(context->query, cost, machine, *context->catalog);
   out.forward_flops = costmodel::forward_flops(*context->query.model, context->query.sequence);
   out.context = std::move(context);
@@ -146,7 +148,8 @@ void rank(Recommendation& rec) {
   for (const planner::RankedPlan& p : rec.report.plans) rec.fitting += p.plan.valid() && p.predicted->fits_memory;
   rec.rejections = rejections_of(rec.report);
   rec.frameworks = framework_choices(q, rec.report);
-  rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster(), rec.model->tune());
+  rec.prediction_source = prediction_source(rec.report.plans, rec.model->local(), rec.model->cluster(), rec.model->tune()) +
+                          hit_rate_source_text(rec.hit_rates);
   if (r.with_scripts) rec.scripts = scripts_of(q, rec.report.plans);
   const planner::RankedPlan* top = rec.top();
   if (!top) return;

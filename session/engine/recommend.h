@@ -24,6 +24,7 @@
 #include "session/engine/explain.h"
 #include "session/query/machine.h"
 #include "session/engine/internal/planning.h"
+#include "session/engine/internal/tune_hit_rate.h"
 #include "session/query/query.h"
 
 namespace cpplan::session {
@@ -65,6 +66,7 @@ struct PlannedQuery {
   std::shared_ptr<const QueryCostModel> model;
   std::vector<std::string> notes;  // one line each, for the user's error stream
   double forward_flops = 0;        // one forward pass of the transformer at this sequence
+  std::vector<MeasuredHitRate> hit_rates;  // the caches priced with a tune's measured hit rate
 
   const Query& query() const { return context->query; }
   const ProfileCatalog& catalog() const { return *context->catalog; }

@@ -35,7 +35,9 @@ constexpr std::array<std::string_view, 33> kKeys = {
     "image_ms",      "peak_mem_bytes", "peak_mem_kind"};
 
 // Keys a line may leave out (lines written before the recorder measured them).
-constexpr std::array<std::string_view, 1> kOptionalKeys = {"phase_mem"};
+constexpr std::array<std::string_view, 6> kOptionalKeys = {"phase_mem",          "cache_probe",
+                                                           "cache_computed_steps", "cache_cached_steps",
+                                                           "cache_warmup_steps", "cache_hit_rate"};
 // The phases of phase_mem, in order (MemoryPhase's).
 constexpr std::array<std::string_view, 4> kPhases = {"load", "encode", "denoise", "decode"};
 
@@ -189,6 +191,32 @@ void add_phase_memory(const json& j, data::RunRecord& r) {
   }
 }
 
+// The step cache's counts (optional, all null when the recorder watched no block): into the run's
+// metrics as cache.computed_steps, cache.cached_steps, cache.warmup_steps and cache.hit_rate.
+void add_cache_counts(const json& j, const Fields& f, data::RunRecord& r) {
+  if (!j.contains("cache_probe") || j.at("cache_probe").is_null()) {
+    for (std::size_t i = 2; i < kOptionalKeys.size(); ++i)
+      if (j.contains(std::string(kOptionalKeys[i])) && !j.at(std::string(kOptionalKeys[i])).is_null())
+        f.fail(kOptionalKeys[i], "must be null when cache_probe is null (no block watched)");
+    return;
+  }
+  f.text("cache_probe");
+  for (std::size_t i = 2; i < kOptionalKeys.size(); ++i)
+    if (!j.contains(std::string(kOptionalKeys[i])))
+      throw BadLine{fmt::format("{}: missing (cache_probe names a watched block)", kOptionalKeys[i])};
+  const int computed = f.integer("cache_computed_steps", 0, r.steps);
+  const int cached = f.integer("cache_cached_steps", 0, r.steps);
+  if (computed + cached != r.steps)
+    f.fail("cache_cached_steps", fmt::format("must be steps = {} less cache_computed_steps = {}", r.steps, computed));
+  const int warmup = f.integer("cache_warmup_steps", 0, r.steps);
+  const double hit_rate = f.number("cache_hit_rate", false);
+  if (hit_rate > 1) f.fail("cache_hit_rate", "must be at most 1 (a share of the steps after the warm-up)");
+  r.metrics.emplace_back("cache.computed_steps", computed);
+  r.metrics.emplace_back("cache.cached_steps", cached);
+  r.metrics.emplace_back("cache.warmup_steps", warmup);
+  r.metrics.emplace_back("cache.hit_rate", hit_rate);
+}
+
 // One line's object as a run and its machine; throws BadLine.
 MeasuredRun to_run(const json& j) {
   // The version first: a line of another version may well have other keys.
@@ -273,6 +301,7 @@ MeasuredRun to_run(const json& j) {
   if (r.peak_mem_bytes) f.choice("peak_mem_kind", {"cuda_allocated", "cpu_maxrss"});
   else if (!f.at("peak_mem_kind").is_null()) f.fail("peak_mem_kind", "must be null when peak_mem_bytes is null");
   add_phase_memory(j, r);
+  add_cache_counts(j, f, r);
 
   // What cpplan knows of the run beyond the line: the executor's defaults for a GPU (bf16) or CPU
   // (fp32) run; the framework's attention backend, warm-up and seed are not recorded.

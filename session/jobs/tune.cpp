@@ -83,6 +83,76 @@ std::set<PlanFamily> measured_families(const std::vector<data::StoredRun>& runs,
   return out;
 }
 
+// Whether `row`'s cache counts go into the measured hit rate: an ok launch whose recorder watched a
+// block that ran (at least in the warm-up) and counted from the query's warm-up.
+bool counted(const TuneRow& row, const CacheSpec& s) {
+  const std::optional<CacheCounts>& c = row.outcome.cache;
+  return row.outcome.status == TuneStatus::kOk && c && c->computed_steps > 0 && c->warmup_steps == s.warmup_steps &&
+         c->steps_after_warmup() > 0;
+}
+
+// A threshold cache's hit rate over the counted launches: their cached steps after the warm-up
+// over those steps (core/cache.h's hit rate); none before a launch is counted.
+std::optional<MeasuredHitRate> pooled_hit_rate(const TuneReport& report) {
+  if (!threshold_cache(report.cache)) return std::nullopt;
+  MeasuredHitRate m;
+  for (const TuneRow& row : report.rows)
+    if (counted(row, report.cache)) {
+      m.cached_steps += row.outcome.cache->cached_after_warmup();
+      m.counted_steps += row.outcome.cache->steps_after_warmup();
+      ++m.runs;
+    }
+  if (m.runs == 0) return std::nullopt;
+  m.model = report.model;
+  m.cache = report.cache;
+  m.host = this_host_name();
+  m.measured_at = now_utc();
+  return m;
+}
+
+// The hit rate the predictions hold: the stated one until a launch is counted, then the measured
+// one; each candidate's predicted step its mean step at that rate.
+void reprice(TuneReport& report) {
+  report.hit_rate = pooled_hit_rate(report);
+  if (report.hit_rate) report.cache.hit_rate = report.hit_rate->hit_rate();
+  for (TuneRow& row : report.rows)
+    row.candidate.predicted_step_ms = mean_step_ms_at(row.candidate, report.cache, report.steps);
+}
+
+// The share of the steps after the warm-up that cache `s` reuses: a threshold policy's hit rate, a
+// fixed schedule's cached steps over those steps; 0 without a cache.
+double stated_hit_rate(const CacheSpec& s, int steps) {
+  if (!s.active()) return 0;
+  if (threshold_cache(s)) return s.hit_rate;
+  const int after = steps - std::min(s.warmup_steps, steps);
+  return after > 0 ? static_cast<double>(cached_steps(s, steps)) / after : 0;
+}
+
+// Why a launch's cache counts are not used, as a note; empty when they are, or there are none to use.
+std::string cache_count_note(const TuneReport& report, const TuneRow& row) {
+  const std::optional<CacheCounts>& c = row.outcome.cache;
+  const std::string& label = row.candidate.label;
+  if (row.outcome.status != TuneStatus::kOk) return "";
+  if (!report.cache.active())
+    return c && c->cached_steps > 0
+               ? fmt::format("note: {}: the pipeline skipped its middle block on {} of {} steps, but the query has no "
+                             "--cache: priced as computed steps, and no hit rate is kept (name the cache: --cache fbcache, ...)",
+                             label, c->cached_steps, c->computed_steps + c->cached_steps)
+               : "";
+  if (!c)
+    return fmt::format("note: {}: the record has no cache step counts (the recorder found no block list in the "
+                       "pipeline, or is older): the hit rate stays the stated {:.2f}; pass cache_probe=BLOCK to "
+                       "cpplan.record", label, report.assumed_hit_rate);
+  if (c->computed_steps == 0)
+    return fmt::format("note: {}: the watched block ran on no step (not a block the pipeline runs): its counts are "
+                       "not used; pass cache_probe=BLOCK to cpplan.record", label);
+  if (c->warmup_steps != report.cache.warmup_steps)
+    return fmt::format("note: {}: the recorder counted the hit rate after {} warm-up steps, the query's {} warms up "
+                       "{}: its counts are not used (cpplan.record takes the plan's; cache_warmup= sets it)",
+                       label, c->warmup_steps, to_string(report.cache.policy), report.cache.warmup_steps);
+  return "";
+}
+
 TuneFit fit_of(const TuneReport& report) {
   std::vector<TuneMeasurement> measured;
   for (const TuneRow& row : report.rows)
@@ -214,13 +284,16 @@ TuneReport plan_tune(const TuneRequest& r, const Recommendation& rec, data::Stor
     for (const planner::RankedPlan* form : row.same) own.insert(run_key(r, rec.query(), candidate_key(*form)));
   }
   report.measured_before = measured_families(*runs, r, own);
+  report.cache = rec.query().cache;
+  report.steps = rec.query().steps;
+  report.assumed_hit_rate = stated_hit_rate(report.cache, report.steps);
   for (TuneCandidate& c : choose_candidates(rec, r.top, r.margin, report.measured_before)) {
     TuneRow row;
     row.key = run_key(r, rec.query(), c.key);
     row.candidate = std::move(c);
     for (const data::StoredRun& s : *runs)  // newest first: the latest record of the key
       if (s.run.run_key == row.key) {
-        row.outcome = outcome_of(s.run);
+        row.outcome = outcome_of(s.run, report.cache.active());
         break;
       }
     report.rows.push_back(std::move(row));
@@ -238,6 +311,7 @@ Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
     if (!parsed) return parsed.error();
     Request request = *parsed;
     request.cost.tune_calibration = false;  // the fit is of the predictions without the last one
+    request.cost.tune_hit_rate = false;     // the hit rate measured is compared with the stated one
     auto catalog = ProfileCatalog::load(profile_search_path(r.options.profiles, r.exe));
     if (!catalog) return catalog.error();
     auto resolved = resolve(request, std::make_shared<const ProfileCatalog>(std::move(catalog).value()), r.machine);
@@ -258,11 +332,13 @@ Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
     const int total = static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const TuneRow& row) {
       return row.outcome.status == TuneStatus::kPending;
     }));
+    reprice(report);
     report.fit = fit_of(report);
     while (auto next = next_launch(report, r.margin)) {
       if (events.cancel && events.cancel->load()) break;
       if (events.launch_started) events.launch_started(report, *next, done, total);
       if (!launch_row(r, (*rec)->query(), store, dir, report.rows[*next], events.cancel)) break;
+      reprice(report);
       report.fit = fit_of(report);
       if (events.launch_ended) events.launch_ended(report, *next, ++done, total);
     }
@@ -273,6 +349,12 @@ Result<TuneReport> tune(const TuneRequest& r, const TuneEvents& events) {
     report.calibration_source = tune_source(r.options.hardware == "local", r.options.cluster,
                                             (*rec)->query().hardware->name);
     if (report.fit.runs > 0) report.calibration_path = write_calibration(report, r, (*rec)->query(), store.path());
+    if (report.hit_rate) {
+      report.hit_rate->path = tune_hit_rate_path(store.path());
+      write_measured_hit_rate(*report.hit_rate);
+    }
+    for (const TuneRow& row : report.rows)
+      if (std::string note = cache_count_note(report, row); !note.empty()) report.notes.push_back(std::move(note));
     return report;
   } catch (const InvalidInput& e) {
     return Error{e.message};

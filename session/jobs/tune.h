@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "core/cache.h"
 #include "core/result.h"
 #include "session/query/query.h"
 #include "session/engine/recommend.h"
+#include "session/engine/internal/tune_hit_rate.h"
 #include "session/jobs/tune_candidates.h"
 #include "session/jobs/tune_fit.h"
 
@@ -35,10 +37,23 @@ struct TuneRequest {
 enum class TuneStatus { kPending, kOk, kOom, kFailed, kTimeout, kNotRun, kCancelled };
 std::string_view to_string(TuneStatus s);  // "pending", "ok", "oom", "failed", "timeout", "not run", "cancelled"
 
+// What the recorder counted of a launch's step cache: the steps its watched middle block ran in
+// (computed) and not (cached), and the hit rate over the steps after `warmup_steps`.
+struct CacheCounts {
+  int computed_steps = 0, cached_steps = 0, warmup_steps = 0;
+  double hit_rate = 0;
+  // The cached steps after the warm-up: hit_rate x (steps - warm-up), rounded.
+  int cached_after_warmup() const;
+  int steps_after_warmup() const { return computed_steps + cached_steps - warmup_steps; }
+};
+
 // What one candidate's launch gave.
 struct TuneOutcome {
   TuneStatus status = TuneStatus::kPending;
-  std::optional<double> step_ms, image_ms, peak_bytes;  // measured (ok)
+  // Measured (ok): step_ms the median step, or with a step cache the mean step (computed and cached
+  // steps together, as the ranking's mean step); per image; peak bytes.
+  std::optional<double> step_ms, image_ms, peak_bytes;
+  std::optional<CacheCounts> cache;                      // the recorder's counts, when it watched a block
   std::string error;                                     // one line, when not ok
   bool resumed = false;                                  // read from an earlier tune's record
   double launch_s = 0;                                   // wall time of the launch
@@ -61,6 +76,12 @@ struct TuneReport {
   bool stopped_early = false, cancelled = false;
   std::string db, calibration_path, prediction_source, model;
   std::string calibration_source;  // "local", "cluster-NAME" (what later queries read), or the hardware's name
+  // The query's step cache and steps; a threshold policy's hit_rate is the one the predictions
+  // hold: the stated one (assumed_hit_rate), then the one measured.
+  CacheSpec cache;
+  int steps = 0;
+  double assumed_hit_rate = 0;  // a fixed schedule's: its cached steps after the warm-up over those steps
+  std::optional<MeasuredHitRate> hit_rate;  // pooled over the ok launches' counts (threshold policies)
   std::vector<std::string> notes;
 };
 

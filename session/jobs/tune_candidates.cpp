@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/cost_model.h"
+
 #include "session/render/plan_json.h"
 
 namespace cpplan::session {
@@ -19,7 +21,9 @@ TuneCandidate candidate_of(const Query& q, const planner::RankedPlan& p, int ran
   c.label = c.plan.value("label", "");
   if (variant.find("anything") != std::string::npos) c.label += " (anything)";
   c.why = std::move(why);
-  c.predicted_step_ms = p.predicted->step_ms;
+  c.predicted_step_ms = costmodel::mean_step_ms(*p.predicted, q.steps);
+  c.computed_step_ms = p.predicted->step_ms;
+  c.cached_step_ms = p.predicted->cached_step_ms;
   c.predicted_image_ms = p.predicted->image_ms;
   c.predicted_peak_bytes = p.predicted->peak_mem_bytes;
   c.predicted_rank = rank;
@@ -48,6 +52,12 @@ std::optional<std::size_t> best_of(const Recommendation& rec, PlanFamily f) {
 }
 
 }  // namespace
+
+double mean_step_ms_at(const TuneCandidate& c, const CacheSpec& s, int steps) {
+  if (!s.active() || steps < 1) return c.computed_step_ms;
+  const int cached = cached_steps(s, steps);
+  return ((steps - cached) * c.computed_step_ms + cached * c.cached_step_ms) / steps;
+}
 
 std::string candidate_key(const planner::RankedPlan& p) {
   return fmt::format("{}/{}", plan_label(p.plan.config), to_string(p.plan.variant));

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cache.h"
 #include "core/parallel_config.h"
 #include "session/engine/internal/plan_family.h"
 #include "session/engine/recommend.h"
@@ -24,9 +25,16 @@ struct TuneCandidate {
   PlanFamily family = PlanFamily::kSingle;
   std::string why;      // "diffusers' best", "best ring within 10%", "no tp measured here"
   nlohmann::json plan;  // the plan as `cpplan --json` writes it (what the launch applies)
-  double predicted_step_ms = 0, predicted_image_ms = 0, predicted_peak_bytes = 0;
+  // The step the tune compares with the measured one: the predicted step, or with a step cache the
+  // mean step at the hit rate the tune holds (mean_step_ms_at); of which the computed and cached step.
+  double predicted_step_ms = 0, computed_step_ms = 0, cached_step_ms = 0;
+  double predicted_image_ms = 0, predicted_peak_bytes = 0;
   int predicted_rank = 0;  // 1: the ranking's fastest of the candidates' rows
 };
+
+// The mean step of `c` over `steps` steps with cache `s`: computed steps x computed_step_ms plus
+// cached steps x cached_step_ms (core/cache.h's counts), over the steps; computed_step_ms without a cache.
+double mean_step_ms_at(const TuneCandidate& c, const CacheSpec& s, int steps);
 
 // A candidate's key for plan `p`: its label and attention form, "ulysses 2/ulysses".
 std::string candidate_key(const planner::RankedPlan& p);

@@ -1,6 +1,7 @@
 #include "session/jobs/tune_launch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
@@ -75,7 +76,30 @@ data::RunRecord failed_record(const TuneRequest& r, const Query& q, const TuneCa
   return run;
 }
 
+// The step a tune compares: the median step, or with a step cache the mean of the steps.
+std::optional<double> measured_step_ms(const data::RunRecord& run, bool mean_step) {
+  if (!mean_step || run.step_times_ms.empty()) return run.step_ms;
+  double sum = 0;
+  for (double ms : run.step_times_ms) sum += ms;
+  return sum / static_cast<double>(run.step_times_ms.size());
+}
+
+std::optional<double> metric(const data::RunRecord& run, std::string_view name) {
+  for (const auto& [key, value] : run.metrics)
+    if (key == name) return value;
+  return std::nullopt;
+}
+
 }  // namespace
+
+int CacheCounts::cached_after_warmup() const { return static_cast<int>(std::lround(hit_rate * steps_after_warmup())); }
+
+std::optional<CacheCounts> cache_counts_of(const data::RunRecord& run) {
+  const auto computed = metric(run, "cache.computed_steps"), cached = metric(run, "cache.cached_steps");
+  const auto warmup = metric(run, "cache.warmup_steps"), hit_rate = metric(run, "cache.hit_rate");
+  if (!computed || !cached || !warmup || !hit_rate) return std::nullopt;
+  return CacheCounts{static_cast<int>(*computed), static_cast<int>(*cached), static_cast<int>(*warmup), *hit_rate};
+}
 
 data::HardwareFingerprint this_host(const std::string& device) {
   data::HardwareFingerprint hw;
@@ -127,9 +151,10 @@ LaunchResult read_launch(const TuneRequest& r, const Query& q, const TuneCandida
     run.run_key = run_key;
     data::set_plan(run, c.config);
     o.status = TuneStatus::kOk;
-    o.step_ms = run.step_ms;
+    o.step_ms = measured_step_ms(run, q.cache.active());
     o.image_ms = run.image_ms;
     o.peak_bytes = run.peak_mem_bytes;
+    o.cache = cache_counts_of(run);
     result.records.emplace_back(hw, run);
     return result;
   }
@@ -141,13 +166,14 @@ LaunchResult read_launch(const TuneRequest& r, const Query& q, const TuneCandida
   return result;
 }
 
-TuneOutcome outcome_of(const data::RunRecord& run) {
+TuneOutcome outcome_of(const data::RunRecord& run, bool mean_step) {
   TuneOutcome o;
   o.resumed = true;
   o.error = run.error;
   if (run.status == "ok") {
     o.status = TuneStatus::kOk;
-    o.step_ms = run.step_ms;
+    o.step_ms = measured_step_ms(run, mean_step);
+    o.cache = cache_counts_of(run);
     o.image_ms = run.image_ms;
     o.peak_bytes = run.peak_mem_bytes;
   } else if (run.status == "oom") {

@@ -24,8 +24,12 @@ struct LaunchResult {
 LaunchResult read_launch(const TuneRequest& r, const Query& q, const TuneCandidate& c, const launch::ChildOutcome& child,
                          const std::string& out, const std::string& log, const std::string& run_key);
 
-// The outcome a stored tune record stands for (resume).
-TuneOutcome outcome_of(const data::RunRecord& run);
+// The outcome a stored tune record stands for (resume); `mean_step`: its step_ms the mean of its
+// step times (a query with a step cache), else the median the record holds.
+TuneOutcome outcome_of(const data::RunRecord& run, bool mean_step);
+
+// The recorder's cache counts among a run's metrics (recorder_runs.h); none when it watched no block.
+std::optional<CacheCounts> cache_counts_of(const data::RunRecord& run);
 
 // This machine as a failed launch's record names it (no recorder line to say it).
 data::HardwareFingerprint this_host(const std::string& device);

@@ -38,7 +38,8 @@ const std::vector<std::string> kKeys = {
     "finished_at",   "width",          "height",      "frames",        "steps",          "batch",
     "ring_degree",   "ulysses_degree", "tp_degree",   "cfg_degree",    "dp_degree",      "ulysses_anything",
     "ring_anything", "text_encoder",   "vae",         "step_ms",       "text_encode_ms", "vae_decode_ms",
-    "image_ms",      "peak_mem_bytes", "peak_mem_kind", "phase_mem"};
+    "image_ms",      "peak_mem_bytes", "peak_mem_kind", "phase_mem", "cache_probe", "cache_computed_steps",
+    "cache_cached_steps", "cache_warmup_steps", "cache_hit_rate"};
 
 Process run_cpplan(std::vector<std::string> args) {
   args.insert(args.begin(), CPPLAN_BINARY);
@@ -214,6 +215,10 @@ TEST_CASE("the recorder's selftest lines import as pipeline runs, and a second i
         REQUIRE(m != r.metrics.end());
         CHECK(m->second == j["phase_mem"][phase][figure].get<double>());
       }
+    // The selftest caches no step: its middle block (TinyPipeline's blocks[1]) ran in each of the 4.
+    const std::vector<std::pair<std::string, double>> cache = {
+        {"cache.computed_steps", 4}, {"cache.cached_steps", 0}, {"cache.warmup_steps", 0}, {"cache.hit_rate", 0}};
+    for (const auto& kv : cache) CHECK(std::find(r.metrics.begin(), r.metrics.end(), kv) != r.metrics.end());
     CHECK(r.started_at == j["started_at"].get<std::string>());
     CHECK(it->hardware.device_kind == "cpu");
     CHECK(it->hardware.cpu_name == j["gpu_name"].get<std::string>());
@@ -318,6 +323,13 @@ TEST_CASE("bad recorder lines exit 3 with one line naming the file, line and fie
   bad_phase["phase_mem"] = {{"load", {{"peak_bytes", -1.0}, {"start_bytes", 0.0}}}};
   ordered_json unknown_phase = gpu_line();
   unknown_phase["phase_mem"] = {{"warmup", nullptr}};
+  ordered_json cache_counts = gpu_line();  // 4 steps: 3 computed, 1 cached
+  cache_counts.update({{"cache_probe", "blocks.1.norm"}, {"cache_computed_steps", 3}, {"cache_cached_steps", 2},
+                       {"cache_warmup_steps", 1}, {"cache_hit_rate", 1 / 3.0}});
+  ordered_json counts_unwatched = gpu_line();
+  counts_unwatched.update({{"cache_probe", nullptr}, {"cache_cached_steps", 1}});
+  ordered_json high_hit_rate = cache_counts;
+  high_hit_rate.update({{"cache_cached_steps", 1}, {"cache_hit_rate", 1.5}});
   const std::vector<std::pair<std::string, std::string>> cases = {
       {missing.dump(), "bad.jsonl:2: vae: missing"},
       {bad_degree.dump(), "bad.jsonl:2: ulysses_degree = 0: must be at least 1"},
@@ -329,6 +341,9 @@ TEST_CASE("bad recorder lines exit 3 with one line naming the file, line and fie
       {"[1, 2]", "bad.jsonl:2: [1,2]: must be a JSON object"},
       {bad_phase.dump(), "bad.jsonl:2: phase_mem.load.peak_bytes = -1.0: must be a number of bytes (>= 0) or null"},
       {unknown_phase.dump(), "bad.jsonl:2: phase_mem.warmup = null: not a phase (load, encode, denoise, decode)"},
+      {cache_counts.dump(), "bad.jsonl:2: cache_cached_steps = 2: must be steps = 4 less cache_computed_steps = 3"},
+      {counts_unwatched.dump(), "bad.jsonl:2: cache_cached_steps = 1: must be null when cache_probe is null"},
+      {high_hit_rate.dump(), "bad.jsonl:2: cache_hit_rate = 1.5: must be at most 1"},
   };
   const std::string bad = dir.file("bad.jsonl");
   for (const auto& [line, expected] : cases) {

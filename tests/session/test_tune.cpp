@@ -11,6 +11,7 @@
 
 #include "session/engine/engine.h"
 #include "session/engine/internal/tune_calibration.h"
+#include "session/engine/internal/tune_hit_rate.h"
 #include "session/jobs/tune_candidates.h"
 #include "session/jobs/tune_fit.h"
 #include "tests/support/fixtures.h"
@@ -149,5 +150,73 @@ TEST_CASE("the tune's calibration is read back on the host that fitted it and co
 
   std::ofstream(c.path) << R"({"scale": -1})";
   CHECK_THROWS_AS(cpplan::session::read_tune_calibration(db, "local", "box-1"), cpplan::session::InvalidInput);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a candidate's mean step at a hit rate is its computed and cached steps over the steps",
+          "[session][tune][cache]") {
+  // fbcache's defaults: warm-up 4, at most 3 cached in a row; 10 steps leave 6 after the warm-up.
+  TuneCandidate c = candidate(PlanFamily::kSingle, 0);
+  c.computed_step_ms = 10;
+  c.cached_step_ms = 2;
+  cpplan::CacheSpec s = cpplan::cache_defaults(cpplan::CachePolicy::kFbcache);
+  using cpplan::session::mean_step_ms_at;
+  s.hit_rate = 1.0 / 3;  // floor(6 / 3) = 2 cached: (8 x 10 + 2 x 2) / 10
+  CHECK(mean_step_ms_at(c, s, 10) == Approx(8.4));
+  s.hit_rate = 0.5;  // 3 cached: (7 x 10 + 3 x 2) / 10
+  CHECK(mean_step_ms_at(c, s, 10) == Approx(7.6));
+  s.hit_rate = 0.9;  // floor(5.4) = 5, the cap's 6 - 6 / 4 = 5: (5 x 10 + 5 x 2) / 10
+  CHECK(mean_step_ms_at(c, s, 10) == Approx(6));
+  CHECK(mean_step_ms_at(c, cpplan::CacheSpec{}, 10) == 10);  // no cache: the computed step
+}
+
+TEST_CASE("a measured hit rate is kept per model and cache and prices a query's threshold caches",
+          "[session][tune][cache]") {
+  namespace fs = std::filesystem;
+  using namespace cpplan::session;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cpplan-tune-hit-rate-{}", ::getpid());
+  fs::create_directories(dir.string() + "/runs.db.tune");
+  const std::string db = (dir / "runs.db").string();
+  MeasuredHitRate m;
+  m.model = "tune_cpu_config";
+  m.cache = cpplan::cache_defaults(cpplan::CachePolicy::kFbcache);
+  m.cached_steps = 2;
+  m.counted_steps = 6;
+  m.runs = 1;
+  m.host = "box-1";
+  m.measured_at = "2026-12-07T01:00:00Z";
+  m.path = tune_hit_rate_path(db);
+  CHECK(m.path == db + ".tune/hit-rates.json");
+  write_measured_hit_rate(m);
+  m.cached_steps = 4;  // a later tune of the same model and cache replaces the entry
+  m.counted_steps = 12;
+  m.runs = 2;
+  write_measured_hit_rate(m);
+
+  const auto back = read_measured_hit_rate(db, "tune_cpu_config", m.cache);
+  REQUIRE(back);
+  CHECK((back->cached_steps == 4 && back->counted_steps == 12 && back->runs == 2));
+  CHECK(back->hit_rate() == Approx(1.0 / 3));
+  cpplan::CacheSpec other = m.cache;
+  other.warmup_steps = 2;  // another parameter: another entry, none
+  CHECK(!read_measured_hit_rate(db, "tune_cpu_config", other));
+  CHECK(!read_measured_hit_rate(db, "flux.1-dev", m.cache));
+
+  cpplan::ModelProfile model;
+  model.name = "tune_cpu_config";
+  cpplan::Query q;
+  q.model = &model;
+  q.cache = m.cache;
+  q.caches = {cpplan::CacheSpec{}, m.cache, cpplan::cache_defaults(cpplan::CachePolicy::kTaylorseer)};
+  const auto applied = apply_measured_hit_rates(q, db);
+  REQUIRE(applied.size() == 1);  // fbcache once, for q.cache and its entry in q.caches
+  CHECK(q.cache.hit_rate == Approx(1.0 / 3));
+  CHECK(q.caches[1].hit_rate == Approx(1.0 / 3));
+  CHECK(q.caches[2] == cpplan::cache_defaults(cpplan::CachePolicy::kTaylorseer));  // a fixed schedule: as it was
+  CHECK(hit_rate_source_text(applied) ==
+        fmt::format(", fbcache hit rate 0.33 measured by cpplan tune over 2 runs ({})", m.path));
+
+  std::ofstream(m.path) << R"({"entries": 3})";
+  CHECK_THROWS_AS(read_measured_hit_rate(db, "tune_cpu_config", m.cache), InvalidInput);
   fs::remove_all(dir);
 }

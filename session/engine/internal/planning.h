@@ -58,6 +58,9 @@ struct CostModelChoice {
   std::string cluster;
   std::string db;
   bool tune_calibration = true;  // false: without the last tune's calibration (a tune plans so)
+  // Threshold caches priced with the hit rate a tune measured in `db` (given, and no
+  // --cache-hit-rate); false: with the stated one (a tune plans so).
+  bool tune_hit_rate = true;
 };
 // The model of `choice` for `q` (pointed at the local model's hardware with --hardware local);
 // InvalidInput (one line) for both choices at once or a store that does not have what they need.
