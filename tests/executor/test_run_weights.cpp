@@ -82,7 +82,7 @@ std::map<std::string, double> metrics_of(const cpplan::data::RunRecord& r) {
 
 TEST_CASE("cpplan run --weights int8 on one rank holds the hand-derived int8 bytes and stays close to fp32",
           "[executor][int8][store]") {
-  const std::string db = (work_dir() / "one.db").string();
+  const std::string db = (work_dir() / "int8-one.db").string();
   // --hardware: the prediction beside each run (this machine has no probe in this database).
   const auto fp32 = run(db, {"--hardware", "h100-sxm"});
   const auto int8 = run(db, {"--weights", "int8", "--hardware", "h100-sxm"});
@@ -122,7 +122,7 @@ TEST_CASE("cpplan run --weights int8 on one rank holds the hand-derived int8 byt
 
 TEST_CASE("cpplan run --weights int8 on 2 ranks over loopback shards the int8 weights with their scales",
           "[executor][int8][multirank]") {
-  const std::string db = (work_dir() / "two.db").string();
+  const std::string db = (work_dir() / "int8-two.db").string();
   const auto one = run(db, {"--weights", "int8"});
   SECTION("tensor parallel 2: each rank holds half of every int8 weight and the scales of its rows") {
     // Per rank: column-parallel q, k, v and FFN in keep half their rows (int8, bias and scales);
@@ -164,7 +164,7 @@ TEST_CASE("cpplan run --weights int8 on 2 ranks over loopback shards the int8 we
 }
 
 TEST_CASE("calibrate leaves out the runs made with int8 weights", "[executor][int8][store]") {
-  const std::string db = (work_dir() / "calibrate.db").string();
+  const std::string db = (work_dir() / "int8-calibrate.db").string();
   {  // a probe of this machine: calibrate needs its measured model
     using namespace cpplan::costmodel;
     auto store = cpplan::data::Store::open(db);
@@ -210,7 +210,7 @@ TEST_CASE("calibrate leaves out the runs made with int8 weights", "[executor][in
 
 TEST_CASE("cpplan run refuses a --weights it does not hold in one line with exit 3 and records nothing",
           "[executor][int8]") {
-  const std::string db = (work_dir() / "refused.db").string();
+  const std::string db = (work_dir() / "int8-refused.db").string();
   for (const std::string weights : {"int4", "INT8", "fp8"}) {
     const auto p = run_process({CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "2",
                                 "--weights", weights, "--ulysses", "2", "--db", db});
