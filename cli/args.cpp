@@ -24,6 +24,9 @@ void add_run_options(CLI::App& run, Args& a) {
   run.add_option("--timeout", a.timeout, "collective timeout in seconds (default 60)");
   run.add_option("--device", a.device, "cpu | cuda (one GPU per local rank: cuda:LOCAL_RANK; NCCL groups)");
   run.add_option("--dtype", a.dtype, "fp32 | bf16 (default: fp32 on cpu, bf16 on cuda)");
+  run.add_option("--weights", a.weights,
+                 "same | int8: the blocks' attention and FFN weights in the --dtype (default) or int8 with a scale "
+                 "per output channel, dequantized for each matmul (weight-only, as torchao's int8wo)");
   session::add_field_option(run, "db", a.db);
   run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
   run.add_option("--plan", a.plan, "best: cpplan's first row for the same flags (--gpus/--nproc ranks)");

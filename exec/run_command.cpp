@@ -22,6 +22,7 @@
 #include "cli/render.h"
 #include "exec/machine.h"
 #include "exec/run_cache.h"
+#include "exec/run_weights.h"
 #include "exec/stop_signals.h"
 #include "core/version.h"
 #include "data/store.h"
@@ -57,7 +58,8 @@ struct Prepared {
 };
 
 Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
-  const executor::DeviceSpec device = rank_device(a.device, a.dtype);
+  executor::DeviceSpec device = rank_device(a.device, a.dtype);
+  device.weights = parse_weights(a.weights);
   ParallelConfig config;
   if (!a.plan.empty() && a.plan != "best") throw InvalidInput{fmt::format("--plan = {}: must be best", a.plan)};
   if (a.plan.empty()) {
@@ -72,21 +74,23 @@ Prepared prepare(Args a, const std::string& exe, std::ostream& err) {
   if (a.runtime.empty()) a.runtime = "cpplan";  // predictions of this executor's runs
   auto engine = session::Engine::open(a.profiles, exe);
   if (!engine) throw InvalidInput{engine.error().message};
-  auto resolved = engine->resolve(a);
-  if (!resolved) throw InvalidInput{resolved.error().message};
-  for (const std::string& note : resolved->notes) err << note << '\n';
+  auto resolved_flags = engine->resolve(a);
+  if (!resolved_flags) throw InvalidInput{resolved_flags.error().message};
+  for (const std::string& note : resolved_flags->notes) err << note << '\n';
+  // The query priced with the weights as the ranks hold them (--plan best ranks plans so too).
+  session::Resolved resolved = priced_as_held(std::move(resolved_flags).value(), device.weights);
   if (!a.plan.empty()) {  // cpplan's first row for the same flags (planner::best_plan)
-    auto best = engine->best(*resolved);
+    auto best = engine->best(resolved);
     if (!best) throw InvalidInput{fmt::format("--plan = best: {}", best.error().message)};
     config = *best;
   }
-  Plan plan = engine->plan_of(*resolved, config);
+  Plan plan = engine->plan_of(resolved, config);
   if (!plan.valid())
     throw InvalidInput{fmt::format("plan {} ({}) is invalid: {}", plan_label(config), display_name(plan.variant),
                                    fmt::join(plan.reasons(), "; "))};
-  if (const std::string why = session::unsupported_plan(*resolved->query().model, config); !why.empty())
+  if (const std::string why = session::unsupported_plan(*resolved.query().model, config); !why.empty())
     throw InvalidInput{why};
-  return {std::make_shared<const session::Engine>(std::move(engine).value()), std::move(resolved).value(),
+  return {std::make_shared<const session::Engine>(std::move(engine).value()), std::move(resolved),
           std::move(plan), device};
 }
 
@@ -155,6 +159,7 @@ json figures_json(const executor::RunFigures& f) {
   return {{"step_ms", f.step_ms},     {"compute_ms", f.compute_ms},        {"comm_ms", f.comm_ms},
           {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes},
           {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes},
+          {"param_bytes", f.param_bytes},
           {"computed_step_ms", f.computed_step_ms}, {"cached_step_ms", f.cached_step_ms}};
 }
 
@@ -167,6 +172,7 @@ executor::RunFigures figures_from_json(const json& j) {
   f.peak_mem_bytes = j.at("peak_mem_bytes").get<std::vector<double>>();
   f.load_mem_bytes = j.value("load_mem_bytes", std::vector<double>{});
   f.load_build_peak_bytes = j.value("load_build_peak_bytes", std::vector<double>{});
+  f.param_bytes = j.value("param_bytes", std::vector<double>{});
   f.computed_step_ms = j.value("computed_step_ms", std::vector<double>{});
   f.cached_step_ms = j.value("cached_step_ms", std::vector<double>{});
   return f;
@@ -194,6 +200,7 @@ data::RunRecord run_record(const Prepared& p, const executor::RunSpec& spec, con
   r.finished_at = now_utc();
   r.cpplan_version = kVersion;
   r.run_key = session::run_key(r.model, q.resolution, r.frames, r.steps, p.plan.config, q.batch, r.seed, r.dtype);
+  record_weights(r, spec.device.weights);
   // A GPU run with its collectives serialised is a diagnosis, not this machine's speed: marked,
   // and left out of calibrate's fit.
   if (spec.sync_collectives && spec.device.cuda()) r.metrics.emplace_back(session::kSyncCollectivesMetric, 1);
@@ -250,6 +257,8 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures,
          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
   j["phases"] = measured_phases(r, figures, peak);
+  j["weights"] = weights_name(spec.device);
+  j["param_bytes"] = measured_param_bytes(r, figures);
   if (has_cache(spec.cache)) j["cache"] = measured_cache(r, figures);
   return j;
 }
@@ -323,17 +332,19 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
   if (a.json) {
     json j{{"run_id", rep.run_id}, {"status", rep.status}, {"plan", plan_json(q, datasheet.ranked, datasheet.scripts)},
            {"measured", rep.measured}, {"predicted", rep.predicted},
-           {"comm_bytes_predicted", datasheet.ranked.predicted->comm_bytes}, {"db", rep.db_path}};
+           {"comm_bytes_predicted", datasheet.ranked.predicted->comm_bytes}, {"db", rep.db_path},
+           {"weights", weights_name(spec.device)}};
     if (has_cache(spec.cache)) j["cache"] = cache_json(q.cache, spec.cache, spec.steps);
     if (!rep.error.empty()) j["error"] = rep.error;
     if (const auto asked = executor::oom_bytes(rep.error); rep.status == "oom" && asked) j["oom_bytes"] = *asked;
     out << j.dump(2) << '\n';
     return;
   }
-  fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on {} ({}, {} attention)\n",
+  const bool int8 = spec.device.weights == executor::WeightStorage::kInt8;
+  fmt::print(out, "cpplan run: {} {}x{}{}, {} steps (+{} warm-up), plan {} ({}), {} ranks on {} ({}{}, {} attention)\n",
              q.model->name, q.resolution.width, q.resolution.height, q.model->video ? fmt::format("x{}", q.frames) : "",
              spec.steps, spec.warmup, plan_label(p.plan.config), display_name(p.plan.variant), r.world_size,
-             spec.device.cuda() ? gpu_name : "cpu", r.dtype, r.attention_backend);
+             spec.device.cuda() ? gpu_name : "cpu", r.dtype, int8 ? ", int8 weights" : "", r.attention_backend);
   if (!rep.measured.is_null()) {
     fmt::print(out,
                "measured: {:.2f} ms/step median (p10 {:.2f}, p90 {:.2f}), {:.2f} steps/s; compute {:.2f} + "

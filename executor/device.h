@@ -12,9 +12,16 @@
 
 namespace cpplan::executor {
 
+// How a rank holds the linear weights of the transformer blocks (their attention and FFN
+// projections, the planner's block_linear_params): in the compute dtype, or int8 with one scale per
+// output channel, dequantized to the compute dtype for each matmul (weight-only int8: `cpplan run
+// --weights int8`, executor/model.cpp).
+enum class WeightStorage { kComputeDtype, kInt8 };
+
 struct DeviceSpec {
   at::Device device = at::Device(at::kCPU);
   at::ScalarType dtype = at::kFloat;  // weights and activations; LSE merges and latents stay fp32
+  WeightStorage weights = WeightStorage::kComputeDtype;  // the blocks' linear weights
   bool cuda() const { return device.is_cuda(); }
   at::TensorOptions options() const { return at::TensorOptions().device(device).dtype(dtype); }
 };

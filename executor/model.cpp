@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -47,6 +48,40 @@ std::shared_ptr<WeightDraws> make_weight_draws() { return std::make_shared<Weigh
 
 namespace {
 
+// x times the weight w^T: w itself, or an int8 w with its per-output-channel `scale` [out] (weight-
+// only int8, DeviceSpec::weights): w converted to x's dtype, the product scaled per output channel
+// as torchao's int8 weight-only matmul does (_linear_fp_act_int8_weight_impl: mm(x, w.to(x.dtype))
+// * scale; LibTorch 1.13 has no weight-only int8 kernel: quantize_rows below says why).
+at::Tensor weight_product(const at::Tensor& x, const at::Tensor& w, const at::Tensor& scale) {
+  if (!scale.defined()) return at::linear(x, w);
+  return at::linear(x, w.to(x.scalar_type())) * scale;
+}
+
+// A linear layer: W [out, in] (int8 with `scale` [out] when quantized; scale undefined otherwise)
+// and its bias [out], in the compute dtype.
+struct Linear {
+  at::Tensor w, b, scale;
+  at::Tensor operator()(const at::Tensor& x) const {
+    return scale.defined() ? weight_product(x, w, scale) + b : at::linear(x, w, b);
+  }
+};
+
+// Weight-only int8 as torchao's int8_weight_only and diffusers' TorchAoConfig("int8wo") store it:
+// symmetric per output channel (choose_qparams_affine, MappingType.SYMMETRIC, quant_min -128,
+// quant_max 127): scale = max |w| of the row / 127.5 (at least float32's eps), q = clamp(round(w /
+// scale), -128, 127), the scale kept in the weight's dtype, no zero point (symmetric: it is 0;
+// torchao also keeps an int64 zero per row). Plain int8 and scale tensors rather than LibTorch's
+// per-channel QTensor (at::quantize_per_channel): 1.13 ships no weight-only int8 GEMM for either
+// (fbgemm_linear_int8_weight and quantized::linear_dynamic quantize the activations too, W8A8;
+// _weight_int8pack_mm came with 2.3), a QTensor keeps float64 scales and int64 zero points and
+// dequantizes to float32 only, and the sharding below (chunks, cat, all-gathers) needs plain tensors.
+std::pair<at::Tensor, at::Tensor> quantize_rows(const at::Tensor& w) {
+  const at::Tensor wf = w.to(at::kFloat);
+  const at::Tensor scale = wf.abs().amax(1).div(127.5).clamp_min(std::numeric_limits<float>::epsilon());
+  const at::Tensor q = at::round(wf / scale.unsqueeze(1)).clamp(-128, 127).to(at::kChar);
+  return {q, scale.to(w.scalar_type())};
+}
+
 // Draws every weight in a fixed order from one generator; the shard a rank keeps does not
 // change the draws, so every plan sees the same full weights.
 // On a GPU the weights are drawn there, from the device's generator seeded with `seed` (the same
@@ -57,7 +92,7 @@ class WeightSource {
   WeightSource(const ModelProfile& m, uint64_t seed, int tp_rank, int tp_size, const DeviceSpec& device,
                WeightDraws* shared)
       : gen_(generator(seed, device.device)), rank_(tp_rank), size_(tp_size), dtype_(device.dtype),
-        draw_(at::TensorOptions().dtype(at::kFloat).device(device.device)) {
+        int8_(device.weights == WeightStorage::kInt8), draw_(at::TensorOptions().dtype(at::kFloat).device(device.device)) {
     if (!shared) return;
     std::tie(sequence_, drawing_) =
         shared->claim(fmt::format("{} {} {} {}", m.name, static_cast<const void*>(&m), seed, device.device.str()));
@@ -76,11 +111,25 @@ class WeightSource {
   std::pair<at::Tensor, at::Tensor> linear(int64_t out, int64_t in) {
     return {full({out, in}, 1.0 / std::sqrt(static_cast<double>(in))), full({out}, 0.02)};
   }
+  // A linear layer of a transformer block (attention and FFN projections, a MoE router: what the
+  // planner's block_linear_params counts), drawn as linear() draws it; int8 with its scales when
+  // the rank holds them so (quantize_rows), quantized whole before any TP shard is cut, so that
+  // every plan holds the single rank's int8 weights and scales.
+  Linear block_linear(int64_t out, int64_t in) {
+    auto [w, b] = linear(out, in);
+    if (!int8_) return {w, b, {}};
+    auto [q, scale] = quantize_rows(w);
+    return {q, b, scale};
+  }
   // The shard in storage of its own: a chunk of rows is contiguous already, so contiguous() would
   // return a view that keeps the whole weight alive (a TP rank would hold every column-parallel
-  // weight whole).
-  at::Tensor shard_rows(const at::Tensor& w) const { return size_ == 1 ? w : w.chunk(size_, 0)[rank_].clone(); }
-  at::Tensor shard_cols(const at::Tensor& w) const { return size_ == 1 ? w : w.chunk(size_, 1)[rank_].contiguous(); }
+  // weight whole). An undefined tensor (no scale) stays undefined.
+  at::Tensor shard_rows(const at::Tensor& w) const {
+    return size_ == 1 || !w.defined() ? w : w.chunk(size_, 0)[rank_].clone();
+  }
+  at::Tensor shard_cols(const at::Tensor& w) const {
+    return size_ == 1 || !w.defined() ? w : w.chunk(size_, 1)[rank_].contiguous();
+  }
   at::ScalarType dtype() const { return dtype_; }
 
  private:
@@ -126,39 +175,43 @@ class WeightSource {
   at::Generator gen_;
   int rank_, size_;
   at::ScalarType dtype_;
+  bool int8_;  // the blocks' linear weights held int8 (block_linear)
   at::TensorOptions draw_;
   std::shared_ptr<WeightDraws::Sequence> sequence_;  // null: no sharing
   bool drawing_ = false;
   std::size_t next_ = 0;  // the next draw to read
 };
 
-struct Linear {
-  at::Tensor w, b;
-  at::Tensor operator()(const at::Tensor& x) const { return at::linear(x, w, b); }
-};
-
+// Whole on every rank and always in the compute dtype: embedders, timestep MLPs, adaLN modulation,
+// long skips and the final layer (the planner keeps them at the model's bytes per parameter under
+// int8-weight-only: transformer_weight_bytes).
 Linear replicated(WeightSource& ws, int64_t out, int64_t in) {
   auto [w, b] = ws.linear(out, in);
-  return {w, b};
+  return {w, b, {}};
 }
-// Column-parallel: output features sharded (heads stay whole: out = heads x head_dim).
+// Column-parallel: output features sharded (heads stay whole: out = heads x head_dim), int8
+// scales with their rows.
 Linear column(WeightSource& ws, int64_t out, int64_t in) {
-  auto [w, b] = ws.linear(out, in);
-  return {ws.shard_rows(w), ws.shard_rows(b)};
+  const Linear l = ws.block_linear(out, in);
+  return {ws.shard_rows(l.w), ws.shard_rows(l.b), ws.shard_rows(l.scale)};
 }
 
-// Row-parallel: input features sharded; partial sums all-reduced, bias added once after.
+// Row-parallel: input features sharded; partial sums all-reduced, bias added once after. An int8
+// weight's scales are per output row, whole on every rank: each partial sum is scaled before the
+// all-reduce (the sum of scaled partial products is the scaled product).
 struct RowLinear {
-  at::Tensor w, b;
+  at::Tensor w, b, scale;
   at::Tensor operator()(const at::Tensor& x, Comm& tp) const {
-    at::Tensor y = at::linear(x, w);
+    at::Tensor y = partial(x);
     tp.all_reduce(y);
     return y + b;
   }
+  // This rank's share of the product before the all-reduce, without the bias.
+  at::Tensor partial(const at::Tensor& x) const { return weight_product(x, w, scale); }
 };
 RowLinear row(WeightSource& ws, int64_t out, int64_t in) {
-  auto [w, b] = ws.linear(out, in);
-  return {ws.shard_cols(w), b};
+  const Linear l = ws.block_linear(out, in);
+  return {ws.shard_cols(l.w), l.b, l.scale};
 }
 
 at::Tensor layer_norm(const at::Tensor& x) { return at::layer_norm(x, {x.size(-1)}, {}, {}, 1e-6); }
@@ -232,7 +285,7 @@ struct Mlp {
   at::Tensor hidden(const at::Tensor& x) const { return gate.w.defined() ? at::silu(gate(x)) * in(x) : gelu_tanh(in(x)); }
   at::Tensor operator()(const at::Tensor& x, Comm& tp) const { return routed.empty() ? out(hidden(x), tp) : experts(x, tp); }
   // This rank's share of out(hidden(x)) before the all-reduce, without the bias.
-  at::Tensor partial(const at::Tensor& x) const { return at::linear(hidden(x), out.w); }
+  at::Tensor partial(const at::Tensor& x) const { return out.partial(hidden(x)); }
   at::Tensor experts(const at::Tensor& x, Comm& tp) const;
 };
 Mlp mlp(WeightSource& ws, int64_t d, int64_t f, FfnKind kind) {
@@ -263,7 +316,7 @@ Mlp feed_forward(WeightSource& ws, const ModelProfile& m, int64_t d, int64_t f) 
   Mlp moe;
   for (int e = 0; e < m.experts; ++e) moe.routed.push_back(mlp(ws, d, f, m.ffn_kind));
   for (int e = 0; e < m.shared_experts; ++e) moe.shared.push_back(mlp(ws, d, f, m.ffn_kind));
-  moe.router = replicated(ws, m.experts, d);
+  moe.router = ws.block_linear(m.experts, d);  // replicated under TP
   moe.active = m.active_experts;
   return moe;
 }
@@ -279,13 +332,14 @@ struct ConvGlu {
 };
 // Rows of a [2F, ...] tensor: this rank's shard of the x half, then the same shard of the gate half.
 at::Tensor matched_halves(const WeightSource& ws, const at::Tensor& w) {
+  if (!w.defined()) return w;
   const auto h = w.chunk(2, 0);
   return at::cat({ws.shard_rows(h[0]), ws.shard_rows(h[1])}, 0);
 }
 ConvGlu conv_glu(WeightSource& ws, int64_t d, int64_t f) {
   ConvGlu c;
-  auto [w, b] = ws.linear(2 * f, d);
-  c.up = {matched_halves(ws, w), matched_halves(ws, b)};
+  const Linear up = ws.block_linear(2 * f, d);
+  c.up = {matched_halves(ws, up.w), matched_halves(ws, up.b), matched_halves(ws, up.scale)};
   c.depth_w = matched_halves(ws, ws.full({2 * f, 9}, 1.0 / 3));
   c.depth_b = matched_halves(ws, ws.full({2 * f}, 0.02));
   c.down = row(ws, d, f);
@@ -395,10 +449,12 @@ void visit(at::Tensor& t, const TensorVisitor& fn) {
 void for_each_tensor(Linear& l, const TensorVisitor& fn) {
   visit(l.w, fn);
   visit(l.b, fn);
+  visit(l.scale, fn);
 }
 void for_each_tensor(RowLinear& l, const TensorVisitor& fn) {
   visit(l.w, fn);
   visit(l.b, fn);
+  visit(l.scale, fn);
 }
 void for_each_tensor(AttentionWeights& a, const TensorVisitor& fn) {
   for (Linear* l : {&a.q, &a.k, &a.v}) for_each_tensor(*l, fn);
@@ -419,6 +475,22 @@ void for_each_tensor(ConvGlu& c, const TensorVisitor& fn) {
   visit(c.depth_w, fn);
   visit(c.depth_b, fn);
   for_each_tensor(c.down, fn);
+}
+
+// Bytes in the tensors of whole layers (embedders, final layer: never sharded).
+double layer_bytes(std::initializer_list<const Linear*> layers) {
+  double bytes = 0;
+  for (const Linear* l : layers)
+    for (const at::Tensor* t : {&l->w, &l->b, &l->scale})
+      if (t->defined()) bytes += static_cast<double>(t->nbytes());
+  return bytes;
+}
+// Bytes in the blocks as this rank holds them (ShardedBlock::held_bytes).
+template <class Block>
+double held_bytes(const std::vector<ShardedBlock<Block>>& blocks) {
+  double bytes = 0;
+  for (const auto& b : blocks) bytes += b.held_bytes();
+  return bytes;
 }
 
 // The block as this rank keeps it: sharded over `fs` when `held`, an empty placeholder otherwise.
@@ -488,6 +560,12 @@ class Mmdit final : public DitModel {
 
   at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
     return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()), in.text.size(1));
+  }
+
+  double parameter_bytes() const override {
+    return layer_bytes({&x_embed_, &txt_embed_, &time_in_, &time_out_, &norm_out_, &proj_out_, &shared_img_,
+                        &shared_txt_, &shared_single_}) +
+           held_bytes(doubles_) + held_bytes(singles_) + held_bytes(sequentials_);
   }
 
  private:
@@ -676,8 +754,9 @@ class Mmdit final : public DitModel {
       b.k_norm = ws.full({hd_}, 0.1) + 1;
     }
     // proj_out: (D + F) -> D; its input columns are [attention D | mlp F], each sharded.
-    auto [w, bias] = ws.linear(d_, d_ + f_);
-    b.out = {at::cat({ws.shard_cols(w.narrow(1, 0, d_)), ws.shard_cols(w.narrow(1, d_, f_))}, 1), bias};
+    const Linear out = ws.block_linear(d_, d_ + f_);  // int8: scaled per output row over all D + F inputs
+    b.out = {at::cat({ws.shard_cols(out.w.narrow(1, 0, d_)), ws.shard_cols(out.w.narrow(1, d_, f_))}, 1), out.b,
+             out.scale};
     return b;
   }
   SequentialBlock make_sequential(WeightSource& ws) {
@@ -753,6 +832,10 @@ class CrossDit final : public DitModel {
 
   at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
     return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()));
+  }
+
+  double parameter_bytes() const override {
+    return layer_bytes({&x_embed_, &txt_embed_, &time_in_, &time_mod_, &head_, &proj_out_}) + held_bytes(blocks_);
   }
 
  private:

@@ -64,6 +64,10 @@ class DitModel {
                               BlockRange span) const = 0;
   // The final norm and projection of the image tokens: the velocity [B, S_img, in_channels].
   virtual at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const = 0;
+  // Bytes in the weights as this rank holds them (its TP or fully-sharded shard, its PipeFusion
+  // stage's blocks; int8 weights with their scales under WeightStorage::kInt8), summed over the
+  // tensors themselves: the parameter bytes a run records beside the allocator's load phase.
+  virtual double parameter_bytes() const = 0;
 };
 
 // The full weights drawn in one process, for ranks that run as its threads: the first rank to

@@ -447,7 +447,8 @@ RunFigures run_pipefusion_rank(const RunSpec& spec, Mesh& mesh, int rank, int wo
   for (int t = 0; t < spec.model->transformers; ++t)
     models.push_back(build_model(*spec.model, spec.seed + t, mesh.tp(), spec.device, attention_op(classify(pc.context_parallel_config)), held,
                                  spec.weight_draws.get()));
-  const LoadFigures load = loading.end();
+  LoadFigures load = loading.end();
+  load.param_bytes = parameter_bytes(models);
   const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
   PipeFusionStage stage(spec, mesh, *models[0], shard, inputs);

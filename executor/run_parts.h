@@ -71,6 +71,7 @@ Conditioning draw_inputs(const RunSpec& spec, int64_t s_img, int64_t s_txt);
 // blocks drawn and dropped, to keep every plan's draws the single rank's).
 struct LoadFigures {
   double held_bytes = 0, build_peak_bytes = 0;
+  double param_bytes = 0;  // the weights' own bytes, every transformer's (DitModel::parameter_bytes)
 };
 // Opens the load phase on `device` (the allocator's peak starts over); end() closes it.
 class LoadPhase {
@@ -95,6 +96,8 @@ struct StepTimes {
 int transformer_at(int step, int steps, int transformers);
 // Every transformer of the pipeline, as this rank holds it.
 using Transformers = std::vector<std::unique_ptr<DitModel>>;
+// Bytes in the weights of every transformer as this rank holds them (DitModel::parameter_bytes).
+double parameter_bytes(const Transformers& models);
 
 // The timed flow-matching Euler steps from sigma 1 to 0: `step(i, sigma, next)` does this rank's
 // part of step i; each is timed with the collectives inside it, and CPPLAN_FAULT_KILL may end the

@@ -148,6 +148,12 @@ LoadFigures LoadPhase::end() const {
   return {memory_in_use_bytes(device_) - before_bytes_, peak_memory_bytes(device_)};
 }
 
+double parameter_bytes(const Transformers& models) {
+  double bytes = 0;
+  for (const auto& m : models) bytes += m->parameter_bytes();
+  return bytes;
+}
+
 // The rank's device before anything lands on it: its share of the host's cores, the current
 // CUDA device, the peak-memory counter from zero, and the memory cap of the spec.
 void prepare_device(const RunSpec& spec, int world) {
@@ -379,6 +385,7 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
   mine_figures.push_back(peak_memory_bytes(dev.device));
   mine_figures.push_back(times.load.held_bytes);
   mine_figures.push_back(times.load.build_peak_bytes);
+  mine_figures.push_back(times.load.param_bytes);
   // Gathered over the run's own groups: on NCCL the tensors must live on the GPU.
   const at::Tensor local = at::tensor(mine_figures, at::kDouble).to(dev.device);
   const at::Tensor all = mesh.world().all_gather_cat(local.unsqueeze(0), 0).cpu();
@@ -400,6 +407,7 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
     f.peak_mem_bytes.push_back(all[r][2 * n + 1].item<double>());
     f.load_mem_bytes.push_back(all[r][2 * n + 2].item<double>());
     f.load_build_peak_bytes.push_back(all[r][2 * n + 3].item<double>());
+    f.param_bytes.push_back(all[r][2 * n + 4].item<double>());
   }
   f.latents = final_latents;
   return f;
@@ -444,7 +452,8 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
   for (int t = 0; t < spec.model->transformers; ++t)
     models.push_back(
         build_model(*spec.model, spec.seed + t, mesh.tp(), mesh.fs(), dev, attention_op(variant), {}, spec.weight_draws.get()));
-  const LoadFigures load = loading.end();
+  LoadFigures load = loading.end();
+  load.param_bytes = parameter_bytes(models);
   const SequenceShard shard = shard_sequence(spec, mesh, models[0]->cp_plan().split_text);
   const Conditioning inputs = draw_inputs(spec, shard.image_tokens, shard.text_tokens);
   Denoiser denoiser(spec, mesh, *models[0], shard, inputs);

@@ -65,6 +65,10 @@ struct RunFigures {
   // holds them), and the most bytes in tensors while they were built (drawing them needs more:
   // run_parts.h, LoadFigures); peak_mem_bytes holds the weights too. Empty: not recorded.
   std::vector<double> load_mem_bytes, load_build_peak_bytes;
+  // Per rank, the bytes of the weights it holds counted from the tensors themselves (int8 weights
+  // and their scales under WeightStorage::kInt8); on CPU, whose counted allocator sees exactly the
+  // bytes the tensors ask for, load_mem_bytes too. Empty: not recorded.
+  std::vector<double> param_bytes;
   at::Tensor latents;                   // final latents [batch, S_img, in_channels], fp32 on CPU, rank 0 only
   double median_step_ms() const;
   double percentile_step_ms(double p) const;  // p in [0, 1]

@@ -22,6 +22,10 @@ inline constexpr const char* kSyncCollectivesMetric = "sync_collectives";
 // describe, and its computed steps, which are, also store the residual between cached steps.
 // The cached step is predicted from the calibration of full steps (cached_step_terms).
 inline constexpr const char* kStepCacheMetric = "cache.cached_steps";
+// The metric (value 1) of a run whose blocks' linear weights were held int8 (cpplan run --weights
+// int8). The calibration leaves such a run out: this machine's model is fitted to its measured
+// kernels in the compute dtype, which price no dequantization of the weights before each matmul.
+inline constexpr const char* kInt8WeightsMetric = "weights.int8";
 
 // The calibration fitted to this machine's ok executor runs in the store at `db`, stored there as
 // a new version. InvalidInput without a probe of the machine or with fewer than 4 runs.

@@ -65,6 +65,7 @@ struct Options {
   std::string nproc, warmup = "1", seed = "0", timeout = "60", device = "cpu", db, save_latents, plan;
   std::string max_memory;  // per rank, e.g. 512MiB; empty: the device's own capacity
   std::string dtype;       // fp32 | bf16; empty: fp32 on cpu, bf16 on cuda
+  std::string weights;     // --weights same | int8: the blocks' linear weights; empty: same (the dtype's)
   bool sync_collectives = false;  // NCCL collectives timed between device synchronisations
   bool dry_run = false;           // the plan resolved (--plan best's too) and printed, nothing run
   bool list_unsupported = false;  // the valid plans the executor does not run listed, nothing run
