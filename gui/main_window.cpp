@@ -365,7 +365,7 @@ void MainWindow::on_selection() {
                       QStringLiteral("%1: cpplan run does not run it: %2").arg(label, QString::fromStdString(unsupported)));
   else
     run_->set_command(label, run_arguments(*result_->query, p.plan.config, history_->db_path(),
-                                           QString::fromStdString(result_->input.model_config), p.cache));
+                                           QString::fromStdString(result_->input.model_config), p.precision, p.cache));
 }
 
 void MainWindow::update_counts() {

@@ -43,7 +43,7 @@ QStringList arguments_of(session::Options o, const QString& model_config) {
     o.model = session::Options{}.model;
     o.model_config = model_config.toStdString();
   }
-  return qstrings(session::to_argv(o));
+  return qstrings(session::run_options_argv(o));
 }
 }  // namespace
 
@@ -52,10 +52,10 @@ QStringList query_arguments(const Query& q, const QString& model_config) {
 }
 
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db, const QString& model_config,
-                          const CacheSpec& cache) {
+                          const Precision& precision, const CacheSpec& cache) {
   // The query's and the plan's flags: without a model config, session::run_argv, as `cpplan --json`
   // ("run_args") and a sweep's runs write them. No --runtime: `cpplan run` predicts as it runs.
-  QStringList a = QStringList{QStringLiteral("run")} + arguments_of(session::run_options(q, cache), model_config) +
+  QStringList a = QStringList{QStringLiteral("run")} + arguments_of(session::run_options(q, precision, cache), model_config) +
                   qstrings(session::plan_argv(c));
   if (!db.isEmpty()) a << QString::fromStdString(session::flag_of("db")) << db;
   return a;

@@ -29,10 +29,12 @@ QStringList query_arguments(const Query& q, const QString& model_config = {});
 
 // `cpplan run` arguments for the plan `c` of the query `q`, recording into `db` ("" = default);
 // with the query's forced --text-encoder / --vae, without its runtime (run predicts as cpplan),
-// with the row's step `cache` where it is a fixed schedule (session::run_options).
+// with the row's format `precision` (--weights int8 for int8-weight-only) and step `cache` where
+// it is a fixed schedule (session::run_options).
 // A query planned from a diffusers config passes `model_config` (--model-config) for --model.
 QStringList run_arguments(const Query& q, const ParallelConfig& c, const QString& db,
-                          const QString& model_config = {}, const CacheSpec& cache = {});
+                          const QString& model_config = {}, const Precision& precision = {},
+                          const CacheSpec& cache = {});
 
 class RunPanel : public QWidget {
   Q_OBJECT

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "planner/planner.h"
+#include "session/query/query.h"
 #include "planner/validate.h"
 
 namespace cpplan::session {
@@ -29,8 +30,10 @@ std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& /*c*/)
 }
 
 std::string unsupported_run_choice(const Precision& p, const CacheSpec& s) {
-  if (p.quantized())
-    return fmt::format("--dtype {}: the executor runs fp32 or bf16 weights (cpplan run --dtype)", to_string(p));
+  if (!runs_held_weights(p))
+    return fmt::format("--dtype {}: the executor runs fp32 or bf16 weights (cpplan run --dtype) or int8-weight-only "
+                       "(cpplan run --weights int8)",
+                       to_string(p));
   if (s.active() && s.policy != CachePolicy::kFixed)
     return fmt::format("--cache {}: the executor runs the fixed schedule only (cpplan run --cache fixed)",
                        to_string(s.policy));

@@ -17,8 +17,8 @@ namespace cpplan::session {
 std::string unsupported_plan(const ModelProfile& m, const ParallelConfig& c);
 
 // Empty when the executor runs a plan ranked in number format `p` with step cache `s`; else why
-// not: it runs its own compute dtype (`cpplan run --dtype fp32|bf16`, no quantized weights) and
-// of the caches the fixed schedule alone (`cpplan run --cache fixed`).
+// not: it runs its own compute dtype (`cpplan run --dtype fp32|bf16`) or weight-only int8
+// (`--weights int8`), and of the caches the fixed schedule alone (`cpplan run --cache fixed`).
 std::string unsupported_run_choice(const Precision& p, const CacheSpec& s);
 
 // A valid plan of a query that the executor does not run: its label and unsupported_plan's reason.

@@ -255,7 +255,7 @@ PlanScripts plan_scripts(const Query& q, const planner::RankedPlan& rp) {
   if (rp.frameworks.has(Framework::kVllmOmni))
     s.vllm_omni_args = planner::vllm_omni_parallel_args(rp.plan, rp.run(Framework::kVllmOmni).where);
   s.snippets = planner::snippets_for(q, rp);
-  s.run_args = run_argv(q, c, rp.cache);
+  s.run_args = run_argv(q, c, rp.precision, rp.cache);
   return s;
 }
 

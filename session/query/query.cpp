@@ -200,7 +200,10 @@ std::optional<std::string> precision_refusal(const Options& a, const Query& q, b
     if (auto why = precision_refusal(*q.hardware, p)) return why;
   const FrameworkProfile* fw = named_framework(a, q);
   if (fw && !fw->quantization_for(p)) return fmt::format("--dtype = {}: {}", name, fw->quantization_reason);
-  if (a.framework == "cpplan") return fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) only", name);
+  if (a.framework == "cpplan" && !runs_held_weights(p))
+    return fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) or int8-weight-only (cpplan run --weights "
+                       "int8) only",
+                       name);
   return std::nullopt;
 }
 
@@ -515,15 +518,26 @@ void set_cache_fields(Options& o, const CacheSpec& s) {
   if (!s.fixed_schedule() && s.max_continuous_cached >= 0) o.cache_max_cached = std::to_string(s.max_continuous_cached);
 }
 
-Options run_options(const Query& q, const CacheSpec& cache) {
+bool runs_held_weights(const Precision& p) {
+  return !p.quantized() || (p.weights == WeightFormat::kInt8 && !p.low_precision_math());
+}
+
+Options run_options(const Query& q, const Precision& p, const CacheSpec& cache) {
   Options o = query_options(q);
   o.precision.clear();  // `cpplan run --dtype` is the executor's own (fp32 or bf16)
+  if (p.quantized() && runs_held_weights(p)) o.weights = "int8";
   set_cache_fields(o, cache.policy == CachePolicy::kFixed ? cache : CacheSpec{});
   return o;
 }
 
-std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c, const CacheSpec& cache) {
-  std::vector<std::string> argv = to_argv(run_options(q, cache));
+std::vector<std::string> run_options_argv(const Options& o) {
+  std::vector<std::string> argv = to_argv(o);
+  if (!o.weights.empty()) argv.insert(argv.end(), {"--weights", o.weights});
+  return argv;
+}
+
+std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c, const Precision& p, const CacheSpec& cache) {
+  std::vector<std::string> argv = run_options_argv(run_options(q, p, cache));
   const std::vector<std::string> plan = plan_argv(c);
   argv.insert(argv.end(), plan.begin(), plan.end());
   return argv;

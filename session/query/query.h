@@ -120,14 +120,22 @@ Options query_options(const Query& q);
 void set_format_fields(Options& o, const Query& q);
 // --cache and every parameter of cache `s` that its policy takes, at its value ("" for none).
 void set_cache_fields(Options& o, const CacheSpec& s);
-// The options of `cpplan run` for query `q` ranked with step cache `cache`: query_options(q)
-// without the planning --dtype (`cpplan run --dtype` is the executor's fp32 or bf16) and with
-// `cache` where it is the fixed schedule the executor runs (session/engine/executor_support.h
-// says why a row's other format or cache does not run).
-Options run_options(const Query& q, const CacheSpec& cache = {});
-// What follows `cpplan run` to execute plan `c` of query `q` ranked with `cache`: run_options'
-// flags, then plan_argv(c). The GUI's Run tab, `cpplan --json` ("run_args") and Python show it.
-std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c, const CacheSpec& cache = {});
+// Whether cpplan's executor holds the DiT's weights in format `p`: its compute dtype's (BF16, or
+// FP32 on a CPU), or weight-only int8 (`cpplan run --weights int8`).
+bool runs_held_weights(const Precision& p);
+// The options of `cpplan run` for query `q` ranked in format `p` with step cache `cache`:
+// query_options(q) without the planning --dtype (`cpplan run --dtype` is the executor's fp32 or
+// bf16), with --weights int8 for int8-weight-only, and with `cache` where it is the fixed
+// schedule the executor runs (session/engine/executor_support.h says why a row's other format or
+// cache does not run).
+Options run_options(const Query& q, const Precision& p = {}, const CacheSpec& cache = {});
+// to_argv(o) (the field table's flags) and the run's own that run_options sets (--weights).
+std::vector<std::string> run_options_argv(const Options& o);
+// What follows `cpplan run` to execute plan `c` of query `q` ranked in `p` with `cache`:
+// run_options' flags, then plan_argv(c). The GUI's Run tab, `cpplan --json` ("run_args") and
+// Python show it.
+std::vector<std::string> run_argv(const Query& q, const ParallelConfig& c, const Precision& p = {},
+                                  const CacheSpec& cache = {});
 // The plan flags as a config; throws InvalidInput.
 ParallelConfig plan_config(const Options& a);
 // The inverse of plan_config: `c`'s degrees and options set in `o`'s plan fields (and its

@@ -246,7 +246,7 @@ TEST_CASE("The Run tab's command carries a fixed cache schedule and no other cac
   fixed.last_blocks = 1;
   fixed.warmup_steps = 2;
   fixed.every = 3;
-  const QString args = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}, {}, fixed).join(' ');
+  const QString args = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}, {}, {}, fixed).join(' ');
   INFO(args.toStdString());
   CHECK(args.contains(QStringLiteral("--cache fixed")));
   CHECK(args.contains(QStringLiteral("--cache-fn 1")));
@@ -254,7 +254,7 @@ TEST_CASE("The Run tab's command carries a fixed cache schedule and no other cac
   CHECK(args.contains(QStringLiteral("--cache-warmup 2")));
   CHECK(args.contains(QStringLiteral("--cache-every 3")));
   // A threshold policy is not the executor's: the plan's command runs it without one.
-  const QString fb = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}, {},
+  const QString fb = cpplan::gui::run_arguments(q, cpplan::ParallelConfig{}, {}, {}, {},
                                                 cpplan::cache_defaults(cpplan::CachePolicy::kFbcache))
                          .join(' ');
   CHECK_FALSE(fb.contains(QStringLiteral("--cache")));

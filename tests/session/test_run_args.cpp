@@ -87,9 +87,33 @@ TEST_CASE("A row the executor cannot run in its format or cache hands cpplan run
   CHECK_FALSE(has_flag(argv, "--cache"));
   CHECK_FALSE(has_flag(argv, "--dtype"));  // cpplan run's --dtype is fp32 or bf16
   CHECK(cpplan::session::unsupported_run_choice(top->precision, cpplan::CacheSpec{}) ==
-        "--dtype fp8: the executor runs fp32 or bf16 weights (cpplan run --dtype)");
+        "--dtype fp8: the executor runs fp32 or bf16 weights (cpplan run --dtype) or int8-weight-only "
+        "(cpplan run --weights int8)");
   CHECK(cpplan::session::unsupported_run_choice(cpplan::Precision{}, top->cache) ==
         "--cache fbcache: the executor runs the fixed schedule only (cpplan run --cache fixed)");
+}
+
+TEST_CASE("An int8-weight-only row hands cpplan run --weights int8, and --framework cpplan plans it",
+          "[session][precision][run_args]") {
+  Options o = flux_tiny();
+  o.hardware = "h100-sxm";
+  o.framework = "cpplan";  // the executor's own plans: int8 weights are what `cpplan run --weights int8` holds
+  o.precision = "int8-weight-only";
+  const auto rec = cpplan::test::recommend(o);
+  const cpplan::planner::RankedPlan* top = rec->top();
+  REQUIRE(top != nullptr);
+  CHECK(cpplan::to_string(top->precision) == "int8-weight-only");
+  const std::vector<std::string> argv = cpplan::session::plan_scripts(rec->query(), *top).run_args;
+  INFO(fmt::format("{}", fmt::join(argv, " ")));
+  CHECK(has_pair(argv, "--weights", "int8"));
+  CHECK_FALSE(has_flag(argv, "--dtype"));
+  CHECK(cpplan::session::unsupported_run_choice(top->precision, top->cache).empty());
+  // W8A8 formats quantize the activations too, which the executor does not.
+  o.precision = "fp8";
+  auto resolved = cpplan::test::engine().resolve(o);
+  REQUIRE_FALSE(resolved.ok());
+  CHECK(resolved.error().message ==
+        "--dtype = fp8: cpplan's executor runs BF16 (FP32 on CPU) or int8-weight-only (cpplan run --weights int8) only");
 }
 
 TEST_CASE("A query's own flags give its format and cache back", "[session][cache][precision][run_args]") {
