@@ -515,7 +515,10 @@ void print_frameworks(std::ostream& out, const ProfileCatalog& c) {
     for (const FrameworkQuantization& q : fw.quantization) {
       std::vector<std::string> dtypes;
       for (const Precision& d : q.dtypes) dtypes.push_back(to_string(d));
-      fmt::print(out, "  --dtype {}: {}\n", fmt::join(dtypes, ", "), q.flag);
+      std::vector<std::string> on;  // where the framework's source narrows the format's own rule
+      for (const DeviceRange& r : q.on) on.push_back(describe(r));
+      fmt::print(out, "  --dtype {}: {}{}\n", fmt::join(dtypes, ", "), q.flag,
+                 on.empty() ? std::string() : fmt::format(" (on {})", fmt::join(on, " or ")));
     }
     for (const FrameworkCache& cache : fw.caches) print_framework_cache(out, cache);
     for (const auto& [model, features] : framework_rows(fw, c)) fmt::print(out, "  {:<18} {}\n", model, features);

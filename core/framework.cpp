@@ -191,9 +191,10 @@ void read_kernels(Reader& r, FrameworkProfile& p) {
   p.kernels.push_back(std::move(k));
 }
 
-// [[quantization]] dtype = ["fp8"], flag = "--use_fp8_gemms", source = "...".
+// [[quantization]] dtype = ["fp8"], flag = "--use_fp8_gemms", source = "...", on = [{ family, min_cc }]
+// (optional).
 void read_quantization(Reader& r, FrameworkProfile& p) {
-  r.only({"dtype", "flag", "import", "source"});
+  r.only({"dtype", "flag", "import", "source", "on"});
   FrameworkQuantization q;
   std::vector<std::string> names;
   r.strings("dtype", names);
@@ -201,12 +202,17 @@ void read_quantization(Reader& r, FrameworkProfile& p) {
     const Result<Precision> precision = parse_precision(n);
     if (r.ok() && (!precision || !precision->quantized()))
       r.fail("dtype", fmt::format("\"{}\"", n), "a quantized --dtype (fp8, fp8-row, fp8-static, fp8-weight-only, "
-                                                "int8-weight-only, nvfp4, mxfp4)");
+                                                "int8, int8-weight-only, nvfp4, mxfp4)");
     if (precision) q.dtypes.push_back(*precision);
   }
   r.string("flag", q.flag);
   r.string("import", q.import, false);
   r.string("source", q.source);
+  r.tables("on", false, [&](Reader& o) {
+    DeviceRange range{DeviceFamily::kCuda};
+    read_device_range(o, range);
+    q.on.push_back(range);
+  });
   p.quantization.push_back(std::move(q));
 }
 
@@ -255,6 +261,13 @@ void set_refusal_reasons(FrameworkProfile& p) {
                                  : fmt::format("{} offers --cache {} only", title, policy_names(every));
   p.quantization_reason = fmt::format("{} runs the DiT's linears in bf16{} only", title,
                                       p.quantization.empty() ? "" : ", " + p.quantization_names());
+  for (FrameworkQuantization& q : p.quantization) {
+    std::vector<std::string> names, where;
+    for (const Precision& d : q.dtypes) names.push_back(to_string(d));
+    for (const DeviceRange& r : q.on) where.push_back(describe(r));
+    q.on_reason = fmt::format("{} runs --dtype {} on {} only ({})", title, fmt::join(names, ", "),
+                              fmt::join(where, " or "), q.source);
+  }
 }
 
 // [models] with_fully_shard = "fully_sharded_text_encoder": a fully-sharded text encoder feature the
@@ -357,6 +370,16 @@ const FrameworkQuantization* FrameworkProfile::quantization_for(const Precision&
   for (const FrameworkQuantization& q : quantization)
     if (std::find(q.dtypes.begin(), q.dtypes.end(), p) != q.dtypes.end()) return &q;
   return nullptr;
+}
+
+std::string_view FrameworkProfile::quantization_refusal(const Precision& p, const HardwareProfile& hw) const {
+  if (!p.quantized()) return {};
+  const FrameworkQuantization* q = quantization_for(p);
+  if (!q) return quantization_reason;
+  const bool on = q->on.empty() || std::any_of(q->on.begin(), q->on.end(), [&](const DeviceRange& r) {
+                    return r.matches(hw.family, hw.peaks.compute_capability);
+                  });
+  return on ? std::string_view() : std::string_view(q->on_reason);
 }
 
 std::string FrameworkProfile::quantization_names() const {

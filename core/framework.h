@@ -100,6 +100,10 @@ struct FrameworkQuantization {
   std::string flag;    // "--use_fp8_gemms"; cache-dit's keyword argument, diffusers' torchao call
   std::string import;  // the Python import the flag needs (cache-dit, diffusers); "" for a command line
   std::string source;  // the framework's file or doc
+  // The devices the framework runs these formats on, narrower than the formats' own rule (vLLM-Omni's
+  // INT8 W8A8 from sm89); empty: wherever the format runs.
+  std::vector<DeviceRange> on;
+  std::string on_reason;  // why a GPU outside `on` cannot run them (made once the file is read)
 };
 
 // Step caches the framework ships (frameworks-runtime.md) and how a user turns one on: the launch
@@ -173,6 +177,9 @@ struct FrameworkProfile {
   const FrameworkKernels* kernels_for(const HardwareProfile& hw) const;
   // The entry that runs `p` (null: the framework does not offer it); BF16 needs none.
   const FrameworkQuantization* quantization_for(const Precision& p) const;
+  // Why it cannot run `p` on `hw` in one line (no entry offers it: quantization_reason; `hw` outside
+  // the entry's `on`: its on_reason); "" when it runs it, and for BF16.
+  std::string_view quantization_refusal(const Precision& p, const HardwareProfile& hw) const;
   // The entry that runs `p` (null: none).
   const FrameworkCache* cache_for(CachePolicy p) const;
   // The quantized dtypes it offers, by name, in file order ("fp8, nvfp4"; "none" when it offers none).

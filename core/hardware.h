@@ -48,11 +48,12 @@ struct NodeLayout {
 };
 
 // Datasheet peaks per resource beyond the BF16 tensor peak, dense (no sparsity). 0: the hardware
-// has no such unit (FP8/FP4 tensor cores), or no figure is published (the roofline then has no
-// ceiling on that resource, and --explain says so).
+// has no such unit (FP8/FP4/INT8 tensor cores), or no figure is published (the roofline then has no
+// ceiling on that resource, and --explain says so; a quantized format without its peak is refused).
 struct ResourcePeaks {
   TFlopsPerSec fp8_tflops = 0;      // FP8 tensor (matrix) peak
   TFlopsPerSec fp4_tflops = 0;      // FP4 (NVFP4 / MXFP4) tensor peak
+  TFlopsPerSec int8_tops = 0;       // INT8 tensor peak, 1e12 integer multiply-adds x 2 per second (TOPS)
   TFlopsPerSec vector_tflops = 0;   // non-tensor FP32 (CUDA cores, CU SIMDs, TPU VPU)
   double exp_tera_per_s = 0;        // special-function (exp2) results, 1e12 per second: softmax's exponentials
   int units = 0;                    // SMs / CUs / TensorCores

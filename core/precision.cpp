@@ -25,6 +25,8 @@ constexpr Choice kChoices[] = {
     {{W::kFp8, A::kDynamicRow}, "fp8-row", "FP8 e4m3 weights and activations, activations scaled per row at run time"},
     {{W::kFp8, A::kStatic}, "fp8-static", "FP8 e4m3 weights and activations, activation scales fixed at calibration"},
     {{W::kFp8, A::kNone}, "fp8-weight-only", "FP8 e4m3 weights dequantized in a BF16 GEMM"},
+    {{W::kInt8, A::kDynamicRow}, "int8",
+     "INT8 weights and activations, weights scaled per output channel, activations per row (token) at run time"},
     {{W::kInt8, A::kNone}, "int8-weight-only", "INT8 weights dequantized in a BF16 GEMM"},
     {{W::kNvfp4, A::kDynamicRow}, "nvfp4",
      "NVFP4 weights and activations (e2m1, one e4m3 scale per 16 values), activations quantized at run time"},
@@ -39,10 +41,12 @@ const Choice& choice_of(const Precision& p) {
 }
 
 // Where a format's GEMM runs. W8A8 FP8 needs FP8 tensor cores: CUDA sm89 (Ada) and newer, ROCm
-// gfx942 (MI300) and newer. NVFP4 needs sm100 (Blackwell) tensor cores; MXFP4 Blackwell's or
-// gfx950's (MI355X). Weight-only formats dequantize inside a BF16 GEMM (Marlin, torchao), which
-// the frameworks ship for sm80 and newer (frameworks-runtime.md: vLLM-Omni's Marlin FP8 on
-// SM75-86, cache-dit's int8_weight_only >= sm80).
+// gfx942 (MI300) and newer. W8A8 INT8 needs INT8 tensor cores: CUDA sm75 (Turing) and newer, ROCm
+// gfx908 (CDNA's INT8 MFMA) and newer; a GPU whose datasheet publishes no INT8 tensor peak
+// (Blackwell Ultra cuts INT8) has none to price it on. NVFP4 needs sm100 (Blackwell) tensor cores;
+// MXFP4 Blackwell's or gfx950's (MI355X). Weight-only formats dequantize inside a BF16 GEMM
+// (Marlin, torchao), which the frameworks ship for sm80 and newer (frameworks-runtime.md:
+// vLLM-Omni's Marlin FP8 on SM75-86, cache-dit's int8_weight_only >= sm80).
 struct Support {
   int cuda_min = 0;  // 0: not on CUDA
   int rocm_min = 0;  // 0: not on ROCm
@@ -52,9 +56,21 @@ Support support_of(const Precision& p) {
   if (!p.low_precision_math()) return {80, 0};
   switch (p.weights) {
     case W::kFp8: return {89, 942};
+    case W::kInt8: return {75, 908};
     case W::kNvfp4: return {100, 0};
     case W::kMxfp4: return {100, 950};
     default: return {80, 0};
+  }
+}
+
+// The tensor unit's format in a datasheet's words.
+std::string_view format_name(WeightFormat f) {
+  switch (f) {
+    case W::kFp8: return "FP8";
+    case W::kInt8: return "INT8";
+    case W::kNvfp4:
+    case W::kMxfp4: return "FP4";
+    default: return "BF16";
   }
 }
 
@@ -103,7 +119,11 @@ Bytes activation_bytes(const Precision& p) { return p.low_precision_math() ? wei
 
 TFlopsPerSec gemm_peak_tflops(const HardwareProfile& hw, const Precision& p) {
   if (!p.low_precision_math()) return hw.bf16_tflops;
-  return p.weights == W::kFp8 ? hw.peaks.fp8_tflops : hw.peaks.fp4_tflops;
+  switch (p.weights) {
+    case W::kFp8: return hw.peaks.fp8_tflops;
+    case W::kInt8: return hw.peaks.int8_tops;
+    default: return hw.peaks.fp4_tflops;
+  }
 }
 
 std::optional<std::string> precision_refusal(const HardwareProfile& hw, const Precision& p) {
@@ -116,6 +136,9 @@ std::optional<std::string> precision_refusal(const HardwareProfile& hw, const Pr
   const std::string gpu = hw.family == DeviceFamily::kCuda   ? fmt::format("CUDA sm{}", cc)
                           : hw.family == DeviceFamily::kRocm ? fmt::format("ROCm gfx{}", cc)
                                                              : std::string(to_string(hw.family));
+  if (runs)  // the architecture has the unit, this GPU's datasheet no peak for it (B300's INT8)
+    return fmt::format("--dtype = {}: {} GEMMs do not run on {} ({}, {}; its datasheet publishes no {} tensor peak)",
+                       to_string(p), to_string(p), hw.name, hw.description, gpu, format_name(p.weights));
   return fmt::format("--dtype = {}: {} GEMMs do not run on {} ({}, {}; they run on {})", to_string(p), to_string(p),
                      hw.name, hw.description, gpu, where(s));
 }

@@ -346,12 +346,13 @@ Result<HardwareProfile> hardware_from_toml(const toml::table& root, const std::s
   }
   if (const auto* t = r.table("compute"); t && r.ok()) {
     Reader c = r.sub(*t, "compute");
-    c.only({"bf16_tflops", "fp8_tflops", "fp4_tflops", "vector_tflops", "exp_tera_per_s", "units", "clock_mhz",
-            "compute_capability", "sync_mma_tflops"});
+    c.only({"bf16_tflops", "fp8_tflops", "fp4_tflops", "int8_tops", "vector_tflops", "exp_tera_per_s", "units",
+            "clock_mhz", "compute_capability", "sync_mma_tflops"});
     c.number("bf16_tflops", h.bf16_tflops, 0, 1e6, true, true);
     ResourcePeaks& p = h.peaks;
     c.number("fp8_tflops", p.fp8_tflops, 0, 1e6, false);
     c.number("fp4_tflops", p.fp4_tflops, 0, 1e6, false);
+    c.number("int8_tops", p.int8_tops, 0, 1e6, false);
     c.number("vector_tflops", p.vector_tflops, 0, 1e6, false);
     c.number("exp_tera_per_s", p.exp_tera_per_s, 0, 1e4, false);
     c.integer("units", p.units, 0, 1 << 20, false);

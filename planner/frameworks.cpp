@@ -151,7 +151,11 @@ std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const 
     for (int i = 0; i < kFeatureCount; ++i)
       if (lacking & (1u << i)) return o.fw->missing[i];
   if (auto why = limit_reason(o, q, p, used); !why.empty()) return why;
-  if (q.precision.quantized() && !o.fw->quantization_for(q.precision)) return o.fw->quantization_reason;
+  if (q.precision.quantized()) {
+    if (!q.hardware && !o.fw->quantization_for(q.precision)) return o.fw->quantization_reason;
+    if (q.hardware)
+      if (auto why = o.fw->quantization_refusal(q.precision, *q.hardware); !why.empty()) return why;
+  }
   if (auto why = cache_refusal(*o.fw, q, used); !why.empty()) return why;
   // A framework that shards a text encoder with the transformer's weights (with_fully_shard) does so
   // whenever, and only when, the plan shards fully; a model without text encoders has none to shard.

@@ -80,7 +80,7 @@ class FormatsAndCaches(unittest.TestCase):
         report = json.loads(out)
         self.assertEqual([p.json for p in plans], report["plans"])
         # Every plan says the format and the cache it was ranked with; an H100 has no FP4 tensor cores.
-        self.assertEqual({p.dtype for p in plans}, {"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only"})
+        self.assertEqual({p.dtype for p in plans}, {"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8", "int8-weight-only"})
         # TaylorSeer and MagCache are diffusers' hooks, which reduce nothing across ranks: ranked
         # (the query's caches), but no plan of 8 GPUs runs them.
         self.assertEqual([c["policy"] if c else "none" for c in report["caches"]],
@@ -97,7 +97,7 @@ class FormatsAndCaches(unittest.TestCase):
         self.assertEqual(rec.rows[0]["cache"], top.cache["policy"] if top.cache else "none")
         for choice in rec.framework_choices:
             if choice["plan"] is not None:
-                self.assertIn(choice["dtype"], {"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only"})
+                self.assertIn(choice["dtype"], {"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8", "int8-weight-only"})
 
     def test_bad_axes_raise_the_clis_one_line(self):
         for flags, keywords in [(("--cache", "fbcache,lru"), dict(cache="fbcache,lru")),

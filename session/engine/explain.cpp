@@ -59,7 +59,9 @@ std::string gemm_kernel(const Precision& p) {
   if (!p.quantized()) return "vendor BF16 GEMM (cuBLAS / hipBLASLt)";
   return describe(p) + (p.low_precision_math()
                             ? fmt::format(", on the {} tensor peak; each input quantized in {} memory-bound pass{}",
-                                          p.weights == WeightFormat::kFp8 ? "FP8" : "FP4",
+                                          p.weights == WeightFormat::kFp8    ? "FP8"
+                                          : p.weights == WeightFormat::kInt8 ? "INT8"
+                                                                             : "FP4",
                                           p.activations == ActivationScaling::kDynamicTensor ? "two" : "one",
                                           p.activations == ActivationScaling::kDynamicTensor ? "es" : "")
                             : ", on the BF16 tensor peak");

@@ -186,6 +186,14 @@ const FrameworkProfile* named_framework(const Options& a, const Query& q) {
   return named && a.framework != "cpplan" ? q.frameworks[static_cast<int>(*named)] : nullptr;
 }
 
+// Why framework `fw` does not run quantized format `p` on the query's GPU (it offers no flag for it,
+// or not on this GPU); without a GPU, whether it offers it at all.
+std::string_view dtype_refusal(const FrameworkProfile& fw, const Query& q, const Precision& p) {
+  if (q.hardware) return fw.quantization_refusal(p, *q.hardware);
+  return fw.quantization_for(p) ? std::string_view() : std::string_view(fw.quantization_reason);
+}
+bool runs_dtype(const FrameworkProfile& fw, const Query& q, const Precision& p) { return dtype_refusal(fw, q, p).empty(); }
+
 // Why the query cannot plan quantized format `p` (the GPU has no tensor cores for it, --framework
 // does not offer it, a probed machine or cpplan's executor runs BF16 only), in one line; nullopt
 // when it can, and for BF16. `name` is the format as the user wrote it.
@@ -199,7 +207,7 @@ std::optional<std::string> precision_refusal(const Options& a, const Query& q, b
   if (q.hardware)
     if (auto why = precision_refusal(*q.hardware, p)) return why;
   const FrameworkProfile* fw = named_framework(a, q);
-  if (fw && !fw->quantization_for(p)) return fmt::format("--dtype = {}: {}", name, fw->quantization_reason);
+  if (fw && !runs_dtype(*fw, q, p)) return fmt::format("--dtype = {}: {}", name, dtype_refusal(*fw, q, p));
   if (a.framework == "cpplan" && !runs_held_weights(p))
     return fmt::format("--dtype = {}: cpplan's executor runs BF16 (FP32 on CPU) or int8-weight-only (cpplan run --weights "
                        "int8) only",
@@ -209,9 +217,9 @@ std::optional<std::string> precision_refusal(const Options& a, const Query& q, b
 
 // Whether some framework the ranking keeps (--framework's, else any) offers quantized format `p`.
 bool offered(const Options& a, const Query& q, const Precision& p) {
-  if (const FrameworkProfile* fw = named_framework(a, q)) return fw->quantization_for(p) != nullptr;
+  if (const FrameworkProfile* fw = named_framework(a, q)) return runs_dtype(*fw, q, p);
   return std::any_of(q.frameworks.begin(), q.frameworks.end(),
-                     [&](const FrameworkProfile* fw) { return fw && fw->quantization_for(p); });
+                     [&](const FrameworkProfile* fw) { return fw && runs_dtype(*fw, q, p); });
 }
 
 // --dtype: a format the GPU runs and, for a named framework, one it offers; a probed machine is

@@ -52,10 +52,12 @@ std::vector<QueryField> make_fields() {
        "--framework picks on the GPU, diffusers' for any; flash for cpplan)",
        kEveryFront, &Options::backend},
       {"--dtype", "dtype", K::kChoice, 0, 0,
-       {"bf16", "fp8", "fp8-row", "fp8-static", "fp8-weight-only", "int8-weight-only", "nvfp4", "mxfp4", "any"}, "",
+       {"bf16", "fp8", "fp8-row", "fp8-static", "fp8-weight-only", "int8", "int8-weight-only", "nvfp4", "mxfp4", "any"},
+       "",
        "the DiT linears' number format: bf16 | fp8 (W8A8, dynamic per tensor) | fp8-row | fp8-static | "
-       "fp8-weight-only | int8-weight-only | nvfp4 | mxfp4 (default bf16; each framework offers some: cpplan list "
-       "frameworks); any: rank every format the GPU runs that a framework offers; or several, separated by commas",
+       "fp8-weight-only | int8 (W8A8, dynamic per row) | int8-weight-only | nvfp4 | mxfp4 (default bf16; each "
+       "framework offers some: cpplan list frameworks); any: rank every format the GPU runs that a framework "
+       "offers; or several, separated by commas",
        kPlanningFronts, &Options::precision},
       {"--cache", "cache", K::kChoice, 0, 0,
        {"none", "fbcache", "dbcache", "teacache", "taylorseer", "magcache", "fixed", "any"}, "",

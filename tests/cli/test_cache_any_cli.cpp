@@ -40,7 +40,7 @@ const std::map<std::string, std::string> kXditCache{{"fbcache", "--use_fbcache"}
 TEST_CASE("cpplan --gpus 8 --cache any --dtype any ranks plan x cache x dtype with a column for each",
           "[cli][any]") {
   const std::string out = out_of(with(kFlux8, {"--cache", "any", "--dtype", "any"}));
-  CHECK_THAT(out, Catch::Contains("dtype bf16|fp8|fp8-row|fp8-weight-only|int8-weight-only, cache "
+  CHECK_THAT(out, Catch::Contains("dtype bf16|fp8|fp8-row|fp8-weight-only|int8|int8-weight-only, cache "
                                   "none|fbcache|dbcache|teacache|taylorseer|magcache"));
   CHECK_THAT(out, Catch::Contains("CP variant        dtype            cache        step ms"));
   CHECK_THAT(out, Catch::Contains("valid plans with a dtype and cache"));
@@ -57,7 +57,7 @@ TEST_CASE("Each row's frameworks and scripts are those of its own format and cac
   const json j = json::parse(out_of(with(kFlux8, {"--cache", "any", "--dtype", "any", "--json"})));
   CHECK(j["dtype"].is_null());
   CHECK(j["cache"].is_null());
-  CHECK(j["dtypes"] == json({"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only"}));
+  CHECK(j["dtypes"] == json({"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8", "int8-weight-only"}));
   REQUIRE(j["caches"].size() == 6);
   CHECK(j["caches"][0].is_null());  // none
   CHECK(j["caches"][1]["policy"] == "fbcache");

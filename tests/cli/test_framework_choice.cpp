@@ -227,12 +227,14 @@ TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, 
   // A format the framework does not offer: one line, exit 3.
   const auto refused = run_cli(with({"--dtype", "fp8-row", "--framework", "xdit"}));
   CHECK(refused.code == 3);
-  CHECK(refused.err == "cpplan: --dtype = fp8-row: xDiT runs the DiT's linears in bf16, fp8, nvfp4, mxfp4 only\n");
+  CHECK(refused.err == "cpplan: --dtype = fp8-row: xDiT runs the DiT's linears in bf16, fp8, int8, nvfp4, mxfp4 only\n");
 
   const std::string list = out_of({"list", "frameworks"});
   CHECK(list.find("  --dtype fp8: --use_fp8_gemms\n") != std::string::npos);
   CHECK(list.find("  --dtype nvfp4, mxfp4: --use_fp4_gemms\n") != std::string::npos);
   CHECK(list.find("  --dtype fp8: --quantization fp8\n") != std::string::npos);
+  CHECK(list.find("  --dtype int8: --use_int8_gemms (on CUDA)\n") != std::string::npos);
+  CHECK(list.find("  --dtype int8: --quantization int8 (on CUDA sm89 or newer)\n") != std::string::npos);
   // Each framework's caches, the flag at the policy's defaults (core/cache.h: FBCache F1B0, warm-up
   // 4, at most 3 cached in a row) and the parallelism it does not run with (profiles/frameworks/).
   CHECK(list.find("  --cache fbcache: --use_fbcache (not with TP, CFG parallel)\n") != std::string::npos);

@@ -452,7 +452,7 @@ TEST_CASE("cpplan-gui's --dtype: the CLI's formats and refusals, the panel's com
   const auto bad = parse({"--dtype", "fp16"});
   CHECK(bad.exit_code == 3);
   CHECK(bad.message ==
-        "cpplan-gui: --dtype = fp16: must be bf16 | fp8 | fp8-row | fp8-static | fp8-weight-only | int8-weight-only | "
+        "cpplan-gui: --dtype = fp16: must be bf16 | fp8 | fp8-row | fp8-static | fp8-weight-only | int8 | int8-weight-only | "
         "nvfp4 | mxfp4 | any (or several, separated by commas)");
   // The GPU refuses a format it has no tensor cores for, in the CLI's line; a format it runs plans
   // with its weights at the format's bytes (FLUX.1-dev's block linears in e4m3: less memory).

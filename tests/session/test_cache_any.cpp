@@ -64,19 +64,20 @@ TEST_CASE("dtype any is BF16 and every format the GPU has tensor cores for that 
           "[session][precision][any]") {
   Options o = flux("8");
   o.precision = "any";
-  // sm90: FP8 W8A8 and the weight-only formats, no FP4 (sm100); fp8-static is in no framework's list.
-  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only"});
+  // sm90: FP8 and INT8 W8A8 and the weight-only formats, no FP4 (sm100); fp8-static is in no framework's list.
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8",
+                                                  "int8-weight-only"});
   // sm100: NVFP4 (cache-dit, SGLang, xDiT) and MXFP4 (xDiT's --use_fp4_gemms) too.
   o.hardware = "b200";
-  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only",
-                                                  "nvfp4", "mxfp4"});
-  // sm80: no FP8 tensor cores; the weight-only formats dequantize inside a BF16 GEMM.
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8",
+                                                  "int8-weight-only", "nvfp4", "mxfp4"});
+  // sm80: no FP8 tensor cores, INT8 ones; the weight-only formats dequantize inside a BF16 GEMM.
   o.hardware = "a100-sxm-80g";
-  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8-weight-only", "int8-weight-only"});
-  // A named framework: the formats it offers (xDiT: --use_fp8_gemms; its FP4 needs sm100).
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8-weight-only", "int8", "int8-weight-only"});
+  // A named framework: the formats it offers (xDiT: --use_fp8_gemms, --use_int8_gemms; its FP4 needs sm100).
   o.hardware = "h100-sxm";
   o.framework = "xdit";
-  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8"});
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "int8"});
   // cpplan's executor runs BF16 only.
   o.framework = "cpplan";
   CHECK(formats_of(o) == std::vector<std::string>{"bf16"});
@@ -279,7 +280,7 @@ TEST_CASE("check with dtype any and cache any prices its one plan with each and 
   auto checked = engine().check(*resolved);
   REQUIRE(checked.ok());
   const cpplan::session::CheckResult& c = **checked;
-  CHECK(c.priced_with == 5 * 6);
+  CHECK(c.priced_with == 6 * 6);  // bf16, fp8, fp8-row, fp8-weight-only, int8, int8-weight-only x 6 caches
   REQUIRE(c.plan.plan.valid());
   // The fastest mean step of the same plan checked with each format and cache alone.
   double fastest = 1e30;

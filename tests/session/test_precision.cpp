@@ -125,6 +125,7 @@ TEST_CASE("FP8 weight memory and GEMM time of one FLUX block on an H100, by hand
   const double linears = (24.0 * doubles + 12.0 * singles) * d2;  // 8.61e9 of FLUX.1-dev's 11.9e9
   CHECK(bf.memory.transformer_weights == Approx(2 * m.params));
   CHECK(p8.memory.transformer_weights == Approx(linears * 1 + (m.params - linears) * 2));
+  CHECK(p8.memory.transformer_weights == Approx(15196104832.0));  // 15.2 GB against 23.8 GB in BF16
 }
 
 TEST_CASE("Per-row and static scales quantize in one pass, and weight-only formats keep the BF16 GEMM", "[costmodel][precision]") {
@@ -195,7 +196,7 @@ TEST_CASE("A format the GPU or the framework cannot run is refused in one line n
   CHECK(error_of("any", "tpu-v5p", "fp8").find("tpu") != std::string::npos);
   // The framework: xDiT's --use_fp8_gemms is per tensor; per row it does not offer.
   const std::string fw = error_of("xdit", "h100-sxm", "fp8-row");
-  CHECK(fw == "--dtype = fp8-row: xDiT runs the DiT's linears in bf16, fp8, nvfp4, mxfp4 only");
+  CHECK(fw == "--dtype = fp8-row: xDiT runs the DiT's linears in bf16, fp8, int8, nvfp4, mxfp4 only");
   CHECK(error_of("xdit", "h100-sxm", "fp8").empty());
   CHECK(error_of("cache-dit", "h100-sxm", "fp8-row").empty());
   // Not a format: the choices.
@@ -222,7 +223,7 @@ TEST_CASE("Each framework runs only the formats its source shows, and says so in
   CHECK(runs.has(cpplan::Framework::kDiffusers));  // TorchAoConfig(... PerRow())
   CHECK_FALSE(runs.has(cpplan::Framework::kXdit));
   CHECK(cpplan::planner::unsupported_reason(cpplan::Framework::kXdit, c.query, plan) ==
-        "xDiT runs the DiT's linears in bf16, fp8, nvfp4, mxfp4 only");
+        "xDiT runs the DiT's linears in bf16, fp8, int8, nvfp4, mxfp4 only");
 }
 
 TEST_CASE("A framework's broken [[quantization]] is refused in one line naming the field, the value and the rule", "[core][precision][errors]") {
@@ -243,4 +244,155 @@ TEST_CASE("A framework's broken [[quantization]] is refused in one line naming t
   CHECK(fp16.find("a quantized --dtype") != std::string::npos);
   CHECK(refused("dtype = [\"fp8\"]", "dtype = [\"bf16\"]").find("bf16") != std::string::npos);
   CHECK(refused("flag = \"--use_fp8_gemms\"", "flags = \"--use_fp8_gemms\"").find("flags") != std::string::npos);
+}
+
+namespace {
+// FLUX.1-dev at 1024x1024 on one A100 SXM 80GB under diffusers' runtime, in BF16.
+cpplan::Query flux_on_a100() {
+  cpplan::Query q = flux_on_h100();
+  q.hardware = cpplan::test::fitted_catalog().find_hardware("a100-sxm-80g");
+  return q;
+}
+}  // namespace
+
+TEST_CASE("INT8 W8A8 weight memory and GEMM time of one FLUX block on an A100, by hand", "[costmodel][precision][int8]") {
+  const cpplan::Query q = flux_on_a100();
+  const HardwareProfile& hw = *q.hardware;
+  const ModelProfile& m = *q.model;
+  cpplan::Query int8 = q;
+  int8.precision = parsed("int8");
+  REQUIRE(int8.precision.weights == cpplan::WeightFormat::kInt8);
+  REQUIRE(int8.precision.activations == cpplan::ActivationScaling::kDynamicRow);
+  const Prediction bf = predict(q), p8 = predict(int8);
+  const auto& b16 = bf.blocks[0];
+  const auto& b8 = p8.blocks[0];
+  REQUIRE(b8.kind == cpplan::BlockKind::kDouble);
+  const double n = b8.count;
+
+  // The datasheet ([S1] A100 datasheet): INT8 Tensor Core 624 TOPS dense (1,248 with sparsity),
+  // BF16 312 TFLOPS; HBM2e 2,039 GB/s. FLUX.1-dev: D = 3,072, F = 4 D = 12,288.
+  REQUIRE(hw.peaks.int8_tops == 624);
+  REQUIRE(hw.bf16_tflops == 312);
+  REQUIRE(hw.memory_bandwidth_gbps == Approx(2039));
+  REQUIRE(m.hidden() == 3072);
+  REQUIRE(m.ffn_hidden == 12288);
+  // One double block's GEMMs at 1024x1024: per stream (4,096 image rows, 512 text rows, each through
+  // its own stream's weights) q, k, v, out (D x D) and the MLP (D x F, F x D), 4 D^2 + 8 D^2 = 12 D^2
+  // weights: 2 x 4,608 x 12 D^2 = 2 x 4,608 x 113,246,208 = 1.0437e12 operations. Each GEMM reads its weight in INT8 (1 byte) and its input in INT8
+  // (1 byte, quantized per row), writes BF16 (2 bytes). The largest memory side (the 4,096-row
+  // D x F up-projection: 37.7e6 weight bytes + 4,096 x (3,072 + 2 x 12,288) = 113.2e6 activation
+  // bytes, 151e6 bytes over 2,039 GB/s x the memory fraction) stays under a third of its math
+  // (2 x 4,096 x 3,072 x 12,288 = 309e9 over 624 TOPS x the GEMM fraction): every GEMM is
+  // compute-bound, on the INT8 peak at the BF16 GEMM's fraction of it (gemm_efficiency x rows /
+  // (rows + gemm_half_rows)), so the block's GEMM time is about half its BF16 time.
+  double by_hand_int8 = 0, by_hand_bf16 = 0, inputs = 0, ops = 0;
+  for (const Gemm& g : flux_double_block(m)) {
+    by_hand_int8 += gemm_ms(hw, g, 624, 1, 1);
+    by_hand_bf16 += gemm_ms(hw, g, 312, 2, 2);
+    inputs += g.rows * g.k;
+    ops += 2 * g.rows * g.k * g.n;
+  }
+  CHECK(ops == Approx(1.0437e12).epsilon(1e-4));
+  CHECK(b16.gemm_ms / n == Approx(by_hand_bf16).epsilon(1e-9));
+  CHECK(b8.gemm_ms / n == Approx(by_hand_int8).epsilon(1e-9));
+  CHECK(by_hand_int8 == Approx(by_hand_bf16 / 2).epsilon(1e-9));  // compute-bound throughout: exactly half
+  // In numbers, at the A100 profile's gemm = 0.75 and gemm_half_rows = 96 (no fit moves Ampere's):
+  // image 2 x 4,096 x 12 D^2 = 9.2771e11 / (624e12 x 0.75 x 4,096 / 4,192) = 2.0288 ms, text
+  // 1.1596e11 / (624e12 x 0.75 x 512 / 608) = 0.2942 ms: 2.3230 ms a double block (BF16: 4.6460).
+  REQUIRE(hw.gemm_efficiency == 0.75);
+  REQUIRE(hw.gemm_half_rows == 96);
+  CHECK(b8.gemm_ms / n == Approx(2.3230).epsilon(1e-4));
+  CHECK(b16.gemm_ms / n == Approx(4.6460).epsilon(1e-4));
+  // The quantize pass, as fp8-row's: per row, one kernel per GEMM reading the BF16 input (2 bytes
+  // an element) and writing INT8 (1): 3 bytes an element over the HBM. Its per-row scales (one
+  // per 3,072 or 12,288 values) are left out, as are the weights' per-channel scales.
+  const double hbm = hw.memory_bandwidth_gbps * 1e9 * hw.memory_efficiency;
+  CHECK((b8.memory_ms - b16.memory_ms) / n == Approx(inputs * 3 / hbm * 1e3).epsilon(1e-9));
+  // 4,608 rows x (4 D + D + 4 D) input elements = 127,401,984 x 3 bytes / (2,039 GB/s x 0.8) = 0.2343 ms
+  CHECK(inputs == 127401984);
+  CHECK((b8.memory_ms - b16.memory_ms) / n == Approx(0.2343).epsilon(1e-3));
+  CHECK((b8.ops - b16.ops) / n == Approx(12));
+
+  // Weights: the block linears in INT8 (1 byte), the rest in BF16. One double block holds 24 D^2 =
+  // 226,492,416 weights: 226.5 MB in INT8 against 453.0 MB in BF16. The whole transformer: 19 double
+  // and 38 single blocks hold (24 x 19 + 12 x 38) D^2 = 912 D^2 = 8,606,711,808 linear weights.
+  const double d2 = 3072.0 * 3072.0;
+  CHECK(24 * d2 == 226492416);
+  const double linears = 912 * d2;
+  CHECK(linears == 8606711808.0);
+  CHECK(p8.memory.transformer_weights == Approx(linears * 1 + (m.params - linears) * 2));
+  CHECK(p8.memory.transformer_weights == Approx(15196104832.0));  // 15.2 GB against 23.8 GB in BF16
+  CHECK(bf.memory.transformer_weights - p8.memory.transformer_weights == Approx(linears));
+}
+
+TEST_CASE("INT8 W8A8 is refused in one line on a GPU without an INT8 peak or INT8 tensor cores", "[session][precision][int8][errors]") {
+  // Blackwell Ultra cuts INT8: the B300 profile carries no INT8 peak.
+  const std::string b300 = error_of("any", "b300", "int8");
+  CHECK(b300.find("--dtype = int8: int8 GEMMs do not run on b300") == 0);
+  CHECK(b300.find("sm103") != std::string::npos);
+  CHECK(b300.find("no INT8 tensor peak") != std::string::npos);
+  CHECK(b300.find('\n') == std::string::npos);
+  // A TPU publishes an INT8 peak, but no framework's INT8 GEMM runs there.
+  const std::string tpu = error_of("any", "tpu-v6e", "int8");
+  CHECK(tpu.find("--dtype = int8: int8 GEMMs do not run on tpu-v6e") == 0);
+  CHECK(tpu.find("they run on CUDA sm75 or newer and ROCm gfx908 or newer") != std::string::npos);
+  // Ampere has INT8 tensor cores: an A100 runs it (no FP8 there); the weight-only INT8 too.
+  CHECK(error_of("any", "a100-sxm-80g", "int8").empty());
+  CHECK(error_of("xdit", "a100-sxm-80g", "int8").empty());
+  CHECK(error_of("cache-dit", "a100-sxm-80g", "int8").empty());
+  CHECK(error_of("diffusers", "a100-sxm-80g", "int8").empty());
+  // vLLM-Omni's INT8 W8A8 needs sm89: refused on an A100 naming the rule, run on an L40S (sm89).
+  const std::string omni = error_of("vllm-omni", "a100-sxm-80g", "int8");
+  CHECK(omni.find("--dtype = int8: vLLM-Omni runs --dtype int8 on CUDA sm89 or newer only") == 0);
+  CHECK(omni.find('\n') == std::string::npos);
+  CHECK(error_of("vllm-omni", "l40s", "int8").empty());
+  // SGLang's INT8 method is not confirmed in its source: not offered.
+  CHECK(error_of("sglang", "h100-sxm", "int8").find("SGLang Diffusion runs the DiT's linears in bf16") != std::string::npos);
+}
+
+TEST_CASE("dtype any ranks INT8 W8A8 where the GPU has an INT8 peak and a framework offers it", "[session][precision][int8][any]") {
+  const auto& cat = cpplan::test::fitted_catalog();
+  auto formats = [&](const std::string& hardware, const std::string& framework) {
+    cpplan::session::Options o;
+    o.gpus = "1";
+    o.res = "1024x1024";
+    o.hardware = hardware;
+    o.framework = framework;
+    o.precision = "any";
+    std::ostringstream err;
+    std::vector<std::string> out;
+    for (const Precision& p : cpplan::session::build_query(o, cat, err).query.precisions) out.push_back(cpplan::to_string(p));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(formats("a100-sxm-80g", "any") == V{"bf16", "fp8-weight-only", "int8", "int8-weight-only"});
+  CHECK(formats("h100-sxm", "any") == V{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8", "int8-weight-only"});
+  CHECK(formats("b300", "any") == V{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only", "nvfp4", "mxfp4"});
+  CHECK(formats("a100-sxm-80g", "xdit") == V{"bf16", "int8"});
+  CHECK(formats("a100-sxm-80g", "vllm-omni") == V{"bf16"});
+  CHECK(formats("l40s", "vllm-omni") == V{"bf16", "fp8", "int8"});
+  // No framework runs INT8 on ROCm in its source: an MI300X ranks none, though it has the peak.
+  const V mi300x = formats("mi300x", "any");
+  CHECK(std::find(mi300x.begin(), mi300x.end(), "int8") == mi300x.end());
+}
+
+TEST_CASE("An INT8 plan's frameworks: xDiT, diffusers and cache-dit on an A100, each with its reason otherwise", "[planner][precision][int8]") {
+  const auto& cat = cpplan::test::fitted_catalog();
+  cpplan::session::Options o;
+  o.gpus = "1";  // one GPU: vLLM-Omni's sequence parallelism does not cover FLUX.1, its format reason shows
+  o.res = "1024x1024";
+  o.hardware = "a100-sxm-80g";
+  o.precision = "int8";
+  std::ostringstream err;
+  const auto c = cpplan::session::build_query(o, cat, err);
+  const cpplan::Plan plan = cpplan::planner::make_plan(c.query, config(1, 1));
+  REQUIRE(plan.valid());
+  const auto runs = cpplan::planner::frameworks_for(c.query, plan);
+  CHECK(runs.has(cpplan::Framework::kXdit));       // --use_int8_gemms
+  CHECK(runs.has(cpplan::Framework::kDiffusers));  // Int8DynamicActivationInt8WeightConfig
+  CHECK(runs.has(cpplan::Framework::kCacheDit));   // QuantizeConfig int8_per_row
+  CHECK_FALSE(runs.has(cpplan::Framework::kVllmOmni));
+  CHECK_FALSE(runs.has(cpplan::Framework::kSglang));
+  CHECK(std::string(cpplan::planner::unsupported_reason(cpplan::Framework::kVllmOmni, c.query, plan))
+            .find("vLLM-Omni runs --dtype int8 on CUDA sm89 or newer only") == 0);
 }
