@@ -78,9 +78,9 @@ TEST_CASE("dtype any is BF16 and every format the GPU has tensor cores for that 
   o.hardware = "h100-sxm";
   o.framework = "xdit";
   CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "int8"});
-  // cpplan's executor runs BF16 only.
+  // cpplan's executor runs BF16 and weight-only int8 (cpplan run --weights int8).
   o.framework = "cpplan";
-  CHECK(formats_of(o) == std::vector<std::string>{"bf16"});
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "int8-weight-only"});
   // A list keeps precision_choices' order.
   o = flux("8");
   o.precision = "fp8,bf16";

@@ -202,7 +202,7 @@ TEST_CASE("A format the GPU or the framework cannot run is refused in one line n
   // Not a format: the choices.
   const std::string bad = error_of("any", "h100-sxm", "fp16");
   CHECK(bad.find("--dtype = fp16: must be bf16 | fp8 |") == 0);
-  // cpplan's own executor runs BF16 only.
+  // cpplan's own executor runs BF16 (and weight-only int8), not W8A8.
   CHECK(error_of("cpplan", "h100-sxm", "fp8").find("BF16") != std::string::npos);
 }
 
