@@ -108,6 +108,7 @@ struct SweepSpec {
   std::vector<ParallelConfig> listed;
   // caches: each plan run with each (none: {}); the fixed schedules the executor runs
   std::vector<std::pair<CacheSpec, int>> caches{{CacheSpec{}, 0}};  // with the line that gave it
+  std::vector<std::string> weights{"same"};  // each plan with each: same (the dtype's) | int8 (cpplan run --weights)
 };
 
 Result<std::vector<std::string>> strings(const toml::table& root, const std::string& path, const char* key, bool required) {
@@ -221,13 +222,28 @@ std::optional<Error> read_caches(const toml::table& root, const std::string& pat
   return std::nullopt;
 }
 
+// weights: ["same", "int8"]; absent: every run's weights in the compute dtype.
+std::optional<Error> read_weights(const toml::table& root, const std::string& path, SweepSpec& s) {
+  auto names = strings(root, path, "weights", false);
+  if (!names) return names.error();
+  if (names->empty()) return std::nullopt;
+  for (const std::string& w : *names)
+    if (w != "same" && w != "int8")
+      return Error{fmt::format("{}: weights = \"{}\": every entry must be \"same\" (the dtype's) or \"int8\" "
+                               "(cpplan run --weights int8)",
+                               where(path, *root.get("weights")), w)};
+  s.weights = *names;
+  return std::nullopt;
+}
+
 Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
-  const std::set<std::string> known = {"models", "model_configs", "resolutions", "frames", "gpus",     "steps",
-                                       "warmup", "seed",          "plans",       "caches", "hardware", "device"};
+  const std::set<std::string> known = {"models", "model_configs", "resolutions", "frames",   "gpus",
+                                       "steps",  "warmup",        "seed",        "plans",    "caches",
+                                       "weights", "hardware",     "device"};
   for (const auto& [key, node] : root)
     if (!known.count(std::string(key.str())))
       return Error{fmt::format("{}: {}: unknown field (models, model_configs, resolutions, frames, gpus, steps, warmup, "
-                               "seed, plans, caches, hardware, device)",
+                               "seed, plans, caches, weights, hardware, device)",
                                where(path, node), key.str())};
   SweepSpec s;
   auto models = strings(root, path, "models", false);
@@ -259,6 +275,7 @@ Result<SweepSpec> read_spec(const toml::table& root, const std::string& path) {
   if (auto e = read_device(root, path, s)) return *e;
   if (auto e = read_plans(root, path, s)) return *e;
   if (auto e = read_caches(root, path, s)) return *e;
+  if (auto e = read_weights(root, path, s)) return *e;
   if (s.mode != SweepSpec::Mode::kList && s.gpus.empty())
     return Error{fmt::format("{}: gpus: required with plans = \"all\" or \"top K\"", path)};
   return s;
@@ -304,7 +321,7 @@ Result<std::vector<PlannedConfig>> configs_for(const SweepSpec& s, const Engine&
 }
 
 SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& size, Resolution res, int frames,
-                  const PlannedConfig& planned, const CacheSpec& cache) {
+                  const PlannedConfig& planned, const CacheSpec& cache, const std::string& weights) {
   const ParallelConfig& c = planned.config;
   SweepRun r;
   r.peak_phase = planned.peak_phase;
@@ -330,6 +347,11 @@ SweepRun make_run(const SweepSpec& s, const ModelArgs& m, const std::string& siz
   r.run_args = to_argv(o);
   r.run_args.insert(r.run_args.end(), {"--warmup", std::to_string(s.warmup), "--seed", std::to_string(s.seed)});
   r.run_args.insert(r.run_args.end(), r.plan_flags.begin(), r.plan_flags.end());
+  if (weights == "int8") {
+    r.weights = weights;
+    r.label += ", int8 weights";
+    r.run_args.insert(r.run_args.end(), {"--weights", "int8"});
+  }
   r.device = s.device;
   r.dtype = s.device == "cuda" ? "bf16" : "fp32";
   if (s.device == "cuda") r.run_args.insert(r.run_args.end(), {"--device", "cuda"});
@@ -357,7 +379,8 @@ std::optional<Error> expand_model(const SweepSpec& s, const ModelArgs& args, con
       auto configs = configs_for(s, engine, args, size, f);
       if (!configs) return Error{fmt::format("{}: {}", path, configs.error().message)};
       for (const PlannedConfig& c : *configs)
-        for (const auto& [cache, line] : s.caches) runs.push_back(make_run(s, args, size, *res, f, c, cache));
+        for (const std::string& w : s.weights)
+          for (const auto& [cache, line] : s.caches) runs.push_back(make_run(s, args, size, *res, f, c, cache, w));
     }
   return std::nullopt;
 }

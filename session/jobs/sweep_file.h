@@ -32,6 +32,7 @@ struct SweepRun {
   std::vector<std::string> run_args;    // everything after `cpplan run`
   std::string peak_phase;               // the phase of its predicted memory peak (a listed plan: "")
   CacheSpec cache;                      // the sweep's `caches` entry: none, or a fixed schedule
+  std::string weights;                  // the sweep's `weights` entry: "" (the dtype's) or "int8"
 };
 
 // Parses a sweep file and expands it into runs; models come from `catalog`. Errors name the

@@ -269,3 +269,35 @@ TEST_CASE("a sweep's caches are fixed schedules that leave the model a block to 
     CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("a sweep's weights run each plan with its weights in the dtype and in int8, under keys a resume matches",
+          "[executor][sweep][int8]") {
+  const std::string path = write("weights.toml", "models = [\"flux-tiny\"]\nresolutions = [\"128x128\"]\nsteps = 2\n"
+                                                 "warmup = 0\nplans = [ {} ]\nweights = [\"same\", \"int8\"]\n");
+  const std::string db = (dir() / "weights.db").string();
+  fs::remove(db);
+  const auto emitted = run_process({CPPLAN_BINARY, "sweep", path, "--emit", "torchrun", "--db", db});
+  REQUIRE(emitted.code == 0);
+  CHECK(count_of(emitted.out, "--weights int8") == 1);
+  const auto ran = run_process({CPPLAN_BINARY, "sweep", path, "--db", db});
+  INFO(ran.out << ran.err);
+  REQUIRE(ran.code == 0);
+  const auto resumed = run_process({CPPLAN_BINARY, "sweep", path, "--db", db, "--resume"});
+  REQUIRE(resumed.code == 0);
+  auto store = cpplan::data::Store::open(db);
+  REQUIRE(store.ok());
+  auto runs = store->runs();
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 2);  // the resume ran neither again
+  int int8 = 0;
+  for (const auto& r : *runs) {
+    CHECK(r.run.status == "ok");
+    int8 += r.run.run_key.find("|weights-int8") != std::string::npos;
+  }
+  CHECK(int8 == 1);
+
+  const std::string bad = write("bad-weights.toml", "models = [\"flux-tiny\"]\nplans = [ {} ]\nweights = [\"int4\"]\n");
+  const auto refused = run_process({CPPLAN_BINARY, "sweep", bad, "--dry-run", "--db", (dir() / "bad.db").string()});
+  CHECK(refused.code == 3);
+  CHECK_THAT(refused.err, Catch::Contains(":3: weights = \"int4\": every entry must be \"same\""));
+}
