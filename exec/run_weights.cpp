@@ -7,6 +7,7 @@
 
 #include "core/precision.h"
 #include "session/engine/calibration.h"
+#include "session/jobs/sweep.h"
 #include "session/query/query.h"
 
 namespace cpplan::exec {
@@ -35,7 +36,7 @@ session::Resolved priced_as_held(session::Resolved r, executor::WeightStorage w)
 
 void record_weights(data::RunRecord& r, executor::WeightStorage w) {
   if (w != executor::WeightStorage::kInt8) return;
-  r.run_key += "|weights-int8";
+  r.run_key += session::weights_key(true);
   r.metrics.emplace_back(session::kInt8WeightsMetric, 1);
 }
 

@@ -45,10 +45,12 @@ std::string cache_key(const CacheSpec& c) {
                      c.every);
 }
 
+std::string weights_key(bool int8) { return int8 ? "|weights-int8" : ""; }
+
 std::string run_key(const SweepRun& r) {
   // cpplan run's order: the weights' mark (exec/run_weights.h), then the cache's.
   return run_key(r.model, r.size, r.frames, r.steps, r.config, 1, r.seed, r.dtype) +
-         (r.weights == "int8" ? "|weights-int8" : "") + cache_key(r.cache);
+         weights_key(r.weights == "int8") + cache_key(r.cache);
 }
 
 std::vector<std::string> recorded_run_keys(const std::string& db, const std::string& machine_key) {

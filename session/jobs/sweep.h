@@ -19,7 +19,10 @@ std::string run_key(const std::string& model, Resolution res, int frames, int st
 // A step cache's part of a run key ("|cache-fixed-f1b0w2e2"; empty without a cache), so that a
 // cached run never stands for the uncached run of its plan (cpplan run appends it too).
 std::string cache_key(const CacheSpec& c);
-// The same of a sweep's run, its cache's part included.
+// Int8 weights' part of a run key ("|weights-int8"; empty otherwise: `int8` false), so that an int8
+// run never stands for the run of its plan in the compute dtype (cpplan run appends it too).
+std::string weights_key(bool int8);
+// The same of a sweep's run, its weights' and cache's parts included.
 std::string run_key(const SweepRun& r);
 
 // The run keys recorded ok in the store at `db` on this machine (`machine_key`).
