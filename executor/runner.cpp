@@ -1,6 +1,7 @@
 #include "executor/runner.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <dlfcn.h>
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -85,6 +86,34 @@ void mask_keys(AttentionContext& c, const at::Tensor& valid, const std::vector<i
   if (text_len.empty()) c.text_valid = valid;
 }
 
+int blas_threads() {
+  using GetThreads = int (*)();
+  static const auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return get ? get() : -1;
+}
+
+namespace {
+
+// LibTorch's CPU GEMMs run in the BLAS it was built with; Debian's is OpenBLAS on pthreads, whose
+// pool at::set_num_threads does not size: it starts with the cores the process was bound to (one,
+// for a rank our launcher bound to one core) and stays so when the rank widens to run alone, or
+// holds every core in each of several unbound ranks. Sized to the same count here; a BLAS without
+// openblas_set_num_threads (MKL follows at::set_num_threads) is left as it is. Only a change is
+// made: OpenBLAS's pool must not be resized while another thread runs BLAS (ranks run as threads
+// of one test process, each sharing the cores as its process would).
+void set_blas_threads(int threads) {
+  using SetThreads = void (*)(int);
+  static const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (set && blas_threads() != threads) set(threads);
+}
+
+void set_threads(int threads) {
+  at::set_num_threads(threads);
+  set_blas_threads(threads);
+}
+
+}  // namespace
+
 void share_cpu_threads(int local_ranks) {
   // Under our launcher a rank is bound to its share of the cores (CPPLAN_RANK_CORES of them) and
   // told every core of the launcher (CPPLAN_HOST_CORES, a list): a rank that runs alone (the
@@ -109,11 +138,11 @@ void share_cpu_threads(int local_ranks) {
       if (CPU_COUNT(&use) == 0) use = own;
     }
     sched_setaffinity(0, sizeof use, &use);
-    at::set_num_threads(std::max(1, CPU_COUNT(&use)));
+    set_threads(std::max(1, CPU_COUNT(&use)));
     return;
   }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(std::max(1, cores / std::max(1, local_ranks)));
+  set_threads(std::max(1, cores / std::max(1, local_ranks)));
 }
 
 std::vector<int64_t> split_lengths(int64_t length, int parts) {

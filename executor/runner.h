@@ -86,8 +86,12 @@ RunFigures run_rank(const RunSpec& spec, const c10::intrusive_ptr<c10d::Store>& 
 // CPU threads for one of `local_ranks` ranks sharing this host's cores: an equal share, at least
 // one (what torchrun's OMP_NUM_THREADS default aims at; without it every rank spawns a thread
 // per core and they fight); the cores our launcher bound the rank to (CPPLAN_RANK_CORES) when it
-// did. Applied to LibTorch's intra-op pool.
+// did. Applied to LibTorch's intra-op pool and to OpenBLAS's own threads where LibTorch's GEMMs
+// run in OpenBLAS (Debian's build).
 void share_cpu_threads(int local_ranks);
+
+// OpenBLAS's thread count where LibTorch's GEMMs run in OpenBLAS; -1 under another BLAS.
+int blas_threads();
 
 // Token split of `length` over `parts` ranks: even when it divides, else the first
 // length % parts ranks take one more (torch.tensor_split).
