@@ -52,6 +52,8 @@ MeasuredModel::MeasuredModel(const HardwareProfile& profile, const MeasurementSe
       if (k.bytes > 64) kernels_[{static_cast<int>(k.kind), k.concurrent_ranks}].add(k.bytes, k.bytes / seconds);
     } else if (k.flops > 0) {
       kernels_[{static_cast<int>(k.kind), k.concurrent_ranks}].add(k.flops, k.flops / seconds);
+      if (k.kind == KernelKind::kGemm && k.rows > 0)
+        gemm_shapes_[{k.concurrent_ranks, weight_elements(k.flops, k.rows)}].add(k.rows, k.flops / seconds);
     }
   }
   // Kernel rates saturate beyond the largest call probed (a bigger GEMM runs at the same FLOP/s,
@@ -81,7 +83,28 @@ const LogLogCurve* MeasuredModel::kernel_curve(KernelKind k) const {
   return best;
 }
 
+long long MeasuredModel::weight_elements(Flops flops, double rows) {
+  return rows > 0 ? std::llround(flops / (2.0 * rows)) : 0;
+}
+
+const LogLogCurve* MeasuredModel::gemm_shape_curve(long long weights) const {
+  const LogLogCurve* best = nullptr;
+  int best_distance = 1 << 30;
+  for (const auto& [key, curve] : gemm_shapes_) {
+    if (key.second != weights) continue;
+    const int distance = std::abs(key.first - concurrent_);
+    if (distance < best_distance) {
+      best = &curve;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
 Timed MeasuredModel::gemm(Flops flops, Bytes bytes, double rows) const {
+  if (flops > 0 && rows > 0)
+    if (const LogLogCurve* shape = gemm_shape_curve(weight_elements(flops, rows)))
+      return {flops / (*shape)(rows) * 1e3, Source::kMeasured};
   const LogLogCurve* c = kernel_curve(KernelKind::kGemm);
   if (!c || flops <= 0) return fallback_.gemm(flops, bytes, rows);
   return {flops / (*c)(flops) * 1e3, Source::kMeasured};

@@ -9,7 +9,9 @@
 //   that was not measured borrows the busbw of the nearest measured one at the same message size;
 //   with no curve on its side of the node boundary, the fallback prices it;
 // - GEMM / attention: achieved FLOP/s interpolated over the work of the call (log-log): small
-//   calls run further from peak;
+//   calls run further from peak. A GEMM whose weight (k x n elements) was probed is priced from
+//   that shape's own calls, over its rows: a 16-row GEMM runs far below a 160-row one of the same
+//   weight, at any FLOP count (a joint block's short text stream);
 // - memory-bound work: achieved bytes/s over bytes moved;
 // - kernel launches: the measured time of the smallest operation.
 
@@ -64,6 +66,11 @@ class MeasuredModel final : public HardwareModel {
 
  private:
   const LogLogCurve* kernel_curve(KernelKind k) const;
+  // k x n of a GEMM of `flops` over `rows` rows (2 rows k n FLOPs), rounded: its probed shape.
+  static long long weight_elements(Flops flops, double rows);
+  // The rate-over-rows curve of GEMMs of this weight, measured with the nearest number of
+  // concurrent ranks; null when none was probed.
+  const LogLogCurve* gemm_shape_curve(long long weights) const;
   // (collective, ranks, nodes) of a measured curve.
   using CurveKey = std::tuple<int, int, int>;
   // The curve that prices `c` over `group` (see the header comment); null when none applies.
@@ -73,6 +80,8 @@ class MeasuredModel final : public HardwareModel {
   const HardwareModel& fallback_;
   // (kind, concurrent ranks) -> achieved rate (FLOP/s, or B/s for memory) over work (FLOPs or bytes)
   std::map<std::pair<int, int>, LogLogCurve> kernels_;
+  // (concurrent ranks, k x n) -> a GEMM's achieved FLOP/s over its rows
+  std::map<std::pair<int, long long>, LogLogCurve> gemm_shapes_;
   // (collective, ranks, nodes) -> time (us) over bytes
   std::map<CurveKey, LogLogCurve> collectives_;
   Microseconds launch_us_ = -1;

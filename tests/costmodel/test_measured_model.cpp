@@ -140,6 +140,38 @@ TEST_CASE("measured kernels give achieved rates over the size of the call", "[co
   CHECK(model.attention(1e9, 100, 100, 128, AttentionBackend::kFlash).source == Source::kDatasheet);
 }
 
+TEST_CASE("a GEMM of a probed weight is priced from that weight's calls over its rows, not over its FLOPs",
+          "[costmodel][measured]") {
+  const HardwareProfile& hw = *test::catalog().find_hardware("h100-sxm");
+  const DatasheetModel datasheet(hw);
+  // Weight A: 192 x 192 = 36,864 elements, probed at 16 rows (1e10 FLOP/s) and 256 rows (4e10);
+  // weight B: 16 times wider, probed at 16 rows only (1.2e10), with the FLOPs of A's 256 rows.
+  const double a = 192.0 * 192.0, b = 16 * a;
+  const auto call = [](double rows, double weight, double flops_per_s, int concurrent = 1) {
+    const double flops = 2 * rows * weight;
+    return KernelSample{KernelKind::kGemm, "gemm", flops, 0, rows, concurrent, flops / flops_per_s * 1e6};
+  };
+  MeasurementSet m;
+  m.kernels.push_back(call(16, a, 1e10));
+  m.kernels.push_back(call(256, a, 4e10));
+  m.kernels.push_back(call(16, b, 1.2e10));
+  m.kernels.push_back(call(16, a, 5e9, 2));  // with 2 ranks computing at once
+  MeasuredModel model(hw, m, datasheet);
+  // A at 64 rows: halfway between 16 and 256 in log rows, so sqrt(1e10 x 4e10) = 2e10 FLOP/s.
+  CHECK(model.gemm(2 * 64 * a, 0, 64).ms == Approx(2 * 64 * a / 2e10 * 1e3));
+  CHECK(model.gemm(2 * 64 * a, 0, 64).source == Source::kMeasured);
+  // B at 16 rows: its own 1.2e10, although A's 256-row call has the same FLOPs (the FLOP curve
+  // gives their mean, sqrt(4e10 x 1.2e10)).
+  CHECK(model.gemm(2 * 16 * b, 0, 16).ms == Approx(2 * 16 * b / 1.2e10 * 1e3));
+  // A weight nobody probed: the FLOP curve, at its two calls of 2 x 16 x b FLOPs.
+  CHECK(model.gemm(2 * 16 * b, 0, 8).ms == Approx(2 * 16 * b / std::sqrt(4e10 * 1.2e10) * 1e3));
+  // Rows beyond the probed ones: the rate of the nearest (it has saturated).
+  CHECK(model.gemm(2 * 4096 * a, 0, 4096).ms == Approx(2 * 4096 * a / 4e10 * 1e3));
+  // Two ranks at once: the calls measured so.
+  model.set_concurrent_ranks(2);
+  CHECK(model.gemm(2 * 16 * a, 0, 16).ms == Approx(2 * 16 * a / 5e9 * 1e3));
+}
+
 TEST_CASE("the local profile takes the best measured rates", "[costmodel][measured]") {
   MeasurementSet m;
   m.kernels.push_back({KernelKind::kGemm, "a", 2e9, 0, 256, 1, 1e3});   // 2 TFLOP/s
