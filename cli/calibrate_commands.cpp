@@ -27,8 +27,10 @@ int calibrate_command(const ProbeArgs& p, const Args& a, const std::string& exe,
   const int folds = parse_int("--folds", p.folds, 2, 100);
   const auto fitted = session::calibrate_local(p.db, *catalog, session::this_machine(exe), folds);
   const costmodel::Calibration& c = fitted.calibration;
-  fmt::print(out, "calibrated on {} runs of this machine ({}), {}-fold cross-validation, stored as version {}:\n",
-             c.runs, c.fingerprint, c.folds, fitted.version);
+  fmt::print(out,
+             "calibrated on {} runs of this machine ({}), {} configurations (repeats at their median step), {}-fold "
+             "cross-validation, stored as version {}:\n",
+             c.runs, c.fingerprint, c.configurations, c.folds, fitted.version);
   fmt::print(out, "  held-out MAPE {:.1f}% -> {:.1f}%, Spearman rank correlation {:.3f} -> {:.3f}\n", c.mape_before * 100,
              c.mape_after * 100, c.rank_corr_before, c.rank_corr_after);
   fmt::print(out, "  shrinkage toward the measured model {:.3g} (chosen by cross-validation)\n", c.shrinkage);

@@ -159,6 +159,31 @@ std::vector<double> ranks_of(const std::vector<double>& v) {
   return rank;
 }
 
+// Repeated runs of one configuration (the same features: the same model, size and plan priced on
+// the same probes) as one row at their median step, in the order each first appears. A run slowed
+// by something else on the machine then does not pull the fit unless most of its repeats were, and
+// a configuration run five times weighs what one run once does.
+std::vector<Observation> median_of_repeats(const std::vector<Observation>& runs) {
+  std::vector<Observation> rows;
+  std::vector<std::vector<double>> measured;
+  for (const Observation& o : runs) {
+    const auto same = std::find_if(rows.begin(), rows.end(), [&](const Observation& r) { return r.features == o.features; });
+    if (same == rows.end()) {
+      rows.push_back(o);
+      measured.push_back({o.measured_ms});
+    } else {
+      measured[static_cast<std::size_t>(same - rows.begin())].push_back(o.measured_ms);
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<double>& m = measured[i];
+    std::sort(m.begin(), m.end());
+    const std::size_t half = m.size() / 2;
+    rows[i].measured_ms = m.size() % 2 ? m[half] : (m[half - 1] + m[half]) / 2;
+  }
+  return rows;
+}
+
 }  // namespace
 
 double mape(const std::vector<double>& predicted, const std::vector<double>& measured) {
@@ -181,11 +206,13 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return da > 0 && db > 0 ? num / std::sqrt(da * db) : 0;
 }
 
-Calibration fit_calibration(const std::vector<Observation>& runs, int folds) {
+Calibration fit_calibration(const std::vector<Observation>& measured_runs, int folds) {
   Calibration c;
   c.features = calibration_features();
-  c.runs = static_cast<int>(runs.size());
-  c.folds = std::max(2, std::min(folds, c.runs));
+  c.runs = static_cast<int>(measured_runs.size());
+  const std::vector<Observation> runs = median_of_repeats(measured_runs);
+  c.configurations = static_cast<int>(runs.size());
+  c.folds = std::max(2, std::min(folds, c.configurations));
   if (runs.size() < 2) return c;
   std::vector<double> held_out(runs.size()), raw(runs.size()), measured(runs.size());
   std::vector<std::size_t> all(runs.size());

@@ -16,6 +16,9 @@ struct Calibration {
   std::vector<std::string> features;    // names of the terms, in coefficient order
   std::vector<double> coefficients;     // step_ms = sum(coefficient x feature)
   int runs = 0;                         // measured runs it was fitted to
+  // Their distinct configurations: the rows of the fit, each at the median of its repeats
+  // (fit-time information, not stored).
+  int configurations = 0;
   int folds = 0;                        // k of the cross-validation
   double mape_before = 0, mape_after = 0;          // held-out, fraction (0.1 = 10%)
   double rank_corr_before = 0, rank_corr_after = 0; // Spearman, held-out
@@ -74,8 +77,9 @@ struct Observation {
 // Non-negative least squares on relative error (each row divided by its measurement, so the fit
 // minimises what MAPE measures), shrunk toward the measured model by a strength chosen by k-fold
 // cross-validation, and scored by nested k-fold cross-validation: every run is predicted by a fit
-// (and a shrinkage choice) that did not see it. Fills coefficients (fitted to all runs),
-// shrinkage, runs, folds and the metrics.
+// (and a shrinkage choice) that did not see it. Repeated runs of one configuration (equal
+// features) are one row at their median step. Fills coefficients (fitted to all rows), shrinkage,
+// runs, configurations, folds and the metrics (over the rows).
 Calibration fit_calibration(const std::vector<Observation>& runs, int folds);
 
 // Mean absolute percentage error (fraction) and Spearman rank correlation.

@@ -52,6 +52,40 @@ TEST_CASE("calibration recovers known coefficients from noiseless synthetic runs
   CHECK(c.folds == 5);
 }
 
+TEST_CASE("repeated runs of one configuration are one row at their median: one slowed run does not pull the fit",
+          "[costmodel][calibration]") {
+  const std::vector<double> truth = {1.4, 0.8, 2.0, 0.5, 1.1, 0.9, 3.0, 0.25, 0.3, 0.7};
+  std::vector<Observation> runs;
+  const double repeat[3][3] = {{0.9, 1.0, 5.0}, {5.0, 0.9, 1.0}, {1.0, 5.0, 0.9}};  // median 1, mean 2.3
+  int k = 0;
+  for (const Observation& o : synthetic(truth, 0.0, 1))
+    for (const double factor : repeat[k++ % 3]) {
+      Observation r = o;
+      r.measured_ms *= factor;
+      runs.push_back(r);
+    }
+  const Calibration c = fit_calibration(runs, 5);
+  CHECK(c.runs == 180);
+  CHECK(c.configurations == 60);
+  for (std::size_t j = 0; j < truth.size(); ++j) {
+    INFO("coefficient " << c.features[j]);
+    CHECK(c.coefficients[j] == Approx(truth[j]).epsilon(1e-6));
+  }
+  CHECK(c.mape_after < 1e-6);
+  // Two repeats: their mean.
+  Observation a = runs[0], b = runs[0];
+  a.measured_ms = 10;
+  b.measured_ms = 14;
+  std::vector<Observation> two = {a, b};
+  for (std::size_t i = 3; i < runs.size(); i += 3) two.push_back(runs[i + 1]);  // the other configurations once
+  const Calibration d = fit_calibration(two, 5);
+  CHECK(d.runs == 61);
+  CHECK(d.configurations == 60);
+  double before = std::abs(a.predicted_ms - 12) / 12;  // the first configuration at (10 + 14) / 2
+  for (std::size_t i = 2; i < two.size(); ++i) before += std::abs(two[i].predicted_ms - two[i].measured_ms) / two[i].measured_ms;
+  CHECK(d.mape_before == Approx(before / 60));
+}
+
 TEST_CASE("calibration keeps coefficients non-negative", "[costmodel][calibration]") {
   // A negative true coefficient cannot be represented; the fit clamps it at zero.
   const Calibration c = fit_calibration(synthetic({1.0, 0.0, 0.5, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0}, 0.02, 2), 4);
