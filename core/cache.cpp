@@ -61,6 +61,19 @@ std::string_view parameter_refusal(CachePolicy p, std::string_view flag) {
   return "";
 }
 
+std::string_view executor_refusal(CachePolicy p) {
+  switch (p) {
+    case CachePolicy::kNone:
+    case CachePolicy::kFixed: return "";
+    case CachePolicy::kTaylorseer: return "extrapolates its cached steps where the executor reuses the middle blocks' residual";
+    case CachePolicy::kFbcache:
+    case CachePolicy::kDbcache:
+    case CachePolicy::kTeacache:
+    case CachePolicy::kMagcache: break;
+  }
+  return "decides each step by a threshold, so which steps it caches is not known ahead";
+}
+
 Result<bool> validate_cache(const CacheSpec& s, int blocks, int steps) {
   if (!s.active()) return true;
   if (s.first_blocks < 0) return Error{fmt::format("--cache-fn = {}: must be at least 0", s.first_blocks)};

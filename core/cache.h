@@ -47,6 +47,12 @@ CacheSpec cache_defaults(CachePolicy p);
 // as the phrase that follows "--cache <policy>"; empty when it takes it.
 std::string_view parameter_refusal(CachePolicy p, std::string_view flag);
 
+// Why cpplan's executor (cpplan run, --framework cpplan) does not run policy `p`, as the phrase that
+// follows the policy's name: it runs the fixed schedule only, whose cached steps are known ahead
+// (executor/cache.h); empty for fixed and none. The one rule the run, the planner's --framework
+// cpplan and a plan row's run command read.
+std::string_view executor_refusal(CachePolicy p);
+
 // Checks `s` for a model of `blocks` blocks and `steps` steps; the error names the field, its value
 // and the rule (F + B must leave a middle block; the hit rate in [0, 1); ...).
 Result<bool> validate_cache(const CacheSpec& s, int blocks, int steps);

@@ -43,21 +43,10 @@ Result<CacheSchedule> fixed_cache_schedule(int steps, int warmup_steps, int ever
 
 Result<CacheSchedule> run_schedule(const CacheSpec& spec, int steps) {
   const std::string_view policy = to_string(spec.policy);
-  switch (spec.policy) {
-    case CachePolicy::kNone: return CacheSchedule{};
-    case CachePolicy::kFbcache:
-    case CachePolicy::kDbcache:
-    case CachePolicy::kTeacache:
-    case CachePolicy::kMagcache:
-      return Error{fmt::format("--cache = {}: cpplan run runs a fixed schedule only (--cache fixed); {} decides each "
-                               "step by a threshold, so which steps it caches is not known ahead",
-                               policy, policy)};
-    case CachePolicy::kTaylorseer:
-      return Error{fmt::format("--cache = {}: cpplan run runs a fixed schedule only (--cache fixed); {} extrapolates "
-                               "its cached steps where the executor reuses the middle blocks' residual",
-                               policy, policy)};
-    case CachePolicy::kFixed: break;
-  }
+  if (spec.policy == CachePolicy::kNone) return CacheSchedule{};
+  if (const std::string_view why = executor_refusal(spec.policy); !why.empty())
+    return Error{fmt::format("--cache = {}: cpplan run runs a fixed schedule only (--cache fixed); {} {}", policy,
+                             policy, why)};
   if (spec.warmup_steps < 1)
     return Error{fmt::format("--cache-warmup = {}: must be at least 1 for cpplan run (the first step is computed: "
                              "nothing is cached before it)",

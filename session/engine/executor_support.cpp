@@ -34,7 +34,7 @@ std::string unsupported_run_choice(const Precision& p, const CacheSpec& s) {
     return fmt::format("--dtype {}: the executor runs fp32 or bf16 weights (cpplan run --dtype) or int8-weight-only "
                        "(cpplan run --weights int8)",
                        to_string(p));
-  if (s.active() && s.policy != CachePolicy::kFixed)
+  if (s.active() && !executor_refusal(s.policy).empty())
     return fmt::format("--cache {}: the executor runs the fixed schedule only (cpplan run --cache fixed)",
                        to_string(s.policy));
   return {};

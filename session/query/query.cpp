@@ -283,7 +283,7 @@ std::optional<std::string> cache_refusal(const Options& a, const Query& q, const
   const std::string_view name = to_string(s.policy);
   if (const FrameworkProfile* fw = named_framework(a, q); fw && !fw->cache_for(s.policy))
     return fmt::format("--cache = {}: {}", name, fw->cache_reason);
-  if (a.framework == "cpplan" && s.policy != CachePolicy::kFixed)  // what cpplan run runs (executor/cache.h)
+  if (a.framework == "cpplan" && !executor_refusal(s.policy).empty())  // what cpplan run runs
     return fmt::format("--cache = {}: --framework cpplan runs the fixed schedule only (--cache fixed)", name);
   return std::nullopt;
 }
