@@ -160,7 +160,8 @@ json figures_json(const executor::RunFigures& f) {
           {"bytes_sent", f.bytes_sent}, {"peak_mem_bytes", f.peak_mem_bytes},
           {"load_mem_bytes", f.load_mem_bytes}, {"load_build_peak_bytes", f.load_build_peak_bytes},
           {"param_bytes", f.param_bytes},
-          {"computed_step_ms", f.computed_step_ms}, {"cached_step_ms", f.cached_step_ms}};
+          {"computed_step_ms", f.computed_step_ms}, {"cached_step_ms", f.cached_step_ms},
+          {"steal_fraction", f.steal_fraction}};
 }
 
 executor::RunFigures figures_from_json(const json& j) {
@@ -173,6 +174,7 @@ executor::RunFigures figures_from_json(const json& j) {
   f.load_mem_bytes = j.value("load_mem_bytes", std::vector<double>{});
   f.load_build_peak_bytes = j.value("load_build_peak_bytes", std::vector<double>{});
   f.param_bytes = j.value("param_bytes", std::vector<double>{});
+  f.steal_fraction = j.value("steal_fraction", -1.0);
   f.computed_step_ms = j.value("computed_step_ms", std::vector<double>{});
   f.cached_step_ms = j.value("cached_step_ms", std::vector<double>{});
   return f;
@@ -253,9 +255,11 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures,
   }
   r.peak_mem_bytes = peak;
   r.step_times_ms = figures.step_ms;
+  if (figures.steal_fraction >= 0) r.metrics.emplace_back(session::kStealMetric, figures.steal_fraction);
   json j{{"step_ms", *r.step_ms},       {"step_ms_p10", *r.step_ms_p10}, {"step_ms_p90", *r.step_ms_p90},
          {"steps_per_sec", *r.steps_per_sec}, {"peak_mem_bytes", peak},  {"compute_ms", *r.compute_ms},
          {"comm_ms", *r.comm_ms},       {"bytes_sent", *r.bytes_sent}};
+  if (figures.steal_fraction >= 0) j["steal_fraction"] = figures.steal_fraction;
   j["phases"] = measured_phases(r, figures, peak);
   j["weights"] = weights_name(spec.device);
   j["param_bytes"] = measured_param_bytes(r, figures);
@@ -353,6 +357,11 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
                *r.step_ms, *r.step_ms_p10, *r.step_ms_p90, *r.steps_per_sec, *r.compute_ms, *r.comm_ms,
                100.0 * *r.comm_ms / std::max(1e-9, *r.compute_ms + *r.comm_ms), *r.bytes_sent / 1e6,
                *r.peak_mem_bytes / kMiB, rep.measured.value("achieved_tflops", 0.0));
+    if (const double steal = rep.measured.value("steal_fraction", 0.0); steal > session::kMaxStealFraction)
+      fmt::print(out,
+                 "contended: the hypervisor gave {:.0f}% of this host's CPU time to other guests during the steps "
+                 "(more than {:.0f}%): calibrate leaves this run out\n",
+                 100 * steal, 100 * session::kMaxStealFraction);
   } else {
     fmt::print(out, "{}: {}\n", rep.status, rep.error);
   }

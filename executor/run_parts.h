@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "executor/attention.h"
@@ -85,10 +86,20 @@ class LoadPhase {
 };
 
 // This rank's own measurements of the timed steps.
+// This host's CPU time so far from /proc/stat's first line, in jiffies: all of it and the part the
+// hypervisor gave to other guests (steal); nullopt where there is no such line (not Linux).
+struct HostCpuTime {
+  double total = 0, steal = 0;
+};
+std::optional<HostCpuTime> host_cpu_time();
+// Of this host's CPU time between `from` and `to`, the hypervisor's share; -1 without both.
+double host_steal_fraction(const std::optional<HostCpuTime>& from, const std::optional<HostCpuTime>& to);
+
 struct StepTimes {
   std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
   double bytes_per_step = 0;             // sent by this rank
   LoadFigures load;                      // the load phase, before the steps
+  double steal_fraction = -1;            // host_steal_fraction over the steps; -1 where unread
 };
 
 // The transformer of a pipeline of `transformers` (Wan2.2 A14B: 2) that denoising step `step` of

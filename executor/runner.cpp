@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include <ATen/Parallel.h>
 
@@ -382,12 +383,32 @@ int transformer_at(int step, int steps, int transformers) {
   return transformers > 1 && step >= (steps + 1) / 2 ? 1 : 0;
 }
 
+std::optional<HostCpuTime> host_cpu_time() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  if (!(in >> cpu) || cpu != "cpu") return std::nullopt;
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+  HostCpuTime t;
+  double v = 0;
+  for (int i = 0; i < 8 && in >> v; ++i) {
+    t.total += v;
+    if (i == 7) t.steal = v;
+  }
+  return t;
+}
+
+double host_steal_fraction(const std::optional<HostCpuTime>& from, const std::optional<HostCpuTime>& to) {
+  if (!from || !to || to->total <= from->total) return -1;
+  return (to->steal - from->steal) / (to->total - from->total);
+}
+
 StepTimes timed_steps(const RunSpec& spec, Mesh& mesh, int rank, const std::function<void(int, double, double)>& step) {
   StepTimes out;
   const CommStats before = mesh.stats();
   const int kill_at = fault_step(rank);
   StepTimer timer(spec.device.device);
   synchronize(spec.device.device);
+  const std::optional<HostCpuTime> cpu_before = host_cpu_time();
   for (int i = 0; i < spec.steps; ++i) {
     if (i == kill_at) raise(SIGKILL);
     const double sigma = 1.0 - static_cast<double>(i) / spec.steps;
@@ -399,6 +420,7 @@ StepTimes timed_steps(const RunSpec& spec, Mesh& mesh, int rank, const std::func
     out.comm_ms.push_back((mesh.stats().seconds - comm0) * 1e3);
   }
   out.bytes_per_step = (mesh.stats().bytes_sent - before.bytes_sent) / std::max(1, spec.steps);
+  out.steal_fraction = host_steal_fraction(cpu_before, host_cpu_time());
   return out;
 }
 
@@ -439,6 +461,7 @@ RunFigures gather_figures(const RunSpec& spec, Mesh& mesh, const StepTimes& time
     f.param_bytes.push_back(all[r][2 * n + 4].item<double>());
   }
   f.latents = final_latents;
+  f.steal_fraction = times.steal_fraction;  // rank 0's host
   return f;
 }
 

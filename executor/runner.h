@@ -69,6 +69,10 @@ struct RunFigures {
   // and their scales under WeightStorage::kInt8); on CPU, whose counted allocator sees exactly the
   // bytes the tensors ask for, load_mem_bytes too. Empty: not recorded.
   std::vector<double> param_bytes;
+  // Of rank 0's host's CPU time during the timed steps, the share the hypervisor gave to other
+  // guests (/proc/stat's steal): a run whose share is large ran slower than this machine runs,
+  // its lock-step ranks waiting for whichever lost its core. -1: not read (no /proc/stat).
+  double steal_fraction = -1;
   at::Tensor latents;                   // final latents [batch, S_img, in_channels], fp32 on CPU, rank 0 only
   double median_step_ms() const;
   double percentile_step_ms(double p) const;  // p in [0, 1]

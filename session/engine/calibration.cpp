@@ -27,13 +27,15 @@ namespace {
 // Whether a stored run measures this machine's executor as calibrate fits it: ok, timed, an
 // executor run (a pipeline's runs fit the runtimes instead), not --sync-collectives (serialised
 // communication and computation are not this machine's speed), not a step cache's (its steps are
-// not all full steps), not one with int8 weights (its matmuls dequantize them first).
+// not all full steps), not one with int8 weights (its matmuls dequantize them first), not one its
+// host's hypervisor slowed (kMaxStealFraction).
 bool calibrates(const data::StoredRun& r, const std::string& machine_key) {
   if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != machine_key || r.run.source != "executor")
     return false;
   const auto& metrics = r.run.metrics;
   return std::none_of(metrics.begin(), metrics.end(), [](const auto& m) {
-    return m.first == kSyncCollectivesMetric || m.first == kStepCacheMetric || m.first == kInt8WeightsMetric;
+    return m.first == kSyncCollectivesMetric || m.first == kStepCacheMetric || m.first == kInt8WeightsMetric ||
+           (m.first == kStealMetric && m.second > kMaxStealFraction);
   });
 }
 

@@ -26,6 +26,12 @@ inline constexpr const char* kStepCacheMetric = "cache.cached_steps";
 // int8). The calibration leaves such a run out: this machine's model is fitted to its measured
 // kernels in the compute dtype, which price no dequantization of the weights before each matmul.
 inline constexpr const char* kInt8WeightsMetric = "weights.int8";
+// The metric of a run's host (rank 0's): of its CPU time during the timed steps, the share the
+// hypervisor gave to other guests (/proc/stat's steal). Above kMaxStealFraction the run measured
+// a machine slowed by its neighbours, not this machine (lock-step ranks wait for whichever lost
+// its core), and the calibration leaves it out.
+inline constexpr const char* kStealMetric = "host.steal_fraction";
+inline constexpr double kMaxStealFraction = 0.05;
 
 // The calibration fitted to this machine's ok executor runs in the store at `db`, stored there as
 // a new version. InvalidInput without a probe of the machine or with fewer than 4 runs.

@@ -1,7 +1,8 @@
-// A rank's share of the host's cores reaches the BLAS LibTorch's CPU GEMMs run in (Debian's
+// The host a rank runs on: its share of the host's cores reaches the BLAS LibTorch's CPU GEMMs run in (Debian's
 // OpenBLAS keeps its own thread pool, which at::set_num_threads does not size), both when a rank
 // shares the cores with others and when a rank our launcher bound to one core runs alone (the
-// probe's one-rank kernels, which must run as a one-rank run does: on every core).
+// probe's one-rank kernels, which must run as a one-rank run does: on every core); and the share of
+// the host's CPU time its hypervisor gave to other guests while the steps ran.
 #include <ATen/Parallel.h>
 #include <sched.h>
 
@@ -9,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "executor/run_parts.h"
 #include "executor/runner.h"
 
 // Last: LibTorch (above) defines glog's CHECK, which would replace Catch's and go uncounted.
@@ -55,4 +57,19 @@ TEST_CASE("a rank bound to one core sizes OpenBLAS to its core, and to every hos
   CHECK(blas_threads() == 1);
   REQUIRE(sched_getaffinity(0, sizeof now, &now) == 0);
   CHECK(CPU_COUNT(&now) == 1);
+}
+
+TEST_CASE("the hypervisor's share of the host's CPU time during the steps is read from /proc/stat",
+          "[executor][threads]") {
+  using cpplan::executor::HostCpuTime;
+  using cpplan::executor::host_steal_fraction;
+  // 1000 jiffies pass, 100 of them stolen: 10%.
+  CHECK(host_steal_fraction(HostCpuTime{1000, 10}, HostCpuTime{2000, 110}) == Approx(0.1));
+  CHECK(host_steal_fraction(std::nullopt, HostCpuTime{2000, 110}) == -1);
+  CHECK(host_steal_fraction(HostCpuTime{2000, 110}, HostCpuTime{2000, 110}) == -1);  // no time passed
+  const auto now = cpplan::executor::host_cpu_time();
+  REQUIRE(now.has_value());  // Linux
+  CHECK(now->total > 0);
+  CHECK(now->steal >= 0);
+  CHECK(now->steal <= now->total);
 }

@@ -19,7 +19,10 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "tests/executor/calibrate_exclusion.h"
+
 namespace fs = std::filesystem;
+using cpplan::test::record_probe;
 using cpplan::test::run_process;
 using nlohmann::json;
 
@@ -29,18 +32,6 @@ fs::path work_dir() { return cpplan::test::process_temp_dir("cpplan-run-cache-")
 
 // A probe of this machine in `db` (a few kernels and collectives: enough for its measured model),
 // so that every run there carries a prediction.
-void record_probe(const std::string& db) {
-  using namespace cpplan::costmodel;
-  auto store = cpplan::data::Store::open(db);
-  REQUIRE(store.ok());
-  MeasurementSet m;
-  m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
-  m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
-  m.collectives.push_back({Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
-  m.collectives.push_back({Collective::kAllGather, 2, false, 1e8, 1e5, 1, 0.5});
-  REQUIRE(store.value().record_measurements(cpplan::exec::machine(false).fingerprint, m, "probe").ok());
-}
-
 // `cpplan run --json` of flux-tiny (2 double + 2 single blocks) at 128x128, 5 steps after one
 // warm-up pass, with `flags`; it must succeed.
 json run_json(const std::string& db, const std::vector<std::string>& flags) {
@@ -142,39 +133,14 @@ TEST_CASE("cpplan run --cache fixed on 2 ranks over loopback records its schedul
 }
 
 TEST_CASE("calibrate leaves out the runs made with a step cache", "[executor][cache][store]") {
-  const std::string db = (work_dir() / "calibrate.db").string();
-  record_probe(db);
-  const auto fingerprint = cpplan::exec::machine(false).fingerprint;
-  auto store = cpplan::data::Store::open(db);
-  // Executor runs of flux-tiny as cpplan run records them: three plain, two with a cache.
-  const auto record = [&](int size, double step_ms, bool cache) {
-    cpplan::data::RunRecord r;
-    r.model = "flux-tiny";
-    r.width = r.height = size;
-    r.steps = 5;
-    r.dtype = "fp32";
-    r.status = "ok";
-    r.started_at = r.finished_at = "2026-12-06T00:00:00Z";
-    r.run_key = "flux-tiny|" + std::to_string(size) + (cache ? "|cache" : "");
-    r.step_ms = step_ms;
-    r.step_times_ms = std::vector<double>(5, step_ms);
-    if (cache) r.metrics.emplace_back("cache.cached_steps", 2);
-    REQUIRE(store.value().record_run(fingerprint, r).ok());
-  };
-  record(128, 10, false);
-  record(192, 20, false);
-  record(256, 40, false);
-  record(128, 6, true);
-  record(192, 12, true);
-  auto p = run_process({CPPLAN_BINARY, "calibrate", "--db", db});
-  CHECK(p.code == 3);
-  CHECK(p.err == "cpplan: " + db + ": 3 measured runs on this machine; calibration needs at least 4 (cpplan run or "
-                                   "cpplan sweep)\n");
-  record(320, 70, false);
-  p = run_process({CPPLAN_BINARY, "calibrate", "--db", db});
-  INFO(p.err);
-  CHECK(p.code == 0);
-  CHECK_THAT(p.out, Catch::StartsWith("calibrated on 4 runs of this machine"));
+  cpplan::test::check_calibrate_leaves_out((work_dir() / "calibrate.db").string(), "cache", {"cache.cached_steps", 2});
+}
+
+TEST_CASE("calibrate leaves out the runs whose host's hypervisor took more than 5% of its CPU time",
+          "[executor][store]") {
+  // 18% stolen: left out; 2% (under the 5% line): fitted.
+  cpplan::test::check_calibrate_leaves_out((work_dir() / "steal.db").string(), "contended",
+                                           {"host.steal_fraction", 0.18}, {{"host.steal_fraction", 0.02}});
 }
 
 TEST_CASE("cpplan run refuses what no fixed schedule runs in one line with exit 3 and records nothing",

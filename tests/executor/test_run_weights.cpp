@@ -20,6 +20,7 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "tests/executor/calibrate_exclusion.h"
 #include "tests/executor/saved_run.h"
 
 namespace fs = std::filesystem;
@@ -164,48 +165,8 @@ TEST_CASE("cpplan run --weights int8 on 2 ranks over loopback shards the int8 we
 }
 
 TEST_CASE("calibrate leaves out the runs made with int8 weights", "[executor][int8][store]") {
-  const std::string db = (work_dir() / "int8-calibrate.db").string();
-  {  // a probe of this machine: calibrate needs its measured model
-    using namespace cpplan::costmodel;
-    auto store = cpplan::data::Store::open(db);
-    REQUIRE(store.ok());
-    MeasurementSet m;
-    m.kernels.push_back({KernelKind::kGemm, "small", 1e6, 0, 16, 1, 10});
-    m.kernels.push_back({KernelKind::kGemm, "large", 1e10, 0, 4096, 1, 1e4});
-    m.collectives.push_back({Collective::kAllGather, 2, false, 1e3, 40, 0.025, 0.0125});
-    REQUIRE(store.value().record_measurements(cpplan::exec::machine(false).fingerprint, m, "probe").ok());
-  }
-  const auto fingerprint = cpplan::exec::machine(false).fingerprint;
-  auto store = cpplan::data::Store::open(db);
-  // Executor runs of flux-tiny as cpplan run records them: three in fp32, two with int8 weights.
-  const auto record = [&](int size, double step_ms, bool int8) {
-    cpplan::data::RunRecord r;
-    r.model = "flux-tiny";
-    r.width = r.height = size;
-    r.steps = 5;
-    r.dtype = "fp32";
-    r.status = "ok";
-    r.started_at = r.finished_at = "2026-12-06T00:00:00Z";
-    r.run_key = "flux-tiny|" + std::to_string(size) + (int8 ? "|weights-int8" : "");
-    r.step_ms = step_ms;
-    r.step_times_ms = std::vector<double>(5, step_ms);
-    if (int8) r.metrics.emplace_back("weights.int8", 1);
-    REQUIRE(store.value().record_run(fingerprint, r).ok());
-  };
-  record(128, 10, false);
-  record(192, 20, false);
-  record(256, 40, false);
-  record(128, 14, true);
-  record(192, 26, true);
-  auto p = run_process({CPPLAN_BINARY, "calibrate", "--db", db});
-  CHECK(p.code == 3);
-  CHECK(p.err == "cpplan: " + db + ": 3 measured runs on this machine; calibration needs at least 4 (cpplan run or "
-                                   "cpplan sweep)\n");
-  record(320, 70, false);
-  p = run_process({CPPLAN_BINARY, "calibrate", "--db", db});
-  INFO(p.err);
-  CHECK(p.code == 0);
-  CHECK_THAT(p.out, Catch::StartsWith("calibrated on 4 runs of this machine"));
+  cpplan::test::check_calibrate_leaves_out((work_dir() / "int8-calibrate.db").string(), "weights-int8",
+                                           {"weights.int8", 1});
 }
 
 TEST_CASE("cpplan run refuses a --weights it does not hold in one line with exit 3 and records nothing",
