@@ -17,6 +17,8 @@
 #undef CHECK
 #include <catch2/catch.hpp>
 
+#include "tests/support/skip.h"
+
 using cpplan::executor::blas_threads;
 using cpplan::executor::share_cpu_threads;
 
@@ -25,10 +27,8 @@ TEST_CASE("a rank bound to one core sizes OpenBLAS to its core, and to every hos
   cpu_set_t host;
   REQUIRE(sched_getaffinity(0, sizeof host, &host) == 0);
   const int cores = CPU_COUNT(&host);
-  if (blas_threads() < 0 || cores < 2) {
-    WARN("LibTorch's BLAS is not OpenBLAS, or this host has one core: nothing to size");
-    return;
-  }
+  if (blas_threads() < 0 || cores < 2)
+    CPPLAN_SKIP("LibTorch's BLAS is not OpenBLAS, or this host has one core: nothing to size");
   // As our launcher starts a rank: bound to one core, told how many and every core of the host.
   std::string list;
   int first = -1;
