@@ -15,6 +15,8 @@
 #include "launch/launcher.h"
 #include "executor/probe.h"
 #include "executor/rendezvous.h"
+#include "executor/run_parts.h"
+#include "session/engine/calibration.h"
 #include "session/engine/local_model.h"
 
 namespace cpplan::exec {
@@ -98,6 +100,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
 
   data::Store store = session::open_store(p.db);  // refuse a foreign database before measuring
   costmodel::MeasurementSet set;
+  const auto cpu_before = executor::host_cpu_time();
   {
     const fs::path result = fs::temp_directory_path() / fmt::format("cpplan-probe-{}.json", getpid());
     std::vector<std::string> argv{exe, "probe", "--worker", "rank", "--nproc", p.nproc, "--device", cuda ? "cuda" : "cpu"};
@@ -113,6 +116,7 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
     std::error_code ec;
     fs::remove(result, ec);
   }
+  const double steal = executor::host_steal_fraction(cpu_before, executor::host_cpu_time());
   const data::HardwareFingerprint hw = machine(cuda).fingerprint;
   auto rows = store.record_measurements(hw, set, "probe");
   if (!rows) {
@@ -127,6 +131,10 @@ int probe_command(const ProbeArgs& p, const Args& a, const std::string& exe, std
              set.collectives.size(), set.kernels.size(), cuda ? hw.gpu_name : hw.cpu_name, nproc, store.path(),
              hw.key());
   fmt::print(out, "  best busbw {:.3f} GB/s, best GEMM {:.1f} GFLOP/s\n", best_busbw, best_gemm / 1e9);
+  if (const std::string line = session::contended_line(steal, "while the probe ran",
+                                                       "its figures are a slowed machine's; probe again when the host is quiet");
+      !line.empty())
+    fmt::print(out, "{}\n", line);
   return kExitOk;
 }
 

@@ -83,6 +83,13 @@ void check_output(const std::string& output, const std::string& name) {
 
 }  // namespace
 
+std::string contended_line(double steal_fraction, std::string_view during, std::string_view consequence) {
+  if (steal_fraction <= kMaxStealFraction) return {};
+  return fmt::format("contended: the hypervisor gave {:.0f}% of this host's CPU time to other guests {} (more than "
+                     "{:.0f}%): {}",
+                     100 * steal_fraction, during, 100 * kMaxStealFraction, consequence);
+}
+
 LocalCalibration calibrate_local(const std::string& db, const ProfileCatalog& catalog, const Machine& machine,
                                  int folds) {
   data::Store store = open_store(db);

@@ -4,6 +4,7 @@
 // real pipelines (`cpplan calibrate --import`, `--pipeline-runs`). The fronts render the results.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/profiles.h"
@@ -32,6 +33,10 @@ inline constexpr const char* kInt8WeightsMetric = "weights.int8";
 // its core), and the calibration leaves it out.
 inline constexpr const char* kStealMetric = "host.steal_fraction";
 inline constexpr double kMaxStealFraction = 0.05;
+// The line a front prints when the hypervisor gave `steal_fraction` of the host's CPU time to
+// other guests `during` a measurement ("during the steps", "while the probe ran"), with what it
+// means for `consequence`; empty at or under kMaxStealFraction (or unread, negative).
+std::string contended_line(double steal_fraction, std::string_view during, std::string_view consequence);
 
 // The calibration fitted to this machine's ok executor runs in the store at `db`, stored there as
 // a new version. InvalidInput without a probe of the machine or with fewer than 4 runs.

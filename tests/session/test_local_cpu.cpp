@@ -12,6 +12,7 @@
 #include <string>
 
 #include "data/store.h"
+#include "session/engine/calibration.h"
 #include "session/engine/local_model.h"
 #include "tests/support/fixtures.h"
 
@@ -85,4 +86,15 @@ TEST_CASE("On a CPU a block costs its kernels plus the dispatch of its ops, on a
   const auto& gpu_doubles = gpu.blocks[0];
   CHECK(gpu_doubles.overlapped);
   CHECK(gpu_doubles.time_ms() == Approx(std::max(gpu_doubles.device_ms(), gpu_doubles.host_ms)));
+}
+
+TEST_CASE("a measurement its hypervisor slowed by more than 5% says so in one line, and nothing under it",
+          "[session][local]") {
+  // 18% stolen during a run's steps: the line, with the share rounded and the 5% rule.
+  CHECK(cpplan::session::contended_line(0.18, "during the steps", "calibrate leaves this run out") ==
+        "contended: the hypervisor gave 18% of this host's CPU time to other guests during the steps (more than 5%): "
+        "calibrate leaves this run out");
+  CHECK(cpplan::session::contended_line(0.05, "while the probe ran", "probe again").empty());   // at the line
+  CHECK(cpplan::session::contended_line(0.02, "while the probe ran", "probe again").empty());
+  CHECK(cpplan::session::contended_line(-1, "during the steps", "calibrate leaves this run out").empty());  // unread
 }
