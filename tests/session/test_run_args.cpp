@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sstream>
@@ -49,6 +50,22 @@ bool has_flag(const std::vector<std::string>& argv, const std::string& flag) {
   return std::find(argv.begin(), argv.end(), flag) != argv.end();
 }
 
+// The first row of `o`'s ranking and its cpplan run arguments (run_args).
+struct TopRow {
+  std::shared_ptr<const cpplan::session::Recommendation> rec;
+  const cpplan::planner::RankedPlan* top = nullptr;
+  std::vector<std::string> argv;
+};
+TopRow top_row(const Options& o) {
+  TopRow r;
+  auto rec = cpplan::test::recommend(o);
+  r.top = rec->top();
+  REQUIRE(r.top != nullptr);
+  r.argv = cpplan::session::plan_scripts(rec->query(), *r.top).run_args;
+  r.rec = std::move(rec);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("A fixed cache schedule's row hands cpplan run its schedule", "[session][cache][run_args]") {
@@ -59,10 +76,9 @@ TEST_CASE("A fixed cache schedule's row hands cpplan run its schedule", "[sessio
   o.cache_bn = "0";
   o.cache_warmup = "2";
   o.cache_every = "2";
-  const auto rec = cpplan::test::recommend(o);
-  const cpplan::planner::RankedPlan* top = rec->top();
-  REQUIRE(top != nullptr);
-  const std::vector<std::string> argv = cpplan::session::plan_scripts(rec->query(), *top).run_args;
+  const TopRow row = top_row(o);
+  const cpplan::planner::RankedPlan* top = row.top;
+  const std::vector<std::string>& argv = row.argv;
   INFO(fmt::format("{}", fmt::join(argv, " ")));
   CHECK(has_pair(argv, "--cache", "fixed"));
   CHECK(has_pair(argv, "--cache-fn", "1"));
@@ -79,10 +95,9 @@ TEST_CASE("A row the executor cannot run in its format or cache hands cpplan run
   o.hardware = "h100-sxm";
   o.cache = "fbcache";
   o.precision = "fp8";
-  const auto rec = cpplan::test::recommend(o);
-  const cpplan::planner::RankedPlan* top = rec->top();
-  REQUIRE(top != nullptr);
-  const std::vector<std::string> argv = cpplan::session::plan_scripts(rec->query(), *top).run_args;
+  const TopRow row = top_row(o);
+  const cpplan::planner::RankedPlan* top = row.top;
+  const std::vector<std::string>& argv = row.argv;
   INFO(fmt::format("{}", fmt::join(argv, " ")));
   CHECK_FALSE(has_flag(argv, "--cache"));
   CHECK_FALSE(has_flag(argv, "--dtype"));  // cpplan run's --dtype is fp32 or bf16
@@ -99,12 +114,11 @@ TEST_CASE("An int8-weight-only row hands cpplan run --weights int8, and --framew
   o.hardware = "h100-sxm";
   o.framework = "cpplan";  // the executor's own plans: int8 weights are what `cpplan run --weights int8` holds
   o.precision = "int8-weight-only";
-  const auto rec = cpplan::test::recommend(o);
-  const cpplan::planner::RankedPlan* top = rec->top();
-  REQUIRE(top != nullptr);
-  CHECK(cpplan::to_string(top->precision) == "int8-weight-only");
-  const std::vector<std::string> argv = cpplan::session::plan_scripts(rec->query(), *top).run_args;
+  const TopRow row = top_row(o);
+  const cpplan::planner::RankedPlan* top = row.top;
+  const std::vector<std::string>& argv = row.argv;
   INFO(fmt::format("{}", fmt::join(argv, " ")));
+  CHECK(cpplan::to_string(top->precision) == "int8-weight-only");
   CHECK(has_pair(argv, "--weights", "int8"));
   CHECK_FALSE(has_flag(argv, "--dtype"));
   CHECK(cpplan::session::unsupported_run_choice(top->precision, top->cache).empty());
