@@ -84,6 +84,11 @@ StepCache::StepCache(int first_blocks, int last_blocks, int blocks)
 
 at::Tensor StepCache::forward(const DitModel& model, const ForwardInputs& in, AttentionContext& attention,
                               CachePass pass, bool computed) {
+  return forward_pieces(model, model.with_conditioning(in), attention, pass, computed);
+}
+
+at::Tensor StepCache::forward_pieces(const DitModel& model, const ForwardInputs& in, AttentionContext& attention,
+                                     CachePass pass, bool computed) {
   at::Tensor hidden = model.run_span(model.embed(in), in, attention, first_);
   if (computed) {
     const at::Tensor after = model.run_span(hidden, in, attention, middle_);

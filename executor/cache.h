@@ -69,7 +69,8 @@ class StepCache {
   StepCache(int first_blocks, int last_blocks, int blocks);
   // The velocity of one forward pass, as DitModel::forward's: blocks [0, F), then the middle
   // blocks (`computed`: the residual of `pass` stored) or the stored residual of `pass` added,
-  // then [N - B, N). A cached pass needs a residual stored by a computed pass of its kind.
+  // then [N - B, N), the timestep's conditioning computed once for the three. A cached pass needs
+  // a residual stored by a computed pass of its kind.
   at::Tensor forward(const DitModel& model, const ForwardInputs& in, AttentionContext& attention, CachePass pass,
                      bool computed);
   // Drops every residual (a two-transformer pipeline's switch: the next model's residuals differ).
@@ -78,6 +79,8 @@ class StepCache {
   bool holds(CachePass pass) const { return residuals_.count(pass) > 0; }
 
  private:
+  at::Tensor forward_pieces(const DitModel& model, const ForwardInputs& in, AttentionContext& attention,
+                            CachePass pass, bool computed);
   BlockRange first_, middle_, last_;
   std::map<CachePass, at::Tensor> residuals_;
 };

@@ -543,23 +543,28 @@ class Mmdit final : public DitModel {
   // profiles/runtimes/cpplan.toml): the two streams embedded apart, the conditioning computed once.
   at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
     const at::Tensor img = x_embed_(in.latents);
-    const at::Tensor vec = conditioning(in.timestep, img.scalar_type());
+    const at::Tensor vec = conditioning(in, img.scalar_type());
     const at::Tensor x = held_blocks(img, txt_embed_(in.text), vec, in, ctx, BlockRange{});
     return final_layer(x, vec, in.text.size(1));
   }
 
   at::Tensor embed(const ForwardInputs& in) const override { return joined(txt_embed_(in.text), x_embed_(in.latents)); }
 
+  ForwardInputs with_conditioning(ForwardInputs in) const override {
+    in.conditioning = conditioning(in, in.latents.scalar_type());
+    return in;
+  }
+
   at::Tensor run_span(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx,
                       BlockRange span) const override {
     const int64_t text_len = in.text.size(1);
     const at::Tensor txt = hidden.narrow(1, 0, text_len).narrow(2, 0, tw_).contiguous();
     const at::Tensor img = hidden.narrow(1, text_len, hidden.size(1) - text_len).contiguous();
-    return held_blocks(img, txt, conditioning(in.timestep, hidden.scalar_type()), in, ctx, span);
+    return held_blocks(img, txt, conditioning(in, hidden.scalar_type()), in, ctx, span);
   }
 
   at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
-    return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()), in.text.size(1));
+    return final_layer(hidden, conditioning(in, hidden.scalar_type()), in.text.size(1));
   }
 
   double parameter_bytes() const override {
@@ -631,9 +636,11 @@ class Mmdit final : public DitModel {
     return {doubles, singles};
   }
   static int index(std::size_t in_kind, int kind_start) { return kind_start + static_cast<int>(in_kind); }
-  // The timestep's conditioning vector [B, D]: every PipeFusion stage computes it (cheap, identical).
-  at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
-    return at::silu(time_out_(at::silu(time_in_(timestep_features(timestep, 256).to(type)))));
+  // The timestep's conditioning vector [B, D]: the one with_conditioning computed, else from the
+  // timestep (every PipeFusion stage computes it: cheap, identical).
+  at::Tensor conditioning(const ForwardInputs& in, at::ScalarType type) const {
+    if (in.conditioning.defined()) return in.conditioning;
+    return at::silu(time_out_(at::silu(time_in_(timestep_features(in.timestep, 256).to(type)))));
   }
 
   // Separate image and text weights, joint attention (FLUX double-stream, SD3 joint block); with
@@ -819,19 +826,24 @@ class CrossDit final : public DitModel {
   // The single-rank pass with the conditioning computed once (the op counts of cpplan.toml).
   at::Tensor forward(const ForwardInputs& in, AttentionContext& ctx) override {
     const at::Tensor x = x_embed_(in.latents);
-    const at::Tensor e = conditioning(in.timestep, x.scalar_type());
+    const at::Tensor e = conditioning(in, x.scalar_type());
     return final_layer(held_blocks(x, e, in, ctx, BlockRange{}), e);
   }
 
   at::Tensor embed(const ForwardInputs& in) const override { return x_embed_(in.latents); }
 
+  ForwardInputs with_conditioning(ForwardInputs in) const override {
+    in.conditioning = conditioning(in, in.latents.scalar_type());
+    return in;
+  }
+
   at::Tensor run_span(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& ctx,
                       BlockRange span) const override {
-    return held_blocks(hidden, conditioning(in.timestep, hidden.scalar_type()), in, ctx, span);
+    return held_blocks(hidden, conditioning(in, hidden.scalar_type()), in, ctx, span);
   }
 
   at::Tensor project_out(const at::Tensor& hidden, const ForwardInputs& in) const override {
-    return final_layer(hidden, conditioning(in.timestep, hidden.scalar_type()));
+    return final_layer(hidden, conditioning(in, hidden.scalar_type()));
   }
 
   double parameter_bytes() const override {
@@ -839,8 +851,10 @@ class CrossDit final : public DitModel {
   }
 
  private:
-  at::Tensor conditioning(const at::Tensor& timestep, at::ScalarType type) const {
-    return at::silu(time_in_(timestep_features(timestep, 256).to(type)));
+  // The timestep's conditioning: the one with_conditioning computed, else from the timestep.
+  at::Tensor conditioning(const ForwardInputs& in, at::ScalarType type) const {
+    if (in.conditioning.defined()) return in.conditioning;
+    return at::silu(time_in_(timestep_features(in.timestep, 256).to(type)));
   }
 
   // Whether this model runs block `block` of `span`: held here and in the span.

@@ -31,6 +31,9 @@ struct ForwardInputs {
   at::Tensor timestep;    // [B] in [0, 1]
   at::Tensor image_rope;  // [S_img_local, head_dim / 2] rotation angles
   at::Tensor text_rope;   // [S_txt(_local), head_dim / 2]
+  // The timestep's conditioning [B, D] once DitModel::with_conditioning computed it for a pass run
+  // in pieces; undefined: each piece computes it from `timestep`.
+  at::Tensor conditioning;
 };
 
 // The blocks a model instance holds and runs: [first, first + count) of the model's blocks in
@@ -52,8 +55,12 @@ class DitModel {
   // The pieces of a forward pass that PipeFusion's stages run apart. The hidden states between
   // them: [B, S_txt + S_img, hidden] ([text; image]) for joint-attention models, [B, S_img, hidden]
   // for cross-attention ones (their text is embedded again by each stage from `in.text`).
-  // `in.latents` is read by embed() only; every piece computes the timestep conditioning itself.
+  // `in.latents` is read by embed() only; every piece computes the timestep conditioning itself
+  // unless `in` carries it (with_conditioning).
   virtual at::Tensor embed(const ForwardInputs& in) const = 0;
+  // `in` with the timestep's conditioning computed once, for the pieces of one pass (a step cache
+  // runs three: as a cache hook on the blocks sees the conditioning of the model's one forward).
+  virtual ForwardInputs with_conditioning(ForwardInputs in) const = 0;
   // The held blocks (BlockRange) on `hidden`.
   at::Tensor run_blocks(const at::Tensor& hidden, const ForwardInputs& in, AttentionContext& attention) const {
     return run_span(hidden, in, attention, BlockRange{});

@@ -309,6 +309,48 @@ TEST_CASE("a cached step adds the residual the middle blocks left at the last co
   }
 }
 
+TEST_CASE("the pieces of a pass read the conditioning with_conditioning computed once, not the timestep again",
+          "[executor][cache]") {
+  // A step cache runs a pass in three pieces (first, middle, last blocks) and computes the
+  // timestep's conditioning once for them, as a cache hook on the blocks sees the model's one
+  // forward. Carried conditioning of sigma 1 with the timestep then set to 0.25: the pieces give
+  // the sigma-1 pass (the whole model's forward), not the sigma-0.25 one.
+  namespace ex = cpplan::executor;
+  for (const std::string name : {"flux-tiny", "wan-tiny"}) {
+    SECTION(name) {
+      const RunSpec spec = spec_for(name, cpplan::test::config(1, 1), 1, {}, nullptr);
+      const cpplan::ModelProfile& m = *spec.model;
+      ex::Comm one;
+      const auto model = ex::build_model(m, spec.seed, one, ex::DeviceSpec{}, ex::attention_op(cpplan::CpVariant::kNone),
+                                         ex::BlockRange{});
+      const cpplan::Sequence& seq = cpplan::test::make_query(name, 1).sequence;
+      const int64_t rows = spec.resolution.height / m.pixel_granularity();
+      const int64_t cols = spec.resolution.width / m.pixel_granularity();
+      const ex::Conditioning c = ex::draw_inputs(spec, seq.image_tokens, m.text_tokens);
+      ex::AttentionContext ctx;
+      ctx.frames = seq.latent_frames;
+      ctx.grid_rows = rows;
+      ctx.grid_cols = cols;
+      ex::ForwardInputs in;
+      in.latents = c.latents;
+      in.text = c.cond;
+      in.timestep = at::full({1}, 1.0, at::kFloat);
+      in.image_rope = ex::image_rope_angles(seq.latent_frames, rows, cols, m.head_dim);
+      in.text_rope = ex::text_rope_angles(m.text_tokens, m.head_dim);
+      auto pieces = [&](const ex::ForwardInputs& i) { return model->project_out(model->run_blocks(model->embed(i), i, ctx), i); };
+
+      ex::ForwardInputs carried = model->with_conditioning(in);
+      REQUIRE(carried.conditioning.defined());
+      carried.timestep = at::full({1}, 0.25, at::kFloat);
+      ex::ForwardInputs later = in;
+      later.timestep = carried.timestep;
+      const at::Tensor whole = model->forward(in, ctx);
+      CHECK(relative_error(pieces(carried), whole) <= 1e-6);
+      CHECK(relative_error(pieces(later), whole) > 1e-3);
+    }
+  }
+}
+
 TEST_CASE("with cached steps, Ulysses 2, Ring 2, TP 2, FSDP 2 and CFG 2 reproduce the single-rank latents",
           "[executor][multirank][cache]") {
   // flux-tiny: double- and single-stream blocks, text split with the image; hunyuan-tiny: the text
