@@ -269,6 +269,39 @@ Bytes add_block_groups(const StepContext& ctx, Prediction& p, std::optional<Sour
   return live;
 }
 
+// The step's layers outside the blocks, whole on every rank (never sharded), as the transformer's
+// forward runs them around its blocks: the patch embedding of the rank's image tokens, the text
+// embedding (joint text: the rank's text tokens; cross-attention: the whole text), the timestep's
+// sinusoid (256 features) through its two-layer MLP and the output layer's adaLN projection (a
+// row per sample), the projection back to latent channels; the output LayerNorm and modulation
+// read and write the image tokens twice. Priced like the blocks' GEMMs and memory-bound work; on a
+// GPU a fraction of a percent of the step, on a CPU a share that a cached step of a few blocks feels.
+void add_step_layers(const StepContext& ctx, double image_local, BlockCost& rest) {
+  const ModelProfile& m = ctx.m;
+  const double d = m.hidden(), b = m.bytes_per_activation, n = ctx.samples;
+  const Component* encoder = m.text_encoders.empty() ? nullptr : &m.text_encoders.front();
+  const double text_in = encoder && encoder->hidden > 0 ? encoder->hidden : m.text_width();
+  const double text_rows = m.text_handling == TextHandling::kJoint ? ctx.text_local : ctx.text;
+  auto gemm = [&](double rows, double k, double out) {
+    if (rows <= 0) return;
+    const Flops fl = 2.0 * n * rows * k * out;
+    const Timed t = ctx.hw.gemm(fl, k * out * m.bytes_per_param + n * rows * (k + out) * b, n * rows);
+    rest.flops += fl;
+    rest.gemm_ms += t.ms;
+    if (t.bandwidth_bound) rest.gemm_traffic_ms += t.ms;
+    note_source(rest.sources.gemm, t.source);
+  };
+  gemm(image_local, m.in_channels, d);
+  gemm(text_rows, text_in, m.text_width());
+  gemm(1, 256, d);
+  gemm(1, d, d);
+  if (m.modulation != Modulation::kTable) gemm(1, d, 2.0 * d);
+  gemm(image_local, d, m.in_channels);
+  const Timed norm = ctx.hw.memory(4.0 * n * image_local * d * b);
+  rest.memory_ms += norm.ms;
+  note_source(rest.sources.memory, norm.source);
+}
+
 StepRestTerms step_rest(const StepContext& ctx) {
   const ModelProfile& m = ctx.m;
   const Axes& a = ctx.axes;
@@ -295,6 +328,7 @@ StepRestTerms step_rest(const StepContext& ctx) {
   const Timed scheduler = ctx.hw.memory(3.0 * img * m.in_channels * 4.0 * ctx.q.batch / a.d);
   rest.memory_ms = scheduler.ms;
   note_source(rest.sources.memory, scheduler.source);
+  add_step_layers(ctx, cp::ceil_div(img, a.r * a.u), rest);
   const RuntimeProfile& rt = ctx.runtime;
   rest.ops = rt.ops.step;
   rest.host_ms = rt.host_ms(rest.ops) + rest.collective_calls * rt.collective_us * 1e-3;

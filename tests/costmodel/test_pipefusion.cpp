@@ -165,23 +165,23 @@ TEST_CASE("flux-tiny 128x128 on 2 stages, 4 patches: the warm-up, per-patch host
   // Pipelined phase, 3 steps x 4 patches: stages 2.41 + 1.41 = 3.82 ms, link 0.016144 + 0.016144 / 4
   // = 0.02018 ms: latency 3.84018, round trip 3.852228 < 4 x 2.41, so the slot is 2.41 ms; 12
   // slots; 2 x 9.64 + 3 x 2.41 + 3.84018 = 30.35018 ms, of which 28.92 busy: fill and drain
-  // 1.43018. The rest of the step on the GPU, the scheduler's 3 x 64 x 64 x 4 = 49,152 bytes,
-  // 0.049152 ms a step.
+  // 1.43018. The rest of the step on the GPU, the scheduler's 3 x 64 x 64 x 4 = 49,152 bytes and
+  // the output norm and modulation's 4 x 64 x 192 x 2 = 98,304: 0.147456 ms a step.
   CHECK(c.round_trip_ms == Approx(3.852228));
   CHECK(c.pipelined_slots == 12.0);
   CHECK(c.slot_ms == Approx(2.41));
   CHECK(c.fill_drain_ms == Approx(1.43018));
-  CHECK(c.pipelined_rest_ms == Approx(3 * 0.049152));
-  CHECK(c.pipelined_ms == Approx(30.35018 + 0.147456));  // 30.497636
-  CHECK(c.pipelined_step_ms == Approx(30.497636 / 3));
+  CHECK(c.pipelined_rest_ms == Approx(3 * 0.147456));
+  CHECK(c.pipelined_ms == Approx(30.35018 + 0.442368));  // 30.792548
+  CHECK(c.pipelined_step_ms == Approx(30.792548 / 3));
   CHECK(c.patch_host_ms == Approx(12 * 2.41));
   // Warm-up: stage 0 on 80 tokens: host 2 ms vs 2 x 798,720 bytes = 1.59744 ms: 2 ms; stage 1:
   // host 1 ms vs 1.59744 ms: GPU-bound; + the full send 0.05072 + the latent's velocity 64 x 64 x
-  // 2 = 8,192 bytes (0.018192 ms) + the rest of the step, max(0.049152, 0.4 ms host) = 0.4.
+  // 2 = 8,192 bytes (0.018192 ms) + the rest of the step, max(0.147456, 0.4 ms host) = 0.4.
   CHECK(c.warmup_step_ms == Approx(2.0 + 1.59744 + 0.05072 + 0.018192 + 0.4));  // 4.066352
   CHECK(c.warmup_ms == Approx(4.066352));
   // The image's denoising over its 4 steps; the image is 4 of them.
-  CHECK(p.step_ms == Approx((4.066352 + 30.497636) / 4));  // 8.640997
+  CHECK(p.step_ms == Approx((4.066352 + 30.792548) / 4));  // 8.714725
   CHECK(p.image_ms == Approx(4 * p.step_ms + p.pipeline.total_ms()));
   // The host per step, the mean: a warm-up step 2 + 0.4, a pipelined one 4 x 2.41:
   // (2.4 + 3 x 9.64) / 4 = 7.83 ms.

@@ -95,8 +95,10 @@ TEST_CASE("The rest of a step gathers the CP output and both CFG predictions, an
   CHECK(rest.cost.comm_ms == Approx(0.272144 + 0.534288));
   // Bytes sent: 524,288 / 2 + 1,048,576 / 2 = 786,432.
   CHECK(rest.bytes_sent == 786432.0);
-  // Scheduler: read latents and velocity, write latents, fp32: 3 x 4096 x 64 x 4 = 3,145,728 bytes.
-  CHECK(rest.cost.memory_ms == Approx(3.145728));
+  // Scheduler: read latents and velocity, write latents, fp32: 3 x 4096 x 64 x 4 = 3,145,728 bytes;
+  // the output LayerNorm and modulation read and write the rank's 2048 image tokens of D = 3072
+  // twice: 4 x 2048 x 3072 x 2 = 50,331,648 bytes.
+  CHECK(rest.cost.memory_ms == Approx(3.145728 + 50.331648));
   // Host: 40 ops x 10 us + 2 collectives x 30 us = 0.46 ms.
   CHECK(rest.cost.collective_calls == 2);
   CHECK(rest.cost.host_ms == Approx(0.46));
@@ -107,13 +109,13 @@ TEST_CASE("The rest of a step gathers the CP output and both CFG predictions, an
   CHECK(rest.cost.sources.comm == Source::kMeasured);
   CHECK(rest.cost.sources.memory == Source::kDatasheet);
 
-  // Added to an empty step: asynchronous launches, so the GPU's 3.145728 + 0.806432 = 3.95216 ms
+  // Added to an empty step: asynchronous launches, so the GPU's 53.477376 + 0.806432 = 54.283808 ms
   // bound the host's 0.46 ms; then the waits.
   Prediction p;
   std::optional<Source> source;
   add_step_rest(p, rest, source);
-  CHECK(p.step_ms == Approx(3.95216 + wait_ms));
-  CHECK(p.compute_ms == Approx(3.145728));
+  CHECK(p.step_ms == Approx(54.283808 + wait_ms));
+  CHECK(p.compute_ms == Approx(53.477376));
   CHECK(p.comm_ms == Approx(0.806432));
   CHECK(p.host_ms == Approx(0.46));
   CHECK(p.axis_comm_ms[static_cast<int>(CommAxis::kCp)] == Approx(0.272144));
@@ -127,7 +129,8 @@ TEST_CASE("The rest of a step gathers the CP output and both CFG predictions, an
 TEST_CASE("On one GPU the rest of a step is the scheduler's update and the host's ops, without collectives",
           "[costmodel][predict][step_rest]") {
   // Qwen-Image, batch 2 on one GPU: both CFG passes of both images in one forward (samples 4);
-  // the scheduler updates 2 images: 3 x 4096 x 64 x 4 x 2 = 6,291,456 bytes = 6.291456 ms.
+  // the scheduler updates 2 images: 3 x 4096 x 64 x 4 x 2 = 6,291,456 bytes = 6.291456 ms; the
+  // output norm and modulation 4 x 4 samples x 4096 x 3072 x 2 = 402,653,184 bytes.
   auto q = make_query("qwen-image", 1, 1024, 1024);
   q.batch = 2;
   const RoundHardware hw(*q.hardware);
@@ -136,13 +139,43 @@ TEST_CASE("On one GPU the rest of a step is the scheduler's update and the host'
   const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
   REQUIRE(ctx.samples == 4);
   const StepRestTerms rest = step_rest(ctx);
-  CHECK(rest.cost.memory_ms == Approx(6.291456));
+  CHECK(rest.cost.memory_ms == Approx(6.291456 + 402.653184));
   CHECK(rest.cost.comm_ms == 0);
   CHECK(rest.bytes_sent == 0);
   CHECK(rest.cost.collective_calls == 0);
   CHECK(rest.cost.host_ms == Approx(0.4));  // 40 ops x 10 us
   CHECK(rest.cost.sync_ms == 0);
   CHECK_FALSE(rest.cost.sources.comm.has_value());
+}
+
+TEST_CASE("The rest of a step runs the transformer's embedders and output layer on the rank's tokens",
+          "[costmodel][predict][step_rest]") {
+  // Qwen-Image at 1024x1024 under Ulysses 2 x CFG 2 (samples 1): the rank's 4096 / 2 = 2048 image
+  // tokens and 512 / 2 = 256 text tokens (its text is split like the image), D = 24 x 128 = 3072,
+  // 64 latent channels, the Qwen2.5-VL encoder's 3584 features. GEMMs, 2 FLOPs per multiply-add:
+  //   img_in 2048 x 64 x 3072 = 402,653,184; txt_in 256 x 3584 x 3072 = 2,818,572,288;
+  //   timestep MLP 1 x 256 x 3072 = 786,432 and 1 x 3072 x 3072 = 9,437,184;
+  //   norm_out's adaLN 1 x 3072 x 6144 = 18,874,368; proj_out 2048 x 3072 x 64 = 402,653,184
+  //   -> 3,652,976,640 multiply-adds = 7,305,953,280 FLOPs.
+  const auto q = make_query("qwen-image", 4, 1024, 1024);
+  const RoundHardware hw(*q.hardware);
+  const RuntimeProfile rt = round_runtime();
+  const auto pc = config(1, 2, 1, 2);
+  const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
+  REQUIRE(ctx.samples == 1);
+  REQUIRE(ctx.text_local == 256);
+  const StepRestTerms rest = step_rest(ctx);
+  CHECK(rest.cost.flops == Approx(7305953280.0));
+
+  // Batch 2 on one GPU (samples 4): every GEMM on 4 samples, the 4096 image and 512 text tokens
+  // whole: 4 x (4096 x 64 x 3072 x 2 + 512 x 3584 x 3072 + 256 x 3072 + 3072 x 3072 + 3072 x 6144)
+  // = 4 x 7,276,855,296 multiply-adds = 58,214,842,368 FLOPs.
+  auto q1 = make_query("qwen-image", 1, 1024, 1024);
+  q1.batch = 2;
+  const auto one = config(1, 1);
+  const StepContext ctx1(q1, one, cpplan::classify(one.context_parallel_config), hw, rt, nullptr);
+  REQUIRE(ctx1.samples == 4);
+  CHECK(step_rest(ctx1).cost.flops == Approx(58214842368.0));
 }
 
 TEST_CASE("Tensor parallelism divides the blocks' linear weights and leaves the rest of the transformer whole",
