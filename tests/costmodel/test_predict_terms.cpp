@@ -52,6 +52,25 @@ RuntimeProfile round_runtime() {
   return rt;
 }
 
+// Qwen-Image at 1024x1024 on `gpus` GPUs with `batch` images, under `pc`, on round figures and the
+// round runtime: the step context the rest of a step is priced from (it keeps references to all).
+struct QwenStep {
+  QwenStep(int gpus, cpplan::ParallelConfig plan, int batch = 1)
+      : q(with_batch(make_query("qwen-image", gpus, 1024, 1024), batch)),
+        hw(*q.hardware),
+        pc(plan),
+        ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr) {}
+  static cpplan::Query with_batch(cpplan::Query query, int batch) {
+    query.batch = batch;
+    return query;
+  }
+  const cpplan::Query q;
+  const RoundHardware hw;
+  const RuntimeProfile rt = round_runtime();
+  const cpplan::ParallelConfig pc;
+  const StepContext ctx;
+};
+
 // Placements with a hand-set once-per-image time (text encoding + decode + 10 ms of host work).
 PlacedPipeline placed(TextEncoderPlacement te, VaePlacement vae, double total_ms) {
   PlacedPipeline p;
@@ -79,14 +98,10 @@ TEST_CASE("The rest of a step gathers the CP output and both CFG predictions, an
   // Qwen-Image at 1024x1024: 1024 / (VAE 8 x patch 2) = 64 -> 64 x 64 = 4096 image tokens of 64
   // channels (16 latent x 2x2) in bf16; true CFG. Ulysses 2 x CFG 2 on 4 GPUs, batch 1: each
   // rank runs one pass (2 passes / cfg 2) of one image, so samples = 1.
-  const auto q = make_query("qwen-image", 4, 1024, 1024);
-  const RoundHardware hw(*q.hardware);
-  const RuntimeProfile rt = round_runtime();
-  const auto pc = config(1, 2, 1, 2);
-  const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
-  REQUIRE(ctx.samples == 1);
+  const QwenStep step(4, config(1, 2, 1, 2));
+  REQUIRE(step.ctx.samples == 1);
 
-  const StepRestTerms rest = step_rest(ctx);
+  const StepRestTerms rest = step_rest(step.ctx);
   // CP output gather: ceil(4096 / 2) x 2 ranks x 64 x 2 bytes = 524,288 bytes, busbw factor of
   // an all-gather of 2 = 1/2: 0.01 + 262,144e-6 = 0.272144 ms.
   CHECK(rest.cp_gather_ms == Approx(0.272144));
@@ -131,14 +146,9 @@ TEST_CASE("On one GPU the rest of a step is the scheduler's update and the host'
   // Qwen-Image, batch 2 on one GPU: both CFG passes of both images in one forward (samples 4);
   // the scheduler updates 2 images: 3 x 4096 x 64 x 4 x 2 = 6,291,456 bytes = 6.291456 ms; the
   // output norm and modulation 4 x 4 samples x 4096 x 3072 x 2 = 402,653,184 bytes.
-  auto q = make_query("qwen-image", 1, 1024, 1024);
-  q.batch = 2;
-  const RoundHardware hw(*q.hardware);
-  const RuntimeProfile rt = round_runtime();
-  const auto pc = config(1, 1);
-  const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
-  REQUIRE(ctx.samples == 4);
-  const StepRestTerms rest = step_rest(ctx);
+  const QwenStep step(1, config(1, 1), 2);
+  REQUIRE(step.ctx.samples == 4);
+  const StepRestTerms rest = step_rest(step.ctx);
   CHECK(rest.cost.memory_ms == Approx(6.291456 + 402.653184));
   CHECK(rest.cost.comm_ms == 0);
   CHECK(rest.bytes_sent == 0);
@@ -157,25 +167,17 @@ TEST_CASE("The rest of a step runs the transformer's embedders and output layer 
   //   timestep MLP 1 x 256 x 3072 = 786,432 and 1 x 3072 x 3072 = 9,437,184;
   //   norm_out's adaLN 1 x 3072 x 6144 = 18,874,368; proj_out 2048 x 3072 x 64 = 402,653,184
   //   -> 3,652,976,640 multiply-adds = 7,305,953,280 FLOPs.
-  const auto q = make_query("qwen-image", 4, 1024, 1024);
-  const RoundHardware hw(*q.hardware);
-  const RuntimeProfile rt = round_runtime();
-  const auto pc = config(1, 2, 1, 2);
-  const StepContext ctx(q, pc, cpplan::classify(pc.context_parallel_config), hw, rt, nullptr);
-  REQUIRE(ctx.samples == 1);
-  REQUIRE(ctx.text_local == 256);
-  const StepRestTerms rest = step_rest(ctx);
-  CHECK(rest.cost.flops == Approx(7305953280.0));
+  const QwenStep split(4, config(1, 2, 1, 2));
+  REQUIRE(split.ctx.samples == 1);
+  REQUIRE(split.ctx.text_local == 256);
+  CHECK(step_rest(split.ctx).cost.flops == Approx(7305953280.0));
 
   // Batch 2 on one GPU (samples 4): every GEMM on 4 samples, the 4096 image and 512 text tokens
   // whole: 4 x (4096 x 64 x 3072 x 2 + 512 x 3584 x 3072 + 256 x 3072 + 3072 x 3072 + 3072 x 6144)
   // = 4 x 7,276,855,296 multiply-adds = 58,214,842,368 FLOPs.
-  auto q1 = make_query("qwen-image", 1, 1024, 1024);
-  q1.batch = 2;
-  const auto one = config(1, 1);
-  const StepContext ctx1(q1, one, cpplan::classify(one.context_parallel_config), hw, rt, nullptr);
-  REQUIRE(ctx1.samples == 4);
-  CHECK(step_rest(ctx1).cost.flops == Approx(58214842368.0));
+  const QwenStep batched(1, config(1, 1), 2);
+  REQUIRE(batched.ctx.samples == 4);
+  CHECK(step_rest(batched.ctx).cost.flops == Approx(58214842368.0));
 }
 
 TEST_CASE("Tensor parallelism divides the blocks' linear weights and leaves the rest of the transformer whole",
