@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/parallel_config.h"
+#include "session/engine/calibration.h"
 
 namespace cpplan::gui {
 
@@ -12,6 +13,12 @@ namespace {
 
 std::string opt(const std::optional<double>& v, const char* format = "{:.3f}") {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
+}
+
+// The line `cpplan run` printed for a run whose host was contended; empty otherwise.
+std::string contended(const data::RunRecord& r) {
+  const auto steal = steal_fraction(r);
+  return steal ? session::contended_line(*steal, "during the steps", "calibrate leaves this run out") : std::string();
 }
 
 }  // namespace
@@ -35,6 +42,12 @@ std::optional<double> prediction_error(const data::RunRecord& r) {
   return (*r.predicted_step_ms - *r.step_ms) / *r.step_ms;
 }
 
+std::optional<double> steal_fraction(const data::RunRecord& r) {
+  for (const auto& [name, value] : r.metrics)
+    if (name == session::kStealMetric && value >= 0) return value;
+  return std::nullopt;
+}
+
 std::string run_details(const data::StoredRun& s) {
   const data::RunRecord& r = s.run;
   std::string out = fmt::format("run {} ({}){}\n", s.id, r.status, r.error.empty() ? "" : ": " + r.error);
@@ -49,6 +62,7 @@ std::string run_details(const data::StoredRun& s) {
                      opt(r.step_ms), opt(r.step_ms_p10), opt(r.step_ms_p90), opt(r.steps_per_sec), opt(r.compute_ms),
                      opt(r.comm_ms), r.peak_mem_bytes ? fmt::format("{:.0f}", *r.peak_mem_bytes / 1048576.0) : "-",
                      opt(r.bytes_sent, "{:.0f}"));
+  if (const std::string line = contended(r); !line.empty()) out += line + '\n';
   const auto err = prediction_error(r);
   // The measured peak is the transformer's denoising loop's: its like is the transformer peak
   // (recorded since schema v4); the whole pipeline's peak is a deployment's, shown apart.
@@ -95,13 +109,17 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     case kModelRole: return QString::fromStdString(r.model);
     case kMachineRole: return QString::fromStdString(machine_name(s));
     case kProfileRole: return QString::fromStdString(r.predicted_hardware);
-    case Qt::ToolTipRole: return r.error.empty() ? QVariant() : QString::fromStdString(r.error);
+    case Qt::ToolTipRole: {
+      const std::string tip = r.error.empty() ? contended(r) : r.error;
+      return tip.empty() ? QVariant() : QString::fromStdString(tip);
+    }
     case kSortRole:
       switch (index.column()) {
         case kId: return s.id;
         case kMeasuredMs: return number(r.step_ms);
         case kPredictedMs: return number(r.predicted_step_ms);
         case kError: return number(err);
+        case kSteal: return number(steal_fraction(r));
         default: return data(index, Qt::DisplayRole);
       }
     case Qt::DisplayRole:
@@ -122,6 +140,10 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kMeasuredMs: return r.step_ms ? QString::number(*r.step_ms, 'f', 2) : QString();
         case kPredictedMs: return r.predicted_step_ms ? QString::number(*r.predicted_step_ms, 'f', 2) : QString();
         case kError: return err ? QStringLiteral("%1%").arg(*err * 100, 0, 'f', 1) : QString();
+        case kSteal: {
+          const auto steal = steal_fraction(r);
+          return steal ? QStringLiteral("%1%").arg(*steal * 100, 0, 'f', 1) : QString();
+        }
         default: return {};
       }
     default: return {};
@@ -130,8 +152,9 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
 
 QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* const kNames[kColumnCount] = {"run",    "finished", "model",   "size",         "plan", "CP variant",
-                                                   "machine", "status",  "step ms", "predicted ms", "error"};
+  static const char* const kNames[kColumnCount] = {"run",     "finished", "model",   "size",         "plan",
+                                                   "CP variant", "machine", "status", "step ms", "predicted ms",
+                                                   "error",   "host steal"};
   return section >= 0 && section < kColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

@@ -21,6 +21,9 @@ Result<std::vector<data::StoredRun>> load_history(const std::string& path);
 std::string machine_name(const data::StoredRun& r);
 // Relative error of the prediction, (predicted - measured) / measured; empty when either is.
 std::optional<double> prediction_error(const data::RunRecord& r);
+// The share of its host's CPU time the hypervisor gave to other guests while the run's steps ran
+// (its host.steal_fraction metric); empty where the run did not record it.
+std::optional<double> steal_fraction(const data::RunRecord& r);
 // Every field of one run, one per line.
 std::string run_details(const data::StoredRun& r);
 
@@ -29,7 +32,7 @@ class HistoryModel : public QAbstractTableModel {
 
  public:
   enum Column { kId, kFinished, kModel, kSize, kPlan, kVariant, kMachine, kStatus, kMeasuredMs, kPredictedMs, kError,
-                kColumnCount };
+                kSteal, kColumnCount };
   enum Role { kSortRole = Qt::UserRole + 1, kModelRole, kMachineRole, kProfileRole };
 
   explicit HistoryModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}

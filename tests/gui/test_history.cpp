@@ -70,6 +70,40 @@ std::string write_db(const cpplan::test::TempDir& dir) {
 
 }  // namespace
 
+TEST_CASE("The history shows each run's host steal and marks a contended run as cpplan run did", "[gui][history]") {
+  // Three runs on the CPU box: 18% of the host's CPU time lent to other guests during the steps
+  // (over the 5% that calibrate accepts), 2%, and one that recorded no steal.
+  cpplan::test::TempDir dir;
+  const std::string path = dir.file("steal.db");
+  {
+    auto store = Store::open(path);
+    REQUIRE(store.ok());
+    for (const double steal : {0.18, 0.02, -1.0}) {
+      RunRecord r = run("flux-tiny", 10.0, 12.0, "local");
+      if (steal >= 0) r.metrics.emplace_back("host.steal_fraction", steal);
+      REQUIRE(store.value().record_run(cpu_box(), r).ok());
+    }
+  }
+  auto runs = cpplan::gui::load_history(path);
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 3);
+  HistoryModel model;
+  model.set_runs(runs.value());
+  // Newest first: no steal, 2%, 18%.
+  CHECK(model.headerData(HistoryModel::kSteal, Qt::Horizontal).toString() == "host steal");
+  CHECK(model.index(0, HistoryModel::kSteal).data().toString().isEmpty());
+  CHECK(model.index(1, HistoryModel::kSteal).data().toString() == "2.0%");
+  CHECK(model.index(2, HistoryModel::kSteal).data().toString() == "18.0%");
+  CHECK(model.index(2, HistoryModel::kSteal).data(HistoryModel::kSortRole).toDouble() == Approx(0.18));
+  const QString contended = model.index(2, HistoryModel::kModel).data(Qt::ToolTipRole).toString();
+  CHECK(contended.startsWith("contended: the hypervisor gave 18% of this host's CPU time to other guests during the steps"));
+  CHECK(contended.endsWith("calibrate leaves this run out"));
+  CHECK(model.index(1, HistoryModel::kModel).data(Qt::ToolTipRole).isNull());
+  CHECK(cpplan::gui::run_details(runs->at(2)).find("contended: the hypervisor gave 18%") != std::string::npos);
+  CHECK(cpplan::gui::run_details(runs->at(1)).find("contended") == std::string::npos);
+  CHECK(!cpplan::gui::steal_fraction(runs->at(0).run).has_value());
+}
+
 TEST_CASE("The history model lists every run of the database, newest first", "[gui][history]") {
   cpplan::test::TempDir dir;
   const std::string path = write_db(dir);
