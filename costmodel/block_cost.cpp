@@ -55,11 +55,7 @@ class BlockBuilder {
     const double bf16_equivalent =
         p.low_precision_math() ? ctx_.q.hardware->bf16_tflops / gemm_peak_tflops(*ctx_.q.hardware, p) : 1.0;
     const Bytes bytes = k * n * weight_bytes_of_linears() + nb() * rows * (k * activation_bytes(p) + n * b());
-    const Timed t = ctx_.hw.gemm(fl * bf16_equivalent, bytes, nb() * rows);
-    bc().flops += fl;
-    bc().gemm_ms += t.ms;
-    if (t.bandwidth_bound) bc().gemm_traffic_ms += t.ms;
-    note_source(bc().sources.gemm, t.source);
+    add_gemm(bc(), fl, ctx_.hw.gemm(fl * bf16_equivalent, bytes, nb() * rows));
     if (p.low_precision_math()) quantize_activations(nb() * rows * k);
   }
 

@@ -285,11 +285,7 @@ void add_step_layers(const StepContext& ctx, double image_local, BlockCost& rest
   auto gemm = [&](double rows, double k, double out) {
     if (rows <= 0) return;
     const Flops fl = 2.0 * n * rows * k * out;
-    const Timed t = ctx.hw.gemm(fl, k * out * m.bytes_per_param + n * rows * (k + out) * b, n * rows);
-    rest.flops += fl;
-    rest.gemm_ms += t.ms;
-    if (t.bandwidth_bound) rest.gemm_traffic_ms += t.ms;
-    note_source(rest.sources.gemm, t.source);
+    add_gemm(rest, fl, ctx.hw.gemm(fl, k * out * m.bytes_per_param + n * rows * (k + out) * b, n * rows));
   };
   gemm(image_local, m.in_channels, d);
   gemm(text_rows, text_in, m.text_width());
@@ -345,6 +341,13 @@ void add_step_rest(Prediction& p, const StepRestTerms& rest, std::optional<Sourc
   p.step_comm_extra_source = rest.cost.sources.comm;
   if (rest.cost.sources.comm) note_source(source, *rest.cost.sources.comm);
   add_to_step(p, rest.cost);
+}
+
+void add_gemm(BlockCost& c, Flops flops, const Timed& t) {
+  c.flops += flops;
+  c.gemm_ms += t.ms;
+  if (t.bandwidth_bound) c.gemm_traffic_ms += t.ms;
+  note_source(c.sources.gemm, t.source);
 }
 
 void add_to_step(Prediction& p, const BlockCost& b) {

@@ -33,6 +33,9 @@ void add_step_rest(Prediction& p, const StepRestTerms& rest, std::optional<Sourc
 
 // Adds one block group's (or the step rest's) times to the step's totals.
 void add_to_step(Prediction& p, const BlockCost& b);
+// Adds one GEMM of `flops`, priced `t`, to `c`: its FLOPs, its time (and the part the memory
+// traffic bounds) and the source of its figure.
+void add_gemm(BlockCost& c, Flops flops, const Timed& t);
 
 // Steps per second of a step of `step_ms` (0 for an empty step).
 double steps_per_sec(Milliseconds step_ms);

@@ -357,9 +357,7 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
                *r.step_ms, *r.step_ms_p10, *r.step_ms_p90, *r.steps_per_sec, *r.compute_ms, *r.comm_ms,
                100.0 * *r.comm_ms / std::max(1e-9, *r.compute_ms + *r.comm_ms), *r.bytes_sent / 1e6,
                *r.peak_mem_bytes / kMiB, rep.measured.value("achieved_tflops", 0.0));
-    if (const std::string line = session::contended_line(rep.measured.value("steal_fraction", -1.0), "during the steps",
-                                                         "calibrate leaves this run out");
-        !line.empty())
+    if (const std::string line = session::contended_run_line(rep.measured.value("steal_fraction", -1.0)); !line.empty())
       fmt::print(out, "{}\n", line);
   } else {
     fmt::print(out, "{}: {}\n", rep.status, rep.error);

@@ -82,13 +82,9 @@ StepCache::StepCache(int first_blocks, int last_blocks, int blocks)
       middle_{first_blocks, blocks - first_blocks - last_blocks},
       last_{blocks - last_blocks, last_blocks} {}
 
-at::Tensor StepCache::forward(const DitModel& model, const ForwardInputs& in, AttentionContext& attention,
+at::Tensor StepCache::forward(const DitModel& model, const ForwardInputs& inputs, AttentionContext& attention,
                               CachePass pass, bool computed) {
-  return forward_pieces(model, model.with_conditioning(in), attention, pass, computed);
-}
-
-at::Tensor StepCache::forward_pieces(const DitModel& model, const ForwardInputs& in, AttentionContext& attention,
-                                     CachePass pass, bool computed) {
+  const ForwardInputs in = model.with_conditioning(inputs);  // one conditioning for the three pieces
   at::Tensor hidden = model.run_span(model.embed(in), in, attention, first_);
   if (computed) {
     const at::Tensor after = model.run_span(hidden, in, attention, middle_);

@@ -79,8 +79,6 @@ class StepCache {
   bool holds(CachePass pass) const { return residuals_.count(pass) > 0; }
 
  private:
-  at::Tensor forward_pieces(const DitModel& model, const ForwardInputs& in, AttentionContext& attention,
-                            CachePass pass, bool computed);
   BlockRange first_, middle_, last_;
   std::map<CachePass, at::Tensor> residuals_;
 };

@@ -85,7 +85,6 @@ class LoadPhase {
   double before_bytes_ = 0;
 };
 
-// This rank's own measurements of the timed steps.
 // This host's CPU time so far from /proc/stat's first line, in jiffies: all of it and the part the
 // hypervisor gave to other guests (steal); nullopt where there is no such line (not Linux).
 struct HostCpuTime {
@@ -95,6 +94,7 @@ std::optional<HostCpuTime> host_cpu_time();
 // Of this host's CPU time between `from` and `to`, the hypervisor's share; -1 without both.
 double host_steal_fraction(const std::optional<HostCpuTime>& from, const std::optional<HostCpuTime>& to);
 
+// This rank's own measurements of the timed steps.
 struct StepTimes {
   std::vector<double> step_ms, comm_ms;  // per timed step: the whole step, time inside collectives
   double bytes_per_step = 0;             // sent by this rank

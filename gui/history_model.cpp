@@ -17,8 +17,8 @@ std::string opt(const std::optional<double>& v, const char* format = "{:.3f}") {
 
 // The line `cpplan run` printed for a run whose host was contended; empty otherwise.
 std::string contended(const data::RunRecord& r) {
-  const auto steal = steal_fraction(r);
-  return steal ? session::contended_line(*steal, "during the steps", "calibrate leaves this run out") : std::string();
+  const auto steal = session::steal_fraction(r);
+  return steal ? session::contended_run_line(*steal) : std::string();
 }
 
 }  // namespace
@@ -40,12 +40,6 @@ std::string machine_name(const data::StoredRun& r) {
 std::optional<double> prediction_error(const data::RunRecord& r) {
   if (!r.step_ms || !r.predicted_step_ms || *r.step_ms <= 0) return std::nullopt;
   return (*r.predicted_step_ms - *r.step_ms) / *r.step_ms;
-}
-
-std::optional<double> steal_fraction(const data::RunRecord& r) {
-  for (const auto& [name, value] : r.metrics)
-    if (name == session::kStealMetric && value >= 0) return value;
-  return std::nullopt;
 }
 
 std::string run_details(const data::StoredRun& s) {
@@ -119,7 +113,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kMeasuredMs: return number(r.step_ms);
         case kPredictedMs: return number(r.predicted_step_ms);
         case kError: return number(err);
-        case kSteal: return number(steal_fraction(r));
+        case kSteal: return number(session::steal_fraction(r));
         default: return data(index, Qt::DisplayRole);
       }
     case Qt::DisplayRole:
@@ -141,7 +135,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kPredictedMs: return r.predicted_step_ms ? QString::number(*r.predicted_step_ms, 'f', 2) : QString();
         case kError: return err ? QStringLiteral("%1%").arg(*err * 100, 0, 'f', 1) : QString();
         case kSteal: {
-          const auto steal = steal_fraction(r);
+          const auto steal = session::steal_fraction(r);
           return steal ? QStringLiteral("%1%").arg(*steal * 100, 0, 'f', 1) : QString();
         }
         default: return {};

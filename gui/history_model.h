@@ -21,9 +21,6 @@ Result<std::vector<data::StoredRun>> load_history(const std::string& path);
 std::string machine_name(const data::StoredRun& r);
 // Relative error of the prediction, (predicted - measured) / measured; empty when either is.
 std::optional<double> prediction_error(const data::RunRecord& r);
-// The share of its host's CPU time the hypervisor gave to other guests while the run's steps ran
-// (its host.steal_fraction metric); empty where the run did not record it.
-std::optional<double> steal_fraction(const data::RunRecord& r);
 // Every field of one run, one per line.
 std::string run_details(const data::StoredRun& r);
 

@@ -32,10 +32,10 @@ namespace {
 bool calibrates(const data::StoredRun& r, const std::string& machine_key) {
   if (r.run.status != "ok" || !r.run.step_ms || r.hardware.key() != machine_key || r.run.source != "executor")
     return false;
+  if (const auto steal = steal_fraction(r.run); steal && *steal > kMaxStealFraction) return false;
   const auto& metrics = r.run.metrics;
   return std::none_of(metrics.begin(), metrics.end(), [](const auto& m) {
-    return m.first == kSyncCollectivesMetric || m.first == kStepCacheMetric || m.first == kInt8WeightsMetric ||
-           (m.first == kStealMetric && m.second > kMaxStealFraction);
+    return m.first == kSyncCollectivesMetric || m.first == kStepCacheMetric || m.first == kInt8WeightsMetric;
   });
 }
 
@@ -88,6 +88,16 @@ std::string contended_line(double steal_fraction, std::string_view during, std::
   return fmt::format("contended: the hypervisor gave {:.0f}% of this host's CPU time to other guests {} (more than "
                      "{:.0f}%): {}",
                      100 * steal_fraction, during, 100 * kMaxStealFraction, consequence);
+}
+
+std::optional<double> steal_fraction(const data::RunRecord& run) {
+  for (const auto& [name, value] : run.metrics)
+    if (name == kStealMetric && value >= 0) return value;
+  return std::nullopt;
+}
+
+std::string contended_run_line(double steal_fraction) {
+  return contended_line(steal_fraction, "during the steps", "calibrate leaves this run out");
 }
 
 LocalCalibration calibrate_local(const std::string& db, const ProfileCatalog& catalog, const Machine& machine,

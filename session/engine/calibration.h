@@ -3,11 +3,13 @@
 // `cpplan calibrate` stores), and the runtime and hardware defaults fitted to end-to-end timings of
 // real pipelines (`cpplan calibrate --import`, `--pipeline-runs`). The fronts render the results.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/profiles.h"
+#include "data/store.h"
 #include "costmodel/calibration.h"
 #include "costmodel/timing_row.h"
 #include "planner/runtime_calibration.h"
@@ -37,6 +39,10 @@ inline constexpr double kMaxStealFraction = 0.05;
 // other guests `during` a measurement ("during the steps", "while the probe ran"), with what it
 // means for `consequence`; empty at or under kMaxStealFraction (or unread, negative).
 std::string contended_line(double steal_fraction, std::string_view during, std::string_view consequence);
+// The kStealMetric a run recorded; empty where it recorded none (or could not read it).
+std::optional<double> steal_fraction(const data::RunRecord& run);
+// contended_line for a run's timed steps: what `cpplan run` prints and a front shows of a stored run.
+std::string contended_run_line(double steal_fraction);
 
 // The calibration fitted to this machine's ok executor runs in the store at `db`, stored there as
 // a new version. InvalidInput without a probe of the machine or with fewer than 4 runs.

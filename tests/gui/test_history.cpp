@@ -11,6 +11,7 @@
 #include "data/store.h"
 #include "gui/history_model.h"
 #include "gui/history_panel.h"
+#include "session/engine/calibration.h"
 #include "tests/gui/gui_support.h"
 
 using cpplan::data::HardwareFingerprint;
@@ -101,7 +102,7 @@ TEST_CASE("The history shows each run's host steal and marks a contended run as 
   CHECK(model.index(1, HistoryModel::kModel).data(Qt::ToolTipRole).isNull());
   CHECK(cpplan::gui::run_details(runs->at(2)).find("contended: the hypervisor gave 18%") != std::string::npos);
   CHECK(cpplan::gui::run_details(runs->at(1)).find("contended") == std::string::npos);
-  CHECK(!cpplan::gui::steal_fraction(runs->at(0).run).has_value());
+  CHECK(!cpplan::session::steal_fraction(runs->at(0).run).has_value());
 }
 
 TEST_CASE("The history model lists every run of the database, newest first", "[gui][history]") {
