@@ -13,6 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cpplan=${1:-build/cli/cpplan}
 repeats=${2:-5}
+if [ ! -x "$cpplan" ]; then
+  echo "cache-accuracy: cpplan = $cpplan: not an executable (scripts/build.sh builds build/cli/cpplan)" >&2
+  exit 2
+fi
+if ! [[ "$repeats" =~ ^[1-9][0-9]*$ ]]; then
+  echo "cache-accuracy: N = $repeats: must be a whole number of held-out sweeps, at least 1" >&2
+  exit 2
+fi
 work=$(mktemp -d)
 keep=${CPPLAN_ACCURACY_KEEP:-}
 trap 'if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$work"/. "$keep"/; fi; rm -rf "$work"' EXIT

@@ -87,9 +87,23 @@ def shares(groups):
           f"{max(denoise_errors, key=abs):+.1%}")
 
 
+def fail(message):
+    print(f"cache_accuracy: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
-    db, last = sys.argv[1], int(sys.argv[2])
-    groups, left_out = runs_by_configuration(sqlite3.connect(db), last)
+    if len(sys.argv) != 3:
+        fail("usage: cache_accuracy.py DB LAST (the runs after run id LAST are the held-out ones)")
+    db, last = sys.argv[1], sys.argv[2]
+    if not last.isdigit():
+        fail(f"LAST = {last}: must be a run id, a whole number")
+    try:  # read-only: a missing file is an error, not a new empty database
+        c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        c.execute("select 1 from runs limit 1")
+    except sqlite3.Error as e:
+        fail(f"DB = {db}: not a cpplan database with runs ({e})")
+    groups, left_out = runs_by_configuration(c, int(last))
     print(f"held-out runs: {sum(len(v) for v in groups.values()) + left_out}, "
           f"left out for more than 5% steal: {left_out}")
     whole_runs(groups)
