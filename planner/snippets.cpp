@@ -25,6 +25,23 @@ std::string load_in_turn_lines(const costmodel::Prediction& pr, const ParallelCo
       "#       dist.barrier()\n{}",
       pr.ranks_per_node, pr.memory.host_load_per_rank / kGiB, tp_note);
 }
+// The Python lines framework `f` (diffusers or cache-dit) adds for q's format and cache: a
+// statement (diffusers) or an enable_cache keyword argument, "name=value" in the profile's flag (cache-dit).
+std::vector<PythonHook> python_hooks(const Query& q, Framework f) {
+  std::vector<PythonHook> out;
+  const auto add = [&out, f](std::string what, const std::string& import, const std::string& flag) {
+    PythonHook h{std::move(what), import, "", flag};
+    const std::size_t eq = flag.find('=');
+    if (f == Framework::kCacheDit && eq != std::string::npos) {
+      h.keyword = flag.substr(0, eq);
+      h.code = flag.substr(eq + 1);
+    }
+    out.push_back(std::move(h));
+  };
+  if (const FrameworkQuantization* fq = quantization_of(q, f)) add("dtype", fq->import, fq->flag);
+  if (const FrameworkCache* fc = cache_of(q, f)) add("cache", fc->import, cache_flag(q, *fc));
+  return out;
+}
 }  // namespace
 
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& query, const RankedPlan& p) {
@@ -42,9 +59,15 @@ std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& query, c
   const auto where = [&p](Framework f) { return p.run(f).where; };
   const std::string turns = load_in_turn_lines(*p.predicted, p.plan.config);
   FrameworkSnippet& diffusers = out[index(Framework::kDiffusers)];
-  if (diffusers.unavailable.empty()) diffusers.text = turns + diffusers_snippet(q, p.plan, where(Framework::kDiffusers));
+  if (diffusers.unavailable.empty()) {
+    diffusers.text = turns + diffusers_snippet(q, p.plan, where(Framework::kDiffusers));
+    diffusers.hooks = python_hooks(q, Framework::kDiffusers);
+  }
   FrameworkSnippet& cache_dit = out[index(Framework::kCacheDit)];
-  if (cache_dit.unavailable.empty()) cache_dit.text = turns + cache_dit_script(q, p.plan, where(Framework::kCacheDit));
+  if (cache_dit.unavailable.empty()) {
+    cache_dit.text = turns + cache_dit_script(q, p.plan, where(Framework::kCacheDit));
+    cache_dit.hooks = python_hooks(q, Framework::kCacheDit);
+  }
   FrameworkSnippet& xdit = out[index(Framework::kXdit)];
   if (xdit.unavailable.empty()) xdit.text = xdit_command(q, p.plan, where(Framework::kXdit)) + "\n";
   FrameworkSnippet& sglang = out[index(Framework::kSglang)];

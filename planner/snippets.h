@@ -12,11 +12,24 @@
 
 namespace cpplan::planner {
 
+// A line a Python script adds for the plan's format or cache, as `plan.apply(pipe)` repeats it
+// (python/cpplan/tune.py): `import`, then `code`, a statement on `pipe` (diffusers:
+// pipe.transformer.enable_cache(...), quantize_(pipe.transformer, ...)) or, with a `keyword`, the
+// value of that keyword argument of enable_cache (cache-dit: cache_config, quantize_config).
+struct PythonHook {
+  std::string what;  // "dtype" or "cache"
+  std::string import;
+  std::string keyword;
+  std::string code;
+};
+
 // One framework's answer for a plan: `text` (a Python script: diffusers, cache-dit; a command line:
-// xDiT, SGLang Diffusion, vLLM-Omni), else `unavailable`, the reason it cannot run it.
+// xDiT, SGLang Diffusion, vLLM-Omni), else `unavailable`, the reason it cannot run it; `hooks`, the
+// format's and the cache's lines of a Python script (diffusers, cache-dit), in the script's order.
 struct FrameworkSnippet {
   std::string text;
   std::string unavailable;
+  std::vector<PythonHook> hooks;
 };
 // Indexed by Framework; every entry empty for an invalid plan.
 std::array<FrameworkSnippet, kFrameworkCount> snippets_for(const Query& q, const RankedPlan& p);

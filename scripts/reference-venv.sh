@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Makes the Python venv of the reference test (tests/reference/: cpplan's FLOPs and parameter
-# bytes against diffusers' own, on the meta device): diffusers, transformers, accelerate and
-# torch 2.x, from PyPI only. Idempotent: a venv whose stamp names the same pins is kept.
+# Makes the Python venv of the reference tests (tests/reference/: cpplan's FLOPs and parameter
+# bytes against diffusers' own, on the meta device; tests/tune/test_tune_diffusers.py: cpplan tune
+# on a real diffusers pipeline with diffusers' and cache-dit's cache hooks): diffusers,
+# transformers, accelerate, cache-dit and torch 2.x, from PyPI only. Idempotent: a venv whose stamp
+# names the same pins is kept; cache-dit, added later, goes into a kept venv on its own.
 #
 # Usage: scripts/reference-venv.sh [DIR]   (default: $CPPLAN_REFERENCE_VENV, else ~/.cache/cpplan/reference-venv)
 # Prints the venv's python on its last line; exits 1 with one line on stderr when it cannot.
@@ -31,16 +33,31 @@ torch_pure=(filelock "typing-extensions>=4.13.0" "setuptools>=77.0.3" "sympy>=1.
 hf_pins=(diffusers==0.42.1 transformers==5.25.0 accelerate==1.16.0)
 accelerate_deps=(numpy packaging psutil pyyaml huggingface-hub safetensors)
 stamp="$torch_pin ${cuda_pins[*]} ${hf_pins[*]}"
+# cache-dit with --no-deps: what it needs to import and hook a pipeline is the venv's torch,
+# diffusers and transformers (1.5.3 imports and caches FluxPipeline with these pins).
+cache_dit_pin=cache-dit==1.5.3
+
+say() { echo "reference-venv: $*" >&2; }
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Puts cache-dit into venv $1 unless its stamp names the pin; fails with one line.
+add_cache_dit() {
+  [ "$(cat "$1/CACHE_DIT" 2>/dev/null)" = "$cache_dit_pin" ] && return 0
+  if ! { "$1/bin/python" -m pip install -q --no-deps "$cache_dit_pin" && "$1/bin/python" -c 'import cache_dit'; } \
+    >"$log" 2>&1; then
+    say "cannot install $cache_dit_pin ($(grep -v '^\s*$' "$log" | tail -1))"
+    return 1
+  fi
+  echo "$cache_dit_pin" >"$1/CACHE_DIT"
+}
 
 if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/STAMP" 2>/dev/null)" = "$stamp" ]; then
+  add_cache_dit "$dir" || exit 1
   echo "$dir/bin/python"
   exit 0
 fi
-say() { echo "reference-venv: $*" >&2; }
 rm -rf "$dir.partial"
 mkdir -p "$(dirname "$dir")"
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 start=$(date +%s)
 { "$python" -m venv "$dir.partial" &&
   "$dir.partial/bin/pip" install -q --no-deps "$torch_pin" &&
@@ -54,6 +71,7 @@ from torch.utils.flop_counter import FlopCounterMode' >"$log" 2>&1; then
   rm -rf "$dir.partial"
   exit 1
 fi
+add_cache_dit "$dir.partial" || { rm -rf "$dir.partial"; exit 1; }
 echo "$stamp" >"$dir.partial/STAMP"
 rm -rf "$dir"
 mv "$dir.partial" "$dir"

@@ -44,26 +44,45 @@ class TunedPlan:
                     ulysses_anything="ulysses_anything" in variant, ring_anything="ring_anything" in variant)
 
     def apply(self, pipe):
-        """Parallelises `pipe` as the plan says: cache-dit's enable_cache with a ParallelismConfig
-        when cache_dit is imported, else diffusers' transformer.enable_parallelism with the plan's
-        config class; returns the xDiT arguments (xdit_args()) for a pipe that has neither. Raises
+        """Sets `pipe` up as the plan says: cache-dit's enable_cache with a ParallelismConfig when
+        cache_dit is imported, else diffusers' transformer.enable_parallelism with the plan's config
+        class; returns the xDiT arguments (xdit_args()) for a pipe that has neither. The plan's
+        format and step cache (--dtype, --cache) go on with the framework's own calls, the lines its
+        script prints (the plan's python_hooks): diffusers' transformer.enable_cache(...) and
+        torchao's quantize_(...), cache-dit's cache_config= and quantize_config=. Raises
         UnsupportedPlan with the framework's reason when it cannot run the plan."""
         import sys
         if "cache_dit" in sys.modules:
             return _apply_cache_dit(self, pipe, sys.modules["cache_dit"])
         transformer = getattr(pipe, "transformer", None)
         if transformer is not None and hasattr(transformer, "enable_parallelism"):
-            return _apply_diffusers(self, transformer)
+            return _apply_diffusers(self, pipe)
         return self.plan.xdit_args()
 
 
-def _apply_diffusers(plan, transformer):
-    config_class = plan.plan.diffusers_config_class()
+def _run_hooks(plan, framework, pipe):
+    """Runs the plan's Python lines for `framework` (its python_hooks: the format's and the
+    cache's, as its script prints them) on `pipe`: each import, then each statement; returns the
+    keyword arguments the others give (cache-dit's cache_config=, quantize_config=)."""
+    kwargs = {}
+    for hook in (plan.plan.json.get("python_hooks") or {}).get(framework) or []:
+        scope = {"pipe": pipe}
+        exec(hook["import"], scope)  # the script's own import line, e.g. "from diffusers.hooks import ..."
+        if hook["keyword"]:
+            kwargs[hook["keyword"]] = eval(hook["code"], scope)
+        else:
+            exec(hook["code"], scope)
+    return kwargs
+
+
+def _apply_diffusers(plan, pipe):
+    config_class = plan.plan.diffusers_config_class()  # raises UnsupportedPlan when diffusers cannot run it
+    _run_hooks(plan, "diffusers", pipe)
     if config_class is None:  # one GPU: nothing to parallelise
         return None
     import diffusers
     config = getattr(diffusers, config_class)(**plan.plan.diffusers_config())
-    transformer.enable_parallelism(config=config)
+    pipe.transformer.enable_parallelism(config=config)
     return config
 
 
@@ -80,7 +99,7 @@ def _apply_cache_dit(plan, pipe, cache_dit):
     if plan.degrees()["ulysses_anything"]:
         kwargs["ulysses_anything"] = True
     config = cache_dit.ParallelismConfig(**kwargs) if kwargs else None
-    cache_dit.enable_cache(pipe, parallelism_config=config)
+    cache_dit.enable_cache(pipe, parallelism_config=config, **_run_hooks(plan, "cache-dit", pipe))
     return config
 
 

@@ -234,23 +234,33 @@ json framework_runs_json(const RankedPlan& rp) {
 }
 
 // "snippets": each framework's script or command (null when it cannot run the plan), the text the
-// CLI and the GUI show; "frameworks_unavailable": why, for those that cannot. Both null for an
-// invalid plan.
+// CLI and the GUI show; "frameworks_unavailable": why, for those that cannot; "python_hooks": per
+// Python framework that runs the plan (diffusers, cache-dit), the script's lines for the format and
+// the cache, which plan.apply(pipe) runs ([] when it adds none). All null for an invalid plan.
 void add_snippets_json(json& j, const PlanScripts& s) {
   if (!s.valid) {
     j["snippets"] = nullptr;
     j["frameworks_unavailable"] = nullptr;
+    j["python_hooks"] = nullptr;
     return;
   }
   const auto& all = s.snippets;
-  json snippets = json::object(), unavailable = json::object();
+  json snippets = json::object(), unavailable = json::object(), hooks = json::object();
   for (int i = 0; i < planner::kFrameworkCount; ++i) {
-    const std::string name(planner::to_string(static_cast<planner::Framework>(i)));
+    const auto f = static_cast<planner::Framework>(i);
+    const std::string name(planner::to_string(f));
     snippets[name] = all[i].text.empty() ? json(nullptr) : json(all[i].text);
     if (!all[i].unavailable.empty()) unavailable[name] = all[i].unavailable;
+    const bool python = f == planner::Framework::kDiffusers || f == planner::Framework::kCacheDit;
+    if (!python || all[i].text.empty()) continue;
+    json lines = json::array();
+    for (const planner::PythonHook& h : all[i].hooks)
+      lines.push_back({{"what", h.what}, {"import", h.import}, {"keyword", h.keyword}, {"code", h.code}});
+    hooks[name] = std::move(lines);
   }
   j["snippets"] = std::move(snippets);
   j["frameworks_unavailable"] = std::move(unavailable);
+  j["python_hooks"] = std::move(hooks);
 }
 
 }  // namespace

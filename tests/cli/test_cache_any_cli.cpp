@@ -52,6 +52,30 @@ TEST_CASE("cpplan --gpus 8 --cache any --dtype any ranks plan x cache x dtype wi
   CHECK(plain.find("CP variant          step ms") != std::string::npos);
 }
 
+// A plan's python_hooks (what plan.apply(pipe) runs) are its own script's lines: for diffusers each
+// import and statement, for cache-dit each import and "keyword=value" of its enable_cache call; one
+// line for the format when it is quantized and one for the cache when it has one.
+namespace {
+void python_hooks_are_the_scripts_lines(const json& p, int& hooked) {
+  for (const char* f : {"diffusers", "cache-dit"}) {
+    if (!p["snippets"][f].is_string()) {
+      CHECK_FALSE(p["python_hooks"].contains(f));
+      continue;
+    }
+    const std::string script = p["snippets"][f];
+    const json& hooks = p["python_hooks"][f];
+    CHECK(hooks.size() == (p["dtype"] != "bf16" ? 1u : 0u) + (p["cache"].is_null() ? 0u : 1u));
+    for (const json& h : hooks) {
+      const std::string keyword = h["keyword"], code = h["code"];
+      CHECK(script.find(h["import"].get<std::string>() + "\n") != std::string::npos);
+      CHECK(keyword.empty() == (std::string(f) == "diffusers"));
+      CHECK(script.find(keyword.empty() ? code + "\n" : keyword + "=" + code) != std::string::npos);
+      ++hooked;
+    }
+  }
+}
+}  // namespace
+
 TEST_CASE("Each row's frameworks and scripts are those of its own format and cache, in the JSON too",
           "[cli][any][json]") {
   const json j = json::parse(out_of(with(kFlux8, {"--cache", "any", "--dtype", "any", "--json"})));
@@ -61,7 +85,7 @@ TEST_CASE("Each row's frameworks and scripts are those of its own format and cac
   REQUIRE(j["caches"].size() == 6);
   CHECK(j["caches"][0].is_null());  // none
   CHECK(j["caches"][1]["policy"] == "fbcache");
-  int xdit_cached = 0;
+  int xdit_cached = 0, hooked = 0;
   for (const json& p : j["plans"]) {
     REQUIRE(p.contains("dtype"));
     REQUIRE(p.contains("cache"));
@@ -80,8 +104,10 @@ TEST_CASE("Each row's frameworks and scripts are those of its own format and cac
       CHECK((cache_dit.find("DBCacheConfig(") != std::string::npos) == !p["cache"].is_null());
       if (p["dtype"] == "fp8-row") CHECK(cache_dit.find("quant_type=\"float8_per_row\"") != std::string::npos);
     }
+    python_hooks_are_the_scripts_lines(p, hooked);
   }
   CHECK(xdit_cached > 0);
+  CHECK(hooked > 0);
   // A row of the fp8 / fbcache pair is the row of the query --dtype fp8 --cache fbcache.
   const json one = json::parse(out_of(with(kFlux8, {"--cache", "fbcache", "--dtype", "fp8", "--json"})));
   int matched = 0;

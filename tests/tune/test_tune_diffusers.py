@@ -1,0 +1,85 @@
+"""cpplan tune on a real diffusers pipeline, the plan's step cache put on by plan.apply(pipe) with
+the framework's own hook: the real cpplan binary launches tests/tune/diffusers_pipeline.py
+(diffusers' FluxPipeline and FluxTransformer2DModel from flux_tiny_diffusers.json, on the CPU) through
+torchrun on one rank, under the reference venv's python (diffusers 0.42.1, cache-dit 1.5.3, torch
+2.x: scripts/reference-venv.sh), recording into a real SQLite file.
+
+The pipeline runs --still: its output projection and timestep embedder are zero, so the latents
+never move and the first block's residual is the same on every step. Of 10 steps, by hand:
+- diffusers' FirstBlockCacheConfig(threshold=0.05) (no warm-up, no cap on cached steps in a row)
+  computes step 0 and caches the 9 others: the residual's relative change is 0.
+- cache-dit's DBCacheConfig(Fn_compute_blocks=1, Bn_compute_blocks=0, max_warmup_steps=4,
+  max_continuous_cached_steps=3) computes steps 0-3 (warm-up), caches 4-6, computes 7 (three
+  cached in a row), caches 8-9: 5 computed, 5 cached.
+- without --cache the plan has no cache, apply() puts none on, and all 10 steps run.
+The recorder counts from fbcache's warm-up, 4 steps (core/cache.h): hit rates 6/6 and 5/6."""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CPPLAN = os.environ["CPPLAN_BINARY"]
+SCRIPT = os.path.join(ROOT, "tests", "tune", "diffusers_pipeline.py")
+CONFIG = os.path.join(ROOT, "tests", "tune", "flux_tiny_diffusers.json")
+QUERY = ["--gpus", "1", "--model-config", CONFIG, "--res", "128x128", "--steps", "10"]
+
+
+class TuneDiffusersTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.dir.name, "tune.db")
+        bin_dir = os.path.join(self.dir.name, "bin")
+        os.mkdir(bin_dir)
+        # This python's torchrun: a venv's own bin/torchrun names the path the venv was made at.
+        with open(os.path.join(bin_dir, "torchrun"), "w") as f:
+            f.write(f'#!/bin/sh\nexec {sys.executable} -m torch.distributed.run "$@"\n')
+        os.chmod(os.path.join(bin_dir, "torchrun"), 0o755)
+        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def tune(self, *query, framework="diffusers"):
+        r = subprocess.run([CPPLAN, "tune", SCRIPT, *QUERY, *query, "--device", "cpu", "--top", "1", "--db", self.db,
+                            "--", "--config", CONFIG, "--res", "128x128", "--steps", "10", "--still",
+                            "--framework", framework], env=self.env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        return r
+
+    def counts(self):
+        with sqlite3.connect(self.db) as db:
+            return dict(db.execute("select m.name, m.value from run_metrics m join runs r on r.id = m.run_id "
+                                   "where r.run_key like 'tune-%' and m.name like 'cache.%'").fetchall())
+
+    def test_diffusers_first_block_cache_put_on_by_apply_caches_every_step_after_the_first(self):
+        r = self.tune("--cache", "fbcache")
+        self.assertEqual(self.counts(), {"cache.computed_steps": 1, "cache.cached_steps": 9,
+                                         "cache.warmup_steps": 4, "cache.hit_rate": 1.0})
+        # 6 of 6 counted steps cached, the rate kept at --cache-hit-rate's bound, 0.99.
+        self.assertIn("cache: fbcache hit rate measured 0.99 over 1 run (6 of 6 steps after the warm-up cached; "
+                      "assumed 0.50)", r.stdout)
+
+    def test_without_a_cache_in_the_plan_apply_puts_none_on_and_every_step_runs(self):
+        self.tune()
+        self.assertEqual(self.counts(), {"cache.computed_steps": 10, "cache.cached_steps": 0,
+                                         "cache.warmup_steps": 0, "cache.hit_rate": 0.0})
+
+    def test_cache_dit_dbcache_caches_as_cpplans_schedule_prices_it(self):
+        r = self.tune("--cache", "fbcache", framework="cache-dit")
+        self.assertEqual(self.counts(), {"cache.computed_steps": 5, "cache.cached_steps": 5,
+                                         "cache.warmup_steps": 4, "cache.hit_rate": 5 / 6})
+        self.assertIn("cache: fbcache hit rate measured 0.83 over 1 run", r.stdout)
+        # A later query prices the measured rate with cpplan's schedule: the same 5 computed steps.
+        q = subprocess.run([CPPLAN, *QUERY, "--cache", "fbcache", "--db", self.db, "--json"], env=self.env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        plan = json.loads(q.stdout)["plans"][0]
+        self.assertEqual((plan["cache"]["computed_steps"], plan["predicted"]["cached_steps"]), (5, 5))
+
+
+if __name__ == "__main__":
+    unittest.main()
