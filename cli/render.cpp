@@ -479,7 +479,12 @@ std::vector<std::pair<std::string, std::string>> framework_rows(const FrameworkP
     const FeatureSet f = fw.features_for(m);
     for (int i = 0; i < kFeatureCount; ++i)
       if (f.has(static_cast<Feature>(i))) names.emplace_back(to_string(static_cast<Feature>(i)));
-    const std::string launch = !entry ? "" : !entry->runner_name.empty() ? "runner " + entry->runner_name : entry->script;
+    std::string launch = !entry ? "" : !entry->runner_name.empty() ? "runner " + entry->runner_name : entry->script;
+    if (entry && entry->dtypes) {  // the formats it runs for this model, where its source says per model
+      std::vector<std::string> dtypes{"bf16"};
+      for (const Precision& d : *entry->dtypes) dtypes.push_back(to_string(d));
+      launch += fmt::format("; --dtype {}", fmt::join(dtypes, ", "));
+    }
     const std::string unconfirmed = entry && !entry->unconfirmed.empty() ? "  (unconfirmed: " + entry->unconfirmed + ")" : "";
     rows.emplace_back(m.name, fmt::format("{}{}{}", fmt::join(names, " "), launch.empty() ? "" : "  (" + launch + ")",
                                           unconfirmed));

@@ -261,6 +261,16 @@ void set_refusal_reasons(FrameworkProfile& p) {
                                  : fmt::format("{} offers --cache {} only", title, policy_names(every));
   p.quantization_reason = fmt::format("{} runs the DiT's linears in bf16{} only", title,
                                       p.quantization.empty() ? "" : ", " + p.quantization_names());
+  for (FrameworkModel& m : p.models) {
+    if (!m.dtypes) continue;
+    std::vector<std::string> names{"bf16"};
+    for (const Precision& d : *m.dtypes) names.push_back(to_string(d));
+    const std::string& who = !m.runner_name.empty() ? m.runner_name
+                             : !m.script.empty()    ? m.script
+                             : !m.classes.empty()   ? m.classes.front()
+                                                    : m.profiles.front();
+    m.dtypes_reason = fmt::format("{} runs {} in {} only ({})", title, who, fmt::join(names, ", "), m.dtypes_source);
+  }
   for (FrameworkQuantization& q : p.quantization) {
     std::vector<std::string> names, where;
     for (const Precision& d : q.dtypes) names.push_back(to_string(d));
@@ -287,8 +297,27 @@ void read_with_fully_shard(Reader& r, const FrameworkProfile& p, FrameworkModel&
   m.with_fully_shard = f;
 }
 
+// [models] dtypes = ["fp8", "nvfp4"], dtypes_source = "...": the quantized formats the framework runs
+// for this model, each one the file's [[quantization]] entries offer.
+void read_model_dtypes(Reader& r, const FrameworkProfile& p, FrameworkModel& m) {
+  if (!r.has("dtypes") || !r.ok()) return;
+  std::vector<std::string> names;
+  r.strings("dtypes", names);
+  std::vector<Precision> dtypes;
+  for (const std::string& n : names) {
+    const Result<Precision> d = parse_precision(n);
+    if (r.ok() && (!d || !d->quantized() || !p.quantization_for(*d)))
+      return r.fail("dtypes", fmt::format("\"{}\"", n),
+                    fmt::format("a --dtype this file's [[quantization]] offers ({})", p.quantization_names()));
+    dtypes.push_back(*d);
+  }
+  m.dtypes = std::move(dtypes);
+  r.string("dtypes_source", m.dtypes_source);
+}
+
 void read_model(Reader& r, FrameworkProfile& p) {
-  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed", "max_degree", "with_fully_shard"});
+  r.only({"profiles", "classes", "runner", "script", "features", "unconfirmed", "max_degree", "with_fully_shard",
+          "dtypes", "dtypes_source"});
   FrameworkModel m;
   r.strings("profiles", m.profiles, false);
   r.strings("classes", m.classes, false);
@@ -300,6 +329,7 @@ void read_model(Reader& r, FrameworkProfile& p) {
   r.string("script", m.script, false);
   read_features(r, "features", m.features, true);
   read_with_fully_shard(r, p, m);
+  read_model_dtypes(r, p, m);
   if (r.ok() && p.launcher == "runner" && m.runner_name.empty() && m.script.empty())
     r.fail("runner", "(missing)", "a model of a runner needs its runner name or a script");
   for (const std::string& s : {m.script, m.runner_name.empty() ? std::string() : p.entry_points.front()})
@@ -380,6 +410,13 @@ std::string_view FrameworkProfile::quantization_refusal(const Precision& p, cons
                     return r.matches(hw.family, hw.peaks.compute_capability);
                   });
   return on ? std::string_view() : std::string_view(q->on_reason);
+}
+
+std::string_view FrameworkProfile::model_dtype_refusal(const Precision& p, const ModelProfile& m) const {
+  const FrameworkModel* entry = p.quantized() ? model_for(m) : nullptr;
+  if (!entry || !entry->dtypes || std::find(entry->dtypes->begin(), entry->dtypes->end(), p) != entry->dtypes->end())
+    return {};
+  return entry->dtypes_reason;
 }
 
 std::string FrameworkProfile::quantization_names() const {

@@ -62,6 +62,12 @@ struct FrameworkModel {
   // The largest degrees of features it runs for this model (vLLM-Omni's Z-Image: TP 2 only); only
   // the features with a degree (ulysses, ring, tp, cfg, pipefusion, fully_shard, data_parallel).
   std::vector<DegreeLimit> max_degrees;
+  // The quantized --dtype values the framework runs for this model where its source decides per
+  // model (xDiT's runner: each model's ModelCapabilities use_fp8_gemms, use_fp4_gemms,
+  // use_int8_gemms); nullopt: every format of the file's [[quantization]] entries; empty: bf16
+  // only. `dtypes_reason` refuses any other (made once the file is read).
+  std::optional<std::vector<Precision>> dtypes;
+  std::string dtypes_source, dtypes_reason;
   // The text-encoder feature the framework uses whenever, and only when, the plan shards the
   // transformer fully (xDiT's fsdp_strategy shards the largest text encoder with it): one of the
   // fully-sharded text encoder features, offered by this entry.
@@ -180,6 +186,9 @@ struct FrameworkProfile {
   // Why it cannot run `p` on `hw` in one line (no entry offers it: quantization_reason; `hw` outside
   // the entry's `on`: its on_reason); "" when it runs it, and for BF16.
   std::string_view quantization_refusal(const Precision& p, const HardwareProfile& hw) const;
+  // Why it cannot run quantized `p` for model `m`, whose entry lists the formats it runs (the
+  // entry's dtypes_reason); "" when it can, when the entry does not say, and for BF16.
+  std::string_view model_dtype_refusal(const Precision& p, const ModelProfile& m) const;
   // The entry that runs `p` (null: none).
   const FrameworkCache* cache_for(CachePolicy p) const;
   // The quantized dtypes it offers, by name, in file order ("fp8, nvfp4"; "none" when it offers none).

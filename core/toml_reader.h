@@ -24,6 +24,7 @@ class Reader {
       : table_(table), file_(std::move(file)), prefix_(std::move(prefix)), error_(error) {}
 
   bool ok() const { return error_->empty(); }
+  bool has(std::string_view key) const { return table_.get(key) != nullptr; }
   const std::string& file() const { return file_; }
 
   void fail(std::string_view key, std::string_view value, std::string_view rule) {

@@ -155,6 +155,8 @@ std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const 
     if (!q.hardware && !o.fw->quantization_for(q.precision)) return o.fw->quantization_reason;
     if (q.hardware)
       if (auto why = o.fw->quantization_refusal(q.precision, *q.hardware); !why.empty()) return why;
+    if (q.model)
+      if (auto why = o.fw->model_dtype_refusal(q.precision, *q.model); !why.empty()) return why;
   }
   if (auto why = cache_refusal(*o.fw, q, used); !why.empty()) return why;
   // A framework that shards a text encoder with the transformer's weights (with_fully_shard) does so

@@ -187,10 +187,13 @@ const FrameworkProfile* named_framework(const Options& a, const Query& q) {
 }
 
 // Why framework `fw` does not run quantized format `p` on the query's GPU (it offers no flag for it,
-// or not on this GPU); without a GPU, whether it offers it at all.
+// or not on this GPU; without a GPU, whether it offers it at all), or not for the query's model.
 std::string_view dtype_refusal(const FrameworkProfile& fw, const Query& q, const Precision& p) {
-  if (q.hardware) return fw.quantization_refusal(p, *q.hardware);
-  return fw.quantization_for(p) ? std::string_view() : std::string_view(fw.quantization_reason);
+  const std::string_view why = q.hardware               ? fw.quantization_refusal(p, *q.hardware)
+                               : fw.quantization_for(p) ? std::string_view()
+                                                        : std::string_view(fw.quantization_reason);
+  if (!why.empty() || !q.model) return why;
+  return fw.model_dtype_refusal(p, *q.model);
 }
 bool runs_dtype(const FrameworkProfile& fw, const Query& q, const Precision& p) { return dtype_refusal(fw, q, p).empty(); }
 

@@ -234,6 +234,10 @@ TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, 
   CHECK(list.find("  --dtype nvfp4, mxfp4: --use_fp4_gemms\n") != std::string::npos);
   CHECK(list.find("  --dtype fp8: --quantization fp8\n") != std::string::npos);
   CHECK(list.find("  --dtype int8: --use_int8_gemms (on CUDA)\n") != std::string::npos);
+  // xDiT decides per model (its runner's ModelCapabilities); the model rows say which formats.
+  CHECK(list.find("  (runner FLUX.1-dev; --dtype bf16, fp8)\n") != std::string::npos);
+  CHECK(list.find("  (runner FLUX.2-dev; --dtype bf16, fp8, nvfp4, mxfp4)\n") != std::string::npos);
+  CHECK(list.find("  (examples/pixartsigma_example.py; --dtype bf16)\n") != std::string::npos);
   CHECK(list.find("  --dtype int8: --quantization int8 (on CUDA sm89 or newer)\n") != std::string::npos);
   // Each framework's caches, the flag at the policy's defaults (core/cache.h: FBCache F1B0, warm-up
   // 4, at most 3 cached in a row) and the parallelism it does not run with (profiles/frameworks/).

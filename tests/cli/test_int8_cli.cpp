@@ -2,6 +2,8 @@
 // launch text with its INT8 flag, and a GPU without an INT8 peak refused in one line.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -33,7 +35,9 @@ TEST_CASE("cpplan --gpus 2 --dtype int8 on an A100 prints plans and the launch t
           "[cli][precision][int8]") {
   const std::string out = out_of(kA100);
   CHECK_THAT(out, Catch::Contains("dtype int8"));
-  CHECK_THAT(out, Catch::Contains(" --use_int8_gemms"));                                     // xDiT
+  // xDiT's runner declares use_int8_gemms for Z-Image alone: FLUX.1-dev (the default model) is not its.
+  CHECK_THAT(out, Catch::Contains("xDiT: cannot run the top plan: xDiT runs FLUX.1-dev in bf16, fp8 only ("));
+  CHECK(out.find("--use_int8_gemms") == std::string::npos);
   CHECK_THAT(out, Catch::Contains("quantize_config=QuantizeConfig(quant_type=\"int8_per_row\")"));  // cache-dit
   CHECK_THAT(out, Catch::Contains("from torchao.quantization import quantize_, Int8DynamicActivationInt8WeightConfig"));
   CHECK_THAT(out, Catch::Contains("quantize_(pipe.transformer, Int8DynamicActivationInt8WeightConfig())"));
@@ -68,4 +72,29 @@ TEST_CASE("cpplan --dtype int8 is faster than BF16 on an A100 and refused on a B
   CHECK_THAT(refused.err, Catch::StartsWith("cpplan: --dtype = int8: int8 GEMMs do not run on b300"));
   CHECK_THAT(refused.err, Catch::Contains("no INT8 tensor peak"));
   CHECK(refused.err.find('\n') == refused.err.size() - 1);
+}
+
+TEST_CASE("xDiT runs --dtype int8 for Z-Image, whose runner declares use_int8_gemms, and refuses it for FLUX.1-dev",
+          "[cli][precision][int8][framework]") {
+  // Z-Image from its class's defaults (profiles/classes/ZImageTransformer2DModel.toml: diffusers'
+  // constructor, 30 layers x 3840), one GPU (its runner offers CFG parallelism and fully_shard only).
+  const auto dir = std::filesystem::temp_directory_path() / "cpplan-int8-zimage";
+  std::filesystem::create_directories(dir);
+  const std::string config = (dir / "config.json").string();
+  std::ofstream(config) << R"({"_class_name": "ZImageTransformer2DModel"})";
+  const std::string out = out_of({"--gpus", "1", "--res", "1024x1024", "--dtype", "int8", "--hardware", "a100-sxm-80g",
+                                  "--framework", "xdit", "--model-config", config});
+  CHECK_THAT(out, Catch::Contains("xdit --model Z-Image "));
+  CHECK_THAT(out, Catch::Contains(" --use_int8_gemms "));
+  const auto flux = run_cli(with({"--framework", "xdit"}));
+  CHECK(flux.code == 3);
+  CHECK(flux.err ==
+        "cpplan: --dtype = int8: xDiT runs FLUX.1-dev in bf16, fp8 only (xfuser/model_executor/models/runner_models/"
+        "flux.py 175e0bf: xFuserFluxModel's ModelCapabilities use_fp8_gemms)\n");
+  // Its example scripts run bf16: PixArt-Sigma's FP8 is refused on an H100, which has FP8 tensor cores.
+  const auto pixart = run_cli({"--gpus", "1", "--model", "pixart-sigma", "--dtype", "fp8", "--hardware", "h100-sxm",
+                               "--framework", "xdit"});
+  CHECK(pixart.code == 3);
+  CHECK_THAT(pixart.err, Catch::StartsWith("cpplan: --dtype = fp8: xDiT runs examples/pixartsigma_example.py in bf16 only"));
+  std::filesystem::remove_all(dir);
 }

@@ -67,17 +67,23 @@ TEST_CASE("dtype any is BF16 and every format the GPU has tensor cores for that 
   // sm90: FP8 and INT8 W8A8 and the weight-only formats, no FP4 (sm100); fp8-static is in no framework's list.
   CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8",
                                                   "int8-weight-only"});
-  // sm100: NVFP4 (cache-dit, SGLang, xDiT) and MXFP4 (xDiT's --use_fp4_gemms) too.
+  // sm100: NVFP4 (cache-dit, SGLang) too. MXFP4 is xDiT's --use_fp4_gemms alone, which FLUX.1-dev's
+  // runner does not declare (its ModelCapabilities: use_fp8_gemms only); FLUX.2-dev's does.
   o.hardware = "b200";
   CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8",
+                                                  "int8-weight-only", "nvfp4"});
+  o.model = "flux.2-dev";
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8",
                                                   "int8-weight-only", "nvfp4", "mxfp4"});
+  o.model = "flux.1-dev";
   // sm80: no FP8 tensor cores, INT8 ones; the weight-only formats dequantize inside a BF16 GEMM.
   o.hardware = "a100-sxm-80g";
   CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8-weight-only", "int8", "int8-weight-only"});
-  // A named framework: the formats it offers (xDiT: --use_fp8_gemms, --use_int8_gemms; its FP4 needs sm100).
+  // A named framework: the formats it offers for the model (xDiT's FLUX.1-dev runner: --use_fp8_gemms;
+  // --use_int8_gemms is Z-Image's alone).
   o.hardware = "h100-sxm";
   o.framework = "xdit";
-  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8", "int8"});
+  CHECK(formats_of(o) == std::vector<std::string>{"bf16", "fp8"});
   // cpplan's executor runs BF16 and weight-only int8 (cpplan run --weights int8).
   o.framework = "cpplan";
   CHECK(formats_of(o) == std::vector<std::string>{"bf16", "int8-weight-only"});

@@ -244,6 +244,12 @@ TEST_CASE("A framework's broken [[quantization]] is refused in one line naming t
   CHECK(fp16.find("a quantized --dtype") != std::string::npos);
   CHECK(refused("dtype = [\"fp8\"]", "dtype = [\"bf16\"]").find("bf16") != std::string::npos);
   CHECK(refused("flag = \"--use_fp8_gemms\"", "flags = \"--use_fp8_gemms\"").find("flags") != std::string::npos);
+  // A model entry's dtypes: each a format the file's [[quantization]] offers, and its source named.
+  const std::string flux = "dtypes = [\"fp8\"]\ndtypes_source";
+  CHECK(refused(flux, "dtypes = [\"fp8-row\"]\ndtypes_source") ==
+        "frameworks/xdit.toml: models[0].dtypes = \"fp8-row\": a --dtype this file's [[quantization]] offers (fp8, int8, "
+        "nvfp4, mxfp4)");
+  CHECK(refused(flux, "dtypes = [\"fp8\"]\n# dtypes_source").find("models[0].dtypes_source") != std::string::npos);
 }
 
 namespace {
@@ -338,7 +344,10 @@ TEST_CASE("INT8 W8A8 is refused in one line on a GPU without an INT8 peak or INT
   CHECK(tpu.find("they run on CUDA sm75 or newer and ROCm gfx908 or newer") != std::string::npos);
   // Ampere has INT8 tensor cores: an A100 runs it (no FP8 there); the weight-only INT8 too.
   CHECK(error_of("any", "a100-sxm-80g", "int8").empty());
-  CHECK(error_of("xdit", "a100-sxm-80g", "int8").empty());
+  // xDiT's runner runs INT8 for Z-Image alone: FLUX.1-dev (the default model) is refused, naming its runner.
+  CHECK(error_of("xdit", "a100-sxm-80g", "int8") ==
+        "--dtype = int8: xDiT runs FLUX.1-dev in bf16, fp8 only (xfuser/model_executor/models/runner_models/flux.py "
+        "175e0bf: xFuserFluxModel's ModelCapabilities use_fp8_gemms)");
   CHECK(error_of("cache-dit", "a100-sxm-80g", "int8").empty());
   CHECK(error_of("diffusers", "a100-sxm-80g", "int8").empty());
   // vLLM-Omni's INT8 W8A8 needs sm89: refused on an A100 naming the rule, run on an L40S (sm89).
@@ -367,8 +376,10 @@ TEST_CASE("dtype any ranks INT8 W8A8 where the GPU has an INT8 peak and a framew
   using V = std::vector<std::string>;
   CHECK(formats("a100-sxm-80g", "any") == V{"bf16", "fp8-weight-only", "int8", "int8-weight-only"});
   CHECK(formats("h100-sxm", "any") == V{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8", "int8-weight-only"});
-  CHECK(formats("b300", "any") == V{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only", "nvfp4", "mxfp4"});
-  CHECK(formats("a100-sxm-80g", "xdit") == V{"bf16", "int8"});
+  // MXFP4 is xDiT's alone, and FLUX.1-dev's runner declares FP8 only; on an A100 xDiT's FP8 has no
+  // tensor cores and its INT8 is Z-Image's: BF16 alone.
+  CHECK(formats("b300", "any") == V{"bf16", "fp8", "fp8-row", "fp8-weight-only", "int8-weight-only", "nvfp4"});
+  CHECK(formats("a100-sxm-80g", "xdit") == V{"bf16"});
   CHECK(formats("a100-sxm-80g", "vllm-omni") == V{"bf16"});
   CHECK(formats("l40s", "vllm-omni") == V{"bf16", "fp8", "int8"});
   // No framework runs INT8 on ROCm in its source: an MI300X ranks none, though it has the peak.
@@ -376,7 +387,7 @@ TEST_CASE("dtype any ranks INT8 W8A8 where the GPU has an INT8 peak and a framew
   CHECK(std::find(mi300x.begin(), mi300x.end(), "int8") == mi300x.end());
 }
 
-TEST_CASE("An INT8 plan's frameworks: xDiT, diffusers and cache-dit on an A100, each with its reason otherwise", "[planner][precision][int8]") {
+TEST_CASE("An INT8 plan's frameworks: diffusers and cache-dit on an A100, each other with its reason", "[planner][precision][int8]") {
   const auto& cat = cpplan::test::fitted_catalog();
   cpplan::session::Options o;
   o.gpus = "1";  // one GPU: vLLM-Omni's sequence parallelism does not cover FLUX.1, its format reason shows
@@ -388,11 +399,14 @@ TEST_CASE("An INT8 plan's frameworks: xDiT, diffusers and cache-dit on an A100, 
   const cpplan::Plan plan = cpplan::planner::make_plan(c.query, config(1, 1));
   REQUIRE(plan.valid());
   const auto runs = cpplan::planner::frameworks_for(c.query, plan);
-  CHECK(runs.has(cpplan::Framework::kXdit));       // --use_int8_gemms
   CHECK(runs.has(cpplan::Framework::kDiffusers));  // Int8DynamicActivationInt8WeightConfig
   CHECK(runs.has(cpplan::Framework::kCacheDit));   // QuantizeConfig int8_per_row
   CHECK_FALSE(runs.has(cpplan::Framework::kVllmOmni));
   CHECK_FALSE(runs.has(cpplan::Framework::kSglang));
   CHECK(std::string(cpplan::planner::unsupported_reason(cpplan::Framework::kVllmOmni, c.query, plan))
             .find("vLLM-Omni runs --dtype int8 on CUDA sm89 or newer only") == 0);
+  // xDiT's runner refuses --use_int8_gemms for a model whose ModelCapabilities lack it (FLUX.1-dev).
+  CHECK_FALSE(runs.has(cpplan::Framework::kXdit));
+  CHECK(std::string(cpplan::planner::unsupported_reason(cpplan::Framework::kXdit, c.query, plan))
+            .find("xDiT runs FLUX.1-dev in bf16, fp8 only (") == 0);
 }
