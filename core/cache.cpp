@@ -33,8 +33,8 @@ CacheSpec cache_defaults(CachePolicy p) {
     case CachePolicy::kTeacache:  // decides on the first block's modulated input: no block on a cached step
       s.hit_rate = kDefaultHitRate;
       break;
-    case CachePolicy::kTaylorseer:  // diffusers TaylorSeerCacheConfig: cache_interval 5
-      s.first_blocks = 0, s.every = 5;
+    case CachePolicy::kTaylorseer:  // diffusers TaylorSeerCacheConfig: disable_cache_before_step 3, cache_interval 5
+      s.first_blocks = 0, s.warmup_steps = 3, s.every = 5;
       break;
     case CachePolicy::kMagcache:  // diffusers MagCacheConfig: threshold decides, no block on a cached step
       s.hit_rate = kDefaultHitRate;
@@ -91,10 +91,22 @@ Result<bool> validate_cache(const CacheSpec& s, int blocks, int steps) {
   return true;
 }
 
+namespace {
+// A fixed schedule's computed steps among the `rest` after the warm-up W. cpplan's executor (--cache
+// fixed) computes step i when (i - W + 1) % every == 0, the last of each interval; diffusers'
+// TaylorSeer when (i - W - 1) % every == 0 (hooks/taylorseer_cache.py _measure_should_compute):
+// the step after the warm-up, then every N-th.
+int computed_after_warmup(const CacheSpec& s, int rest) {
+  if (s.policy != CachePolicy::kTaylorseer) return rest / s.every;
+  if (s.every == 1) return rest;
+  return rest >= 2 ? (rest - 2) / s.every + 1 : 0;
+}
+}  // namespace
+
 int computed_steps(const CacheSpec& s, int steps) {
   if (!s.active()) return steps;
   const int warm = std::min(s.warmup_steps, steps), rest = steps - warm;
-  if (s.fixed_schedule()) return warm + rest / s.every;  // step i >= warm computed when (i - warm + 1) % every == 0
+  if (s.fixed_schedule()) return warm + computed_after_warmup(s, rest);
   int cached = static_cast<int>(std::floor(s.hit_rate * rest + 1e-9));
   if (s.max_continuous_cached > 0)  // at least one computed step after every run of max_continuous_cached
     cached = std::min(cached, rest - rest / (s.max_continuous_cached + 1));

@@ -57,7 +57,8 @@ std::string_view executor_refusal(CachePolicy p);
 // and the rule (F + B must leave a middle block; the hit rate in [0, 1); ...).
 Result<bool> validate_cache(const CacheSpec& s, int blocks, int steps);
 
-// Steps of `steps` that run every block: the warm-up, then (fixed) every N-th step after it, or
+// Steps of `steps` that run every block: the warm-up, then (fixed) every N-th step after it (the
+// last of each interval; TaylorSeer: the first after the warm-up, then every N-th, as diffusers), or
 // (threshold) the steps the hit rate leaves, at least one in every max_continuous_cached + 1.
 int computed_steps(const CacheSpec& s, int steps);
 inline int cached_steps(const CacheSpec& s, int steps) { return steps - computed_steps(s, steps); }

@@ -28,8 +28,19 @@ using cpplan::test::make_query;
 TEST_CASE("Each cache policy computes the steps its schedule says, by hand", "[core][cache]") {
   // fixed: warm-up 1, then every 2nd step: steps 0, 2, 4, ..., 26 of 28 (1 + 27 / 2 = 14).
   CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kFixed), 28) == 14);
-  // TaylorSeer's interval 5 without warm-up: steps 4, 9, 14, 19, 24 (28 / 5 = 5).
-  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kTaylorseer), 28) == 5);
+  // TaylorSeer (diffusers' TaylorSeerCacheConfig defaults): steps 0-2 (disable_cache_before_step 3),
+  // then the one after, every 5th: 4, 9, 14, 19, 24 (taylorseer_cache.py: (i - 3 - 1) % 5 == 0): 8.
+  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kTaylorseer), 28) == 8);
+  // 10 steps: 0, 1, 2, 4, 9. 12: the same 5. Interval 1: every step.
+  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kTaylorseer), 10) == 5);
+  CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kTaylorseer), 12) == 5);
+  CacheSpec every_step = cpplan::cache_defaults(CachePolicy::kTaylorseer);
+  every_step.every = 1;
+  CHECK(cpplan::computed_steps(every_step, 28) == 28);
+  // Warm-up 0: steps 1, 6, 11, 16, 21, 26.
+  CacheSpec no_warmup = cpplan::cache_defaults(CachePolicy::kTaylorseer);
+  no_warmup.warmup_steps = 0;
+  CHECK(cpplan::computed_steps(no_warmup, 28) == 6);
   // FBCache (SGLang's and vLLM-Omni's cache-dit defaults): warm-up 4, then half of the other 24
   // cached (the stated default hit rate), within the cap of 3 in a row (at most 18): 12 cached.
   const CacheSpec fb = cpplan::cache_defaults(CachePolicy::kFbcache);

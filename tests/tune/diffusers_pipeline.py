@@ -12,7 +12,7 @@ gives the first block the same input): the first block's residual is then the sa
 so a cache that compares it with the last computed step's finds no change and caches all it may.
 
     diffusers_pipeline.py --config flux_tiny_diffusers.json --res 128x128 --steps 10 [--still]
-        [--framework cache-dit]"""
+        [--framework cache-dit] [--probe attention]"""
 import argparse
 import json
 
@@ -40,6 +40,9 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--still", action="store_true")
     p.add_argument("--framework", choices=["diffusers", "cache-dit"], default="diffusers")
+    p.add_argument("--probe", choices=["block", "attention"], default="block",
+                   help="what the recorder watches: the middle block's first layer (its default), or its attention's "
+                        "query projection (diffusers' TaylorSeer predicts the attention modules only)")
     a = p.parse_args()
     if a.framework == "cache-dit":
         import cache_dit  # noqa: F401  (plan.apply takes cache-dit's path once it is imported)
@@ -50,7 +53,8 @@ def main():
     plan.apply(pipe)
     text = torch.randn(1, 32, config["joint_attention_dim"])
     pooled = torch.randn(1, config["pooled_projection_dim"])
-    with torch.no_grad(), cpplan.record(pipe, plan=plan, device="cpu") as rec:
+    probe = {"cache_probe": pipe.transformer.single_transformer_blocks[2].attn.to_q} if a.probe == "attention" else {}
+    with torch.no_grad(), cpplan.record(pipe, plan=plan, device="cpu", **probe) as rec:
         pipe(prompt_embeds=text, pooled_prompt_embeds=pooled, width=width, height=height, num_inference_steps=a.steps,
              guidance_scale=1.0, output_type="latent", callback_on_step_end=rec.callback)
 

@@ -11,6 +11,10 @@ never move and the first block's residual is the same on every step. Of 10 steps
 - cache-dit's DBCacheConfig(Fn_compute_blocks=1, Bn_compute_blocks=0, max_warmup_steps=4,
   max_continuous_cached_steps=3) computes steps 0-3 (warm-up), caches 4-6, computes 7 (three
   cached in a row), caches 8-9: 5 computed, 5 cached.
+- diffusers' TaylorSeerCacheConfig(cache_interval=5, disable_cache_before_step=3) computes the
+  attention modules on steps 0-2, then on the step after (taylorseer_cache.py: (i - 3 - 1) % 5 == 0):
+  4 and 9, 5 of 10; it predicts the attention alone, so the recorder watches the middle block's
+  attention (its query projection).
 - without --cache the plan has no cache, apply() puts none on, and all 10 steps run.
 The recorder counts from fbcache's warm-up, 4 steps (core/cache.h): hit rates 6/6 and 5/6."""
 import json
@@ -43,10 +47,11 @@ class TuneDiffusersTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def tune(self, *query, framework="diffusers"):
+    def tune(self, *query, framework="diffusers", probe="block"):
         r = subprocess.run([CPPLAN, "tune", SCRIPT, *QUERY, *query, "--device", "cpu", "--top", "1", "--db", self.db,
                             "--", "--config", CONFIG, "--res", "128x128", "--steps", "10", "--still",
-                            "--framework", framework], env=self.env, capture_output=True, text=True, timeout=600)
+                            "--framework", framework, "--probe", probe],
+                           env=self.env, capture_output=True, text=True, timeout=600)
         self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
         return r
 
@@ -68,16 +73,27 @@ class TuneDiffusersTest(unittest.TestCase):
         self.assertEqual(self.counts(), {"cache.computed_steps": 10, "cache.cached_steps": 0,
                                          "cache.warmup_steps": 0, "cache.hit_rate": 0.0})
 
+    def plan_of(self, *query):
+        q = subprocess.run([CPPLAN, *QUERY, *query, "--json"], env=self.env, capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        return json.loads(q.stdout)["plans"][0]
+
+    def test_diffusers_taylorseer_computes_the_steps_cpplans_schedule_counts(self):
+        self.tune("--cache", "taylorseer", probe="attention")
+        self.assertEqual(self.counts(), {"cache.computed_steps": 5, "cache.cached_steps": 5,
+                                         "cache.warmup_steps": 3, "cache.hit_rate": 5 / 7})
+        plan = self.plan_of("--cache", "taylorseer")
+        self.assertEqual((plan["cache"]["warmup_steps"], plan["cache"]["every"]), (3, 5))
+        self.assertEqual((plan["cache"]["computed_steps"], plan["predicted"]["cached_steps"]), (5, 5))
+
     def test_cache_dit_dbcache_caches_as_cpplans_schedule_prices_it(self):
         r = self.tune("--cache", "fbcache", framework="cache-dit")
         self.assertEqual(self.counts(), {"cache.computed_steps": 5, "cache.cached_steps": 5,
                                          "cache.warmup_steps": 4, "cache.hit_rate": 5 / 6})
         self.assertIn("cache: fbcache hit rate measured 0.83 over 1 run", r.stdout)
         # A later query prices the measured rate with cpplan's schedule: the same 5 computed steps.
-        q = subprocess.run([CPPLAN, *QUERY, "--cache", "fbcache", "--db", self.db, "--json"], env=self.env,
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(q.returncode, 0, q.stderr)
-        plan = json.loads(q.stdout)["plans"][0]
+        plan = self.plan_of("--cache", "fbcache", "--db", self.db)
         self.assertEqual((plan["cache"]["computed_steps"], plan["predicted"]["cached_steps"]), (5, 5))
 
 
