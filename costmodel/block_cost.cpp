@@ -55,7 +55,9 @@ class BlockBuilder {
     const double bf16_equivalent =
         p.low_precision_math() ? ctx_.q.hardware->bf16_tflops / gemm_peak_tflops(*ctx_.q.hardware, p) : 1.0;
     const Bytes bytes = k * n * weight_bytes_of_linears() + nb() * rows * (k * activation_bytes(p) + n * b());
-    add_gemm(bc(), fl, ctx_.hw.gemm(fl * bf16_equivalent, bytes, nb() * rows));
+    const Timed t = ctx_.hw.gemm(fl * bf16_equivalent, bytes, nb() * rows);
+    add_gemm(bc(), fl, t);
+    if (in_attention_) bc().attention_module_ms += t.ms;
     if (p.low_precision_math()) quantize_activations(nb() * rows * k);
   }
 
@@ -81,8 +83,10 @@ class BlockBuilder {
     const double t = ctx_.axes.t, dt = d() / t;
     const double tokens = ctx_.tokens;
     auto projections = [&](double rows, double width) {
+      in_attention_ = true;
       for (int i = 0; i < 3; ++i) gemm(rows, width, dt);  // q, k, v
       gemm(rows, dt, width);                              // out
+      in_attention_ = false;
     };
     if (g_.kind == BlockKind::kDouble) {  // separate image and text weights, each on its stream
       projections(tokens - ctx_.text_local, d());
@@ -92,23 +96,29 @@ class BlockBuilder {
       if (g_.image_self_attention) projections(ctx_.image_attention.tokens, d());
     } else if (g_.kind == BlockKind::kSingle && g_.text_kv_only) {  // the text gives K and V only (PRX)
       projections(tokens - ctx_.text_local, d());
+      in_attention_ = true;
       for (int i = 0; i < 2; ++i) gemm(ctx_.text_local, d(), dt);
+      in_attention_ = false;
       ffn(tokens - ctx_.text_local, d(), ctx_.m.ffn_hidden);
     } else if (g_.kind == BlockKind::kSingle && g_.sequential) {  // attention, then FFN (CogVideoX)
       projections(tokens, d());
       ffn(tokens, d(), ctx_.m.ffn_hidden);
     } else if (g_.kind == BlockKind::kSingle) {  // q, k, v, MLP in; one output projection of both
       const double ft = ctx_.m.ffn_hidden / t;
+      in_attention_ = true;  // the attention module holds q, k, v; the block's proj_out serves both
       for (int i = 0; i < 3; ++i) gemm(tokens, d(), dt);
+      in_attention_ = false;
       gemm(tokens, d(), ffn_in(ft));
       gemm(tokens, dt + ft, d());
     } else {  // self-attention, cross-attention (queries local, K/V of the whole text), FFN
       projections(tokens, d());
       if (ModelProfile::cross_attends(g_)) {
+        in_attention_ = true;
         gemm(tokens, d(), dt);
         gemm(tokens, dt, d());
         gemm(ctx_.text, d(), dt);
         gemm(ctx_.text, d(), dt);
+        in_attention_ = false;
       }
       ffn(tokens, d(), ctx_.m.ffn_hidden);
     }
@@ -195,9 +205,11 @@ class BlockBuilder {
     const ModelProfile::SideCross& x = ctx_.m.side_cross;
     const double share = 1.0 / x.every, inner = x.inner / ctx_.axes.t;
     const double rows = (ctx_.tokens - ctx_.text_local) * share;
+    in_attention_ = true;
     gemm(rows, d(), inner);
     gemm(rows, inner, d());
     gemm(x.tokens * share, x.width, 2.0 * inner);
+    in_attention_ = false;
     AttentionCost c;
     c.tokens = rows;
     c.q_tokens = rows;
@@ -224,11 +236,13 @@ class BlockBuilder {
                            : ctx_.hw.attention(fl, c.q_tokens, c.kv_tokens, ctx_.m.head_dim, ctx_.q.backend);
     bc().flops += fl;
     bc().attention_ms += t.ms;
+    bc().attention_module_ms += t.ms;
     note_source(bc().sources.attention, t.source);
     const Bytes moved = (c.merge_bytes + c.layout_bytes) * nb();
     if (moved > 0) {
       const Timed merge = ctx_.hw.memory(moved);
       bc().memory_ms += merge.ms;
+      bc().attention_module_ms += merge.ms;
       note_source(bc().sources.memory, merge.source);
     }
     return t.ms;
@@ -248,6 +262,7 @@ class BlockBuilder {
         overlapped += t.ms * call.count;
       } else {
         bc().comm_ms += t.ms * call.count;
+        bc().attention_module_ms += t.ms * call.count;
         axis_ms_[static_cast<int>(axis)] += t.ms * call.count;
       }
       out_.bytes_sent += call.bytes * nb() * busbw_factor(call.kind, grp.ranks) * call.count;
@@ -256,6 +271,7 @@ class BlockBuilder {
     }
     const Milliseconds exposed = std::max(0.0, overlapped - kernels);
     bc().comm_ms += exposed;
+    bc().attention_module_ms += exposed;
     axis_ms_[static_cast<int>(CommAxis::kRing)] += exposed;  // only Ring's p2p steps overlap
   }
 
@@ -367,7 +383,8 @@ class BlockBuilder {
     c.source = all.value_or(Source::kDatasheet);
     const double n = g_.count;
     for (Milliseconds* x : {&c.flops, &c.gemm_ms, &c.gemm_traffic_ms, &c.attention_ms, &c.memory_ms, &c.host_ms, &c.comm_ms, &c.sync_ms,
-                            &c.collective_calls, &c.ops, &c.ulysses_ops, &c.ring_ops, &c.ring_iteration_ops})
+                            &c.attention_module_ms, &c.collective_calls, &c.ops, &c.ulysses_ops, &c.ring_ops,
+                            &c.ring_iteration_ops})
       *x *= n;
     for (int i = 0; i < kCommAxisCount; ++i) out_.axis_comm_ms[i] = axis_ms_[i] * n;
     out_.bytes_sent *= n;
@@ -380,6 +397,7 @@ class BlockBuilder {
   double tp_all_reduces_ = 0;
   double tp_linears_ = 0;  // the block's tensor-parallel linears
   double quantize_ops_ = 0;  // kernels quantizing the GEMMs' inputs
+  bool in_attention_ = false;  // the GEMMs being priced are an attention module's
 };
 
 }  // namespace

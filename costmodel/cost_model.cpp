@@ -559,6 +559,23 @@ Milliseconds blocks_ms(const Prediction& p, int count, bool from_last) {
   return ms;
 }
 
+// diffusers' TaylorSeer predicts each block's attention outputs instead (max_order 1: from the last
+// computed output and its difference per step): every block runs but for its attention modules
+// (BlockCost::time_without_attention_ms), the rest of the step too, and per block the prediction
+// reads the two stored factors and writes the output, 3 hidden-state tensors. Memory: the two
+// factors of every block.
+void add_taylorseer_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& denoising, Bytes hidden) {
+  double blocks = 0;
+  Milliseconds ms = 0;
+  for (int k = 0; k < p.block_count; ++k) {
+    ms += p.blocks[k].time_without_attention_ms();
+    blocks += p.blocks[k].count;
+  }
+  p.cache_work_ms = ctx.hw.memory(3.0 * hidden * blocks).ms;
+  p.cached_step_ms = ms + p.step_rest.time_ms() + p.cache_work_ms;
+  denoising.step_cache = 2.0 * hidden * blocks;
+}
+
 // A cached step (--cache): the first F and last B blocks as a computed step runs them, the rest of
 // the step, and the cache's own work on every sample's hidden states of this rank: the stored
 // residual added (reading it and the hidden states, writing the sum: 3 tensors), and for a
@@ -568,6 +585,8 @@ Milliseconds blocks_ms(const Prediction& p, int count, bool from_last) {
 void add_cached_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& denoising) {
   const CacheSpec& s = ctx.q.cache;
   const Bytes hidden = ctx.samples * ctx.tokens * ctx.m.hidden() * ctx.m.bytes_per_activation;
+  p.cached_steps = cached_steps(s, ctx.q.steps);
+  if (s.policy == CachePolicy::kTaylorseer) return add_taylorseer_step(ctx, p, denoising, hidden);
   const double tensors = s.fixed_schedule() ? 3.0 : 5.0;
   const Timed cache_work = ctx.hw.memory(tensors * hidden);
   Milliseconds decision = 0;
@@ -577,7 +596,6 @@ void add_cached_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& den
   p.cache_work_ms = cache_work.ms + decision;
   p.cached_step_ms = blocks_ms(p, s.first_blocks, false) + blocks_ms(p, s.last_blocks, true) +
                      p.step_rest.time_ms() + p.cache_work_ms;
-  p.cached_steps = cached_steps(s, ctx.q.steps);
   denoising.step_cache = (s.fixed_schedule() ? 1.0 : 2.0) * hidden;
 }
 

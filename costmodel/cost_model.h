@@ -59,6 +59,10 @@ struct BlockCost {
   Milliseconds host_ms = 0;     // host time to dispatch the blocks' ops and collectives (the runtime)
   Milliseconds comm_ms = 0;     // CP and TP collectives on the GPU
   Milliseconds sync_ms = 0;     // waiting at each collective for the slowest rank (not overlapped)
+  // Of gemm_ms, attention_ms, memory_ms and comm_ms: the attention modules' device work (their
+  // projections, kernels, merges and Ulysses/Ring collectives), which a cache that predicts the
+  // attention outputs alone skips (diffusers' TaylorSeer).
+  Milliseconds attention_module_ms = 0;
   double collective_calls = 0;  // collectives issued (each a synchronisation of the group)
   // The host's ops behind host_ms (with collective_calls x the runtime's collective_us): the
   // block's own, the Ulysses all-to-alls', Ring's set-up and Ring's K/V blocks.
@@ -74,6 +78,12 @@ struct BlockCost {
     return (overlapped ? std::max(device_ms(), host_ms) : device_ms() + host_ms) + sync_ms;
   }
   bool host_bound() const { return overlapped && host_ms > device_ms(); }
+  // time_ms() with the attention modules' device work left out: the block where their outputs are
+  // predicted and the rest runs (the host's dispatch kept whole).
+  Milliseconds time_without_attention_ms() const {
+    const Milliseconds device = device_ms() - attention_module_ms;
+    return (overlapped ? std::max(device, host_ms) : device + host_ms) + sync_ms;
+  }
 };
 
 // The phases of a job whose memory is predicted: loading the pipeline (the weights reach the GPU,

@@ -17,7 +17,8 @@ BlockCost blend(const BlockCost& a, double wa, const BlockCost& b, double wb) {
   Milliseconds BlockCost::*terms[] = {&BlockCost::flops,   &BlockCost::gemm_ms,          &BlockCost::gemm_traffic_ms, &BlockCost::attention_ms,
                                       &BlockCost::memory_ms, &BlockCost::host_ms,        &BlockCost::comm_ms,
                                       &BlockCost::sync_ms, &BlockCost::collective_calls, &BlockCost::ops,
-                                      &BlockCost::ulysses_ops, &BlockCost::ring_ops,    &BlockCost::ring_iteration_ops};
+                                      &BlockCost::ulysses_ops, &BlockCost::ring_ops,    &BlockCost::ring_iteration_ops,
+                                      &BlockCost::attention_module_ms};
   for (auto term : terms) out.*term = a.*term * wa + b.*term * wb;
   return out;
 }

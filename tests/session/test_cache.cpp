@@ -87,6 +87,53 @@ TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand",
   CHECK(p.transformer_peak_bytes == Approx(plain.transformer_peak_bytes + 2 * hidden));
 }
 
+TEST_CASE("diffusers' TaylorSeer's cached step of FLUX.1-dev on an H100 runs every block but its attention, by hand",
+          "[costmodel][cache]") {
+  const auto& cat = cpplan::test::fitted_catalog();
+  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
+  q.hardware = cat.find_hardware("h100-sxm");
+  q.runtime = cat.find_runtime("diffusers");
+  cpplan::Query cached = q;
+  cached.cache = cpplan::cache_defaults(CachePolicy::kTaylorseer);
+  const DatasheetModel hw(*q.hardware);
+  const Prediction plain = CostModel(hw).predict(q, config(1, 1), cpplan::CpVariant::kNone);
+  const Prediction p = CostModel(hw).predict(cached, config(1, 1), cpplan::CpVariant::kNone);
+  CHECK(p.step_ms == Approx(plain.step_ms));
+  // The attention modules, per block, as the GPU's datasheet prices them: BF16 GEMMs of rows x k x n
+  // reading the k x n weights and the rows' inputs, writing their outputs (2 bytes each); the
+  // attention of the 4608 joint tokens, 24 heads of 128 (4 x 4608^2 x 24 x 128 FLOPs).
+  const auto gemm = [&](double rows, double k, double n) {
+    return hw.gemm(2 * rows * k * n, 2 * (k * n + rows * (k + n)), rows).ms;
+  };
+  const double d = 3072, attention = hw.attention(4.0 * 4608 * 4608 * 24 * 128, 4608, 4608, 128, q.backend).ms;
+  // A double block's attn: q, k, v and out of the 4096 image tokens and of the 512 text tokens.
+  const double double_attn = 4 * gemm(4096, d, d) + 4 * gemm(512, d, d) + attention;
+  // A single block's attn: q, k, v of the 4608 tokens (its proj_out serves attention and MLP).
+  const double single_attn = 3 * gemm(4608, d, d) + attention;
+  const auto& doubles = p.blocks[0];
+  const auto& singles = p.blocks[p.block_count - 1];
+  REQUIRE(doubles.kind == cpplan::BlockKind::kDouble);
+  REQUIRE(singles.kind == cpplan::BlockKind::kSingle);
+  REQUIRE((doubles.count == 19 && singles.count == 38));
+  // One GPU: no collective to wait at. Without their attention the GPU's work may drop below the
+  // host's dispatch of the block's ops, which the runtime's launches still take (asynchronous: the
+  // longer of the two).
+  REQUIRE((doubles.sync_ms == 0 && singles.sync_ms == 0 && doubles.overlapped));
+  const double blocks = std::max(doubles.device_ms() - 19 * double_attn, doubles.host_ms) +
+                        std::max(singles.device_ms() - 38 * single_attn, singles.host_ms);
+  const double hidden = 4608.0 * 3072 * 2;
+  const double hbm = q.hardware->memory_bandwidth_gbps * 1e9 * q.hardware->memory_efficiency;
+  // The prediction per block: the two stored factors read, the output written (3 tensors), 57 blocks.
+  const double by_hand = blocks + p.step_rest.time_ms() + 3 * 57 * hidden / hbm * 1e3;
+  CHECK(p.cached_step_ms == Approx(by_hand).epsilon(1e-9));
+  // The MLPs, norms and modulations still run: far from the few percent of a first-block cache.
+  CHECK(p.cached_step_ms > 0.4 * p.step_ms);
+  CHECK(p.cached_step_ms < 0.8 * p.step_ms);
+  // 28 steps: 8 computed (tests above), 20 cached; memory: two factors per block.
+  REQUIRE(p.cached_steps == 20);
+  CHECK(p.memory.step_cache == Approx(2 * 57 * hidden));
+}
+
 TEST_CASE("A calibrated cost model scales a cached step's blocks and rest by its factor on the computed step",
           "[costmodel][cache]") {
   // FLUX.1-dev on an H100 with fixed F1B1 (a last block too) and a step correction of 2 x the
