@@ -25,6 +25,17 @@ using cpplan::costmodel::Prediction;
 using cpplan::test::config;
 using cpplan::test::make_query;
 
+namespace {
+// FLUX.1-dev at 1024x1024 on one H100 under diffusers' runtime, without a cache.
+cpplan::Query flux_on_h100() {
+  const auto& cat = cpplan::test::fitted_catalog();
+  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
+  q.hardware = cat.find_hardware("h100-sxm");
+  q.runtime = cat.find_runtime("diffusers");
+  return q;
+}
+}  // namespace
+
 TEST_CASE("Each cache policy computes the steps its schedule says, by hand", "[core][cache]") {
   // fixed: warm-up 1, then every 2nd step: steps 0, 2, 4, ..., 26 of 28 (1 + 27 / 2 = 14).
   CHECK(cpplan::computed_steps(cpplan::cache_defaults(CachePolicy::kFixed), 28) == 14);
@@ -56,10 +67,7 @@ TEST_CASE("Each cache policy computes the steps its schedule says, by hand", "[c
 }
 
 TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand", "[costmodel][cache]") {
-  const auto& cat = cpplan::test::fitted_catalog();
-  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
-  q.hardware = cat.find_hardware("h100-sxm");
-  q.runtime = cat.find_runtime("diffusers");
+  cpplan::Query q = flux_on_h100();
   cpplan::Query cached = q;
   cached.cache = cpplan::cache_defaults(CachePolicy::kFbcache);
   const DatasheetModel hw(*q.hardware);
@@ -89,10 +97,7 @@ TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand",
 
 TEST_CASE("diffusers' TaylorSeer's cached step of FLUX.1-dev on an H100 runs every block but its attention, by hand",
           "[costmodel][cache]") {
-  const auto& cat = cpplan::test::fitted_catalog();
-  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
-  q.hardware = cat.find_hardware("h100-sxm");
-  q.runtime = cat.find_runtime("diffusers");
+  cpplan::Query q = flux_on_h100();
   cpplan::Query cached = q;
   cached.cache = cpplan::cache_defaults(CachePolicy::kTaylorseer);
   const DatasheetModel hw(*q.hardware);
@@ -140,10 +145,7 @@ TEST_CASE("A calibrated cost model scales a cached step's blocks and rest by its
   // analytic step + 1 ms: the computed step is corrected, the cached step's blocks and the rest of
   // the step scaled by the same factor (corrected / analytic), the residual added (3 tensors over
   // the HBM) left as it is.
-  const auto& cat = cpplan::test::fitted_catalog();
-  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
-  q.hardware = cat.find_hardware("h100-sxm");
-  q.runtime = cat.find_runtime("diffusers");
+  cpplan::Query q = flux_on_h100();
   q.cache = cpplan::cache_defaults(CachePolicy::kFixed);
   q.cache.last_blocks = 1;
   const DatasheetModel hw(*q.hardware);

@@ -6,11 +6,10 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from tune_support import ROOT, TuneTestCase
+
 CPPLAN = os.environ["CPPLAN_BINARY"]
 EXAMPLE = os.path.join(ROOT, "docs", "examples", "tune_cpu.py")
 CONFIG = os.path.join(ROOT, "docs", "examples", "tune_cpu_config.json")
@@ -19,20 +18,7 @@ QUERY = ["--gpus", "2", "--model-config", CONFIG, "--res", "256x256", "--steps",
 SCRIPT_ARGS = ["--", "--config", CONFIG, "--res", "256x256", "--steps", "4"]
 
 
-class TuneTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.db = os.path.join(self.dir.name, "tune.db")
-        bin_dir = os.path.join(self.dir.name, "bin")
-        os.mkdir(bin_dir)
-        with open(os.path.join(bin_dir, "torchrun"), "w") as f:
-            f.write(f'#!/bin/sh\nexec {sys.executable} {ROOT}/tests/cluster/torchrun.py "$@"\n')
-        os.chmod(os.path.join(bin_dir, "torchrun"), 0o755)
-        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class TuneTest(TuneTestCase):
     def command(self, script, *extra, script_args=SCRIPT_ARGS, top="4"):
         return [CPPLAN, "tune", script, *QUERY, "--top", top, "--db", self.db, *extra, *script_args]
 

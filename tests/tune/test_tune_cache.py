@@ -10,11 +10,10 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from tune_support import ROOT, TuneTestCase
+
 CPPLAN = os.environ["CPPLAN_BINARY"]
 SCRIPT = os.path.join(ROOT, "tests", "tune", "cached_pipeline.py")
 CONFIG = os.path.join(ROOT, "docs", "examples", "tune_cpu_config.json")
@@ -23,20 +22,10 @@ SCRIPT_ARGS = ["--", "--config", CONFIG, "--res", "256x256", "--steps", "10"]
 CACHED = ["--cached", "5,7"]
 
 
-class TuneCacheTest(unittest.TestCase):
+class TuneCacheTest(TuneTestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.db = os.path.join(self.dir.name, "tune.db")
+        super().setUp()
         self.rates = self.db + ".tune/hit-rates.json"
-        bin_dir = os.path.join(self.dir.name, "bin")
-        os.mkdir(bin_dir)
-        with open(os.path.join(bin_dir, "torchrun"), "w") as f:
-            f.write(f'#!/bin/sh\nexec {sys.executable} {ROOT}/tests/cluster/torchrun.py "$@"\n')
-        os.chmod(os.path.join(bin_dir, "torchrun"), 0o755)
-        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
-
-    def tearDown(self):
-        self.dir.cleanup()
 
     def run_cpplan(self, *argv):
         return subprocess.run([CPPLAN, *argv], env=self.env, capture_output=True, text=True, timeout=600)

@@ -21,32 +21,17 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from tune_support import ROOT, TuneTestCase
+
 CPPLAN = os.environ["CPPLAN_BINARY"]
 SCRIPT = os.path.join(ROOT, "tests", "tune", "diffusers_pipeline.py")
 CONFIG = os.path.join(ROOT, "tests", "tune", "flux_tiny_diffusers.json")
 QUERY = ["--gpus", "1", "--model-config", CONFIG, "--res", "128x128", "--steps", "10"]
 
 
-class TuneDiffusersTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.db = os.path.join(self.dir.name, "tune.db")
-        bin_dir = os.path.join(self.dir.name, "bin")
-        os.mkdir(bin_dir)
-        # This python's torchrun: a venv's own bin/torchrun names the path the venv was made at.
-        with open(os.path.join(bin_dir, "torchrun"), "w") as f:
-            f.write(f'#!/bin/sh\nexec {sys.executable} -m torch.distributed.run "$@"\n')
-        os.chmod(os.path.join(bin_dir, "torchrun"), 0o755)
-        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class TuneDiffusersTest(TuneTestCase):
     def tune(self, *query, framework="diffusers", probe="block"):
         r = subprocess.run([CPPLAN, "tune", SCRIPT, *QUERY, *query, "--device", "cpu", "--top", "1", "--db", self.db,
                             "--", "--config", CONFIG, "--res", "128x128", "--steps", "10", "--still",
