@@ -22,6 +22,15 @@ inline std::string query_error(const session::Options& o) {
   return std::string();
 }
 
+// FLUX.1-dev at 1024x1024 on one H100 under diffusers' runtime, in BF16 without a cache.
+inline Query flux_on_h100() {
+  const ProfileCatalog& cat = fitted_catalog();
+  Query q = make_query("flux.1-dev", 1, 1024, 1024);
+  q.hardware = cat.find_hardware("h100-sxm");
+  q.runtime = cat.find_runtime("diffusers");
+  return q;
+}
+
 // The text of a shipped profile, e.g. "frameworks/xdit.toml".
 inline std::string shipped_profile(const std::string& file) {
   std::ifstream in(std::string(CPPLAN_TEST_PROFILES) + "/" + file);

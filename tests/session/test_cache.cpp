@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "core/cache.h"
 #include "core/framework.h"
@@ -23,16 +24,16 @@ using cpplan::costmodel::CostModel;
 using cpplan::costmodel::DatasheetModel;
 using cpplan::costmodel::Prediction;
 using cpplan::test::config;
+using cpplan::test::flux_on_h100;
 using cpplan::test::make_query;
 
 namespace {
-// FLUX.1-dev at 1024x1024 on one H100 under diffusers' runtime, without a cache.
-cpplan::Query flux_on_h100() {
-  const auto& cat = cpplan::test::fitted_catalog();
-  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
-  q.hardware = cat.find_hardware("h100-sxm");
-  q.runtime = cat.find_runtime("diffusers");
-  return q;
+// The one-GPU prediction of `q` on `hw`'s datasheet, and of `q` with `policy`'s default cache.
+std::pair<Prediction, Prediction> plain_and_cached(const cpplan::Query& q, const DatasheetModel& hw, CachePolicy policy) {
+  cpplan::Query cached = q;
+  cached.cache = cpplan::cache_defaults(policy);
+  return {CostModel(hw).predict(q, config(1, 1), cpplan::CpVariant::kNone),
+          CostModel(hw).predict(cached, config(1, 1), cpplan::CpVariant::kNone)};
 }
 }  // namespace
 
@@ -67,12 +68,9 @@ TEST_CASE("Each cache policy computes the steps its schedule says, by hand", "[c
 }
 
 TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand", "[costmodel][cache]") {
-  cpplan::Query q = flux_on_h100();
-  cpplan::Query cached = q;
-  cached.cache = cpplan::cache_defaults(CachePolicy::kFbcache);
+  const cpplan::Query q = flux_on_h100();
   const DatasheetModel hw(*q.hardware);
-  const Prediction plain = CostModel(hw).predict(q, config(1, 1), cpplan::CpVariant::kNone);
-  const Prediction p = CostModel(hw).predict(cached, config(1, 1), cpplan::CpVariant::kNone);
+  const auto [plain, p] = plain_and_cached(q, hw, CachePolicy::kFbcache);
   // A computed step is the plain step.
   CHECK(p.step_ms == Approx(plain.step_ms));
   // A cached step: the first double block (its group's time over its 19 blocks), the rest of the
@@ -97,12 +95,9 @@ TEST_CASE("A first-block cache's cached step of FLUX.1-dev on an H100, by hand",
 
 TEST_CASE("diffusers' TaylorSeer's cached step of FLUX.1-dev on an H100 runs every block but its attention, by hand",
           "[costmodel][cache]") {
-  cpplan::Query q = flux_on_h100();
-  cpplan::Query cached = q;
-  cached.cache = cpplan::cache_defaults(CachePolicy::kTaylorseer);
+  const cpplan::Query q = flux_on_h100();
   const DatasheetModel hw(*q.hardware);
-  const Prediction plain = CostModel(hw).predict(q, config(1, 1), cpplan::CpVariant::kNone);
-  const Prediction p = CostModel(hw).predict(cached, config(1, 1), cpplan::CpVariant::kNone);
+  const auto [plain, p] = plain_and_cached(q, hw, CachePolicy::kTaylorseer);
   CHECK(p.step_ms == Approx(plain.step_ms));
   // The attention modules, per block, as the GPU's datasheet prices them: BF16 GEMMs of rows x k x n
   // reading the k x n weights and the rows' inputs, writing their outputs (2 bytes each); the

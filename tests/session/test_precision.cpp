@@ -26,6 +26,7 @@ using cpplan::costmodel::CostModel;
 using cpplan::costmodel::DatasheetModel;
 using cpplan::costmodel::Prediction;
 using cpplan::test::config;
+using cpplan::test::flux_on_h100;
 using cpplan::test::make_query;
 
 namespace {
@@ -65,15 +66,6 @@ std::vector<Gemm> flux_double_block(const ModelProfile& m) {
     out.push_back({rows, f, d});
   }
   return out;
-}
-
-// FLUX.1-dev at 1024x1024 on one H100 under diffusers' runtime, in BF16.
-cpplan::Query flux_on_h100() {
-  const auto& cat = cpplan::test::fitted_catalog();
-  cpplan::Query q = make_query("flux.1-dev", 1, 1024, 1024);
-  q.hardware = cat.find_hardware("h100-sxm");
-  q.runtime = cat.find_runtime("diffusers");
-  return q;
 }
 
 }  // namespace
