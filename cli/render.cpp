@@ -502,7 +502,7 @@ void print_framework_cache(std::ostream& out, const FrameworkCache& cache) {
   if (!cache.with_sp) without.push_back("Ulysses or Ring");
   if (!cache.with_tp) without.push_back("TP");
   if (!cache.with_cfg) without.push_back("CFG parallel");
-  const std::string flag = cache.flag_for(cache_defaults(cache.policies.front()));
+  const std::string flag = cache.flag_for(cache_defaults(cache.policies.front()), 28);  // FLUX.1-dev's 28 steps
   const std::string line = cache.import.empty() ? flag : cache.import + "; " + flag;
   fmt::print(out, "  --cache {}: {}{}\n", fmt::join(policies, ", "), line,
              without.empty() ? "" : fmt::format(" (not with {})", fmt::join(without, ", ")));

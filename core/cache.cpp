@@ -36,8 +36,8 @@ CacheSpec cache_defaults(CachePolicy p) {
     case CachePolicy::kTaylorseer:  // diffusers TaylorSeerCacheConfig: disable_cache_before_step 3, cache_interval 5
       s.first_blocks = 0, s.warmup_steps = 3, s.every = 5;
       break;
-    case CachePolicy::kMagcache:  // diffusers MagCacheConfig: threshold decides, no block on a cached step
-      s.hit_rate = kDefaultHitRate;
+    case CachePolicy::kMagcache:  // diffusers MagCacheConfig: threshold decides, no block on a cached step,
+      s.hit_rate = kDefaultHitRate, s.max_continuous_cached = 3;  // at most max_skip_steps 3 in a row
       break;
     case CachePolicy::kFixed:  // the executor's fixed schedule (executor/cache.h): F1B0, warm-up 1, every 2nd
       s.first_blocks = 1, s.warmup_steps = 1, s.every = 2;

@@ -438,9 +438,10 @@ Result<FrameworkProfile> parse_framework_profile(std::string_view text, const st
   return framework_from_toml(*parsed, path);
 }
 
-std::string FrameworkCache::flag_for(const CacheSpec& s) const {
+std::string FrameworkCache::flag_for(const CacheSpec& s, int steps) const {
   return fmt::format(fmt::runtime(flag), fmt::arg("F", s.first_blocks), fmt::arg("B", s.last_blocks),
-                     fmt::arg("W", s.warmup_steps), fmt::arg("MC", s.max_continuous_cached), fmt::arg("N", s.every));
+                     fmt::arg("W", s.warmup_steps), fmt::arg("MC", s.max_continuous_cached), fmt::arg("N", s.every),
+                     fmt::arg("S", steps));
 }
 
 }  // namespace cpplan

@@ -130,8 +130,8 @@ struct FrameworkCache {
   std::string sp_reason, tp_reason, cfg_reason, class_reason;
 
   // `flag` with the cache's parameters put in ({F} first and {B} last blocks, {W} warm-up steps,
-  // {MC} most cached in a row, {N} every N-th step).
-  std::string flag_for(const CacheSpec& s) const;
+  // {MC} most cached in a row, {N} every N-th step) and {S}, the denoising's `steps`.
+  std::string flag_for(const CacheSpec& s, int steps) const;
 };
 
 // Features used together that the framework refuses, and why.

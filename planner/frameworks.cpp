@@ -457,7 +457,7 @@ const FrameworkCache* cache_of(const Query& q, Framework f) {
   return q.cache.active() && fw ? fw->cache_for(q.cache.policy) : nullptr;
 }
 
-std::string cache_flag(const Query& q, const FrameworkCache& c) { return c.flag_for(q.cache); }
+std::string cache_flag(const Query& q, const FrameworkCache& c) { return c.flag_for(q.cache, q.steps); }
 
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;

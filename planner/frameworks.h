@@ -111,7 +111,8 @@ std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement&
 const FrameworkQuantization* quantization_of(const Query& q, Framework f);
 // Framework `f`'s entry for the query's --cache (null: no cache, or one it does not ship).
 const FrameworkCache* cache_of(const Query& q, Framework f);
-// Its launch-text addition with the query's cache parameters in place of {F}, {B}, {W}, {MC}, {N}.
+// Its launch-text addition with the query's cache parameters in place of {F}, {B}, {W}, {MC}, {N},
+// and its steps in place of {S}.
 std::string cache_flag(const Query& q, const FrameworkCache& c);
 
 }  // namespace cpplan::planner

@@ -15,6 +15,11 @@ never move and the first block's residual is the same on every step. Of 10 steps
   attention modules on steps 0-2, then on the step after (taylorseer_cache.py: (i - 3 - 1) % 5 == 0):
   4 and 9, 5 of 10; it predicts the attention alone, so the recorder watches the middle block's
   attention (its query projection).
+- diffusers' MagCacheConfig(threshold=0.06, max_skip_steps=3, num_inference_steps=10,
+  mag_ratios=FLUX_MAG_RATIOS) decides on FLUX's published magnitude ratios, not on the weights: it
+  computes steps 0 and 1 (retention_ratio 0.2 of 10, rounded), then 3, 6 and 9, 5 of 10 (diffusers
+  0.42.1, measured with these and with random weights alike). Without mag_ratios, the script cpplan
+  printed before raised ValueError.
 - without --cache the plan has no cache, apply() puts none on, and all 10 steps run.
 The recorder counts from fbcache's warm-up, 4 steps (core/cache.h): hit rates 6/6 and 5/6."""
 import json
@@ -71,6 +76,14 @@ class TuneDiffusersTest(TuneTestCase):
         plan = self.plan_of("--cache", "taylorseer")
         self.assertEqual((plan["cache"]["warmup_steps"], plan["cache"]["every"]), (3, 5))
         self.assertEqual((plan["cache"]["computed_steps"], plan["predicted"]["cached_steps"]), (5, 5))
+
+    def test_diffusers_magcache_runs_on_fluxs_ratios_and_a_later_query_prices_its_rate(self):
+        r = self.tune("--cache", "magcache")
+        self.assertEqual(self.counts(), {"cache.computed_steps": 5, "cache.cached_steps": 5,
+                                         "cache.warmup_steps": 0, "cache.hit_rate": 0.5})
+        self.assertIn("cache: magcache hit rate measured 0.50 over 1 run", r.stdout)
+        plan = self.plan_of("--cache", "magcache", "--db", self.db)
+        self.assertEqual((plan["cache"]["computed_steps"], plan["cache"]["max_continuous_cached"]), (5, 3))
 
     def test_cache_dit_dbcache_caches_as_cpplans_schedule_prices_it(self):
         r = self.tune("--cache", "fbcache", framework="cache-dit")
