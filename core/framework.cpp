@@ -300,7 +300,11 @@ void read_with_fully_shard(Reader& r, const FrameworkProfile& p, FrameworkModel&
 // [models] dtypes = ["fp8", "nvfp4"], dtypes_source = "...": the quantized formats the framework runs
 // for this model, each one the file's [[quantization]] entries offer.
 void read_model_dtypes(Reader& r, const FrameworkProfile& p, FrameworkModel& m) {
-  if (!r.has("dtypes") || !r.ok()) return;
+  if (!r.ok()) return;
+  if (!r.has("dtypes")) {
+    if (r.has("dtypes_source")) r.fail("dtypes_source", "(set)", "names the source of a model's dtypes: set dtypes too");
+    return;
+  }
   std::vector<std::string> names;
   r.strings("dtypes", names);
   std::vector<Precision> dtypes;

@@ -242,6 +242,8 @@ TEST_CASE("A framework's broken [[quantization]] is refused in one line naming t
         "frameworks/xdit.toml: models[0].dtypes = \"fp8-row\": a --dtype this file's [[quantization]] offers (fp8, int8, "
         "nvfp4, mxfp4)");
   CHECK(refused(flux, "dtypes = [\"fp8\"]\n# dtypes_source").find("models[0].dtypes_source") != std::string::npos);
+  CHECK(refused(flux, "# dtypes = [\"fp8\"]\ndtypes_source").find("models[0].dtypes_source = (set): names the source") !=
+        std::string::npos);
 }
 
 namespace {
