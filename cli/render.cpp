@@ -52,7 +52,10 @@ std::string_view lever_control(Lever l) {
 // "xDiT: cannot run the top plan: R; the fastest plan it runs: L (V), 12% slower", or the title alone.
 std::string choice_heading(const Query& q, const session::FrameworkChoice& c) {
   std::string heading = c.title;
-  const std::string own = c.own_placement ? fmt::format(" (its placement: {})", session::own_run_text(c.run)) : "";
+  const bool placed = c.plan && c.run.where != c.plan->predicted->pipeline.placement();
+  const std::string own =
+      c.own_placement ? fmt::format(" (its {}: {})", placed ? "placement" : "cache schedule", session::own_run_text(c.run))
+                      : "";
   if (c.top_unavailable.empty()) return heading + own;
   heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);
   if (!c.plan) return heading + "; nor any other plan here";

@@ -216,9 +216,33 @@ void read_quantization(Reader& r, FrameworkProfile& p) {
   p.quantization.push_back(std::move(q));
 }
 
-// [[cache]] policies = ["fbcache"], flag = "--use_fbcache", parallel, with_cfg, classes, source.
+// The schedule a [[cache]] entry fixes: warmup (steps) or warmup_share (of the steps), max_cached
+// (-1: no cap). A fixed parameter the flag also sets ({W}, {MC}) is refused.
+void read_cache_schedule(Reader& r, FrameworkCache& c) {
+  r.integer("warmup", c.warmup, 0, 1000, false);
+  if (r.has("warmup_share")) {
+    double share = 0;
+    r.number("warmup_share", share, 0, 1);
+    if (r.ok() && share >= 1) r.fail("warmup_share", fmt::format("{}", share), "must be below 1 (a share of the steps)");
+    c.warmup_share = share;
+  }
+  r.integer("max_cached", c.max_cached, -1, 1000, false);
+  if (!r.ok()) return;
+  if (c.max_cached == 0) r.fail("max_cached", "0", "must be -1 (no cap) or at least 1");
+  if (c.warmup && c.warmup_share)
+    r.fail("warmup_share", fmt::format("{}", *c.warmup_share), "set warmup or warmup_share, not both");
+  const bool sets_warmup = c.flag.find("{W}") != std::string::npos;
+  if ((c.warmup || c.warmup_share) && sets_warmup)
+    r.fail(c.warmup ? "warmup" : "warmup_share", c.warmup ? std::to_string(*c.warmup) : fmt::format("{}", *c.warmup_share),
+           "the flag sets the warm-up ({W}): a fixed one contradicts it");
+  if (c.max_cached && c.flag.find("{MC}") != std::string::npos)
+    r.fail("max_cached", std::to_string(*c.max_cached), "the flag sets the cap ({MC}): a fixed one contradicts it");
+}
+
+// [[cache]] policies = ["fbcache"], flag = "--use_fbcache", parallel, with_cfg, classes, schedule, source.
 void read_cache(Reader& r, FrameworkProfile& p) {
-  r.only({"policies", "flag", "import", "with_sp", "with_tp", "with_cfg", "classes", "source"});
+  r.only({"policies", "flag", "import", "with_sp", "with_tp", "with_cfg", "classes", "warmup", "warmup_share",
+          "max_cached", "source"});
   FrameworkCache c;
   std::vector<std::string> names;
   r.strings("policies", names);
@@ -234,6 +258,7 @@ void read_cache(Reader& r, FrameworkProfile& p) {
   r.boolean("with_tp", c.with_tp, false);
   r.boolean("with_cfg", c.with_cfg, false);
   r.strings("classes", c.classes, false);
+  read_cache_schedule(r, c);
   r.string("source", c.source);
   p.caches.push_back(std::move(c));
 }
@@ -242,6 +267,19 @@ std::string policy_names(const std::vector<CachePolicy>& policies) {
   std::vector<std::string_view> names;
   for (const CachePolicy policy : policies) names.push_back(to_string(policy));
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// "diffusers runs --cache fbcache with no warm-up and no cap on cached steps in a row": the schedule
+// a [[cache]] entry fixes; "" when it fixes none.
+std::string schedule_phrase(const std::string& title, const FrameworkCache& c) {
+  std::vector<std::string> parts;
+  if (c.warmup) parts.push_back(*c.warmup == 0 ? "no warm-up" : fmt::format("{} warm-up steps", *c.warmup));
+  if (c.warmup_share) parts.push_back(fmt::format("the first {:g}% of the steps computed", *c.warmup_share * 100));
+  if (c.max_cached)
+    parts.push_back(*c.max_cached < 0 ? "no cap on cached steps in a row"
+                                      : fmt::format("at most {} cached steps in a row", *c.max_cached));
+  if (parts.empty()) return {};
+  return fmt::format("{} runs --cache {} with {}", title, policy_names(c.policies), fmt::join(parts, " and "));
 }
 
 // The one-line reasons a plan's verdict returns (string views into the profile, which outlives
@@ -256,6 +294,7 @@ void set_refusal_reasons(FrameworkProfile& p) {
     c.tp_reason = which + " only without tensor parallelism";
     c.cfg_reason = which + " only without CFG parallelism";
     c.class_reason = fmt::format("{} only for {}", which, fmt::join(c.classes, ", "));
+    c.schedule_reason = schedule_phrase(title, c);
   }
   p.cache_reason = every.empty() ? title + " ships no step cache"
                                  : fmt::format("{} offers --cache {} only", title, policy_names(every));
@@ -416,11 +455,14 @@ std::string_view FrameworkProfile::quantization_refusal(const Precision& p, cons
   return on ? std::string_view() : std::string_view(q->on_reason);
 }
 
+std::string_view FrameworkModel::dtype_refusal(const Precision& p) const {
+  if (!p.quantized() || !dtypes || std::find(dtypes->begin(), dtypes->end(), p) != dtypes->end()) return {};
+  return dtypes_reason;
+}
+
 std::string_view FrameworkProfile::model_dtype_refusal(const Precision& p, const ModelProfile& m) const {
   const FrameworkModel* entry = p.quantized() ? model_for(m) : nullptr;
-  if (!entry || !entry->dtypes || std::find(entry->dtypes->begin(), entry->dtypes->end(), p) != entry->dtypes->end())
-    return {};
-  return entry->dtypes_reason;
+  return entry ? entry->dtype_refusal(p) : std::string_view();
 }
 
 std::string FrameworkProfile::quantization_names() const {
@@ -440,6 +482,14 @@ Result<FrameworkProfile> parse_framework_profile(std::string_view text, const st
   auto parsed = detail::parse_toml_text(text, path);
   if (!parsed) return parsed.error();
   return framework_from_toml(*parsed, path);
+}
+
+CacheSpec FrameworkCache::schedule(const CacheSpec& s, int steps) const {
+  CacheSpec out = s;
+  if (warmup) out.warmup_steps = *warmup;
+  if (warmup_share) out.warmup_steps = static_cast<int>(*warmup_share * steps + 0.5);  // diffusers' retention_step
+  if (max_cached) out.max_continuous_cached = *max_cached;
+  return out;
 }
 
 std::string FrameworkCache::flag_for(const CacheSpec& s, int steps) const {

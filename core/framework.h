@@ -72,6 +72,9 @@ struct FrameworkModel {
   // transformer fully (xDiT's fsdp_strategy shards the largest text encoder with it): one of the
   // fully-sharded text encoder features, offered by this entry.
   std::optional<Feature> with_fully_shard;
+
+  // Why it does not run quantized `p` (dtypes_reason); "" when it does, when `dtypes` is unset, and for BF16.
+  std::string_view dtype_refusal(const Precision& p) const;
 };
 
 // A feature the framework runs only with some attention backends (SGLang Diffusion's Ring: fa or
@@ -126,9 +129,20 @@ struct FrameworkCache {
   bool with_cfg = true;          // runs with CFG parallelism
   std::vector<std::string> classes;
   std::string source;
-  // Why a plan breaking one of the above cannot run it (made once the file is read).
-  std::string sp_reason, tp_reason, cfg_reason, class_reason;
+  // The schedule the framework's hook runs whatever the query asks, where its flag takes no such
+  // parameter (diffusers' FirstBlockCacheConfig: no warm-up, no cap): the warm-up steps, or the
+  // share of the steps computed first (MagCache's retention_ratio: int(share x steps + 0.5)), and
+  // the cap on cached steps in a row (-1: none). Unset: the query's.
+  std::optional<int> warmup;
+  std::optional<double> warmup_share;
+  std::optional<int> max_cached;
+  // Why a plan breaking one of the above cannot run it (made once the file is read); the schedule
+  // it fixes, as a phrase ("runs --cache fbcache with no warm-up and no cap on cached steps in a row").
+  std::string sp_reason, tp_reason, cfg_reason, class_reason, schedule_reason;
 
+  // The query's cache `s` as the framework runs it over `steps` steps: its fixed warm-up and cap
+  // in place of the query's.
+  CacheSpec schedule(const CacheSpec& s, int steps) const;
   // `flag` with the cache's parameters put in ({F} first and {B} last blocks, {W} warm-up steps,
   // {MC} most cached in a row, {N} every N-th step) and {S}, the denoising's `steps`.
   std::string flag_for(const CacheSpec& s, int steps) const;

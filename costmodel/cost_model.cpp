@@ -477,17 +477,23 @@ Milliseconds corrected_cached_step_ms(const Prediction& p, Milliseconds correcte
   return (p.cached_step_ms - p.cache_work_ms) * corrected_step_ms / p.step_ms + p.cache_work_ms;
 }
 
-Milliseconds denoise_ms(const Prediction& p, int steps) {
-  const int cached = std::min(steps, p.cached_steps);
+Milliseconds denoise_ms(const Prediction& p, int steps, int cached) {
+  cached = std::clamp(cached, 0, steps);
   return (steps - cached) * p.step_ms + cached * p.cached_step_ms;
 }
+
+Milliseconds denoise_ms(const Prediction& p, int steps) { return denoise_ms(p, steps, p.cached_steps); }
 
 Milliseconds mean_step_ms(const Prediction& p, int steps) {
   return p.cached_steps > 0 && steps > 0 ? denoise_ms(p, steps) / steps : p.step_ms;
 }
 
+Milliseconds image_ms_with(const Prediction& p, int option, int steps, int cached) {
+  return denoise_ms(p, steps, cached) + p.pipeline_options[option].cost.total_ms();
+}
+
 Milliseconds image_ms_with(const Prediction& p, int option, int steps) {
-  return denoise_ms(p, steps) + p.pipeline_options[option].cost.total_ms();
+  return image_ms_with(p, option, steps, p.cached_steps);
 }
 
 int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity) {

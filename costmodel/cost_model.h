@@ -74,14 +74,13 @@ struct BlockCost {
   Milliseconds device_ms() const { return kernels_ms() + comm_ms; }  // the GPU's stream, in order
   // Asynchronous launches: the GPU waits on the host only when its work is shorter than the
   // host's; a synchronous runtime pays both. Then the synchronisation at the collectives.
-  Milliseconds time_ms() const {
-    return (overlapped ? std::max(device_ms(), host_ms) : device_ms() + host_ms) + sync_ms;
-  }
+  Milliseconds time_ms() const { return time_with_device_ms(device_ms()); }
   bool host_bound() const { return overlapped && host_ms > device_ms(); }
   // time_ms() with the attention modules' device work left out: the block where their outputs are
   // predicted and the rest runs (the host's dispatch kept whole).
-  Milliseconds time_without_attention_ms() const {
-    const Milliseconds device = device_ms() - attention_module_ms;
+  Milliseconds time_without_attention_ms() const { return time_with_device_ms(device_ms() - attention_module_ms); }
+  // The blocks' time when the GPU's stream holds `device` ms, with the host's dispatch and the waits.
+  Milliseconds time_with_device_ms(Milliseconds device) const {
     return (overlapped ? std::max(device, host_ms) : device + host_ms) + sync_ms;
   }
 };
@@ -301,10 +300,14 @@ inline constexpr PipelineOptionMask kEveryPipelineOption = (1u << kPipelineOptio
 // bytes per GPU, the simplest whose image time is within kPlacementGain of the fastest; when none
 // fits, the one needing the least memory. -1 when `allowed` holds none of them.
 int choose_pipeline(const Prediction& p, PipelineOptionMask allowed, int steps, Bytes capacity);
-// The image time of `p` (over `steps` steps) with option i's placement.
+// The image time of `p` (over `steps` steps) with option i's placement; with `cached` steps of
+// them cached instead of p.cached_steps (a framework whose cache runs its own schedule).
 Milliseconds image_ms_with(const Prediction& p, int option, int steps);
-// The denoising of one image: its computed steps at step_ms and its cached ones at cached_step_ms.
+Milliseconds image_ms_with(const Prediction& p, int option, int steps, int cached);
+// The denoising of one image: its computed steps at step_ms and its cached ones (p.cached_steps, or
+// `cached`) at cached_step_ms.
 Milliseconds denoise_ms(const Prediction& p, int steps);
+Milliseconds denoise_ms(const Prediction& p, int steps, int cached);
 // The mean step of that denoising, denoise_ms / steps (step_ms itself when no step is cached): what
 // plans are ranked by, so that a cached plan counts the steps it reuses.
 Milliseconds mean_step_ms(const Prediction& p, int steps);

@@ -155,8 +155,8 @@ std::string_view FrameworkOffers::refusal(const Offer& o, const Query& q, const 
     if (!q.hardware && !o.fw->quantization_for(q.precision)) return o.fw->quantization_reason;
     if (q.hardware)
       if (auto why = o.fw->quantization_refusal(q.precision, *q.hardware); !why.empty()) return why;
-    if (q.model)
-      if (auto why = o.fw->model_dtype_refusal(q.precision, *q.model); !why.empty()) return why;
+    if (o.entry)
+      if (auto why = o.entry->dtype_refusal(q.precision); !why.empty()) return why;
   }
   if (auto why = cache_refusal(*o.fw, q, used); !why.empty()) return why;
   // A framework that shards a text encoder with the transformer's weights (with_fully_shard) does so
@@ -457,7 +457,12 @@ const FrameworkCache* cache_of(const Query& q, Framework f) {
   return q.cache.active() && fw ? fw->cache_for(q.cache.policy) : nullptr;
 }
 
-std::string cache_flag(const Query& q, const FrameworkCache& c) { return c.flag_for(q.cache, q.steps); }
+std::string cache_flag(const Query& q, const FrameworkCache& c) { return c.flag_for(c.schedule(q.cache, q.steps), q.steps); }
+
+int framework_cached_steps(const Query& q, Framework f) {
+  const FrameworkCache* c = cache_of(q, f);
+  return cached_steps(c ? c->schedule(q.cache, q.steps) : q.cache, q.steps);
+}
 
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;

@@ -114,5 +114,8 @@ const FrameworkCache* cache_of(const Query& q, Framework f);
 // Its launch-text addition with the query's cache parameters in place of {F}, {B}, {W}, {MC}, {N},
 // and its steps in place of {S}.
 std::string cache_flag(const Query& q, const FrameworkCache& c);
+// The steps of q's denoising that framework `f`'s cache leaves cached: q's cache as it schedules it
+// (FrameworkCache::schedule; q's own when it ships none).
+int framework_cached_steps(const Query& q, Framework f);
 
 }  // namespace cpplan::planner

@@ -51,9 +51,15 @@ struct PlannerOptions {
 struct FrameworkRun {
   bool runs = false;
   PipelinePlacement where;
+  int cached_steps = 0;  // of the query's steps, those its step cache leaves cached (its own schedule)
   Milliseconds image_ms = 0;
   Bytes peak_bytes = 0;
   bool fits = false;
+  // Whether it runs the plan otherwise than `p` (the plan's prediction) prices it: another
+  // placement, or its cache's own schedule; its image time and memory are then its own.
+  bool differs_from(const costmodel::Prediction& p) const {
+    return runs && (where != p.pipeline.placement() || cached_steps != p.cached_steps);
+  }
 };
 
 struct RankedPlan {

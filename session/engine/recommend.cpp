@@ -91,7 +91,7 @@ std::vector<FrameworkChoice> framework_choices(const Query& q, const planner::Pl
     f.plan = c.plan;
     if (c.plan) {
       f.run = c.plan->run(c.framework);
-      f.own_placement = f.run.where != c.plan->predicted->pipeline.placement();
+      f.own_placement = f.run.differs_from(*c.plan->predicted);
     }
     f.gap = c.gap;
     f.top_unavailable = c.top_unavailable;
@@ -199,8 +199,9 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
 }
 
 std::string own_run_text(const planner::FrameworkRun& r) {
-  return fmt::format("{}/{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae),
-                     r.image_ms / 1e3, r.peak_bytes / kGiB, r.fits ? "" : " NO fit");
+  return fmt::format("{}/{}{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae),
+                     r.cached_steps > 0 ? fmt::format(" {} steps cached", r.cached_steps) : "", r.image_ms / 1e3,
+                     r.peak_bytes / kGiB, r.fits ? "" : " NO fit");
 }
 
 std::string frameworks_text(const Row& row) {
@@ -224,8 +225,7 @@ planner::ReplicaPlans replica_plans(const Request& r) {
 }
 
 bool Row::differs(Framework f) const {
-  const planner::FrameworkRun& r = runs[static_cast<int>(f)];
-  return r.runs && r.where != plan->predicted->pipeline.placement();
+  return runs[static_cast<int>(f)].differs_from(*plan->predicted);
 }
 
 planner::PlanReport ranking(const Query& q, const costmodel::CostModel& cost, const Request& r) {

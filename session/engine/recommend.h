@@ -97,8 +97,8 @@ struct Row {
   std::string variant;                            // "Ulysses Anything", or "Ulysses/Anything" for both forms
   // Per framework (by Framework), how it runs the row: the run of the first form it runs.
   std::array<planner::FrameworkRun, planner::kFrameworkCount> runs{};
-  // Whether a framework's placement differs from the row's own (plan->predicted's), so that its
-  // image time and memory are its own.
+  // Whether a framework's placement or cache schedule differs from the row's own (plan->predicted's),
+  // so that its image time and memory are its own.
   bool differs(Framework f) const;
   bool cpplan_only() const { return frameworks.bits == 0; }  // only `cpplan run` executes it
 };
@@ -106,8 +106,8 @@ struct Row {
 // The plans a throughput fleet's replicas come from, as --framework asks (planner::ReplicaPlans).
 planner::ReplicaPlans replica_plans(const Request& r);
 
-// A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB" (", NO fit" when the
-// pipeline does not fit with it).
+// A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB" (" 14 steps cached"
+// after the placement with a step cache, " NO fit" when the pipeline does not fit with it).
 std::string own_run_text(const planner::FrameworkRun& r);
 // A row's frameworks as every front shows them: the names, with a framework's own placement and
 // figures where they differ from the row's ("xdit (replicated/single 9.84 s 41.2 GiB)"); "cpplan
@@ -141,7 +141,7 @@ struct FrameworkChoice {
   std::string title;                             // "diffusers", "xDiT", "cache-dit", "SGLang Diffusion", "vLLM-Omni"
   const planner::RankedPlan* plan = nullptr;     // null: it runs no valid plan of this query
   planner::FrameworkRun run;                     // how it runs `plan`: its placement, image time, memory
-  bool own_placement = false;                    // run's placement differs from the plan's ranked one
+  bool own_placement = false;                    // run's placement or cache schedule differs from the plan's ranked one
   double gap = 0;                                // plan's step time over the top plan's, minus one
   std::string top_unavailable;                   // empty when it runs the top plan
   std::optional<Script> script;                  // set with plan

@@ -278,6 +278,50 @@ CacheSpec cache_spec(const Options& a, CachePolicy p) {
   return s;
 }
 
+// Cache `s` as the framework --framework names runs it (FrameworkCache::schedule: diffusers'
+// FirstBlockCache with no warm-up and no cap); a parameter given that the framework fixes otherwise
+// is refused, naming its schedule. `s` itself without --framework, or when that one ships no `s`.
+CacheSpec as_named_framework_runs(const Options& a, const Query& q, const CacheSpec& s) {
+  const FrameworkProfile* fw = s.active() ? named_framework(a, q) : nullptr;
+  const FrameworkCache* c = fw ? fw->cache_for(s.policy) : nullptr;
+  if (!c) return s;
+  const CacheSpec runs = c->schedule(s, q.steps);
+  if (!a.cache_warmup.empty() && runs.warmup_steps != s.warmup_steps)
+    throw InvalidInput{fmt::format("--cache-warmup = {}: {} (a warm-up of {} of {} steps)", a.cache_warmup, c->schedule_reason,
+                                   runs.warmup_steps, q.steps)};
+  if (!a.cache_max_cached.empty() && runs.max_continuous_cached != s.max_continuous_cached)
+    throw InvalidInput{fmt::format("--cache-max-cached = {}: {}", a.cache_max_cached, c->schedule_reason)};
+  return runs;
+}
+
+// Cache `s` with the warm-up and the cap that every framework shipping it fixes alike (diffusers'
+// MagCache, the only one, computes the first 20% of the steps), where the user gave none: what
+// each of them runs. `s` itself when one of them takes the parameter from the query or they differ.
+CacheSpec as_every_shipper_runs(const Options& a, const Query& q, CacheSpec s) {
+  std::optional<int> warmup, cap;
+  bool warmups_agree = true, caps_agree = true, any = false;
+  for (const FrameworkProfile* fw : q.frameworks) {
+    const FrameworkCache* c = fw ? fw->cache_for(s.policy) : nullptr;
+    if (!c) continue;
+    any = true;
+    const CacheSpec runs = c->schedule(s, q.steps);
+    const bool fixes_warmup = c->warmup || c->warmup_share;
+    warmups_agree = warmups_agree && fixes_warmup && (!warmup || *warmup == runs.warmup_steps);
+    caps_agree = caps_agree && c->max_cached && (!cap || *cap == runs.max_continuous_cached);
+    warmup = runs.warmup_steps, cap = runs.max_continuous_cached;
+  }
+  if (any && warmups_agree && a.cache_warmup.empty()) s.warmup_steps = *warmup;
+  if (any && caps_agree && a.cache_max_cached.empty()) s.max_continuous_cached = *cap;
+  return s;
+}
+
+// Cache `s` as the frameworks the query keeps run it: --framework's own schedule, else what every
+// framework shipping it fixes alike.
+CacheSpec as_frameworks_run(const Options& a, const Query& q, const CacheSpec& s) {
+  if (!s.active()) return s;
+  return named_framework(a, q) ? as_named_framework_runs(a, q, s) : as_every_shipper_runs(a, q, s);
+}
+
 // Why the query cannot rank cache `s` (its parameters do not fit the model's blocks and steps,
 // --framework does not ship it, cpplan's executor plans none); nullopt when it can, and for none.
 std::optional<std::string> cache_refusal(const Options& a, const Query& q, const CacheSpec& s) {
@@ -340,7 +384,7 @@ void resolve_cache(const Options& a, Query& q) {
       std::any_of(parameters.begin(), parameters.end(), [](const auto& p) { return !p.second->empty(); });
   std::vector<CacheSpec> caches;
   for (const CachePolicy p : policies) {
-    const CacheSpec s = cache_spec(a, p);
+    const CacheSpec s = as_frameworks_run(a, q, cache_spec(a, p));
     const auto why = cache_refusal(a, q, s);
     // `any` leaves out a policy that cannot run here at its defaults; a named one, or parameters
     // the user gave, are refused.

@@ -216,8 +216,8 @@ void add_framework_configs(json& j, const PlanScripts& s) {
   if (s.vllm_omni_args) j["vllm_omni_args"] = *s.vllm_omni_args;
 }
 
-// "framework_runs": per framework that runs the plan, the text-encoder and VAE placement it offers
-// and the image time, peak and fit there (the plan's own "predicted" holds the placement ranked).
+// "framework_runs": per framework that runs the plan, the text-encoder and VAE placement it offers,
+// the steps its cache leaves cached (its own schedule), and the image time, peak and fit there (the plan's own "predicted" holds the placement ranked).
 json framework_runs_json(const RankedPlan& rp) {
   json out = json::object();
   for (int i = 0; i < planner::kFrameworkCount; ++i) {
@@ -226,6 +226,7 @@ json framework_runs_json(const RankedPlan& rp) {
     out[std::string(planner::to_string(static_cast<planner::Framework>(i)))] = {
         {"text_encoder", to_string(r.where.text_encoder)},
         {"vae", to_string(r.where.vae)},
+        {"cached_steps", r.cached_steps},
         {"image_ms", r.image_ms},
         {"peak_mem_bytes", r.peak_bytes},
         {"fits_memory", r.fits}};

@@ -13,6 +13,7 @@
 #include "core/framework.h"
 #include "costmodel/cost_model.h"
 #include "planner/frameworks.h"
+#include "planner/planner.h"
 #include "planner/validate.h"
 #include "session/engine/engine.h"
 #include "tests/session/session_support.h"
@@ -259,4 +260,116 @@ TEST_CASE("A framework's broken [[cache]] is refused in one line naming the fiel
   CHECK(refused("policies = [\"dbcache\", \"fbcache\"]", "policies = [\"dbcache\"]\nwith_tp = \"yes\"")
             .find("with_tp") != std::string::npos);
   CHECK(refused("policies = [\"dbcache\", \"fbcache\"]", "policy = [\"dbcache\"]").find("policy") != std::string::npos);
+}
+
+namespace {
+// FLUX.1-dev at 1024x1024 on one H100 with `policy` at its defaults (28 steps), as the session
+// builds it for `framework` ("" : none named).
+cpplan::Query cached_flux(const std::string& policy, const std::string& framework) {
+  cpplan::session::Options o;
+  o.gpus = "1";
+  o.res = "1024x1024";
+  o.hardware = "h100-sxm";
+  o.cache = policy;
+  if (!framework.empty()) o.framework = framework;
+  std::ostringstream err;
+  return cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
+}
+
+cpplan::planner::RankedPlan single_gpu_plan(const cpplan::Query& q) {
+  const DatasheetModel hw(*q.hardware);
+  const CostModel cost(hw);
+  return cpplan::planner::Planner(cost).evaluate(q, config(1, 1));
+}
+}  // namespace
+
+TEST_CASE("Each framework's cache runs its own schedule: diffusers' FirstBlockCache has no warm-up and no cap, by hand",
+          "[planner][cache]") {
+  // FirstBlockCacheConfig takes the threshold alone: every step from the first may be cached, as
+  // many in a row as the threshold lets. At the stated hit rate, 0.5, 14 of 28 steps are cached;
+  // cache-dit's F1B0 (warm-up 4, at most 3 in a row) caches 12 of the other 24.
+  const cpplan::Query q = cached_flux("fbcache", "");
+  const cpplan::planner::RankedPlan p = single_gpu_plan(q);
+  REQUIRE(p.predicted);
+  REQUIRE(p.predicted->cached_steps == 12);  // the query's cache: the policy's defaults
+  const auto& diffusers = p.run(cpplan::Framework::kDiffusers);
+  const auto& cache_dit = p.run(cpplan::Framework::kCacheDit);
+  REQUIRE(diffusers.runs);
+  REQUIRE(cache_dit.runs);
+  CHECK(diffusers.cached_steps == 14);
+  CHECK(cache_dit.cached_steps == 12);
+  CHECK(diffusers.differs_from(*p.predicted));
+  // Two more steps cached: the image is shorter by two computed steps less two cached ones.
+  REQUIRE(diffusers.where == cache_dit.where);
+  const double two = 2 * (p.predicted->step_ms - p.predicted->cached_step_ms);
+  CHECK(cache_dit.image_ms - diffusers.image_ms == Approx(two).epsilon(1e-9));
+  // Named, diffusers prices the query with its own schedule.
+  const cpplan::Query named = cached_flux("fbcache", "diffusers");
+  CHECK(named.cache.warmup_steps == 0);
+  CHECK(named.cache.max_continuous_cached == -1);
+  const cpplan::planner::RankedPlan own = single_gpu_plan(named);
+  REQUIRE(own.predicted);
+  CHECK(own.predicted->cached_steps == 14);
+  CHECK_FALSE(own.run(cpplan::Framework::kDiffusers).differs_from(*own.predicted));
+  // MagCache computes the steps before int(0.2 x 28 + 0.5) = 6 (retention_ratio), then caches half
+  // of the other 22 (11), within max_skip_steps 3 in a row (at most 22 - 22 / 4 = 17): 11 cached.
+  const cpplan::Query mag = cached_flux("magcache", "diffusers");
+  CHECK(mag.cache.warmup_steps == 6);
+  CHECK(cpplan::cached_steps(mag.cache, 28) == 11);
+}
+
+TEST_CASE("A cache parameter the named framework fixes otherwise is refused in one line naming its schedule",
+          "[session][cache][errors]") {
+  cpplan::session::Options o;
+  o.cache = "fbcache";
+  o.framework = "diffusers";
+  o.cache_warmup = "4";
+  CHECK(error_of(o) ==
+        "--cache-warmup = 4: diffusers runs --cache fbcache with no warm-up and no cap on cached steps in a row "
+        "(a warm-up of 0 of 28 steps)");
+  o.cache_warmup = "0";
+  CHECK(error_of(o).empty());  // what it runs
+  o.cache_max_cached = "3";
+  CHECK(error_of(o) ==
+        "--cache-max-cached = 3: diffusers runs --cache fbcache with no warm-up and no cap on cached steps in a row");
+  o = {};
+  o.cache = "magcache";
+  o.framework = "diffusers";
+  o.cache_warmup = "2";
+  CHECK(error_of(o) ==
+        "--cache-warmup = 2: diffusers runs --cache magcache with the first 20% of the steps computed "
+        "(a warm-up of 6 of 28 steps)");
+  o.cache_max_cached = "2";  // max_skip_steps is MagCacheConfig's: the flag takes it
+  o.cache_warmup.clear();
+  CHECK(error_of(o).empty());
+  // Without --framework the parameters are the query's; cache-dit's flag takes them.
+  o = {};
+  o.cache = "fbcache";
+  o.cache_warmup = "2";
+  CHECK(error_of(o).empty());
+}
+
+TEST_CASE("A [[cache]] schedule that contradicts its flag, or is out of range, is refused in one line",
+          "[core][cache][errors]") {
+  const std::string text = cpplan::test::shipped_profile("frameworks/cache-dit.toml");
+  const auto refused = [&](const std::string& added) {
+    std::string broken = text;
+    const std::string at = "policies = [\"dbcache\", \"fbcache\"]";
+    const auto i = broken.find(at);
+    REQUIRE(i != std::string::npos);
+    const auto f = cpplan::parse_framework_profile(broken.insert(i + at.size(), "\n" + added), "frameworks/cache-dit.toml");
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message.find('\n') == std::string::npos);
+    return f.error().message;
+  };
+  CHECK(refused("warmup = 2").find("warmup = 2: the flag sets the warm-up ({W}): a fixed one contradicts it") !=
+        std::string::npos);
+  CHECK(refused("max_cached = 3").find("max_cached = 3: the flag sets the cap ({MC}): a fixed one contradicts it") !=
+        std::string::npos);
+  CHECK(refused("max_cached = 0").find("max_cached = 0: must be -1 (no cap) or at least 1") != std::string::npos);
+  CHECK(refused("warmup_share = 1.5").find("warmup_share = 1.5: must be at least 0 and at most 1") != std::string::npos);
+  CHECK(refused("warmup_share = 1").find("warmup_share = 1: must be below 1") != std::string::npos);
+  CHECK(refused("warmup = -1").find("warmup = -1: must be between 0 and 1000") != std::string::npos);
+  // The shipped diffusers file fixes both, and parses.
+  CHECK(cpplan::parse_framework_profile(cpplan::test::shipped_profile("frameworks/diffusers.toml"), "frameworks/diffusers.toml").ok());
 }
