@@ -245,6 +245,38 @@ TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, 
   CHECK(list.find("  --cache teacache: --cache-backend tea_cache") != std::string::npos);
   CHECK(list.find("SGLANG_CACHE_DIT_ENABLED=true SGLANG_CACHE_DIT_FN=1 SGLANG_CACHE_DIT_BN=0 SGLANG_CACHE_DIT_WARMUP=4 "
                   "SGLANG_CACHE_DIT_MC=3") != std::string::npos);
+  // A hook that fixes its own schedule says so under its flag (diffusers' FirstBlockCacheConfig
+  // takes the threshold alone; MagCacheConfig's retention_ratio 0.2).
+  CHECK(list.find("FirstBlockCacheConfig(threshold=0.05)) (not with Ulysses or Ring, TP)\n    its own schedule: diffusers "
+                  "runs --cache fbcache with no warm-up and no cap on cached steps in a row\n") != std::string::npos);
+  CHECK(list.find("    its own schedule: diffusers runs --cache magcache with the first 20% of the steps computed\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("The frameworks column prices each framework's own cache schedule, and --framework prices the plans with it",
+          "[cli][frameworks][cache]") {
+  // One H100, FLUX.1-dev, 28 steps, fbcache at the stated hit rate 0.5: cache-dit's F1B0 computes
+  // its 4 warm-up steps and 12 of the other 24 (16); diffusers' FirstBlockCache, no warm-up, 14.
+  const std::vector<std::string> q = {"--gpus", "1", "--res", "1024x1024", "--cache", "fbcache", "--hardware", "h100-sxm"};
+  const std::string any = out_of(q);
+  CHECK(any.find("cache fbcache F1B0 (16 of 28 steps computed)") != std::string::npos);
+  CHECK(any.find("diffusers (replicated/single 14 steps cached ") != std::string::npos);
+  CHECK(any.find("diffusers (its cache schedule: replicated/single 14 steps cached ") != std::string::npos);
+  std::vector<std::string> named = q;
+  named.insert(named.end(), {"--framework", "diffusers"});
+  CHECK(out_of(named).find("cache fbcache F1B0 (14 of 28 steps computed)") != std::string::npos);
+  const auto j = nlohmann::json::parse(out_of([&] {
+    auto v = q;
+    v.push_back("--json");
+    return v;
+  }()));
+  CHECK(j["plans"][0]["framework_runs"]["diffusers"]["cached_steps"] == 14);
+  CHECK(j["plans"][0]["framework_runs"]["cache-dit"]["cached_steps"] == 12);
+  named.insert(named.end(), {"--cache-warmup", "4"});
+  const auto refused = run_cli(named);
+  CHECK(refused.code == 3);
+  CHECK(refused.err == "cpplan: --cache-warmup = 4: diffusers runs --cache fbcache with no warm-up and no cap on cached "
+                       "steps in a row (a warm-up of 0 of 28 steps)\n");
 }
 
 TEST_CASE("A cache and FP8 together: the plans with both, each framework's launch text or its reason",
