@@ -22,7 +22,8 @@ never move and the first block's residual is the same on every step. Of 10 steps
   printed before raised ValueError.
 - without --cache the plan has no cache, apply() puts none on, and all 10 steps run.
 The recorder counts from the plan's warm-up: fbcache's, 4 steps (core/cache.h: hit rates 6/6 and
-5/6), and MagCache's retention, 2 (5/8)."""
+5/6); with --framework diffusers, its FirstBlockCache's own, none (9/10); MagCache's retention, 2
+(5/8)."""
 import json
 import os
 import sqlite3
@@ -58,6 +59,18 @@ class TuneDiffusersTest(TuneTestCase):
         # 6 of 6 counted steps cached, the rate kept at --cache-hit-rate's bound, 0.99.
         self.assertIn("cache: fbcache hit rate measured 0.99 over 1 run (6 of 6 steps after the warm-up cached; "
                       "assumed 0.50)", r.stdout)
+
+    def test_diffusers_named_prices_its_first_block_cache_with_no_warm_up(self):
+        # --framework diffusers: the plan's cache is FirstBlockCacheConfig's own schedule, no warm-up
+        # and no cap, so the recorder counts from step 0: 9 of 10 cached, and a later query with the
+        # measured rate computes the one step the hook did.
+        r = self.tune("--cache", "fbcache", "--framework", "diffusers")
+        self.assertEqual(self.counts(), {"cache.computed_steps": 1, "cache.cached_steps": 9,
+                                         "cache.warmup_steps": 0, "cache.hit_rate": 0.9})
+        self.assertIn("cache: fbcache hit rate measured 0.90 over 1 run (9 of 10 steps after the warm-up cached; "
+                      "assumed 0.50)", r.stdout)
+        plan = self.plan_of("--cache", "fbcache", "--framework", "diffusers", "--db", self.db)
+        self.assertEqual((plan["cache"]["warmup_steps"], plan["cache"]["computed_steps"]), (0, 1))
 
     def test_without_a_cache_in_the_plan_apply_puts_none_on_and_every_step_runs(self):
         self.tune()
