@@ -68,6 +68,8 @@ FrameworkOffers::FrameworkOffers(const Query& q) {
   for (int i = 0; i < kFrameworkCount; ++i) {
     Offer& o = offers_[i];
     o.fw = q.frameworks[i];
+    const FrameworkCache* c = cache_of(q, static_cast<Framework>(i));
+    o.cached_steps = cpplan::cached_steps(c ? c->schedule(q.cache, q.steps) : q.cache, q.steps);
     if (!o.fw || !q.model) continue;
     o.entry = o.fw->model_for(*q.model);
     o.listed = o.entry != nullptr;
@@ -459,10 +461,6 @@ const FrameworkCache* cache_of(const Query& q, Framework f) {
 
 std::string cache_flag(const Query& q, const FrameworkCache& c) { return c.flag_for(c.schedule(q.cache, q.steps), q.steps); }
 
-int framework_cached_steps(const Query& q, Framework f) {
-  const FrameworkCache* c = cache_of(q, f);
-  return cached_steps(c ? c->schedule(q.cache, q.steps) : q.cache, q.steps);
-}
 
 std::string xdit_command(const Query& q, const Plan& p, const PipelinePlacement& where) {
   const ModelProfile& m = *q.model;

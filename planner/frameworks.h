@@ -50,6 +50,9 @@ class FrameworkOffers {
   // The placements of `pr` (its pipeline_options) with which `f` runs the plan.
   costmodel::PipelineOptionMask options_run(Framework f, const Query& q, const Plan& p,
                                             const costmodel::Prediction& pr) const;
+  // The steps of the query's denoising that `f`'s cache leaves cached: the query's cache as it
+  // schedules it (FrameworkCache::schedule; the query's own when it ships none).
+  int cached_steps(Framework f) const { return offers_[static_cast<int>(f)].cached_steps; }
 
  private:
   struct Offer {
@@ -57,6 +60,7 @@ class FrameworkOffers {
     bool listed = false;                   // the file has an entry for the model
     FeatureSet features;                   // what it offers the model
     const FrameworkModel* entry = nullptr;  // the file's entry for the model (its degree limits)
+    int cached_steps = 0;                   // of the query's steps, under its cache's own schedule
   };
   // Why the offer (with a file) cannot run valid plan `p` using `used`: the device family, the
   // model's entry, the features it lacks (in Feature order), its limits, the features it refuses
@@ -114,8 +118,5 @@ const FrameworkCache* cache_of(const Query& q, Framework f);
 // Its launch-text addition with the query's cache parameters in place of {F}, {B}, {W}, {MC}, {N},
 // and its steps in place of {S}.
 std::string cache_flag(const Query& q, const FrameworkCache& c);
-// The steps of q's denoising that framework `f`'s cache leaves cached: q's cache as it schedules it
-// (FrameworkCache::schedule; q's own when it ships none).
-int framework_cached_steps(const Query& q, Framework f);
 
 }  // namespace cpplan::planner

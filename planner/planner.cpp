@@ -99,7 +99,7 @@ void place_for_frameworks(const Query& q, const FrameworkOffers& offers, std::op
     if (mask == 0) continue;
     const int i = costmodel::choose_pipeline(pr, mask, q.steps, capacity);
     const costmodel::PipelineOption& o = pr.pipeline_options[i];
-    const int cached = framework_cached_steps(q, static_cast<Framework>(f));
+    const int cached = offers.cached_steps(static_cast<Framework>(f));
     rp.runs[f] = {true, o.cost.placement(), cached, costmodel::image_ms_with(pr, i, q.steps, cached),
                   o.memory.peak(), o.memory.peak() <= capacity};
     rp.frameworks.add(static_cast<Framework>(f));

@@ -278,12 +278,11 @@ CacheSpec cache_spec(const Options& a, CachePolicy p) {
   return s;
 }
 
-// Cache `s` as the framework --framework names runs it (FrameworkCache::schedule: diffusers'
+// Cache `s` as framework `fw` (--framework's) runs it (FrameworkCache::schedule: diffusers'
 // FirstBlockCache with no warm-up and no cap); a parameter given that the framework fixes otherwise
-// is refused, naming its schedule. `s` itself without --framework, or when that one ships no `s`.
-CacheSpec as_named_framework_runs(const Options& a, const Query& q, const CacheSpec& s) {
-  const FrameworkProfile* fw = s.active() ? named_framework(a, q) : nullptr;
-  const FrameworkCache* c = fw ? fw->cache_for(s.policy) : nullptr;
+// is refused, naming its schedule. `s` itself when `fw` ships no `s`.
+CacheSpec as_named_framework_runs(const Options& a, const Query& q, const FrameworkProfile& fw, const CacheSpec& s) {
+  const FrameworkCache* c = fw.cache_for(s.policy);
   if (!c) return s;
   const CacheSpec runs = c->schedule(s, q.steps);
   if (!a.cache_warmup.empty() && runs.warmup_steps != s.warmup_steps)
@@ -319,7 +318,8 @@ CacheSpec as_every_shipper_runs(const Options& a, const Query& q, CacheSpec s) {
 // framework shipping it fixes alike.
 CacheSpec as_frameworks_run(const Options& a, const Query& q, const CacheSpec& s) {
   if (!s.active()) return s;
-  return named_framework(a, q) ? as_named_framework_runs(a, q, s) : as_every_shipper_runs(a, q, s);
+  const FrameworkProfile* fw = named_framework(a, q);
+  return fw ? as_named_framework_runs(a, q, *fw, s) : as_every_shipper_runs(a, q, s);
 }
 
 // Why the query cannot rank cache `s` (its parameters do not fit the model's blocks and steps,
