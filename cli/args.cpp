@@ -30,7 +30,7 @@ void add_run_options(CLI::App& run, Args& a) {
   session::add_field_option(run, "db", a.db);
   run.add_option("--save-latents", a.save_latents, "write rank 0's final latents as float32 .npy");
   run.add_option("--plan", a.plan, "best: cpplan's first row for the same flags (--gpus/--nproc ranks)");
-  run.add_flag("--dry-run", a.dry_run, "print the plan it would run (with --plan best: the one chosen), run nothing");
+  run.add_flag("--dry-run", a.dry_run, "print the plan it would run (with --plan best: the one chosen) and the prediction it would record, run nothing");
   run.add_flag("--list-unsupported", a.list_unsupported,
                "list the valid plans of the query (--gpus, else 1 to 8 GPUs) the executor does not run, one a "
                "line with why (nothing when it runs them all); run nothing");

@@ -268,16 +268,17 @@ json record_measurement(data::RunRecord& r, const executor::RunFigures& figures,
 }
 
 // The prediction beside the measurement, for the hardware the run used, into the record; its
-// JSON (null without one): this machine's measured (and calibrated) model when it was probed,
-// else the --hardware datasheet profile's `datasheet`.
+// JSON (null without one): this machine's measured (and calibrated) model when the store (none:
+// a dry run whose database does not exist) holds its probe, else the --hardware profile's `datasheet`.
 json record_prediction(data::RunRecord& r, const Args& a, const Prepared& p, const executor::RunSpec& spec,
-                       const data::Store& store, const session::Machine& here, const costmodel::Prediction& datasheet) {
+                       const data::Store* store, const session::Machine& here, const costmodel::Prediction& datasheet) {
   json j;
   const auto step = [&](double computed_ms, double cached_ms) {
     r.predicted_step_ms = predicted_step(r, spec.cache, spec.steps, computed_ms, cached_ms, j);
     r.predicted_steps_per_sec = *r.predicted_step_ms > 0 ? 1e3 / *r.predicted_step_ms : 0;
   };
-  if (const auto run = p.engine->predict_local_run(p.resolved, store, here, p.plan.config)) {
+  const auto run = store ? p.engine->predict_local_run(p.resolved, *store, here, p.plan.config) : std::nullopt;
+  if (run) {
     const session::LocalPrediction& lp = run->prediction;
     step(lp.step_ms, lp.cached_step_ms);
     r.predicted_peak_mem_bytes = lp.raw.peak_mem_bytes;
@@ -377,6 +378,25 @@ void print_run(std::ostream& out, const Args& a, const Prepared& p, const execut
   fmt::print(out, "recorded: run {} in {}\n", rep.run_id, rep.db_path);
 }
 
+// The run's prediction, for the element size and attention kernel the ranks run, into the record
+// and `predicted` (record_prediction).
+session::RunPrediction predict_as_run(const Args& a, const Prepared& p, const executor::RunSpec& spec,
+                                      data::RunRecord& record, const data::Store* store, const session::Machine& here,
+                                      json& predicted) {
+  const Query& q = p.resolved.query();
+  // Predicted for the element size the ranks ran (the profiles are bf16).
+  const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
+  Query run_query = q;
+  run_query.model = &as_run;
+  // The attention kernel the ranks ran (its score tensors, if any, are the run's memory).
+  std::optional<RuntimeProfile> runtime;
+  if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
+  if (runtime) run_query.runtime = &*runtime;
+  session::RunPrediction prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
+  predicted = record_prediction(record, a, p, spec, store, here, *prediction.ranked.predicted);
+  return prediction;
+}
+
 // What a run records besides its measurement, made before its steps: its configuration and
 // identity, this machine, the open store and the prediction. A failure then records in
 // milliseconds: when one task dies of a signal, srun gives the step's other tasks one second
@@ -392,22 +412,12 @@ struct PendingRun {
 // The run's pending record: its store opened (a foreign or newer database refused before the run
 // is spent) and its prediction made, for the element size and attention kernel the ranks run.
 PendingRun pending_run(const Args& a, const Prepared& p, const executor::RunSpec& spec, const std::string& started) {
-  const Query& q = p.resolved.query();
   PendingRun run{run_record(p, spec, "", "", started), machine(spec.device.cuda()), {}, {}, std::nullopt};
   run.report.db_path = a.db.empty() ? data::Store::default_path() : a.db;
   auto store = data::Store::open(run.report.db_path);
   if (!store) throw InvalidInput{store.error().message};
   run.store.emplace(std::move(store).value());
-  // Predicted for the element size the ranks ran (the profiles are bf16).
-  const ModelProfile as_run = session::as_executed(*q.model, spec.device.dtype == at::kFloat);
-  Query run_query = q;
-  run_query.model = &as_run;
-  // The attention kernel the ranks ran (its score tensors, if any, are the run's memory).
-  std::optional<RuntimeProfile> runtime;
-  if (q.runtime) runtime = session::as_executed(*q.runtime, attention_backend(spec) != "flash");
-  if (runtime) run_query.runtime = &*runtime;
-  run.prediction = p.engine->predict_run(p.resolved, run_query, p.plan);
-  run.report.predicted = record_prediction(run.record, a, p, spec, *run.store, run.here, *run.prediction.ranked.predicted);
+  run.prediction = predict_as_run(a, p, spec, run.record, &*run.store, run.here, run.report.predicted);
   return run;
 }
 
@@ -553,17 +563,58 @@ int rank_of_job(const Args& a, const launch::LaunchEnv& job, const std::string& 
 
 }  // namespace
 
-// --dry-run: the plan the run would execute, as text or JSON (its label, CP variant and ranks).
-int print_dry_run(const Args& a, const Prepared& p, std::ostream& out) {
+// The prediction a run of the plan would record, without running it or recording anything: from
+// the database's probe and calibration when the database exists (a dry run creates none), else
+// the --hardware profile's; null without either.
+json dry_run_prediction(const Args& a, const Prepared& p, const executor::RunSpec& spec) {
+  const std::string path = a.db.empty() ? data::Store::default_path() : a.db;
+  std::optional<data::Store> store;
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    auto opened = data::Store::open(path);
+    if (!opened) throw InvalidInput{opened.error().message};
+    store.emplace(std::move(opened).value());
+  }
+  data::RunRecord record = run_record(p, spec, "", "", now_utc());
+  json predicted;
+  predict_as_run(a, p, spec, record, store ? &*store : nullptr, machine(spec.device.cuda()), predicted);
+  return predicted;
+}
+
+// "predicted on local (calibration v1): 13.27 ms/step; cache fixed F1B0, warm-up 2, every 2: 16 computed
+// steps of 13.27 ms, 14 cached of 3.39 ms, denoising 259.84 ms".
+void print_dry_run_prediction(std::ostream& out, const CacheSpec& c, const executor::CacheSchedule& s, int steps,
+                              const json& predicted) {
+  if (predicted.is_null()) {
+    fmt::print(out, "predicted: this machine has no probe in the database (cpplan probe) and no --hardware profile was given\n");
+    return;
+  }
+  fmt::print(out, "predicted on {}: {:.2f} ms/step", predicted["hardware"].get<std::string>(),
+             predicted["step_ms"].get<double>());
+  if (has_cache(s)) {
+    const json& k = predicted["cache"];
+    fmt::print(out, "; cache {} F{}B{}, warm-up {}, every {}: {} computed steps of {:.2f} ms, {} cached of {:.2f} ms, denoising {:.2f} ms",
+               to_string(c.policy), c.first_blocks, c.last_blocks, c.warmup_steps, c.every, s.computed_steps(steps),
+               k["computed_step_ms"].get<double>(), s.cached_steps(steps), k["cached_step_ms"].get<double>(),
+               k["denoise_ms"].get<double>());
+  }
+  fmt::print(out, "\n");
+}
+
+// --dry-run: the plan the run would execute, as text or JSON (its label, CP variant and ranks), and
+// the prediction the run would record (dry_run_prediction).
+int print_dry_run(const Args& a, const Prepared& p, const executor::RunSpec& spec, std::ostream& out) {
   const ParallelConfig& c = p.plan.config;
+  const json predicted = dry_run_prediction(a, p, spec);
   if (a.json) {
     out << json{{"plan", plan_label(c)}, {"cp_variant", to_string(p.plan.variant)}, {"world_size", c.world_size()},
-                {"model", p.resolved.query().model->name}}
+                {"model", p.resolved.query().model->name}, {"predicted", predicted}}
                .dump(2)
         << '\n';
   } else {
     fmt::print(out, "cpplan run --dry-run: plan {} ({}), {} ranks; nothing run\n", plan_label(c),
                display_name(p.plan.variant), c.world_size());
+    print_dry_run_prediction(out, p.resolved.query().cache, spec.cache, spec.steps, predicted);
   }
   return kExitOk;
 }
@@ -596,7 +647,7 @@ int run_command(const Args& a, int argc, const char* const* argv, const std::str
   if (const auto job = adopt_launcher()) return rank_of_job(a, *job, exe, out, err);
   Prepared p = prepare(a, exe, err);
   const executor::RunSpec spec = make_spec(a, p);  // refuses what the ranks would (a --cache they cannot run)
-  if (a.dry_run) return print_dry_run(a, p, out);
+  if (a.dry_run) return print_dry_run(a, p, spec, out);
 
   const int world = static_cast<int>(p.plan.config.world_size());
   const int nproc = a.nproc.empty() ? world : parse_int("--nproc", a.nproc, 1, kMaxGpus);

@@ -132,6 +132,52 @@ TEST_CASE("cpplan run --cache fixed on 2 ranks over loopback records its schedul
   check_record(c, cached, {0, 3}, {1, 2, 4}, 1, 1, 1, 3);
 }
 
+// --dry-run with --json: the prediction a run of the same flags records, made from the same probe,
+// with nothing run or recorded; at a database that does not exist, none is created.
+TEST_CASE("cpplan run --dry-run prints the prediction its run records and records nothing", "[executor][cache][store]") {
+  const fs::path dir = work_dir();
+  const std::string db = (dir / "dry.db").string();
+  record_probe(db);
+  const std::vector<std::string> cache = {"--cache", "fixed", "--cache-fn", "1", "--cache-bn", "0",
+                                          "--cache-warmup", "2", "--cache-every", "2"};
+  std::vector<std::string> args = {CPPLAN_BINARY, "run", "--model", "flux-tiny", "--res", "128x128", "--steps", "5",
+                                   "--warmup", "1", "--json", "--dry-run"};
+  args.insert(args.end(), cache.begin(), cache.end());
+  std::vector<std::string> at_db = args;
+  at_db.insert(at_db.end(), {"--db", db});
+  const auto dry = run_process(at_db);
+  INFO(dry.err);
+  REQUIRE(dry.code == 0);
+  const json p = json::parse(dry.out)["predicted"];
+  REQUIRE(p.is_object());
+  // Warm-up 2, every 2nd over 5 steps: 0, 1 and 3 computed, 2 and 4 cached.
+  const double c = p["cache"]["computed_step_ms"].get<double>(), k = p["cache"]["cached_step_ms"].get<double>();
+  CHECK(p["cache"]["denoise_ms"].get<double>() == Approx(3 * c + 2 * k));
+  CHECK(p["step_ms"].get<double>() == Approx(c));
+  REQUIRE(cpplan::data::Store::open(db).value().runs("flux-tiny").value().empty());
+
+  const json ran = run_json(db, cache);
+  auto runs = cpplan::data::Store::open(db).value().runs("flux-tiny");
+  REQUIRE(runs.value().size() == 1);
+  auto m = metrics_of(runs.value()[0].run);
+  CHECK(m["predicted.computed_step_ms"] == Approx(c));
+  CHECK(m["predicted.cached_step_ms"] == Approx(k));
+  CHECK(ran["predicted"]["hardware"] == p["hardware"]);
+
+  // No database there: none is made; the prediction is the --hardware profile's, else none.
+  const std::string none = (dir / "none.db").string();
+  std::vector<std::string> at_none = args;
+  at_none.insert(at_none.end(), {"--db", none});
+  const auto bare = run_process(at_none);
+  REQUIRE(bare.code == 0);
+  CHECK(json::parse(bare.out)["predicted"].is_null());
+  at_none.insert(at_none.end(), {"--hardware", "h100-sxm"});
+  const auto sheet = run_process(at_none);
+  REQUIRE(sheet.code == 0);
+  CHECK(json::parse(sheet.out)["predicted"]["hardware"] == "h100-sxm");
+  CHECK_FALSE(fs::exists(none));
+}
+
 TEST_CASE("calibrate leaves out the runs made with a step cache", "[executor][cache][store]") {
   cpplan::test::check_calibrate_leaves_out((work_dir() / "calibrate.db").string(), "cache", {"cache.cached_steps", 2});
 }
