@@ -499,7 +499,7 @@ std::vector<std::pair<std::string, std::string>> framework_rows(const FrameworkP
 namespace {
 
 // "  --cache fbcache, dbcache: <its flag at the first policy's defaults> (not with TP)", and on the
-// next line the warm-up and cap its hook fixes, if any.
+// next lines the warm-up and cap its hook fixes and the classes it attaches to, if any.
 void print_framework_cache(std::ostream& out, const FrameworkCache& cache) {
   std::vector<std::string_view> policies, without;
   for (const CachePolicy p : cache.policies) policies.push_back(to_string(p));
@@ -511,6 +511,7 @@ void print_framework_cache(std::ostream& out, const FrameworkCache& cache) {
   fmt::print(out, "  --cache {}: {}{}\n", fmt::join(policies, ", "), line,
              without.empty() ? "" : fmt::format(" (not with {})", fmt::join(without, ", ")));
   if (!cache.schedule_reason.empty()) fmt::print(out, "    its own schedule: {}\n", cache.schedule_reason);
+  if (!cache.hooked_reason.empty()) fmt::print(out, "    its hook: {}\n", cache.hooked_reason);
 }
 
 }  // namespace

@@ -241,8 +241,8 @@ void read_cache_schedule(Reader& r, FrameworkCache& c) {
 
 // [[cache]] policies = ["fbcache"], flag = "--use_fbcache", parallel, with_cfg, classes, schedule, source.
 void read_cache(Reader& r, FrameworkProfile& p) {
-  r.only({"policies", "flag", "import", "with_sp", "with_tp", "with_cfg", "classes", "warmup", "warmup_share",
-          "max_cached", "source"});
+  r.only({"policies", "flag", "import", "with_sp", "with_tp", "with_cfg", "classes", "hooked_classes", "warmup",
+          "warmup_share", "max_cached", "source"});
   FrameworkCache c;
   std::vector<std::string> names;
   r.strings("policies", names);
@@ -258,6 +258,7 @@ void read_cache(Reader& r, FrameworkProfile& p) {
   r.boolean("with_tp", c.with_tp, false);
   r.boolean("with_cfg", c.with_cfg, false);
   r.strings("classes", c.classes, false);
+  r.strings("hooked_classes", c.hooked_classes, false);
   read_cache_schedule(r, c);
   r.string("source", c.source);
   p.caches.push_back(std::move(c));
@@ -295,6 +296,9 @@ void set_refusal_reasons(FrameworkProfile& p) {
     c.cfg_reason = which + " only without CFG parallelism";
     c.class_reason = fmt::format("{} only for {}", which, fmt::join(c.classes, ", "));
     c.schedule_reason = schedule_phrase(title, c);
+    if (!c.hooked_classes.empty())
+      c.hooked_reason = fmt::format("{} hooks --cache {} only into {}: on another class every step is computed", title,
+                                    policy_names(c.policies), fmt::join(c.hooked_classes, ", "));
   }
   p.cache_reason = every.empty() ? title + " ships no step cache"
                                  : fmt::format("{} offers --cache {} only", title, policy_names(every));
@@ -490,6 +494,11 @@ CacheSpec FrameworkCache::schedule(const CacheSpec& s, int steps) const {
   if (warmup_share) out.warmup_steps = static_cast<int>(*warmup_share * steps + 0.5);  // diffusers' retention_step
   if (max_cached) out.max_continuous_cached = *max_cached;
   return out;
+}
+
+bool FrameworkCache::hooks(const ModelProfile& m) const {
+  return hooked_classes.empty() ||
+         std::find(hooked_classes.begin(), hooked_classes.end(), m.transformer_class) != hooked_classes.end();
 }
 
 std::string FrameworkCache::flag_for(const CacheSpec& s, int steps) const {

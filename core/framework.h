@@ -128,6 +128,11 @@ struct FrameworkCache {
   bool with_tp = true;           // runs with tensor parallelism
   bool with_cfg = true;          // runs with CFG parallelism
   std::vector<std::string> classes;
+  // The transformer classes whose modules the hook's own identifiers attach to (diffusers'
+  // TaylorSeer: the modules named ^transformer_blocks.*attn, ^single_transformer_blocks.*attn,
+  // ^blocks.*attn, ^temporal_transformer_blocks.*attn); on another class the framework runs the
+  // flag, the hook attaches to nothing and every step is computed. Empty: every class.
+  std::vector<std::string> hooked_classes;
   std::string source;
   // The schedule the framework's hook runs whatever the query asks, where its flag takes no such
   // parameter (diffusers' FirstBlockCacheConfig: no warm-up, no cap): the warm-up steps, or the
@@ -138,7 +143,10 @@ struct FrameworkCache {
   std::optional<int> max_cached;
   // Why a plan breaking one of the above cannot run it (made once the file is read); the schedule
   // it fixes, as a phrase ("runs --cache fbcache with no warm-up and no cap on cached steps in a row").
-  std::string sp_reason, tp_reason, cfg_reason, class_reason, schedule_reason;
+  std::string sp_reason, tp_reason, cfg_reason, class_reason, schedule_reason, hooked_reason;
+
+  // Whether the hook attaches to model `m`'s modules (hooked_classes).
+  bool hooks(const ModelProfile& m) const;
 
   // The query's cache `s` as the framework runs it over `steps` steps: its fixed warm-up and cap
   // in place of the query's.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <initializer_list>
+#include <tuple>
 #include <toml++/toml.h>
 
 #include "core/diffusers_classes.h"
@@ -463,8 +464,9 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
   if (const auto* t = r.table("ops"); t && r.ok()) {
     Reader o = r.sub(*t, "ops");
     RuntimeOps& ops = rt.ops;
-    o.only({"double_block", "single_block", "cross_block", "image_attention", "qk_norm", "rope", "ulysses", "ring", "ring_iteration",
-            "anything", "tp_all_reduce", "tp_linear", "step", "text_encoder_layer", "vae_decode"});
+    o.only({"double_block", "single_block", "cross_block", "image_attention", "qk_norm", "rope", "double_attention",
+            "single_attention", "cross_attention", "ulysses", "ring", "ring_iteration", "anything", "tp_all_reduce",
+            "tp_linear", "step", "text_encoder_layer", "vae_decode"});
     for (auto [key, out] : {std::pair{"double_block", &ops.double_block}, {"single_block", &ops.single_block},
                             {"cross_block", &ops.cross_block}, {"image_attention", &ops.image_attention},
                             {"ulysses", &ops.ulysses}, {"ring", &ops.ring}, {"ring_iteration", &ops.ring_iteration},
@@ -474,6 +476,13 @@ Result<RuntimeProfile> runtime_from_toml(const toml::table& root, const std::str
       o.number(key, *out, 0, 1e7);
     o.number("qk_norm", ops.qk_norm, 0, 1e7, false);  // of the block counts; 0: not counted apart
     o.number("rope", ops.rope, 0, 1e7, false);
+    for (auto [key, out, block] : {std::tuple{"double_attention", &ops.double_attention, ops.double_block},
+                                   {"single_attention", &ops.single_attention, ops.single_block},
+                                   {"cross_attention", &ops.cross_attention, ops.cross_block}}) {
+      o.number(key, *out, 0, 1e7, false);  // of the block's count; 0: not counted apart
+      if (o.ok() && *out > block)
+        o.fail(key, fmt::format("{:g}", *out), fmt::format("of the block's {:g} ops: at most that", block));
+    }
   }
   if (const auto* t = r.table("device"); t && r.ok()) {
     Reader d = r.sub(*t, "device");

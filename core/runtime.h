@@ -24,6 +24,12 @@ struct RuntimeOps {
   // q/k norms or without RoPE does not launch (ModelProfile::qk_norm, rope).
   double qk_norm = 0;
   double rope = 0;
+  // Of the block counts above: the ops inside one block's attention modules (q/k/v and output
+  // projections, q/k norms, RoPE, the attention call), which a hook that predicts their outputs
+  // (diffusers' TaylorSeer) skips on a cached step; 0: not counted apart (the dispatch kept whole).
+  double double_attention = 0;
+  double single_attention = 0;
+  double cross_attention = 0;
   double ulysses = 0;           // per attention layer: the four all-to-alls and their reshapes
   double ring = 0;              // per attention layer: gathering K/V (or setting up the ring)
   double ring_iteration = 0;    // per K/V block of Ring: slicing, the attention call, the LSE merge

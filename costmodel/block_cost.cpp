@@ -357,6 +357,7 @@ class BlockBuilder {
     bc().ring_iteration_ops = ops.ring_iterations;
     bc().host_ms = rt.host_ms(bc().ops + ops.ulysses + ops.ring + ops.ring_iterations) +
                    bc().collective_calls * rt.collective_us * 1e-3;
+    bc().attention_module_host_ms = rt.host_ms(ops.attention);
   }
 
   void live_bytes() {
@@ -383,7 +384,7 @@ class BlockBuilder {
     c.source = all.value_or(Source::kDatasheet);
     const double n = g_.count;
     for (Milliseconds* x : {&c.flops, &c.gemm_ms, &c.gemm_traffic_ms, &c.attention_ms, &c.memory_ms, &c.host_ms, &c.comm_ms, &c.sync_ms,
-                            &c.attention_module_ms, &c.collective_calls, &c.ops, &c.ulysses_ops, &c.ring_ops,
+                            &c.attention_module_ms, &c.attention_module_host_ms, &c.collective_calls, &c.ops, &c.ulysses_ops, &c.ring_ops,
                             &c.ring_iteration_ops})
       *x *= n;
     for (int i = 0; i < kCommAxisCount; ++i) out_.axis_comm_ms[i] = axis_ms_[i] * n;
@@ -436,8 +437,13 @@ HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g) {
                         : g.kind == BlockKind::kSingle ? ops.single_block
                                                        : ops.cross_block) -
                        positional_ops_absent(ctx.m, ops, g.kind);
-  out.block = (block + (g.image_self_attention ? ops.image_attention : 0)) * unfused_ops_share(ctx.q, ctx.runtime) +
-              (anything ? layers * ops.anything : 0);
+  const double share = unfused_ops_share(ctx.q, ctx.runtime);
+  out.block = (block + (g.image_self_attention ? ops.image_attention : 0)) * share + (anything ? layers * ops.anything : 0);
+  const double attention = g.kind == BlockKind::kDouble   ? ops.double_attention
+                           : g.kind == BlockKind::kSingle ? ops.single_attention
+                                                          : ops.cross_attention;
+  // The q/k norms and rotations a model does not launch are the attention modules' own.
+  if (attention > 0) out.attention = (attention - positional_ops_absent(ctx.m, ops, g.kind)) * share;
   out.ulysses = ulysses ? layers * ops.ulysses : 0;
   out.ring = ring ? layers * ops.ring : 0;
   out.ring_iterations = ring ? layers * ctx.axes.r * ops.ring_iteration : 0;

@@ -552,6 +552,17 @@ void place_pipeline(const StepContext& ctx, const MemoryBreakdown& denoising, Pr
   use_pipeline(p, choose_pipeline(p, kEveryPipelineOption, ctx.q.steps, capacity), ctx.q.steps, capacity);
 }
 
+namespace {
+// The ops of diffusers' TaylorSeer predicting one output of a hooked module (hooks/taylorseer_cache.py
+// TaylorSeerState.predict, max_order 1): zeros_like, then for orders 0 and 1 a cast, a multiply
+// and an add.
+constexpr double kTaylorseerOps = 1 + 2 * 3;
+// The outputs its hooks predict per block: a double block's joint attention returns the image's
+// and the text's (FluxAttention with added projections); a single block's attention one; a
+// self + cross-attention block's two modules one each (where a class's names are hooked at all).
+double taylorseer_outputs(BlockKind k) { return k == BlockKind::kSingle ? 1 : 2; }
+}  // namespace
+
 // The time of `count` blocks of the step's block groups, taken from the first group onward
 // (`from_last`: from the last backward), each at its group's time per block.
 Milliseconds blocks_ms(const Prediction& p, int count, bool from_last) {
@@ -567,15 +578,17 @@ Milliseconds blocks_ms(const Prediction& p, int count, bool from_last) {
 
 // diffusers' TaylorSeer predicts each block's attention outputs instead (max_order 1: from the last
 // computed output and its difference per step): every block runs but for its attention modules
-// (BlockCost::time_without_attention_ms), the rest of the step too, and per block the prediction
-// reads the two stored factors and writes the output, 3 hidden-state tensors. Memory: the two
-// factors of every block.
+// (BlockCost::time_without_attention_ms: their device work, and their dispatch where the runtime
+// counts it apart), the rest of the step too, and per block the prediction reads the two stored
+// factors and writes the output, 3 hidden-state tensors. Memory: the two factors of every block.
 void add_taylorseer_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& denoising, Bytes hidden) {
   double blocks = 0;
   Milliseconds ms = 0;
   for (int k = 0; k < p.block_count; ++k) {
-    ms += p.blocks[k].time_without_attention_ms();
-    blocks += p.blocks[k].count;
+    const BlockCost& b = p.blocks[k];
+    const double outputs = taylorseer_outputs(b.kind) * b.count;
+    ms += b.time_without_attention_ms(b.attention_module_host_ms > 0 ? ctx.runtime.host_ms(outputs * kTaylorseerOps) : 0);
+    blocks += b.count;
   }
   p.cache_work_ms = ctx.hw.memory(3.0 * hidden * blocks).ms;
   p.cached_step_ms = ms + p.step_rest.time_ms() + p.cache_work_ms;

@@ -63,6 +63,7 @@ struct BlockCost {
   // projections, kernels, merges and Ulysses/Ring collectives), which a cache that predicts the
   // attention outputs alone skips (diffusers' TaylorSeer).
   Milliseconds attention_module_ms = 0;
+  Milliseconds attention_module_host_ms = 0;  // of host_ms: dispatching those modules' ops (RuntimeOps::*_attention)
   double collective_calls = 0;  // collectives issued (each a synchronisation of the group)
   // The host's ops behind host_ms (with collective_calls x the runtime's collective_us): the
   // block's own, the Ulysses all-to-alls', Ring's set-up and Ring's K/V blocks.
@@ -74,14 +75,17 @@ struct BlockCost {
   Milliseconds device_ms() const { return kernels_ms() + comm_ms; }  // the GPU's stream, in order
   // Asynchronous launches: the GPU waits on the host only when its work is shorter than the
   // host's; a synchronous runtime pays both. Then the synchronisation at the collectives.
-  Milliseconds time_ms() const { return time_with_device_ms(device_ms()); }
+  Milliseconds time_ms() const { return time_with_ms(device_ms(), host_ms); }
   bool host_bound() const { return overlapped && host_ms > device_ms(); }
-  // time_ms() with the attention modules' device work left out: the block where their outputs are
-  // predicted and the rest runs (the host's dispatch kept whole).
-  Milliseconds time_without_attention_ms() const { return time_with_device_ms(device_ms() - attention_module_ms); }
-  // The blocks' time when the GPU's stream holds `device` ms, with the host's dispatch and the waits.
-  Milliseconds time_with_device_ms(Milliseconds device) const {
-    return (overlapped ? std::max(device, host_ms) : device + host_ms) + sync_ms;
+  // time_ms() with the attention modules' device work and dispatch left out and `predict_host_ms`
+  // of dispatch added: the block where a hook predicts their outputs and the rest runs.
+  Milliseconds time_without_attention_ms(Milliseconds predict_host_ms) const {
+    return time_with_ms(device_ms() - attention_module_ms, host_ms - attention_module_host_ms + predict_host_ms);
+  }
+  // The blocks' time when the GPU's stream holds `device` ms and the host dispatches for `host`
+  // ms, with the waits.
+  Milliseconds time_with_ms(Milliseconds device, Milliseconds host) const {
+    return (overlapped ? std::max(device, host) : device + host) + sync_ms;
   }
 };
 

@@ -18,7 +18,7 @@ BlockCost blend(const BlockCost& a, double wa, const BlockCost& b, double wb) {
                                       &BlockCost::memory_ms, &BlockCost::host_ms,        &BlockCost::comm_ms,
                                       &BlockCost::sync_ms, &BlockCost::collective_calls, &BlockCost::ops,
                                       &BlockCost::ulysses_ops, &BlockCost::ring_ops,    &BlockCost::ring_iteration_ops,
-                                      &BlockCost::attention_module_ms};
+                                      &BlockCost::attention_module_ms, &BlockCost::attention_module_host_ms};
   for (auto term : terms) out.*term = a.*term * wa + b.*term * wb;
   return out;
 }

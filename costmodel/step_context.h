@@ -65,6 +65,7 @@ double unfused_ops_share(const Query& q, const RuntimeProfile& rt);
 // block's own (with an anything mode's), the Ulysses all-to-alls', Ring's set-up and its K/V blocks.
 struct HostOps {
   double block = 0, ulysses = 0, ring = 0, ring_iterations = 0;
+  double attention = 0;  // of block: the attention modules' ops (RuntimeOps::*_attention; 0: not counted apart)
 };
 HostOps block_host_ops(const StepContext& ctx, const BlockGroup& g);
 

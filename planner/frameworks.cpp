@@ -69,7 +69,8 @@ FrameworkOffers::FrameworkOffers(const Query& q) {
     Offer& o = offers_[i];
     o.fw = q.frameworks[i];
     const FrameworkCache* c = cache_of(q, static_cast<Framework>(i));
-    o.cached_steps = cpplan::cached_steps(c ? c->schedule(q.cache, q.steps) : q.cache, q.steps);
+    const bool attached = !c || !q.model || c->hooks(*q.model);  // else the hook runs every step
+    o.cached_steps = attached ? cpplan::cached_steps(c ? c->schedule(q.cache, q.steps) : q.cache, q.steps) : 0;
     if (!o.fw || !q.model) continue;
     o.entry = o.fw->model_for(*q.model);
     o.listed = o.entry != nullptr;

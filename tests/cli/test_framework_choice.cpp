@@ -251,6 +251,10 @@ TEST_CASE("The --dtype flag reaches each framework's launch text with its flag, 
                   "runs --cache fbcache with no warm-up and no cap on cached steps in a row\n") != std::string::npos);
   CHECK(list.find("    its own schedule: diffusers runs --cache magcache with the first 20% of the steps computed\n") !=
         std::string::npos);
+  // A hook that attaches to some classes only names them (TaylorSeer's module-name identifiers).
+  CHECK(list.find("max_order=1)) (not with Ulysses or Ring, TP)\n    its hook: diffusers hooks --cache taylorseer only "
+                  "into FluxTransformer2DModel, Flux2Transformer2DModel,") != std::string::npos);
+  CHECK(list.find("WanAnimate2Transformer3DModel: on another class every step is computed\n") != std::string::npos);
 }
 
 TEST_CASE("The frameworks column prices each framework's own cache schedule, and --framework prices the plans with it",

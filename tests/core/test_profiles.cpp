@@ -457,7 +457,8 @@ TEST_CASE("human_bytes writes binary units, whole numbers without decimals", "[c
   CHECK(cpplan::human_bytes(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
 }
 
-TEST_CASE("A runtime's q/k-norm and RoPE op counts are optional, non-negative numbers", "[core][profiles][errors]") {
+TEST_CASE("A runtime's q/k-norm, RoPE and attention-module op counts are optional, non-negative numbers",
+          "[core][profiles][errors]") {
   const std::string path = cpplan::test::profiles_dir() + "/runtimes/diffusers.toml";
   const auto shipped = cpplan::load_runtime_profile(path);
   REQUIRE(shipped.ok());
@@ -483,4 +484,17 @@ TEST_CASE("A runtime's q/k-norm and RoPE op counts are optional, non-negative nu
   const auto absent = cpplan::parse_runtime_profile(without, path);
   REQUIRE(absent.ok());
   CHECK(absent->ops.rope == 0);  // not counted apart: no block loses RoPE ops
+  // The attention modules' ops are the block's: at most its count (143 for a double block).
+  CHECK(shipped->ops.double_attention == 93);
+  std::string over = text;
+  const auto [attn_at, attn_length] = line("double_attention");
+  over.replace(attn_at, attn_length, "double_attention = 150");
+  const auto too_many = cpplan::parse_runtime_profile(over, path);
+  REQUIRE_FALSE(too_many.ok());
+  CHECK(too_many.error().message == path + ": ops.double_attention = 150: of the block's 143 ops: at most that");
+  std::string none = text;
+  none.erase(attn_at, attn_length + 1);
+  const auto apart = cpplan::parse_runtime_profile(none, path);
+  REQUIRE(apart.ok());
+  CHECK(apart->ops.double_attention == 0);  // not counted apart: the host keeps dispatching them
 }

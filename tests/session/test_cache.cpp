@@ -117,11 +117,18 @@ TEST_CASE("diffusers' TaylorSeer's cached step of FLUX.1-dev on an H100 runs eve
   REQUIRE(singles.kind == cpplan::BlockKind::kSingle);
   REQUIRE((doubles.count == 19 && singles.count == 38));
   // One GPU: no collective to wait at. Without their attention the GPU's work may drop below the
-  // host's dispatch of the block's ops, which the runtime's launches still take (asynchronous: the
-  // longer of the two).
+  // host's dispatch of the block's other ops, which the runtime's launches still take
+  // (asynchronous: the longer of the two). The host skips the attention modules' own ops too (the
+  // runtime counts them apart: 93 of a double block's, 64 of a single block's) and dispatches the
+  // prediction's instead: per output, zeros_like and for orders 0 and 1 a cast, a multiply and an
+  // add (7 ops); a double block's joint attention predicts 2 outputs, a single block's 1.
   REQUIRE((doubles.sync_ms == 0 && singles.sync_ms == 0 && doubles.overlapped));
-  const double blocks = std::max(doubles.device_ms() - 19 * double_attn, doubles.host_ms) +
-                        std::max(singles.device_ms() - 38 * single_attn, singles.host_ms);
+  REQUIRE((q.runtime->ops.double_attention == 93 && q.runtime->ops.single_attention == 64));
+  const double us = q.runtime->us_per_op * 1e-3;
+  const double double_host = doubles.host_ms - 19 * 93 * us + 19 * 2 * 7 * us;
+  const double single_host = singles.host_ms - 38 * 64 * us + 38 * 1 * 7 * us;
+  const double blocks = std::max(doubles.device_ms() - 19 * double_attn, double_host) +
+                        std::max(singles.device_ms() - 38 * single_attn, single_host);
   const double hidden = 4608.0 * 3072 * 2;
   const double hbm = q.hardware->memory_bandwidth_gbps * 1e9 * q.hardware->memory_efficiency;
   // The prediction per block: the two stored factors read, the output written (3 tensors), 57 blocks.
@@ -276,6 +283,17 @@ cpplan::Query cached_flux(const std::string& policy, const std::string& framewor
   return cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
 }
 
+// Wan2.1-T2V-14B at its profile's size and 50 steps on one H100, under `policy`.
+cpplan::Query cached_wan(const std::string& policy) {
+  cpplan::session::Options o;
+  o.model = "wan2.1-t2v-14b";
+  o.gpus = "1";
+  o.hardware = "h100-sxm";
+  o.cache = policy;
+  std::ostringstream err;
+  return cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
+}
+
 cpplan::planner::RankedPlan single_gpu_plan(const cpplan::Query& q) {
   const DatasheetModel hw(*q.hardware);
   const CostModel cost(hw);
@@ -316,6 +334,31 @@ TEST_CASE("Each framework's cache runs its own schedule: diffusers' FirstBlockCa
   const cpplan::Query mag = cached_flux("magcache", "diffusers");
   CHECK(mag.cache.warmup_steps == 6);
   CHECK(cpplan::cached_steps(mag.cache, 28) == 11);
+}
+
+TEST_CASE("diffusers' TaylorSeer caches steps only where its hook attaches: FLUX.1-dev's attention modules, not Wan's",
+          "[planner][cache]") {
+  // hooks/taylorseer_cache.py hooks the modules named ^transformer_blocks.*attn,
+  // ^single_transformer_blocks.*attn, ^blocks.*attn (in full): FLUX.1-dev's transformer_blocks.N.attn
+  // and single_transformer_blocks.N.attn; Wan's blocks.N.attn1 and attn2 match none, so diffusers
+  // runs the flag and computes every step. The schedule by hand: 3 warm-up steps, then the step
+  // after and every 5th: FLUX.1-dev's 28 steps compute 3 + (23 / 5 + 1) = 8 and cache 20; Wan2.1's
+  // 50 compute 3 + (45 / 5 + 1) = 13 and cache 37.
+  const cpplan::planner::RankedPlan flux = single_gpu_plan(cached_flux("taylorseer", ""));
+  REQUIRE(flux.predicted);
+  CHECK(flux.predicted->cached_steps == 20);
+  CHECK(flux.run(cpplan::Framework::kDiffusers).cached_steps == 20);
+  const cpplan::planner::RankedPlan wan = single_gpu_plan(cached_wan("taylorseer"));
+  REQUIRE(wan.predicted);
+  CHECK(wan.predicted->cached_steps == 37);
+  const auto& run = wan.run(cpplan::Framework::kDiffusers);
+  REQUIRE(run.runs);
+  CHECK(run.cached_steps == 0);
+  CHECK(run.differs_from(*wan.predicted));
+  // Its image: each of the 37 cached steps a computed one.
+  REQUIRE(run.where == wan.predicted->pipeline.placement());
+  const double steps = 37 * (wan.predicted->step_ms - wan.predicted->cached_step_ms);
+  CHECK(run.image_ms - wan.predicted->image_ms == Approx(steps).epsilon(1e-9));
 }
 
 TEST_CASE("A cache parameter the named framework fixes otherwise is refused in one line naming its schedule",
