@@ -54,7 +54,8 @@ std::string choice_heading(const Query& q, const session::FrameworkChoice& c) {
   std::string heading = c.title;
   const bool placed = c.plan && c.run.where != c.plan->predicted->pipeline.placement();
   const std::string own =
-      c.own_placement ? fmt::format(" (its {}: {})", placed ? "placement" : "cache schedule", session::own_run_text(c.run))
+      c.own_placement ? fmt::format(" (its {}: {})", placed ? "placement" : "cache schedule",
+                                    session::own_run_text(c.run, c.plan ? c.plan->predicted->cached_steps : 0))
                       : "";
   if (c.top_unavailable.empty()) return heading + own;
   heading += fmt::format(": cannot run the top plan: {}", c.top_unavailable);

@@ -198,10 +198,12 @@ Result<Request> parse_request(const Options& o, bool keep_invalid) {
   });
 }
 
-std::string own_run_text(const planner::FrameworkRun& r) {
-  return fmt::format("{}/{}{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae),
-                     r.cached_steps > 0 ? fmt::format(" {} steps cached", r.cached_steps) : "", r.image_ms / 1e3,
-                     r.peak_bytes / kGiB, r.fits ? "" : " NO fit");
+std::string own_run_text(const planner::FrameworkRun& r, int plan_cached_steps) {
+  const std::string cache = r.cached_steps > 0    ? fmt::format(" {} steps cached", r.cached_steps)
+                            : plan_cached_steps > 0 ? std::string(" every step computed")
+                                                    : std::string();
+  return fmt::format("{}/{}{} {:.2f} s {:.1f} GiB{}", to_string(r.where.text_encoder), to_string(r.where.vae), cache,
+                     r.image_ms / 1e3, r.peak_bytes / kGiB, r.fits ? "" : " NO fit");
 }
 
 std::string frameworks_text(const Row& row) {
@@ -211,7 +213,7 @@ std::string frameworks_text(const Row& row) {
     const auto f = static_cast<Framework>(i);
     if (!row.frameworks.has(f)) continue;
     std::string part(to_string(f));
-    if (row.differs(f)) part += fmt::format(" ({})", own_run_text(row.runs[i]));
+    if (row.differs(f)) part += fmt::format(" ({})", own_run_text(row.runs[i], row.plan->predicted->cached_steps));
     parts.push_back(std::move(part));
   }
   return fmt::format("{}", fmt::join(parts, ", "));

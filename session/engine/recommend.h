@@ -107,8 +107,10 @@ struct Row {
 planner::ReplicaPlans replica_plans(const Request& r);
 
 // A framework's own placement and figures: "offloaded/single 9.84 s 41.2 GiB" (" 14 steps cached"
-// after the placement with a step cache, " NO fit" when the pipeline does not fit with it).
-std::string own_run_text(const planner::FrameworkRun& r);
+// after the placement with a step cache, " every step computed" where the plan's own schedule,
+// `plan_cached_steps`, caches some and the framework's none, " NO fit" when the pipeline does not
+// fit with it).
+std::string own_run_text(const planner::FrameworkRun& r, int plan_cached_steps);
 // A row's frameworks as every front shows them: the names, with a framework's own placement and
 // figures where they differ from the row's ("xdit (replicated/single 9.84 s 41.2 GiB)"); "cpplan
 // run only" for a row no framework runs.

@@ -281,6 +281,12 @@ TEST_CASE("The frameworks column prices each framework's own cache schedule, and
   CHECK(refused.code == 3);
   CHECK(refused.err == "cpplan: --cache-warmup = 4: diffusers runs --cache fbcache with no warm-up and no cap on cached "
                        "steps in a row (a warm-up of 0 of 28 steps)\n");
+  // diffusers' TaylorSeer attaches to no module of Wan (attn1, attn2): the query's schedule caches
+  // 37 of 50 steps (3 warm-up, then the step after and every 5th: 13 computed), diffusers' run none.
+  const std::string wan = out_of({"--model", "wan2.1-t2v-14b", "--gpus", "1", "--cache", "taylorseer", "--hardware", "h100-sxm"});
+  CHECK(wan.find("cache taylorseer F0B0 (13 of 50 steps computed)") != std::string::npos);
+  CHECK(wan.find("diffusers (offloaded/single every step computed ") != std::string::npos);
+  CHECK(wan.find("diffusers (its cache schedule: offloaded/single every step computed ") != std::string::npos);
 }
 
 TEST_CASE("A cache and FP8 together: the plans with both, each framework's launch text or its reason",
