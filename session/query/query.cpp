@@ -1,5 +1,6 @@
 #include "session/query/query.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -284,7 +285,10 @@ CacheSpec cache_spec(const Options& a, CachePolicy p) {
 CacheSpec as_named_framework_runs(const Options& a, const Query& q, const FrameworkProfile& fw, const CacheSpec& s) {
   const FrameworkCache* c = fw.cache_for(s.policy);
   if (!c) return s;
-  const CacheSpec runs = c->schedule(s, q.steps);
+  CacheSpec runs = c->schedule(s, q.steps);
+  // Its hook attaches to none of the model's modules (diffusers' TaylorSeer on Wan): every step is
+  // computed, every 1st after the warm-up.
+  if (q.model && !c->hooks(*q.model)) runs.every = 1;
   if (!a.cache_warmup.empty() && runs.warmup_steps != s.warmup_steps)
     throw InvalidInput{fmt::format("--cache-warmup = {}: {} (a warm-up of {} of {} steps)", a.cache_warmup, c->schedule_reason,
                                    runs.warmup_steps, q.steps)};
@@ -323,13 +327,19 @@ CacheSpec as_frameworks_run(const Options& a, const Query& q, const CacheSpec& s
 }
 
 // Why the query cannot rank cache `s` (its parameters do not fit the model's blocks and steps,
-// --framework does not ship it, cpplan's executor plans none); nullopt when it can, and for none.
+// --framework does not ship it or not for the model's class, cpplan's executor plans none);
+// nullopt when it can, and for none.
 std::optional<std::string> cache_refusal(const Options& a, const Query& q, const CacheSpec& s) {
   if (!s.active()) return std::nullopt;
   if (const Result<bool> ok = validate_cache(s, q.model->total_blocks(), q.steps); !ok) return ok.error().message;
   const std::string_view name = to_string(s.policy);
-  if (const FrameworkProfile* fw = named_framework(a, q); fw && !fw->cache_for(s.policy))
-    return fmt::format("--cache = {}: {}", name, fw->cache_reason);
+  if (const FrameworkProfile* fw = named_framework(a, q)) {
+    const FrameworkCache* c = fw->cache_for(s.policy);
+    if (!c) return fmt::format("--cache = {}: {}", name, fw->cache_reason);
+    // A cache the named framework adapts to some classes only (diffusers' MagCache: FLUX's ratios).
+    if (!c->classes.empty() && std::find(c->classes.begin(), c->classes.end(), q.model->transformer_class) == c->classes.end())
+      return fmt::format("--cache = {}: {}, not {} ({})", name, c->class_reason, q.model->transformer_class, q.model->name);
+  }
   if (a.framework == "cpplan" && !executor_refusal(s.policy).empty())  // what cpplan run runs
     return fmt::format("--cache = {}: --framework cpplan runs the fixed schedule only (--cache fixed)", name);
   return std::nullopt;

@@ -211,6 +211,18 @@ TEST_CASE("A cache's bad parameters and a framework without it are refused in on
   CHECK(error_of(o) == "--cache = fbcache: --framework cpplan runs the fixed schedule only (--cache fixed)");
   o.cache = "fixed";
   CHECK(error_of(o).empty());
+  // A cache the named framework adapts to some classes only: diffusers' MagCache ships FLUX's
+  // magnitude ratios alone (MagCacheConfig raises without mag_ratios). Under --cache any it drops out.
+  o = {};
+  o.model = "wan2.1-t2v-14b";
+  o.cache = "magcache";
+  o.framework = "diffusers";
+  CHECK(error_of(o) == "--cache = magcache: diffusers runs --cache magcache only for FluxTransformer2DModel, not "
+                       "WanTransformer3DModel (wan2.1-t2v-14b)");
+  o.cache = "taylorseer";  // it runs, attaching to nothing: every step computed (priced so)
+  CHECK(error_of(o).empty());
+  o.cache = "any";
+  CHECK(error_of(o).empty());
 }
 
 TEST_CASE("Each framework runs its caches only with the parallelism its source shows", "[planner][cache]") {
@@ -359,6 +371,20 @@ TEST_CASE("diffusers' TaylorSeer caches steps only where its hook attaches: FLUX
   REQUIRE(run.where == wan.predicted->pipeline.placement());
   const double steps = 37 * (wan.predicted->step_ms - wan.predicted->cached_step_ms);
   CHECK(run.image_ms - wan.predicted->image_ms == Approx(steps).epsilon(1e-9));
+  // Named, diffusers prices the query as it runs it: every step computed.
+  cpplan::session::Options o;
+  o.model = "wan2.1-t2v-14b";
+  o.gpus = "1";
+  o.hardware = "h100-sxm";
+  o.cache = "taylorseer";
+  o.framework = "diffusers";
+  std::ostringstream err;
+  const cpplan::Query named = cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
+  CHECK(cpplan::cached_steps(named.cache, 50) == 0);
+  const cpplan::planner::RankedPlan own = single_gpu_plan(named);
+  REQUIRE(own.predicted);
+  CHECK(own.predicted->cached_steps == 0);
+  CHECK_FALSE(own.run(cpplan::Framework::kDiffusers).differs_from(*own.predicted));
 }
 
 TEST_CASE("A cache parameter the named framework fixes otherwise is refused in one line naming its schedule",
