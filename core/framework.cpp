@@ -496,9 +496,20 @@ CacheSpec FrameworkCache::schedule(const CacheSpec& s, int steps) const {
   return out;
 }
 
-bool FrameworkCache::hooks(const ModelProfile& m) const {
-  return hooked_classes.empty() ||
-         std::find(hooked_classes.begin(), hooked_classes.end(), m.transformer_class) != hooked_classes.end();
+namespace {
+// Whether `classes` holds model `m`'s transformer class; an empty list holds every class.
+bool lists_class(const std::vector<std::string>& classes, const ModelProfile& m) {
+  return classes.empty() || std::find(classes.begin(), classes.end(), m.transformer_class) != classes.end();
+}
+}  // namespace
+
+bool FrameworkCache::adapts_to(const ModelProfile& m) const { return lists_class(classes, m); }
+bool FrameworkCache::hooks(const ModelProfile& m) const { return lists_class(hooked_classes, m); }
+
+CacheSpec FrameworkCache::runs_on(const CacheSpec& s, int steps, const ModelProfile& m) const {
+  CacheSpec out = schedule(s, steps);
+  if (!hooks(m)) out.every = 1;
+  return out;
 }
 
 std::string FrameworkCache::flag_for(const CacheSpec& s, int steps) const {

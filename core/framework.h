@@ -145,12 +145,17 @@ struct FrameworkCache {
   // it fixes, as a phrase ("runs --cache fbcache with no warm-up and no cap on cached steps in a row").
   std::string sp_reason, tp_reason, cfg_reason, class_reason, schedule_reason, hooked_reason;
 
-  // Whether the hook attaches to model `m`'s modules (hooked_classes).
+  // Whether it adapts to model `m`'s transformer class (classes), and whether its hook attaches to
+  // `m`'s modules (hooked_classes).
+  bool adapts_to(const ModelProfile& m) const;
   bool hooks(const ModelProfile& m) const;
 
   // The query's cache `s` as the framework runs it over `steps` steps: its fixed warm-up and cap
   // in place of the query's.
   CacheSpec schedule(const CacheSpec& s, int steps) const;
+  // The schedule it runs on model `m`: schedule(), with every step computed (every 1st after the
+  // warm-up) where its hook attaches to none of `m`'s modules (diffusers' TaylorSeer on Wan).
+  CacheSpec runs_on(const CacheSpec& s, int steps, const ModelProfile& m) const;
   // `flag` with the cache's parameters put in ({F} first and {B} last blocks, {W} warm-up steps,
   // {MC} most cached in a row, {N} every N-th step) and {S}, the denoising's `steps`.
   std::string flag_for(const CacheSpec& s, int steps) const;

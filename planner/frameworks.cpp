@@ -69,8 +69,8 @@ FrameworkOffers::FrameworkOffers(const Query& q) {
     Offer& o = offers_[i];
     o.fw = q.frameworks[i];
     const FrameworkCache* c = cache_of(q, static_cast<Framework>(i));
-    const bool attached = !c || !q.model || c->hooks(*q.model);  // else the hook runs every step
-    o.cached_steps = attached ? cpplan::cached_steps(c ? c->schedule(q.cache, q.steps) : q.cache, q.steps) : 0;
+    const CacheSpec runs = !c ? q.cache : q.model ? c->runs_on(q.cache, q.steps, *q.model) : c->schedule(q.cache, q.steps);
+    o.cached_steps = cpplan::cached_steps(runs, q.steps);
     if (!o.fw || !q.model) continue;
     o.entry = o.fw->model_for(*q.model);
     o.listed = o.entry != nullptr;
@@ -106,9 +106,7 @@ std::string_view cache_refusal(const FrameworkProfile& fw, const Query& q, Featu
   if (sp && !c->with_sp) return c->sp_reason;
   if (used.has(Feature::kTp) && !c->with_tp) return c->tp_reason;
   if (used.has(Feature::kCfg) && !c->with_cfg) return c->cfg_reason;
-  if (!c->classes.empty() && q.model &&
-      std::find(c->classes.begin(), c->classes.end(), q.model->transformer_class) == c->classes.end())
-    return c->class_reason;
+  if (q.model && !c->adapts_to(*q.model)) return c->class_reason;
   return {};
 }
 

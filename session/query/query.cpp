@@ -285,10 +285,7 @@ CacheSpec cache_spec(const Options& a, CachePolicy p) {
 CacheSpec as_named_framework_runs(const Options& a, const Query& q, const FrameworkProfile& fw, const CacheSpec& s) {
   const FrameworkCache* c = fw.cache_for(s.policy);
   if (!c) return s;
-  CacheSpec runs = c->schedule(s, q.steps);
-  // Its hook attaches to none of the model's modules (diffusers' TaylorSeer on Wan): every step is
-  // computed, every 1st after the warm-up.
-  if (q.model && !c->hooks(*q.model)) runs.every = 1;
+  const CacheSpec runs = q.model ? c->runs_on(s, q.steps, *q.model) : c->schedule(s, q.steps);
   if (!a.cache_warmup.empty() && runs.warmup_steps != s.warmup_steps)
     throw InvalidInput{fmt::format("--cache-warmup = {}: {} (a warm-up of {} of {} steps)", a.cache_warmup, c->schedule_reason,
                                    runs.warmup_steps, q.steps)};
@@ -337,7 +334,7 @@ std::optional<std::string> cache_refusal(const Options& a, const Query& q, const
     const FrameworkCache* c = fw->cache_for(s.policy);
     if (!c) return fmt::format("--cache = {}: {}", name, fw->cache_reason);
     // A cache the named framework adapts to some classes only (diffusers' MagCache: FLUX's ratios).
-    if (!c->classes.empty() && std::find(c->classes.begin(), c->classes.end(), q.model->transformer_class) == c->classes.end())
+    if (!c->adapts_to(*q.model))
       return fmt::format("--cache = {}: {}, not {} ({})", name, c->class_reason, q.model->transformer_class, q.model->name);
   }
   if (a.framework == "cpplan" && !executor_refusal(s.policy).empty())  // what cpplan run runs

@@ -468,33 +468,29 @@ TEST_CASE("A runtime's q/k-norm, RoPE and attention-module op counts are optiona
   std::stringstream read;
   read << in.rdbuf();
   const std::string text = read.str();
-  const auto line = [&](const char* key) {  // where the line `key = ...` starts, and its length
-    const std::size_t at = text.find(std::string("\n") + key + " = ") + 1;
-    return std::pair{at, text.find('\n', at) - at};
+  // The shipped file with the line `key = ...` replaced by `replacement` ("": removed), parsed.
+  const auto edited = [&](const char* key, const std::string& replacement) {
+    std::string t = text;
+    const std::size_t at = t.find(std::string("\n") + key + " = ") + 1;
+    const std::size_t length = t.find('\n', at) - at;
+    if (replacement.empty())
+      t.erase(at, length + 1);
+    else
+      t.replace(at, length, replacement);
+    return cpplan::parse_runtime_profile(t, path);
   };
-  std::string negative = text;
-  const auto [at, length] = line("qk_norm");
-  negative.replace(at, length, "qk_norm = -1");
-  const auto bad = cpplan::parse_runtime_profile(negative, path);
+  const auto bad = edited("qk_norm", "qk_norm = -1");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message == path + ": ops.qk_norm = -1: must be at least 0 and at most 10000000");
-  std::string without = text;
-  const auto [rope_at, rope_length] = line("rope");
-  without.erase(rope_at, rope_length + 1);
-  const auto absent = cpplan::parse_runtime_profile(without, path);
+  const auto absent = edited("rope", "");
   REQUIRE(absent.ok());
   CHECK(absent->ops.rope == 0);  // not counted apart: no block loses RoPE ops
   // The attention modules' ops are the block's: at most its count (143 for a double block).
   CHECK(shipped->ops.double_attention == 93);
-  std::string over = text;
-  const auto [attn_at, attn_length] = line("double_attention");
-  over.replace(attn_at, attn_length, "double_attention = 150");
-  const auto too_many = cpplan::parse_runtime_profile(over, path);
+  const auto too_many = edited("double_attention", "double_attention = 150");
   REQUIRE_FALSE(too_many.ok());
   CHECK(too_many.error().message == path + ": ops.double_attention = 150: of the block's 143 ops: at most that");
-  std::string none = text;
-  none.erase(attn_at, attn_length + 1);
-  const auto apart = cpplan::parse_runtime_profile(none, path);
+  const auto apart = edited("double_attention", "");
   REQUIRE(apart.ok());
   CHECK(apart->ops.double_attention == 0);  // not counted apart: the host keeps dispatching them
 }
