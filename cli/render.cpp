@@ -53,8 +53,10 @@ std::string_view lever_control(Lever l) {
 std::string choice_heading(const Query& q, const session::FrameworkChoice& c) {
   std::string heading = c.title;
   const bool placed = c.plan && c.run.where != c.plan->predicted->pipeline.placement();
+  const bool scheduled = c.plan && c.run.cached_steps != c.plan->predicted->cached_steps;
+  const char* differs = placed && scheduled ? "placement and cache schedule" : placed ? "placement" : "cache schedule";
   const std::string own =
-      c.own_placement ? fmt::format(" (its {}: {})", placed ? "placement" : "cache schedule",
+      c.own_placement ? fmt::format(" (its {}: {})", differs,
                                     session::own_run_text(c.run, c.plan ? c.plan->predicted->cached_steps : 0))
                       : "";
   if (c.top_unavailable.empty()) return heading + own;

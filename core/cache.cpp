@@ -104,7 +104,7 @@ int computed_after_warmup(const CacheSpec& s, int rest) {
 }  // namespace
 
 int computed_steps(const CacheSpec& s, int steps) {
-  if (!s.active()) return steps;
+  if (!s.active() || !s.hooked) return steps;
   const int warm = std::min(s.warmup_steps, steps), rest = steps - warm;
   if (s.fixed_schedule()) return warm + computed_after_warmup(s, rest);
   int cached = static_cast<int>(std::floor(s.hit_rate * rest + 1e-9));

@@ -31,6 +31,9 @@ struct CacheSpec {
   int every = 0;                   // fixed schedules: every N-th step after the warm-up computed; 0: threshold policy
   int max_continuous_cached = -1;  // threshold policies: at most this many cached steps in a row; -1: no cap
   double hit_rate = 0;             // threshold policies: the share of post-warm-up steps cached
+  // false: the framework's hook attaches to none of the model's modules (diffusers' TaylorSeer on
+  // Wan's attn1/attn2): every step computed and nothing stored, whatever the schedule says.
+  bool hooked = true;
   bool active() const { return policy != CachePolicy::kNone; }
   bool fixed_schedule() const { return every > 0; }
   bool operator==(const CacheSpec&) const = default;

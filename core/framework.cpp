@@ -508,7 +508,7 @@ bool FrameworkCache::hooks(const ModelProfile& m) const { return lists_class(hoo
 
 CacheSpec FrameworkCache::runs_on(const CacheSpec& s, int steps, const ModelProfile& m) const {
   CacheSpec out = schedule(s, steps);
-  if (!hooks(m)) out.every = 1;
+  out.hooked = hooks(m);
   return out;
 }
 

@@ -153,8 +153,8 @@ struct FrameworkCache {
   // The query's cache `s` as the framework runs it over `steps` steps: its fixed warm-up and cap
   // in place of the query's.
   CacheSpec schedule(const CacheSpec& s, int steps) const;
-  // The schedule it runs on model `m`: schedule(), with every step computed (every 1st after the
-  // warm-up) where its hook attaches to none of `m`'s modules (diffusers' TaylorSeer on Wan).
+  // The schedule it runs on model `m`: schedule(), unhooked (every step computed, nothing stored)
+  // where its hook attaches to none of `m`'s modules (diffusers' TaylorSeer on Wan).
   CacheSpec runs_on(const CacheSpec& s, int steps, const ModelProfile& m) const;
   // `flag` with the cache's parameters put in ({F} first and {B} last blocks, {W} warm-up steps,
   // {MC} most cached in a row, {N} every N-th step) and {S}, the denoising's `steps`.

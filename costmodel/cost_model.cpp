@@ -600,11 +600,13 @@ void add_taylorseer_step(const StepContext& ctx, Prediction& p, MemoryBreakdown&
 // residual added (reading it and the hidden states, writing the sum: 3 tensors), and for a
 // threshold policy the decision, the first blocks' output against the previous step's (2 more
 // reads), whose mean a CP or TP group all-reduces (one scalar: its latency). Memory: the residual,
-// and a threshold policy's previous output.
+// and a threshold policy's previous output. A cache whose hook attaches to none of the model's
+// modules caches no step and stores nothing.
 void add_cached_step(const StepContext& ctx, Prediction& p, MemoryBreakdown& denoising) {
   const CacheSpec& s = ctx.q.cache;
   const Bytes hidden = ctx.samples * ctx.tokens * ctx.m.hidden() * ctx.m.bytes_per_activation;
   p.cached_steps = cached_steps(s, ctx.q.steps);
+  if (!s.hooked) return;
   if (s.policy == CachePolicy::kTaylorseer) return add_taylorseer_step(ctx, p, denoising, hidden);
   const double tensors = s.fixed_schedule() ? 3.0 : 5.0;
   const Timed cache_work = ctx.hw.memory(tensors * hidden);

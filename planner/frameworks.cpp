@@ -71,6 +71,7 @@ FrameworkOffers::FrameworkOffers(const Query& q) {
     const FrameworkCache* c = cache_of(q, static_cast<Framework>(i));
     const CacheSpec runs = !c ? q.cache : q.model ? c->runs_on(q.cache, q.steps, *q.model) : c->schedule(q.cache, q.steps);
     o.cached_steps = cpplan::cached_steps(runs, q.steps);
+    o.stores_cache = runs.hooked;
     if (!o.fw || !q.model) continue;
     o.entry = o.fw->model_for(*q.model);
     o.listed = o.entry != nullptr;

@@ -53,6 +53,9 @@ class FrameworkOffers {
   // The steps of the query's denoising that `f`'s cache leaves cached: the query's cache as it
   // schedules it (FrameworkCache::schedule; the query's own when it ships none).
   int cached_steps(Framework f) const { return offers_[static_cast<int>(f)].cached_steps; }
+  // Whether `f`'s cache stores what the plan's cache does: false where its hook attaches to none
+  // of the model's modules (FrameworkCache::runs_on), so that its run holds no cached residuals.
+  bool stores_cache(Framework f) const { return offers_[static_cast<int>(f)].stores_cache; }
 
  private:
   struct Offer {
@@ -61,6 +64,7 @@ class FrameworkOffers {
     FeatureSet features;                   // what it offers the model
     const FrameworkModel* entry = nullptr;  // the file's entry for the model (its degree limits)
     int cached_steps = 0;                   // of the query's steps, under its cache's own schedule
+    bool stores_cache = true;               // its cache's hook attaches to the model (CacheSpec::hooked)
   };
   // Why the offer (with a file) cannot run valid plan `p` using `used`: the device family, the
   // model's entry, the features it lacks (in Feature order), its limits, the features it refuses

@@ -90,15 +90,30 @@ std::vector<ParallelConfig> enumerate(int gpus, const PlannerOptions& options) {
   return out;
 }
 
+namespace {
+// `pr` as a framework whose cache stores nothing runs it: every placement's memory without the
+// plan's step cache.
+costmodel::Prediction without_step_cache(const costmodel::Prediction& pr) {
+  costmodel::Prediction out = pr;
+  for (int i = 0; i < out.pipeline_option_count; ++i) out.pipeline_options[i].memory.step_cache = 0;
+  out.memory.step_cache = 0;
+  return out;
+}
+}  // namespace
+
 void place_for_frameworks(const Query& q, const FrameworkOffers& offers, std::optional<Framework> ranked_for,
                           Bytes capacity, RankedPlan& rp) {
   costmodel::Prediction& pr = *rp.predicted;
   costmodel::PipelineOptionMask any = 0, chosen = 0;
+  std::optional<costmodel::Prediction> uncached;  // made once, for the frameworks whose cache stores nothing
   for (int f = 0; f < kFrameworkCount; ++f) {
     const costmodel::PipelineOptionMask mask = offers.options_run(static_cast<Framework>(f), q, rp.plan, pr);
     if (mask == 0) continue;
-    const int i = costmodel::choose_pipeline(pr, mask, q.steps, capacity);
-    const costmodel::PipelineOption& o = pr.pipeline_options[i];
+    const bool stores = offers.stores_cache(static_cast<Framework>(f)) || pr.memory.step_cache == 0;
+    if (!stores && !uncached) uncached = without_step_cache(pr);
+    const costmodel::Prediction& runs = stores ? pr : *uncached;
+    const int i = costmodel::choose_pipeline(runs, mask, q.steps, capacity);
+    const costmodel::PipelineOption& o = runs.pipeline_options[i];
     const int cached = offers.cached_steps(static_cast<Framework>(f));
     rp.runs[f] = {true, o.cost.placement(), cached, costmodel::image_ms_with(pr, i, q.steps, cached),
                   o.memory.peak(), o.memory.peak() <= capacity};

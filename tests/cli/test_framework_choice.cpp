@@ -283,10 +283,24 @@ TEST_CASE("The frameworks column prices each framework's own cache schedule, and
                        "steps in a row (a warm-up of 0 of 28 steps)\n");
   // diffusers' TaylorSeer attaches to no module of Wan (attn1, attn2): the query's schedule caches
   // 37 of 50 steps (3 warm-up, then the step after and every 5th: 13 computed), diffusers' run none.
-  const std::string wan = out_of({"--model", "wan2.1-t2v-14b", "--gpus", "1", "--cache", "taylorseer", "--hardware", "h100-sxm"});
+  // Storing no factor either, its run needs what the plan without a cache needs: it fits with the
+  // text encoder resident, where the plan's factors do not.
+  std::vector<std::string> wan_args = {"--model", "wan2.1-t2v-14b", "--gpus", "1", "--hardware", "h100-sxm"};
+  std::vector<std::string> cached_args = wan_args;
+  cached_args.insert(cached_args.end(), {"--cache", "taylorseer"});
+  const std::string wan = out_of(cached_args);
   CHECK(wan.find("cache taylorseer F0B0 (13 of 50 steps computed)") != std::string::npos);
-  CHECK(wan.find("diffusers (offloaded/single every step computed ") != std::string::npos);
-  CHECK(wan.find("diffusers (its cache schedule: offloaded/single every step computed ") != std::string::npos);
+  CHECK(wan.find("diffusers (replicated/single every step computed ") != std::string::npos);
+  CHECK(wan.find("diffusers (its placement and cache schedule: replicated/single every step computed ") !=
+        std::string::npos);
+  wan_args.push_back("--json");
+  cached_args.push_back("--json");
+  const json none = json::parse(out_of(wan_args))["plans"][0], taylor = json::parse(out_of(cached_args))["plans"][0];
+  const json& run = taylor["framework_runs"]["diffusers"];
+  CHECK(run["cached_steps"] == 0);
+  CHECK(run == none["framework_runs"]["diffusers"]);
+  CHECK(run["fits_memory"] == true);
+  CHECK(taylor["fits_memory"] == false);  // the plan's own 37 cached steps hold 2 factors a block
 }
 
 TEST_CASE("A cache and FP8 together: the plans with both, each framework's launch text or its reason",
