@@ -400,6 +400,35 @@ TEST_CASE("diffusers' TaylorSeer caches steps only where its hook attaches: FLUX
   CHECK_FALSE(own.run(cpplan::Framework::kDiffusers).differs_from(*own.predicted));
 }
 
+TEST_CASE("diffusers' TaylorSeer computes SD3.5-medium's image-only attn2 on a cached step: only attn is predicted",
+          "[planner][cache]") {
+  // SD3.5-medium's blocks 0-12 add an image-only self-attention, diffusers' transformer_blocks.N.attn2;
+  // TaylorSeer's ^transformer_blocks.*attn matches attn in full and not attn2. Its 13 dual blocks and
+  // its 11 plain ones predict the same joint attention (same tokens, heads and widths), so each
+  // predicts the same device work per block, and a dual block's cached time is longer than a plain
+  // one's by all of attn2's work: its projections, kernel and memory traffic.
+  cpplan::session::Options o;
+  o.model = "sd3.5-medium";
+  o.gpus = "1";
+  o.hardware = "h100-sxm";
+  o.cache = "taylorseer";
+  std::ostringstream err;
+  const cpplan::Query q = cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
+  const cpplan::planner::RankedPlan p = single_gpu_plan(q);
+  REQUIRE(p.predicted);
+  REQUIRE(p.predicted->block_count == 2);
+  const auto& dual = p.predicted->blocks[0];
+  const auto& plain = p.predicted->blocks[1];
+  REQUIRE(dual.count == 13);
+  REQUIRE(plain.count == 11);
+  CHECK(dual.attention_module_ms / 13 == Approx(plain.attention_module_ms / 11).epsilon(1e-9));
+  CHECK(dual.device_ms() / 13 > plain.device_ms() / 11);
+  const double attn2 = dual.device_ms() / 13 - plain.device_ms() / 11;
+  CHECK((dual.device_ms() - dual.attention_module_ms) / 13 - (plain.device_ms() - plain.attention_module_ms) / 11 ==
+        Approx(attn2).epsilon(1e-9));
+  CHECK(p.predicted->cached_steps == 20);
+}
+
 TEST_CASE("A cache parameter the named framework fixes otherwise is refused in one line naming its schedule",
           "[session][cache][errors]") {
   cpplan::session::Options o;
