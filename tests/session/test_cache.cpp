@@ -282,12 +282,13 @@ TEST_CASE("A framework's broken [[cache]] is refused in one line naming the fiel
 }
 
 namespace {
-// FLUX.1-dev at 1024x1024 on one H100 with `policy` at its defaults (28 steps), as the session
-// builds it for `framework` ("" : none named).
-cpplan::Query cached_flux(const std::string& policy, const std::string& framework) {
+// `model` on one H100 at its profile's size and steps ("" : FLUX.1-dev at 1024x1024, 28 steps), with
+// `policy` at its defaults, as the session builds it for `framework` ("" : none named).
+cpplan::Query cached_on_h100(const std::string& model, const std::string& policy, const std::string& framework = "") {
   cpplan::session::Options o;
+  if (!model.empty()) o.model = model;
   o.gpus = "1";
-  o.res = "1024x1024";
+  if (model.empty()) o.res = "1024x1024";
   o.hardware = "h100-sxm";
   o.cache = policy;
   if (!framework.empty()) o.framework = framework;
@@ -295,16 +296,12 @@ cpplan::Query cached_flux(const std::string& policy, const std::string& framewor
   return cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
 }
 
-// Wan2.1-T2V-14B at its profile's size and 50 steps on one H100, under `policy`.
-cpplan::Query cached_wan(const std::string& policy) {
-  cpplan::session::Options o;
-  o.model = "wan2.1-t2v-14b";
-  o.gpus = "1";
-  o.hardware = "h100-sxm";
-  o.cache = policy;
-  std::ostringstream err;
-  return cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
+cpplan::Query cached_flux(const std::string& policy, const std::string& framework) {
+  return cached_on_h100("", policy, framework);
 }
+
+// Wan2.1-T2V-14B at its profile's size and 50 steps on one H100, under `policy`.
+cpplan::Query cached_wan(const std::string& policy) { return cached_on_h100("wan2.1-t2v-14b", policy); }
 
 cpplan::planner::RankedPlan single_gpu_plan(const cpplan::Query& q) {
   const DatasheetModel hw(*q.hardware);
@@ -383,14 +380,7 @@ TEST_CASE("diffusers' TaylorSeer caches steps only where its hook attaches: FLUX
   CHECK(cpplan::costmodel::denoise_ms(*wan.predicted, 50, 0) - cpplan::costmodel::denoise_ms(*wan.predicted, 50) ==
         Approx(37 * (wan.predicted->step_ms - wan.predicted->cached_step_ms)).epsilon(1e-9));
   // Named, diffusers prices the query as it runs it: every step computed.
-  cpplan::session::Options o;
-  o.model = "wan2.1-t2v-14b";
-  o.gpus = "1";
-  o.hardware = "h100-sxm";
-  o.cache = "taylorseer";
-  o.framework = "diffusers";
-  std::ostringstream err;
-  const cpplan::Query named = cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
+  const cpplan::Query named = cached_on_h100("wan2.1-t2v-14b", "taylorseer", "diffusers");
   CHECK(cpplan::cached_steps(named.cache, 50) == 0);
   const cpplan::planner::RankedPlan own = single_gpu_plan(named);
   REQUIRE(own.predicted);
@@ -407,14 +397,7 @@ TEST_CASE("diffusers' TaylorSeer computes SD3.5-medium's image-only attn2 on a c
   // its 11 plain ones predict the same joint attention (same tokens, heads and widths), so each
   // predicts the same device work per block, and a dual block's cached time is longer than a plain
   // one's by all of attn2's work: its projections, kernel and memory traffic.
-  cpplan::session::Options o;
-  o.model = "sd3.5-medium";
-  o.gpus = "1";
-  o.hardware = "h100-sxm";
-  o.cache = "taylorseer";
-  std::ostringstream err;
-  const cpplan::Query q = cpplan::session::build_query(o, cpplan::test::fitted_catalog(), err).query;
-  const cpplan::planner::RankedPlan p = single_gpu_plan(q);
+  const cpplan::planner::RankedPlan p = single_gpu_plan(cached_on_h100("sd3.5-medium", "taylorseer"));
   REQUIRE(p.predicted);
   REQUIRE(p.predicted->block_count == 2);
   const auto& dual = p.predicted->blocks[0];
