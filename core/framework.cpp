@@ -506,9 +506,9 @@ bool lists_class(const std::vector<std::string>& classes, const ModelProfile& m)
 bool FrameworkCache::adapts_to(const ModelProfile& m) const { return lists_class(classes, m); }
 bool FrameworkCache::hooks(const ModelProfile& m) const { return lists_class(hooked_classes, m); }
 
-CacheSpec FrameworkCache::runs_on(const CacheSpec& s, int steps, const ModelProfile& m) const {
+CacheSpec FrameworkCache::runs_on(const CacheSpec& s, int steps, const ModelProfile* m) const {
   CacheSpec out = schedule(s, steps);
-  out.hooked = hooks(m);
+  if (m) out.hooked = hooks(*m);
   return out;
 }
 

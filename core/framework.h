@@ -154,8 +154,9 @@ struct FrameworkCache {
   // in place of the query's.
   CacheSpec schedule(const CacheSpec& s, int steps) const;
   // The schedule it runs on model `m`: schedule(), unhooked (every step computed, nothing stored)
-  // where its hook attaches to none of `m`'s modules (diffusers' TaylorSeer on Wan).
-  CacheSpec runs_on(const CacheSpec& s, int steps, const ModelProfile& m) const;
+  // where its hook attaches to none of `m`'s modules (diffusers' TaylorSeer on Wan); schedule()
+  // alone when there is no model (null).
+  CacheSpec runs_on(const CacheSpec& s, int steps, const ModelProfile* m) const;
   // `flag` with the cache's parameters put in ({F} first and {B} last blocks, {W} warm-up steps,
   // {MC} most cached in a row, {N} every N-th step) and {S}, the denoising's `steps`.
   std::string flag_for(const CacheSpec& s, int steps) const;

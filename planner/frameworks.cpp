@@ -69,7 +69,7 @@ FrameworkOffers::FrameworkOffers(const Query& q) {
     Offer& o = offers_[i];
     o.fw = q.frameworks[i];
     const FrameworkCache* c = cache_of(q, static_cast<Framework>(i));
-    const CacheSpec runs = !c ? q.cache : q.model ? c->runs_on(q.cache, q.steps, *q.model) : c->schedule(q.cache, q.steps);
+    const CacheSpec runs = c ? c->runs_on(q.cache, q.steps, q.model) : q.cache;
     o.cached_steps = cpplan::cached_steps(runs, q.steps);
     o.stores_cache = runs.hooked;
     if (!o.fw || !q.model) continue;

@@ -285,7 +285,7 @@ CacheSpec cache_spec(const Options& a, CachePolicy p) {
 CacheSpec as_named_framework_runs(const Options& a, const Query& q, const FrameworkProfile& fw, const CacheSpec& s) {
   const FrameworkCache* c = fw.cache_for(s.policy);
   if (!c) return s;
-  const CacheSpec runs = q.model ? c->runs_on(s, q.steps, *q.model) : c->schedule(s, q.steps);
+  const CacheSpec runs = c->runs_on(s, q.steps, q.model);
   if (!a.cache_warmup.empty() && runs.warmup_steps != s.warmup_steps)
     throw InvalidInput{fmt::format("--cache-warmup = {}: {} (a warm-up of {} of {} steps)", a.cache_warmup, c->schedule_reason,
                                    runs.warmup_steps, q.steps)};
