@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -18,6 +19,13 @@ using cpplan::test::run_cli;
 namespace {
 std::string data_dir() { return std::string(CPPLAN_TEST_PROFILES) + "/../tests/data"; }
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+// The step ms column of the table row whose plan column reads `plan` (the first such row).
+double table_step_ms(const std::string& out, const std::string& plan) {
+  const std::regex row("\\n +[0-9]+  " + std::regex_replace(plan, std::regex(R"([()])"), R"(\$&)") +
+                       " +[A-Za-z ]+? +([0-9.]+) ");
+  std::smatch m;
+  return std::regex_search(out, m, row) ? std::stod(m[1]) : -1;
+}
 
 // PATH with a folder first whose nvidia-smi finds no GPU, as the real one says on a machine
 // without one; the old PATH comes back at scope end.
@@ -71,9 +79,14 @@ TEST_CASE("the human table names the rejected Ring, Ulysses and Unified plans wi
                                     "    13 plans  must divide image tokens = 3969 (change --res), e.g. ring 4\n"));
   CHECK_THAT(r.out, !Catch::Contains("dp_degree"));  // one image: no data-parallel plans
   CHECK_THAT(r.out, Catch::Contains("ContextParallelConfig(ulysses_degree=4, ulysses_anything=True)"));
-  CHECK_THAT(r.out, Catch::Contains("xDiT: cannot run the top plan: xDiT needs even splits (no anything modes); "
-                                    "the fastest plan it runs: pipefusion 4 (4 patches) (none), 19% slower:\n"
-                                    "  xdit --model FLUX.1-dev --height 1008 --width 1008"));
+  // The gap is the two plans' step times in the table.
+  const double top = table_step_ms(r.out, "ulysses 4"), xdit = table_step_ms(r.out, "pipefusion 4 (4 patches)");
+  REQUIRE(top > 0);
+  REQUIRE(xdit > top);
+  CHECK_THAT(r.out, Catch::Contains(fmt::format("xDiT: cannot run the top plan: xDiT needs even splits (no anything modes); "
+                                                "the fastest plan it runs: pipefusion 4 (4 patches) (none), {:.0f}% slower:\n"
+                                                "  xdit --model FLUX.1-dev --height 1008 --width 1008",
+                                                (xdit / top - 1) * 100)));
   // The top plan with its runtime and the bound it hits.
   CHECK_THAT(r.out, Catch::Contains("runtime diffusers"));
   CHECK_THAT(r.out, Catch::Contains("top plan: ulysses 4 (Ulysses Anything): "));
