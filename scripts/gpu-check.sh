@@ -9,6 +9,8 @@
 #   4. a full-size flux.1-dev 1024x1024 bf16 run on one GPU: steps/s, peak memory and achieved
 #      TFLOP/s (the cost model's FLOPs of a step over the measured step time), beside the cost
 #      model's predictions from the probe and from the datasheet profile;
+#   5. the host time of one eager PyTorch op on this GPU from Python (scripts/dispatch_bench.py, a
+#      few seconds): an independent figure for the runtime profiles' us_per_op;
 # and writes every figure to OUT_DIR/gpu-check.json. Beside it, at most five more files (a device
 # tool brings back few): gpu-check.db (the runs and probes, for calibration), ctest-cuda.log,
 # flux-dev-1024.json, probe.txt and logs.txt (stderr of each step, the end of the build logs).
@@ -31,7 +33,7 @@ publish() {
   for f in gpu-check.json gpu-check.db ctest-cuda.log flux-dev-1024.json probe.txt; do
     [ -f "$work/$f" ] && cp -f "$work/$f" "$out/"
   done
-  for f in configure.log build.log probe.err flux-dev-1024.err; do
+  for f in configure.log build.log probe.err flux-dev-1024.err dispatch.err; do
     [ -f "$work/$f" ] && { echo "== $f (last 200 lines)"; tail -200 "$work/$f"; }
   done >"$out/logs.txt" 2>/dev/null || true
 }
@@ -113,6 +115,9 @@ flux_rc=$?
 set -e
 flux_s=$(since "$t0")
 
+log "host time of one eager op from Python (scripts/dispatch_bench.py)"
+python3 "$root/scripts/dispatch_bench.py" --device cuda >"$work/dispatch.json" 2>"$work/dispatch.err" || true
+
 python3 - "$work" "$tests_rc" "$flux_rc" "$build_s" "$tests_s" "$flux_s" "$t_start" "$probe_rc" "$probe_s" <<'PY'
 import json, os, re, sys, time
 out, tests_rc, flux_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -156,6 +161,11 @@ try:
 except Exception as e:  # the run failed before printing JSON: its stderr says why
     flux["error"] = open(os.path.join(out, "flux-dev-1024.err")).read().strip()[-500:] or str(e)
 report["flux_dev_1024"] = flux
+try:  # informative: a failure here does not fail the check
+    report["python_dispatch"] = json.load(open(os.path.join(out, "dispatch.json")))
+except Exception as e:
+    err = os.path.join(out, "dispatch.err")
+    report["python_dispatch"] = {"error": (open(err).read().strip()[-500:] if os.path.exists(err) else "") or str(e)}
 json.dump(report, open(os.path.join(out, "gpu-check.json"), "w"), indent=2)
 print(json.dumps(report, indent=2))
 PY
