@@ -32,6 +32,10 @@ void add_calibrate_import_options(CLI::App& calibrate, CalibrateArgs& c) {
   calibrate.add_option("--folds", c.folds, "k of the k-fold cross-validation (default 5)");
   calibrate.add_option("--repeats", c.repeats,
                        "with --import: repeats of the cross-validation, each dealing the rows to the folds anew (default 5)");
+  calibrate.add_option("--shrinkage-by", c.shrinkage_by,
+                       "with --import: choose the pull toward the priors by k-fold over the rows (rows, the default) or "
+                       "by leaving out each GPU kind, source and checkpoint in turn (groups: for predicting one the "
+                       "timings do not hold; slower)");
   calibrate.add_flag("--pipeline-runs", c.pipeline_runs,
                      "fit the runtime and hardware defaults to the database's runs recorded by python/cpplan_record.py "
                      "(cpplan import-runs)");
@@ -87,6 +91,7 @@ json report_json(const planner::RuntimeCalibration& r, const std::string& output
           {"folds", r.fit.provenance.folds},
           {"repeats", r.fit.provenance.repeats},
           {"shrinkage", r.fit.provenance.shrinkage},
+          {"shrinkage_by", r.fit.provenance.shrinkage_by_groups ? "groups" : "rows"},
           {"held_out", held},
           {"pairs", r.pairs},
           {"pairs_ordered", r.pairs_ordered},
@@ -127,9 +132,9 @@ void print_report(std::ostream& out, const planner::RuntimeCalibration& r, const
                error_pct(c.fitted_ms, c.measured_ms), c.held_out_ms * scale, error_pct(c.held_out_ms, c.measured_ms));
   }
   fmt::print(out, "time MAPE: priors {:.1f}%, fitted {:.1f}% (in sample, the fit applied to the profiles), "
-             "nested {}-fold cross-validation {:.1f}% (mean of {} repeats; ridge {:.3g})\n",
+             "nested {}-fold cross-validation {:.1f}% (mean of {} repeats; ridge {:.3g}{})\n",
              100 * r.prior_mape, 100 * r.fitted_mape, r.fit.provenance.folds, 100 * r.cv_mape, r.fit.provenance.repeats,
-             r.fit.provenance.shrinkage);
+             r.fit.provenance.shrinkage, r.fit.provenance.shrinkage_by_groups ? ", chosen by leaving groups out" : "");
   for (const auto& [g, e] : r.held_out) fmt::print(out, "  left out {}: MAPE {:.1f}%\n", g, 100 * e);
   fmt::print(out, "plan order: {} of {} pairs (same source, GPU kind and size, over 5% apart) ordered right\n",
              r.pairs_ordered, r.pairs);
@@ -164,6 +169,9 @@ session::RuntimeFitRequest fit_request(const CalibrateArgs& c, const Args& a, co
   r.output = c.output;
   r.folds = parse_int("--folds", c.folds, 2, 100);
   r.repeats = parse_int("--repeats", c.repeats, 1, 100);
+  if (c.shrinkage_by != "rows" && c.shrinkage_by != "groups")
+    throw session::InvalidInput{fmt::format("--shrinkage-by = {}: must be rows or groups", c.shrinkage_by)};
+  r.shrinkage_by_groups = c.shrinkage_by == "groups";
   r.profiles = a.profiles;
   r.exe = exe;
   session::complete_fit_request(r);

@@ -26,6 +26,7 @@ struct CalibrateArgs {
   std::vector<std::string> warmup_for;   // --warmup-for SOURCE=W
   std::string folds = "5";
   std::string repeats = "5";
+  std::string shrinkage_by = "rows";     // --shrinkage-by rows|groups
   bool json = false;
   bool check = false;                    // --check: predict the rows with the shipped profiles, fit nothing
   bool pipeline_runs = false;            // --pipeline-runs: the database's runs of source "pipeline"

@@ -20,7 +20,8 @@ constexpr double kMaxMultiplier = kMaxFitMultiplier;
 constexpr double kPeakCap = 0.95;
 
 void read_provenance(Reader& r, FitProvenance& p) {
-  r.only({"source", "rows", "fitted_at", "cpplan_version", "mape", "cv_mape", "folds", "repeats", "shrinkage", "held_out"});
+  r.only({"source", "rows", "fitted_at", "cpplan_version", "mape", "cv_mape", "folds", "repeats", "shrinkage",
+          "shrinkage_by", "held_out"});
   r.string("source", p.source);
   r.integer("rows", p.rows, 0, 1 << 30);
   r.string("fitted_at", p.fitted_at, false);
@@ -30,6 +31,9 @@ void read_provenance(Reader& r, FitProvenance& p) {
   r.integer("folds", p.folds, 0, 1 << 20, false);
   r.integer("repeats", p.repeats, 1, 1 << 20, false);
   r.number("shrinkage", p.shrinkage, 0, 1e12, false);
+  int by = 0;
+  r.choice("shrinkage_by", by, {"rows", "groups"}, false);
+  p.shrinkage_by_groups = by == 1;
 }
 
 void read_runtime_values(Reader& r, RuntimeFitValues& v) {
@@ -153,6 +157,7 @@ std::string to_toml(const RuntimeFit& f) {
                    toml_string(p.fitted_at), toml_string(p.cpplan_version));
   s += fmt::format("mape = {}\ncv_mape = {}\nfolds = {}\nrepeats = {}\nshrinkage = {}\n", number(p.mape), number(p.cv_mape),
                    p.folds, p.repeats, number(p.shrinkage));
+  if (p.shrinkage_by_groups) s += "shrinkage_by = \"groups\"\n";
   if (!p.held_out.empty()) {
     s += "held_out = { ";
     bool first = true;

@@ -41,6 +41,9 @@ struct FitProvenance {
   int folds = 0;
   int repeats = 1;             // of the cross-validation, each dealing the rows to the folds anew
   double shrinkage = 0;        // strength of the pull toward the priors, chosen by cross-validation
+  // ... over the rows (k-fold), or by leaving out each GPU kind, source and checkpoint in turn
+  // (`shrinkage_by = "groups"`; absent: "rows").
+  bool shrinkage_by_groups = false;
   std::map<std::string, double> held_out;  // "hardware=l20" -> MAPE with that group left out
 };
 

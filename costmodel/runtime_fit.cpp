@@ -173,10 +173,57 @@ double choose_lambda(const std::vector<FitObservation>& obs, const std::vector<s
   return best;
 }
 
-// Fit on `train` with a cross-validated lambda.
+// The observations of `rows` by each value of the group prefixes `keys` ("hardware=l20" -> rows).
+std::map<std::string, std::vector<std::size_t>> group_members(const std::vector<FitObservation>& obs,
+                                                              const std::vector<std::size_t>& rows,
+                                                              const std::vector<std::string>& keys) {
+  std::map<std::string, std::vector<std::size_t>> members;
+  for (std::size_t i : rows)
+    for (const auto& g : obs[i].groups)
+      for (const auto& key : keys)
+        if (g.rfind(key + "=", 0) == 0) members[g].push_back(i);
+  return members;
+}
+
+std::vector<std::size_t> rows_without(const std::vector<std::size_t>& rows, const std::vector<std::size_t>& test) {
+  std::vector<std::size_t> rest;
+  for (std::size_t i : rows)
+    if (std::find(test.begin(), test.end(), i) == test.end()) rest.push_back(i);
+  return rest;
+}
+
+// The ridge strength with the lowest mean MAPE over the groups of `rows`, each predicted by a fit
+// of the others; k-fold over the rows when fewer than two groups can be left out.
+double choose_lambda_by_groups(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
+                               const std::vector<FitParameter>& params, int folds, const std::vector<std::string>& keys) {
+  std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> splits;  // (train, test)
+  for (const auto& [group, test] : group_members(obs, rows, keys)) {
+    auto train = rows_without(rows, test);
+    if (train.size() >= 2) splits.emplace_back(std::move(train), test);
+  }
+  if (splits.size() < 2) return choose_lambda(obs, rows, params, folds);
+  double best = kLambdas[0], best_error = std::numeric_limits<double>::infinity();
+  for (const double lambda : kLambdas) {
+    double error = 0;
+    for (const auto& [train, test] : splits) error += mape_of(obs, test, fit(obs, train, params, lambda));
+    if (error < best_error * (1 - 1e-9)) {
+      best = lambda;
+      best_error = error;
+    }
+  }
+  return best;
+}
+
+double choose_ridge(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& rows,
+                    const std::vector<FitParameter>& params, int folds, const std::vector<std::string>& ridge_keys) {
+  return ridge_keys.empty() ? choose_lambda(obs, rows, params, folds)
+                            : choose_lambda_by_groups(obs, rows, params, folds, ridge_keys);
+}
+
+// Fit on `train` with a ridge strength chosen on `train` alone.
 std::vector<double> fit_cv(const std::vector<FitObservation>& obs, const std::vector<std::size_t>& train,
-                           const std::vector<FitParameter>& params, int folds) {
-  return fit(obs, train, params, choose_lambda(obs, train, params, folds));
+                           const std::vector<FitParameter>& params, int folds, const std::vector<std::string>& ridge_keys) {
+  return fit(obs, train, params, choose_ridge(obs, train, params, folds, ridge_keys));
 }
 
 }  // namespace
@@ -191,12 +238,13 @@ double predict_fitted(const FitObservation& o, const std::vector<double>& theta)
 }
 
 RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, const std::vector<FitParameter>& params,
-                                        int folds, const std::vector<std::string>& group_keys, int repeats) {
+                                        int folds, const std::vector<std::string>& group_keys, int repeats,
+                                        const std::vector<std::string>& ridge_keys) {
   RuntimeFitResult r;
   std::vector<std::size_t> all(obs.size());
   std::iota(all.begin(), all.end(), 0);
   r.folds = std::max(2, std::min<int>(folds, static_cast<int>(obs.size())));
-  r.lambda = choose_lambda(obs, all, params, r.folds);
+  r.lambda = choose_ridge(obs, all, params, r.folds, ridge_keys);
   r.theta = fit(obs, all, params, r.lambda);
   for (const auto& o : obs) r.fitted_ms.push_back(predict_fitted(o, r.theta));
   // Nested: each outer fold chooses its lambda on its own training rows; each repeat deals the rows
@@ -205,19 +253,12 @@ RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& obs, 
   for (int k = 0; k < r.repeats; ++k)
     for (int f = 0; f < r.folds; ++f)
       r.held_out.push_back({"", fold_rows(all, r.folds, f, true, k),
-                            fit_cv(obs, fold_rows(all, r.folds, f, false, k), params, r.folds), k});
+                            fit_cv(obs, fold_rows(all, r.folds, f, false, k), params, r.folds, ridge_keys), k});
   // Leave one value of each group key out.
-  std::map<std::string, std::vector<std::size_t>> members;
-  for (std::size_t i = 0; i < obs.size(); ++i)
-    for (const auto& g : obs[i].groups)
-      for (const auto& key : group_keys)
-        if (g.rfind(key + "=", 0) == 0) members[g].push_back(i);
-  for (const auto& [group, test] : members) {
-    std::vector<std::size_t> train;
-    for (std::size_t i : all)
-      if (std::find(test.begin(), test.end(), i) == test.end()) train.push_back(i);
+  for (const auto& [group, test] : group_members(obs, all, group_keys)) {
+    const std::vector<std::size_t> train = rows_without(all, test);
     if (train.size() < 2) continue;
-    r.held_out.push_back({group, test, fit_cv(obs, train, params, r.folds)});
+    r.held_out.push_back({group, test, fit_cv(obs, train, params, r.folds, ridge_keys)});
   }
   return r;
 }

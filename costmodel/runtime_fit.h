@@ -65,9 +65,14 @@ struct RuntimeFitResult {
 // Fits `observations` (at least 2). The nested k-fold cross-validation runs `repeats` times, each
 // dealing the rows to the folds anew, so that its error does not hang on one split. Every group
 // prefix in `group_keys` ("hardware", "source") gets a leave-one-value-out error.
+// The ridge strength of each fit is the one with the lowest error over its own training rows: by
+// k-fold cross-validation over the rows, or, with `ridge_group_keys`, by leaving out each value of
+// those group prefixes in turn (the error of a GPU kind or a source the fit has not seen, which a
+// weak ridge fitted to rows of every group does not show).
 RuntimeFitResult fit_runtime_parameters(const std::vector<FitObservation>& observations,
                                         const std::vector<FitParameter>& parameters, int folds,
-                                        const std::vector<std::string>& group_keys, int repeats = 1);
+                                        const std::vector<std::string>& group_keys, int repeats = 1,
+                                        const std::vector<std::string>& ridge_group_keys = {});
 
 // The linear model's predictions of the observations held out by r.held_out's folds (index as
 // `observations`), and its MAPE of each left-out group: the stand-in the fit itself works with.

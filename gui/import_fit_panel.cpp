@@ -1,5 +1,6 @@
 #include "gui/import_fit_panel.h"
 
+#include <QCheckBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -61,6 +62,7 @@ FitOutcome fit_timings(const FitInput& in) {
     session::RuntimeFitRequest request;
     request.source = out.source;
     request.output = in.output;
+    request.shrinkage_by_groups = in.shrinkage_by_groups;
     request.profiles = in.profiles;
     request.exe = in.exe;
     session::complete_fit_request(request);  // a bad output before any work
@@ -81,6 +83,7 @@ std::string fit_summary(const FitOutcome& o) {
                               "{:.1f}% (mean of {} repeats); {} of {} pairs ordered",
                               r.rows.size(), o.source, 100 * r.prior_mape, 100 * r.fitted_mape, r.fit.provenance.folds,
                               100 * r.cv_mape, r.fit.provenance.repeats, r.pairs_ordered, r.pairs);
+  if (r.fit.provenance.shrinkage_by_groups) s += "; ridge chosen by leaving groups out";
   for (const std::string& d : r.disagreements) s += "\ncannot settle: " + d;
   if (!o.output.empty()) s += "\nwrote " + o.output;
   return s;
@@ -99,6 +102,8 @@ ImportFitPanel::ImportFitPanel(QWidget* parent)
                                        "(--warmup-for; default xDiT's, 1)")),
       output_(field("mine/fits/my-fit.toml", "write the fit here (-o): a .toml in a fits/ folder of a --profiles "
                                              "directory; empty: write nothing")),
+      by_groups_(new QCheckBox(QStringLiteral("choose the pull toward the priors by leaving each GPU kind, source and "
+                                              "checkpoint out (slower)"))),
       fit_(new QPushButton(QStringLiteral("Fit"))),
       status_(new QLabel),
       rows_(new QTableWidget(0, 8)) {
@@ -113,6 +118,9 @@ ImportFitPanel::ImportFitPanel(QWidget* parent)
   form->addRow(QStringLiteral("Topology for"), topology_for_);
   form->addRow(QStringLiteral("Warm-up for"), warmup_for_);
   form->addRow(QStringLiteral("Write fit to"), output_);
+  by_groups_->setToolTip(QStringLiteral("--shrinkage-by groups: for predicting a GPU kind, source or checkpoint the "
+                                        "timings do not hold; unchecked, k-fold over the rows (docs/calibration.md)"));
+  form->addRow(QStringLiteral("Ridge"), by_groups_);
   status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   rows_->setHorizontalHeaderLabels({"source", "hardware", "GPUs", "plan", "size", "measured", "fitted", "held out"});
@@ -160,6 +168,7 @@ void ImportFitPanel::fit() {
   in.topology_for = split_list(topology_for_->text().toStdString());
   in.warmup_for = split_list(warmup_for_->text().toStdString());
   in.output = trimmed(output_->text().toStdString());
+  in.shrinkage_by_groups = by_groups_->isChecked();
   in.profiles = profiles_;
   in.exe = exe_;
   fit_->setEnabled(false);

@@ -14,6 +14,7 @@
 
 #include "session/engine/calibration.h"
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -25,6 +26,7 @@ namespace cpplan::gui {
 struct FitInput {
   std::vector<std::string> files, runtime_for, model_for, topology_for, warmup_for;
   std::string output;                 // "" : write nothing
+  bool shrinkage_by_groups = false;   // --shrinkage-by groups
   std::vector<std::string> profiles;  // --profiles of the GUI
   std::string exe;                    // locates the installed profiles
 };
@@ -41,7 +43,8 @@ std::vector<std::string> split_list(const std::string& text);
 // The fit of `in` (what `cpplan calibrate --import` does), off the GUI thread.
 FitOutcome fit_timings(const FitInput& in);
 // "26 rows of a.json: time MAPE priors 30.1%, fitted 2.6%, nested 5-fold cross-validation 8.0%
-// (mean of 5 repeats); 21 of 22 pairs ordered" (+ "; wrote F").
+// (mean of 5 repeats); 21 of 22 pairs ordered" (+ "; ridge chosen by leaving groups out",
+// "\nwrote F").
 std::string fit_summary(const FitOutcome& o);
 
 class ImportFitPanel : public QWidget {
@@ -58,6 +61,7 @@ class ImportFitPanel : public QWidget {
   QLineEdit* topology_for() { return topology_for_; }
   QLineEdit* warmup_for() { return warmup_for_; }
   QLineEdit* output() { return output_; }
+  QCheckBox* shrinkage_by_groups() { return by_groups_; }
   QPushButton* fit_button() { return fit_; }
   QTableWidget* rows() { return rows_; }
   QString status_text() const;
@@ -77,6 +81,7 @@ class ImportFitPanel : public QWidget {
   QLineEdit* topology_for_;
   QLineEdit* warmup_for_;
   QLineEdit* output_;
+  QCheckBox* by_groups_;
   QPushButton* fit_;
   QLabel* status_;
   QTableWidget* rows_;

@@ -457,6 +457,7 @@ void fill_provenance(const RuntimeCalibration& out, const costmodel::RuntimeFitR
   pv.folds = r.folds;
   pv.repeats = r.repeats;
   pv.shrinkage = r.lambda;
+  pv.shrinkage_by_groups = o.shrinkage_by_groups;
   for (const auto& [group, e] : out.held_out) pv.held_out[group] = e;
 }
 
@@ -515,7 +516,9 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
   }
   const costmodel::RuntimeFitResult r =
       costmodel::fit_runtime_parameters(observations, params.list(), options.folds,
-                                        {"hardware", "source", "model", "box", "resolution"}, options.repeats);
+                                        {"hardware", "source", "model", "box", "resolution"}, options.repeats,
+                                        options.shrinkage_by_groups ? std::vector<std::string>{"hardware", "source", "model"}
+                                                                    : std::vector<std::string>{});
   out.fit = fit_of(params, r.theta, priors);
   out.fit.name = options.name;
   out.fit.description = options.description;

@@ -64,6 +64,9 @@ struct RuntimeCalibrationOptions {
   int folds = 5;
   int repeats = 5;             // of the nested cross-validation, each dealing the rows to the folds anew
   double reading_error = 0.02;  // how far apart two readings of one figure may be (charts: about 2%)
+  // The ridge strength chosen by leaving out each GPU kind, source and checkpoint in turn (what
+  // carries to one the fit has not seen), not by k-fold over the rows.
+  bool shrinkage_by_groups = false;
 };
 
 // `priors`: a catalog loaded without fits (ProfileCatalog::load with apply_fits = false). Every

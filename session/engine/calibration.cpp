@@ -191,6 +191,7 @@ planner::RuntimeCalibration fit_runtimes(const std::vector<costmodel::TimingRow>
   o.source = request.source;
   o.folds = request.folds;
   o.repeats = request.repeats;
+  o.shrinkage_by_groups = request.shrinkage_by_groups;
   auto calibrated = planner::calibrate_runtimes(*priors, rows, o);
   if (!calibrated) throw InvalidInput{calibrated.error().message};
   planner::RuntimeCalibration result = std::move(calibrated).value();

@@ -60,6 +60,7 @@ struct RuntimeFitRequest {
   std::string output;   // a .toml file to write, or ""
   int folds = 5;
   int repeats = 5;                    // of the cross-validation
+  bool shrinkage_by_groups = false;   // the ridge chosen by leaving GPU kinds, sources, checkpoints out
   std::vector<std::string> profiles;  // extra profile directories
   std::string exe;                    // locates the installed profiles
 };

@@ -149,6 +149,28 @@ TEST_CASE("calibrate --import -o writes a fit file that loads and that a query p
 // The shipped fit (profiles/fits/published-flux.toml) was made by this very command from this
 // very file: a copy of it under another name in --profiles changes no prediction, since every
 // fit loaded is applied "in load order, later values winning" (docs/profiles.md).
+TEST_CASE("calibrate --import --shrinkage-by groups records how its ridge was chosen, in the report and the fit file",
+          "[cli][calibrate_import]") {
+  CHECK(published_fit()["shrinkage_by"] == "rows");  // the default
+  TempDir dir("cpplan-calibrate-import-");
+  const std::string out = dir.file("by-groups.toml");
+  const CliResult r = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o", out,
+                               "--shrinkage-by", "groups", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["shrinkage_by"] == "groups");
+  auto fit = cpplan::load_runtime_fit(out);
+  INFO((fit ? std::string() : fit.error().message));
+  REQUIRE(fit.ok());
+  CHECK(fit->provenance.shrinkage_by_groups);
+  CHECK(fit->provenance.shrinkage == Approx(j["shrinkage"].get<double>()));
+  const CliResult text = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers",
+                                  "--shrinkage-by", "groups"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains(", chosen by leaving groups out)"));
+}
+
 TEST_CASE("a query with a refit of the shipped timings in --profiles predicts what it predicts without",
           "[cli][calibrate_import]") {
   TempDir dir("cpplan-calibrate-import-");
@@ -341,6 +363,10 @@ TEST_CASE("calibrate --import refuses a malformed --runtime-for or --warmup-for 
                                  dir.file("out.toml"), "--repeats", "0"});
     check_refused(z);
     CHECK(z.err == "cpplan: --repeats = 0: must be between 1 and 100\n");
+    const CliResult s = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "-o",
+                                 dir.file("out.toml"), "--shrinkage-by", "columns"});
+    check_refused(s);
+    CHECK(s.err == "cpplan: --shrinkage-by = columns: must be rows or groups\n");
   }
   CHECK(fs::is_empty(dir.path()));
 }

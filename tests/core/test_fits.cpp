@@ -136,6 +136,7 @@ TEST_CASE("a fit file gives its runtimes, architectures, links and provenance", 
   CHECK(f.provenance.folds == 4);
   CHECK(f.provenance.repeats == 3);
   CHECK(f.provenance.shrinkage == 0.003);
+  CHECK_FALSE(f.provenance.shrinkage_by_groups);  // absent: chosen by k-fold over the rows
   REQUIRE(f.provenance.held_out.size() == 2);
   CHECK(f.provenance.held_out.at("hardware=l20") == 0.125);
   CHECK(f.provenance.held_out.at("source=lab") == 0.5);
@@ -190,6 +191,8 @@ TEST_CASE("an unknown key in a fit is an error naming the file and the dotted fi
         path + ": links.pcei = ...: unknown field (did you mean pcie?)");
   CHECK(fit_error(fit_with("rows = 12", "row = 12"), path) ==
         path + ": provenance.row = ...: unknown field (did you mean rows?)");
+  CHECK(fit_error(fit_with("shrinkage = 0.003", "shrinkage = 0.003\nshrinkage_by = \"columns\""), path) ==
+        path + ": provenance.shrinkage_by = \"columns\": must be one of rows or groups");
   CHECK_THAT(fit_error(std::string(kFit) + "\n[architecture.ada]\ngemm = 1\n", path),
              Catch::StartsWith(path + ": architecture = ...: unknown field (did you mean architectures?)"));
 }
@@ -229,6 +232,7 @@ TEST_CASE("to_toml writes what parse_runtime_fit reads back", "[core][fits]") {
   d.ring_iteration = 21.5;
   d.collective_us = 36.25;
   d.step = 40;
+  f.provenance.shrinkage_by_groups = true;
   const std::string text = cpplan::to_toml(f);
   auto back = cpplan::parse_runtime_fit(text, "/elsewhere/mine.toml");
   INFO(text);
@@ -246,6 +250,7 @@ TEST_CASE("to_toml writes what parse_runtime_fit reads back", "[core][fits]") {
   CHECK(b.provenance.folds == 4);
   CHECK(b.provenance.repeats == 3);
   CHECK(b.provenance.shrinkage == 0.003);
+  CHECK(b.provenance.shrinkage_by_groups);
   CHECK(b.provenance.held_out == f.provenance.held_out);
   REQUIRE(b.runtimes.size() == 2);
   const auto& bd = b.runtimes.at("diffusers");

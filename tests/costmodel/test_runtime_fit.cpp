@@ -238,6 +238,36 @@ TEST_CASE("each group value gets the error of a fit that did not see it", "[cost
   CHECK(r.theta[0] < 2);
 }
 
+TEST_CASE("the ridge chosen by leaving groups out: the strongest when the groups disagree, the weakest when they agree",
+          "[costmodel][runtime_fit]") {
+  auto host_only = [](double host, double measured, std::string site) {
+    FitObservation o;
+    o.blocks = {FitBlock{{{0, host}}, {}, {}, true}};
+    o.measured_ms = measured;
+    o.groups = {"site=" + site};
+    return o;
+  };
+  // Site 1 at theta = 2, site 2 at theta = 1. Site 1 left out: site 2's timings give theta = 1 at
+  // any ridge (the prior is their optimum), 50% off site 1 whatever the strength. Site 2 left out:
+  // site 1's theta falls from about 2 toward 1 as the ridge grows, and site 2's error (theta - 1)
+  // with it. So the strongest of the grid (1) has the lowest sum.
+  const std::vector<FitObservation> disagree = {host_only(10, 20, "1"), host_only(5, 10, "1"), host_only(4, 4, "2"),
+                                                host_only(6, 6, "2")};
+  const RuntimeFitResult by_groups = fit_runtime_parameters(disagree, {{"host", 0}}, 5, {"site"}, 1, {"site"});
+  CHECK(by_groups.lambda == Approx(1));
+  // Every row at theta = 2: any ridge pulls a training fit away from 2 and every held-out row
+  // with it, by groups or by rows: the weakest of the grid (0.001).
+  const std::vector<FitObservation> agree = {host_only(10, 20, "1"), host_only(5, 10, "1"), host_only(4, 8, "2"),
+                                             host_only(6, 12, "2")};
+  CHECK(fit_runtime_parameters(agree, {{"host", 0}}, 5, {"site"}, 1, {"site"}).lambda == Approx(0.001));
+  CHECK(fit_runtime_parameters(agree, {{"host", 0}}, 5, {"site"}).lambda == Approx(0.001));
+  // One group: nothing to leave out but everything, so the rows' k-fold chooses, as without keys.
+  const std::vector<FitObservation> one_site = {host_only(10, 20, "1"), host_only(5, 10, "1"), host_only(4, 4, "1"),
+                                                host_only(6, 6, "1")};
+  CHECK(fit_runtime_parameters(one_site, {{"host", 0}}, 5, {"site"}, 1, {"site"}).lambda ==
+        Approx(fit_runtime_parameters(one_site, {{"host", 0}}, 5, {"site"}).lambda));
+}
+
 TEST_CASE("the synthetic timings report a held-out error for every hardware and source value",
           "[costmodel][runtime_fit]") {
   const auto obs = synthetic();

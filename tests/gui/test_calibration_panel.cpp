@@ -4,6 +4,7 @@
 // without calibrations; a database that does not exist is not created.
 #include <catch2/catch.hpp>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
 #include <QPushButton>
@@ -174,6 +175,30 @@ TEST_CASE("The Calibration tab fits the published timings as calibrate --import 
   REQUIRE(written.ok());
   CHECK(written->name == "gui-fit");
   CHECK(written->provenance.rows == 26);
+}
+
+TEST_CASE("The Calibration tab's ridge box fits as calibrate --import --shrinkage-by groups does",
+          "[gui][calibration][import]") {
+  cpplan::test::gui_app();
+  cpplan::test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "p" / "fits");
+  const std::string out = (dir.path() / "p" / "fits" / "by-groups.toml").string();
+  CalibrationPanel panel(QString::fromStdString(dir.file("none.db")));
+  cpplan::gui::ImportFitPanel& fit = *panel.import_fit();
+  fit.set_profiles({cpplan::test::profiles_dir()}, "");
+  fit.files()->setText(QString::fromStdString(cpplan::test::profiles_dir() + "/reference/published-flux.json"));
+  fit.runtime_for()->setText(QStringLiteral("cache-dit=diffusers"));
+  fit.output()->setText(QString::fromStdString(out));
+  CHECK_FALSE(fit.shrinkage_by_groups()->isChecked());  // k-fold over the rows unless asked
+  fit.shrinkage_by_groups()->click();
+  fit.fit_button()->click();
+  REQUIRE(cpplan::test::wait_for(&fit, &cpplan::gui::ImportFitPanel::fitted, 120000));
+  INFO(fit.status_text().toStdString());
+  CHECK(fit.status_text().contains(QStringLiteral("pairs ordered; ridge chosen by leaving groups out")));
+  auto written = cpplan::load_runtime_fit(out);
+  INFO((written ? std::string() : written.error().message));
+  REQUIRE(written.ok());
+  CHECK(written->provenance.shrinkage_by_groups);
 }
 
 TEST_CASE("A bad mapping or no file in the Calibration tab's fit is one line, and nothing is written",
