@@ -58,6 +58,20 @@ Calibration calibration(std::vector<double> coefficients, double mape_after) {
   return c;
 }
 
+// A file in DIR/p/fits/ (made here): where a fit named after the file may be written.
+std::string fits_dir_file(const cpplan::test::TempDir& dir, const std::string& name) {
+  std::filesystem::create_directories(dir.path() / "p" / "fits");
+  return (dir.path() / "p" / "fits" / name).string();
+}
+
+// The import panel set to fit the shipped FLUX.1-dev timings as scripts/fit-runtimes.sh does.
+void fill_published_fit(cpplan::gui::ImportFitPanel& fit, const std::string& out) {
+  fit.set_profiles({cpplan::test::profiles_dir()}, "");
+  fit.files()->setText(QString::fromStdString(cpplan::test::profiles_dir() + "/reference/published-flux.json"));
+  fit.runtime_for()->setText(QStringLiteral("cache-dit=diffusers"));
+  fit.output()->setText(QString::fromStdString(out));
+}
+
 }  // namespace
 
 TEST_CASE("The Calibration tab shows the latest fit, its coefficients and the scatter plot", "[gui][calibration]") {
@@ -146,14 +160,10 @@ TEST_CASE("The Calibration tab fits the published timings as calibrate --import 
           "[gui][calibration][import]") {
   cpplan::test::gui_app();
   cpplan::test::TempDir dir;
-  std::filesystem::create_directories(dir.path() / "p" / "fits");
-  const std::string out = (dir.path() / "p" / "fits" / "gui-fit.toml").string();
+  const std::string out = fits_dir_file(dir, "gui-fit.toml");
   CalibrationPanel panel(QString::fromStdString(dir.file("none.db")));
   cpplan::gui::ImportFitPanel& fit = *panel.import_fit();
-  fit.set_profiles({cpplan::test::profiles_dir()}, "");
-  fit.files()->setText(QString::fromStdString(cpplan::test::profiles_dir() + "/reference/published-flux.json"));
-  fit.runtime_for()->setText(QStringLiteral("cache-dit=diffusers"));
-  fit.output()->setText(QString::fromStdString(out));
+  fill_published_fit(fit, out);
   fit.fit_button()->click();
   REQUIRE(cpplan::test::wait_for(&fit, &cpplan::gui::ImportFitPanel::fitted, 120000));
   INFO(fit.status_text().toStdString());
@@ -181,14 +191,10 @@ TEST_CASE("The Calibration tab's ridge box fits as calibrate --import --shrinkag
           "[gui][calibration][import]") {
   cpplan::test::gui_app();
   cpplan::test::TempDir dir;
-  std::filesystem::create_directories(dir.path() / "p" / "fits");
-  const std::string out = (dir.path() / "p" / "fits" / "by-groups.toml").string();
+  const std::string out = fits_dir_file(dir, "by-groups.toml");
   CalibrationPanel panel(QString::fromStdString(dir.file("none.db")));
   cpplan::gui::ImportFitPanel& fit = *panel.import_fit();
-  fit.set_profiles({cpplan::test::profiles_dir()}, "");
-  fit.files()->setText(QString::fromStdString(cpplan::test::profiles_dir() + "/reference/published-flux.json"));
-  fit.runtime_for()->setText(QStringLiteral("cache-dit=diffusers"));
-  fit.output()->setText(QString::fromStdString(out));
+  fill_published_fit(fit, out);
   CHECK_FALSE(fit.shrinkage_by_groups()->isChecked());  // k-fold over the rows unless asked
   fit.shrinkage_by_groups()->click();
   fit.fit_button()->click();
