@@ -208,6 +208,10 @@ std::optional<int> store_and_calibration_command(Parsed& p, const std::string& e
   if (parsed(p.calibrate) && p.calibrate_args.pipeline_runs)
     return calibrate_pipeline_runs_command(p.probe_args, p.calibrate_args, p.a, exe, out);
   if (parsed(p.calibrate)) {
+    if (p.calibrate_args.shrinkage_by != "rows")
+      throw InvalidInput{fmt::format("--shrinkage-by = {}: needs --import FILE or --pipeline-runs (the calibration of "
+                                     "this machine's runs chooses its ridge by k-fold over them)",
+                                     p.calibrate_args.shrinkage_by)};
     p.probe_args.folds = p.calibrate_args.folds;
     return calibrate_command(p.probe_args, p.a, exe, out, err);
   }

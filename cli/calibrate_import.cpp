@@ -226,6 +226,8 @@ int calibrate_import_command(const CalibrateArgs& c, const Args& a, const std::s
   if (c.check && !c.output.empty())
     throw InvalidInput{fmt::format("-o = {}: --check fits nothing, so there is no fit to write", c.output)};
   const session::RuntimeFitRequest request = fit_request(c, a, exe, files);  // a bad -o or --folds first
+  if (c.check && request.shrinkage_by_groups)
+    throw InvalidInput{"--shrinkage-by = groups: --check fits nothing, so there is no ridge to choose"};
   const session::TimingMappings mappings{c.runtime, c.runtime_for, c.model_for, c.topology_for, c.warmup_for};
   const auto rows = session::import_timings(c.import, mappings);
   return c.check ? check_and_report(rows, request, c, out) : fit_and_report(rows, request, c, out);

@@ -118,8 +118,13 @@ def time_kind(fn, ops, t, iterations, device):
     return wall * 1e6 / (ops * iterations), kernels
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, as every cpplan refusal (argparse prints the usage too)
+        self.exit(2, f"dispatch_bench: {message}\n")
+
+
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = Parser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--iterations", type=int, default=2000)
     p.add_argument("--repeats", type=int, default=5)

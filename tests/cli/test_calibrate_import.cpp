@@ -367,6 +367,13 @@ TEST_CASE("calibrate --import refuses a malformed --runtime-for or --warmup-for 
                                  dir.file("out.toml"), "--shrinkage-by", "columns"});
     check_refused(s);
     CHECK(s.err == "cpplan: --shrinkage-by = columns: must be rows or groups\n");
+    const CliResult k = run_cli({"calibrate", "--import", published(), "--runtime-for", "cache-dit=diffusers", "--check",
+                                 "--shrinkage-by", "groups"});
+    check_refused(k);
+    CHECK(k.err == "cpplan: --shrinkage-by = groups: --check fits nothing, so there is no ridge to choose\n");
+    const CliResult l = run_cli({"calibrate", "--db", dir.file("runs.db"), "--shrinkage-by", "groups"});
+    check_refused(l);
+    CHECK_THAT(l.err, Catch::StartsWith("cpplan: --shrinkage-by = groups: needs --import FILE or --pipeline-runs"));
   }
   CHECK(fs::is_empty(dir.path()));
 }

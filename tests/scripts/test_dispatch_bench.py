@@ -57,7 +57,8 @@ class DispatchBench(unittest.TestCase):
 
     def test_bad_arguments_get_one_line_and_a_non_zero_exit(self):
         for args, words in ((("--device", "tpu"), "--device = tpu: must be cpu or cuda"),
-                            (("--device", "cpu", "--iterations", "0"), "--iterations = 0")):
+                            (("--device", "cpu", "--iterations", "0"), "--iterations = 0"),
+                            (("--iterations", "abc"), "argument --iterations: invalid int value: 'abc'")):
             out = run(*args)
             self.assertNotEqual(out.returncode, 0, args)
             self.assertEqual(out.stdout, "", args)
