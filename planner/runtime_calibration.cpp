@@ -438,6 +438,11 @@ void check_memory(const std::vector<TimingRow>& rows, std::size_t i, const costm
                                                 *rows[i].peak_mem_bytes / kGiB, p.peak_mem_bytes / kGiB));
 }
 
+// The group keys each left out in turn (groups_of), and those the ridge is chosen by leaving out
+// with --shrinkage-by groups: the GPU kinds, sources and checkpoints issue 55 reports.
+const std::vector<std::string> kLeftOutKeys = {"hardware", "source", "model", "box", "resolution"};
+const std::vector<std::string> kRidgeGroupKeys = {"hardware", "source", "model"};
+
 // The groups a row is left out with: its GPU kind, its source, its checkpoint (a model profile, or
 // the one derived from its diffusers config), its box (when named) and its size.
 std::vector<std::string> groups_of(const Resolved& r, const TimingRow& row) {
@@ -515,10 +520,8 @@ Result<RuntimeCalibration> calibrate_runtimes(const ProfileCatalog& priors, cons
     out.rows.push_back(std::move(c));
   }
   const costmodel::RuntimeFitResult r =
-      costmodel::fit_runtime_parameters(observations, params.list(), options.folds,
-                                        {"hardware", "source", "model", "box", "resolution"}, options.repeats,
-                                        options.shrinkage_by_groups ? std::vector<std::string>{"hardware", "source", "model"}
-                                                                    : std::vector<std::string>{});
+      costmodel::fit_runtime_parameters(observations, params.list(), options.folds, kLeftOutKeys, options.repeats,
+                                        options.shrinkage_by_groups ? kRidgeGroupKeys : std::vector<std::string>{});
   out.fit = fit_of(params, r.theta, priors);
   out.fit.name = options.name;
   out.fit.description = options.description;
